@@ -1,0 +1,99 @@
+# fakehw-dra: fake GPUs for Kubernetes DRA.  `make help` lists the targets.
+#
+# Each component adds itself through its own build.mk fragment:
+#   BINS        programs built by `make all`
+#   UNIT_TESTS  cmocka test programs run by `make test`
+#   BATS_SUITES directories of .bats files run by `make test`
+#   LINT_SHELL  shell scripts checked by `make lint`
+# Objects go to $(BUILD)/obj, programs to $(BUILD)/bin, generated code to $(BUILD)/gen.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+BUILD ?= build
+SAN   ?=
+CC    ?= cc
+OBJ   := $(BUILD)/obj
+BIN   := $(BUILD)/bin
+GEN   := $(BUILD)/gen
+
+# -Wno-format-truncation: messages are cut on purpose; path builders check snprintf's result.
+CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 $(CFLAGS_WARN) -MMD -MP -fno-strict-aliasing
+CPPFLAGS += -D_GNU_SOURCE -I. -Icommon -I$(GEN)
+LDFLAGS  ?=
+LDLIBS   ?=
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+PKG_GRPC     := $(shell pkg-config --cflags --libs grpc 2>/dev/null)
+PKG_PROTOBUF := $(shell pkg-config --libs libprotobuf-c 2>/dev/null)
+
+BINS        :=
+UNIT_TESTS  :=
+BATS_SUITES :=
+LINT_SHELL  :=
+
+# Compile any source of the tree into $(OBJ), mirroring its path.
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+include common/build.mk
+-include proto/build.mk
+-include fakehw/build.mk
+-include driver/build.mk
+-include conformance/build.mk
+-include bench/build.mk
+-include manifests/build.mk
+
+.PHONY: all test unit bats check valgrind clean deps help format lint
+
+all: $(BINS) ## build every program into build/bin
+
+unit: $(UNIT_TESTS) ## run the cmocka unit tests
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t 2>&1; done
+
+# bats runs against the programs of this build; BATS_LIB_PATH finds bats-support etc.
+BATS_FLAGS ?= --print-output-on-failure
+bats: all ## run the bats integration suites (real FUSE mounts, real binaries)
+	@set -e; for s in $(BATS_SUITES); do echo "== $$s"; \
+	  FAKEHW_BIN=$(abspath $(BIN)) BATS_LIB_PATH=/usr/lib/bats bats $(BATS_FLAGS) $$s; done
+
+test: ## unit tests, then the bats suites (what CI runs)
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory bats
+
+check: ## the same tests built with ASan + UBSan (in build/san)
+	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 CFLAGS="-O1 -g" test
+
+valgrind: $(UNIT_TESTS) ## run the unit tests under valgrind (leaks and errors fail)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
+	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite $$t 2>&1; done
+
+DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
+  libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
+  libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
+  libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
+  busybox-static runc jq python3-grpcio
+deps: ## install every Debian package the build and the tests need (root, apt-get)
+	scripts/install-deps.sh $(DEBIAN_PACKAGES)
+
+lint: ## shellcheck every script, check C formatting
+	shellcheck -x $(LINT_SHELL)
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+format: ## reformat every C file with the repository's .clang-format
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean: ## remove build/
+	rm -rf build
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
+	  awk 'BEGIN{FS=":.*## "} {printf "  %-18s %s\n", $$1, $$2}'
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -1,0 +1,83 @@
+/* The fakehw tree: the contract between the fakehw FUSE daemon (which serves
+ * it), the kubelet plugin and fakegpu-smi (which read it).  docs/fakehw.md
+ * documents it for people; this header is the single place in code that names
+ * the files.  The same layout on a plain directory must work for readers.
+ *
+ *   <root>/node                   node name the inventory was built for
+ *   <root>/generation             change counter (decimal); bumps on every change
+ *                                 to any device or to the device set; poll(2) on
+ *                                 an open fd wakes when it moved past what that fd read
+ *   <root>/devices/<name>/        one directory per device, e.g. gpu-0
+ *       name, index, uuid, productName, architecture, brand, memory (bytes),
+ *       computeCapability, driverVersion, cudaDriverVersion, pciBusID,
+ *       pcieRoot, numaNode, minor, devicePath (host path of the char device
+ *       node, empty when fakehw made none),
+ *       health         "healthy" | "unhealthy" (read); write "STATE" or
+ *                      "STATE REASON" to flip; anything else fails with EINVAL
+ *       healthReason   reason text of the last flip (empty when healthy)
+ *       healthSince    Unix seconds of the last health change
+ *
+ * Every file holds one line of text ending in "\n". */
+#ifndef FAKEHW_COMMON_FAKEHW_TREE_H
+#define FAKEHW_COMMON_FAKEHW_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FAKEHW_DEFAULT_ROOT "/var/run/fakehw"
+
+#define FAKEHW_FILE_NODE       "node"
+#define FAKEHW_FILE_GENERATION "generation"
+#define FAKEHW_DIR_DEVICES     "devices"
+
+#define FAKEHW_ATTR_NAME               "name"
+#define FAKEHW_ATTR_INDEX              "index"
+#define FAKEHW_ATTR_UUID               "uuid"
+#define FAKEHW_ATTR_PRODUCT_NAME       "productName"
+#define FAKEHW_ATTR_ARCHITECTURE       "architecture"
+#define FAKEHW_ATTR_BRAND              "brand"
+#define FAKEHW_ATTR_MEMORY             "memory"
+#define FAKEHW_ATTR_COMPUTE_CAPABILITY "computeCapability"
+#define FAKEHW_ATTR_DRIVER_VERSION     "driverVersion"
+#define FAKEHW_ATTR_CUDA_DRIVER_VER    "cudaDriverVersion"
+#define FAKEHW_ATTR_PCI_BUS_ID         "pciBusID"
+#define FAKEHW_ATTR_PCIE_ROOT          "pcieRoot"
+#define FAKEHW_ATTR_NUMA_NODE          "numaNode"
+#define FAKEHW_ATTR_MINOR              "minor"
+#define FAKEHW_ATTR_DEVICE_PATH        "devicePath"
+#define FAKEHW_ATTR_HEALTH             "health"
+#define FAKEHW_ATTR_HEALTH_REASON      "healthReason"
+#define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
+
+#define FAKEHW_HEALTHY   "healthy"
+#define FAKEHW_UNHEALTHY "unhealthy"
+
+/* Field sizes: longer values are an error for the reader, not truncated. */
+#define FAKEHW_NAME_MAX   64
+#define FAKEHW_TEXT_MAX   128
+#define FAKEHW_REASON_MAX 1024
+#define FAKEHW_PATH_MAX   4096
+
+/* One device as read from <root>/devices/<name>/. */
+struct fakehw_device {
+    char name[FAKEHW_NAME_MAX]; /* directory name, a DNS label: gpu-0 */
+    long index;
+    char uuid[FAKEHW_TEXT_MAX]; /* GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx */
+    char product_name[FAKEHW_TEXT_MAX];
+    char architecture[FAKEHW_TEXT_MAX];
+    char brand[FAKEHW_TEXT_MAX];
+    uint64_t memory_bytes;
+    char compute_capability[FAKEHW_TEXT_MAX]; /* "9.0" */
+    char driver_version[FAKEHW_TEXT_MAX];     /* "550.127.05" */
+    char cuda_driver_version[FAKEHW_TEXT_MAX]; /* "12.4" */
+    char pci_bus_id[FAKEHW_TEXT_MAX];          /* "0000:18:00.0" */
+    char pcie_root[FAKEHW_TEXT_MAX];           /* "pci0000:17" */
+    long numa_node;
+    long minor;
+    char device_path[FAKEHW_PATH_MAX]; /* "" when no node was made */
+    bool healthy;
+    char health_reason[FAKEHW_REASON_MAX];
+    int64_t health_since; /* Unix seconds */
+};
+
+#endif

@@ -1,0 +1,43 @@
+/* Command-line flags with environment fallbacks, for DaemonSet use.
+ *
+ * Precedence: built-in default < environment variable < command line.
+ * Forms accepted: --name=value, --name value, -v N, -v=N; booleans also as
+ * --name alone (true) or --name=false.  Parsing stops at the first argument
+ * that is not a flag, or after "--".  Strings point into argv/environ and are
+ * not copied. */
+#ifndef FAKEHW_COMMON_FLAGS_H
+#define FAKEHW_COMMON_FLAGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "error.h"
+
+enum flag_type {
+    FLAG_STRING, /* value is const char ** */
+    FLAG_INT,    /* value is long * */
+    FLAG_BOOL,   /* value is bool * */
+};
+
+struct flag {
+    const char *name; /* without dashes: "driver-name", or "v" */
+    const char *env;  /* environment variable, or NULL */
+    enum flag_type type;
+    void *value; /* holds the default on entry */
+    const char *help;
+};
+
+#define FLAGS_HELP 1 /* flags_parse result: --help/-h was given */
+
+/* Parses argv[1..]. On return *next is the index of the first positional
+ * argument. Returns 0, FLAGS_HELP, or -1 with err naming the flag or variable. */
+int flags_parse(const struct flag *flags, size_t nflags, int argc, char **argv, int *next,
+                struct error *err);
+
+/* Prints "Usage: <prog> <synopsis>", the description, and one line per flag
+ * with its environment variable and default. */
+void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *description,
+                 const struct flag *flags, size_t nflags);
+
+#endif

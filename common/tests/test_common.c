@@ -1,0 +1,136 @@
+/* Unit tests for common/: error idiom, flags with env fallbacks, atomic writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "error.h"
+#include "flags.h"
+
+static void test_error_prefix_chain(void **state)
+{
+    (void)state;
+    struct error err;
+    assert_int_equal(error_set(&err, "devices[%d]: unknown key \"%s\"", 2, "colour"), -1);
+    assert_int_equal(error_prefix(&err, "fakehw.yaml:%d:%d", 12, 5), -1);
+    assert_string_equal(err.msg, "fakehw.yaml:12:5: devices[2]: unknown key \"colour\"");
+    assert_int_equal(error_set(NULL, "ignored"), -1);
+}
+
+static void test_error_errno(void **state)
+{
+    (void)state;
+    struct error err;
+    error_set_errno(&err, 2, "opening %s", "/x");
+    assert_string_equal(err.msg, "opening /x: No such file or directory");
+}
+
+struct opts {
+    const char *name;
+    long count;
+    bool on;
+};
+
+static int parse(struct opts *o, int argc, char **argv, int *next, struct error *err)
+{
+    const struct flag flags[] = {
+        {"driver-name", "TEST_DRIVER_NAME", FLAG_STRING, &o->name, "driver"},
+        {"v", "TEST_V", FLAG_INT, &o->count, "verbosity"},
+        {"device-status", "TEST_STATUS", FLAG_BOOL, &o->on, "status"},
+    };
+    return flags_parse(flags, 3, argc, argv, next, err);
+}
+
+static void test_flags_precedence(void **state)
+{
+    (void)state;
+    struct opts o = {"default.example.com", 0, true};
+    struct error err;
+    int next;
+    setenv("TEST_DRIVER_NAME", "env.example.com", 1);
+    setenv("TEST_V", "3", 1);
+    char *argv[] = {"prog", "--driver-name=cli.example.com", "--device-status=false", "rest", NULL};
+    assert_int_equal(parse(&o, 4, argv, &next, &err), 0);
+    assert_string_equal(o.name, "cli.example.com");
+    assert_int_equal(o.count, 3);
+    assert_false(o.on);
+    assert_int_equal(next, 3);
+    unsetenv("TEST_DRIVER_NAME");
+    unsetenv("TEST_V");
+}
+
+static void test_flags_errors(void **state)
+{
+    (void)state;
+    struct opts o = {NULL, 0, false};
+    struct error err;
+    int next;
+    char *bad_int[] = {"prog", "-v", "x1", NULL};
+    assert_int_equal(parse(&o, 3, bad_int, &next, &err), -1);
+    assert_string_equal(err.msg, "flag --v: \"x1\" is not an integer");
+    char *unknown[] = {"prog", "--colour=red", NULL};
+    assert_int_equal(parse(&o, 2, unknown, &next, &err), -1);
+    assert_string_equal(err.msg, "unknown flag --colour (see --help)");
+    char *missing[] = {"prog", "--driver-name", NULL};
+    assert_int_equal(parse(&o, 2, missing, &next, &err), -1);
+    assert_string_equal(err.msg, "flag --driver-name needs a value");
+    setenv("TEST_STATUS", "maybe", 1);
+    char *none[] = {"prog", NULL};
+    assert_int_equal(parse(&o, 1, none, &next, &err), -1);
+    assert_string_equal(err.msg, "environment variable TEST_STATUS: \"maybe\" is not a boolean "
+                                 "(true or false)");
+    unsetenv("TEST_STATUS");
+    char *help[] = {"prog", "--help", NULL};
+    assert_int_equal(parse(&o, 2, help, &next, &err), FLAGS_HELP);
+}
+
+static void test_atomic_write_replaces(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_common.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[256], path[300];
+    snprintf(sub, sizeof(sub), "%s/a/b", dir);
+    struct error err;
+    assert_int_equal(mkdir_p(sub, 0700, &err), 0);
+    snprintf(path, sizeof(path), "%s/state.json", sub);
+    assert_int_equal(atomic_write_file(path, "one", 3, 0600, &err), 0);
+    assert_int_equal(atomic_write_file(path, "second", 6, 0640, &err), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[16] = {0};
+    assert_int_equal(fread(buf, 1, sizeof(buf), f), 6);
+    fclose(f);
+    assert_string_equal(buf, "second");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    /* A write into a missing directory fails and names the file. */
+    char bad[320];
+    snprintf(bad, sizeof(bad), "%s/missing/x.json", dir);
+    assert_int_equal(atomic_write_file(bad, "x", 1, 0600, &err), -1);
+    assert_non_null(strstr(err.msg, "x.json"));
+    unlink(path);
+    rmdir(sub);
+    snprintf(sub, sizeof(sub), "%s/a", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_prefix_chain),  cmocka_unit_test(test_error_errno),
+        cmocka_unit_test(test_flags_precedence),    cmocka_unit_test(test_flags_errors),
+        cmocka_unit_test(test_atomic_write_replaces),
+    };
+    return cmocka_run_group_tests_name("common", tests, NULL, NULL);
+}

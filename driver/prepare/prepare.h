@@ -1,0 +1,93 @@
+/* The prepare path: what NodePrepareResources and NodeUnprepareResources do
+ * for one claim, independent of gRPC.  The gRPC handlers (driver/grpc/) decode
+ * the request, call these once per claim, and encode the answers.
+ *
+ * Prepare: fetch the ResourceClaim (through claim_fetch_fn), check uid and
+ * allocation, select this driver's results, apply opaque config (class first,
+ * then claim), write the CDI spec and device metadata, record the claim in the
+ * checkpoint, and only then answer.  Idempotent: a claim already prepared with
+ * the same uid answers from the checkpoint without rewriting anything.
+ * Serialised per claim uid; different claims prepare in parallel.
+ *
+ * Unprepare: remove the claim's CDI spec, metadata and checkpoint entry.
+ * An unknown claim succeeds. */
+#ifndef FAKEHW_DRIVER_PREPARE_H
+#define FAKEHW_DRIVER_PREPARE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+
+/* Fetches a claim: returns 0 with *claim (new reference) or -1 with err
+ * ("GET .../resourceclaims/NAME: 404 ..."). */
+typedef int (*claim_fetch_fn)(void *ctx, const char *ns, const char *name, json_t **claim,
+                              struct error *err);
+/* Fetches a DeviceClass, for its opaque config.  Same contract. */
+typedef int (*class_fetch_fn)(void *ctx, const char *name, json_t **device_class,
+                              struct error *err);
+/* Looks up one device of the node by name in the current fakehw inventory.
+ * Returns 0 and fills *dev, or -1 with err ("device gpu-9 not found"). */
+typedef int (*device_lookup_fn)(void *ctx, const char *device_name, struct fakehw_device *dev,
+                                struct error *err);
+
+struct prepare_config {
+    const char *driver_name;     /* gpu.fakehw.example.com */
+    const char *node_name;       /* pool name */
+    const char *plugin_dir;      /* /var/lib/kubelet/plugins/<driver>: checkpoint, metadata */
+    const char *cdi_root;        /* /var/run/cdi */
+    const char *fakehw_root;     /* host path of the fakehw tree, mounted into containers */
+    const char *fakegpu_smi;     /* host path of the static fakegpu-smi, "" = do not mount */
+    bool device_metadata;        /* write KEP-5304 metadata files (default on) */
+    claim_fetch_fn fetch_claim;
+    class_fetch_fn fetch_class;
+    device_lookup_fn lookup_device;
+    void *fetch_ctx;
+};
+
+/* One Device of NodePrepareResourceResponse. */
+struct prepared_device {
+    char **request_names; /* base names ("req", not "req/sub") */
+    size_t n_request_names;
+    char *pool_name;
+    char *device_name;
+    char **cdi_device_ids; /* fully qualified: vendor/class=name */
+    size_t n_cdi_device_ids;
+    char *share_id; /* NULL unless the allocation result has one (v1 only) */
+};
+
+struct prepared_claim {
+    struct prepared_device *devices;
+    size_t n_devices;
+};
+
+struct prepare_state;
+
+/* Loads (or creates) the checkpoint in cfg->plugin_dir and reconciles it with
+ * the CDI specs on disk by the documented recovery rule.  cfg's strings must
+ * outlive the state. */
+struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err);
+void prepare_state_close(struct prepare_state *st);
+
+/* Prepares one claim.  Returns 0 and fills *out (free with
+ * prepared_claim_free), or -1 with err naming the claim ("claim default/c1
+ * (uid ...): not allocated").  The kubelet gets err as that claim's error. */
+int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
+                  struct prepared_claim *out, struct error *err);
+
+/* Unprepares one claim; unknown claims succeed.  -1 with err on I/O failure. */
+int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
+                    struct error *err);
+
+/* Claims currently prepared (for health: which claims hold which device).
+ * Calls fn once per (claim, device) under the state lock; fn must not call
+ * back into the state. */
+typedef void (*prepared_device_fn)(void *ctx, const char *ns, const char *name, const char *uid,
+                                   const char *pool, const char *device, const char *share_id);
+void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, void *ctx);
+
+void prepared_claim_free(struct prepared_claim *c);
+
+#endif
