@@ -45,6 +45,7 @@ $(OBJ)/%.o: %.c
 include common/build.mk
 -include proto/build.mk
 -include fakehw/build.mk
+-include fakehw/smi/build.mk
 -include driver/build.mk
 -include conformance/build.mk
 -include bench/build.mk

@@ -1,0 +1,13 @@
+# driver/: the DRA kubelet plugin.  Each part has its own fragment:
+#   grpc/     gRPC server on grpc core, registration + DRA + health services
+#   kube/     Kubernetes API client (libcurl + jansson)
+#   prepare/  claims, opaque config, CDI specs, device metadata, checkpoint
+#   publish/  ResourceSlice building and publishing
+#   health/   health state, taints, claim device status
+# driver/main.c wires them into build/bin/fakehw-kubelet-plugin.
+-include driver/grpc/build.mk
+-include driver/kube/build.mk
+-include driver/prepare/build.mk
+-include driver/publish/build.mk
+-include driver/health/build.mk
+-include driver/plugin.mk
