@@ -19,8 +19,10 @@ GEN   := $(BUILD)/gen
 
 # -Wno-format-truncation: messages are cut on purpose; path builders check snprintf's result.
 CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
-CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 $(CFLAGS_WARN) -MMD -MP -fno-strict-aliasing
+# OPT is the optimisation level (make check sets it); pass OPT, not CFLAGS,
+# so the mandatory flags below stay in.
+OPT      ?= -O2 -g
+CFLAGS   += $(OPT) -std=c11 $(CFLAGS_WARN) -MMD -MP -fno-strict-aliasing
 CPPFLAGS += -D_GNU_SOURCE -I. -Icommon -I$(GEN)
 LDFLAGS  ?=
 LDLIBS   ?=
@@ -69,7 +71,7 @@ test: ## unit tests, then the bats suites (what CI runs)
 	@$(MAKE) --no-print-directory bats
 
 check: ## the same tests built with ASan + UBSan (in build/san)
-	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 CFLAGS="-O1 -g" test
+	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT="-O1 -g" test
 
 valgrind: $(UNIT_TESTS) ## run the unit tests under valgrind (leaks and errors fail)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \

@@ -55,8 +55,8 @@
 /* Field sizes: longer values are an error for the reader, not truncated. */
 #define FAKEHW_NAME_MAX   64
 #define FAKEHW_TEXT_MAX   128
-#define FAKEHW_REASON_MAX 1024
-#define FAKEHW_PATH_MAX   4096
+#define FAKEHW_REASON_MAX 512 /* health reasons are short (XID texts); the kubelet cuts at 1024 */
+#define FAKEHW_PATH_MAX   256 /* device node paths, e.g. /var/run/fakehw-dev/fakegpu12 */
 
 /* One device as read from <root>/devices/<name>/. */
 struct fakehw_device {

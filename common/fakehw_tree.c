@@ -1,0 +1,555 @@
+/* Strict reader of the fakehw tree: see fakehw_tree_read.h for the contract. */
+#include "fakehw_tree_read.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Longest DNS label (RFC 1123), the rule for device directory names. */
+#define DNS_LABEL_MAX 63
+
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+/* Room for the longest attribute of struct fakehw_device. */
+#define VALUE_MAX                                                                                  \
+    MAX2(MAX2(FAKEHW_NAME_MAX, FAKEHW_TEXT_MAX), MAX2(FAKEHW_REASON_MAX, FAKEHW_PATH_MAX))
+
+/* Sets err from a format and errno to errnum; returns -1.  errno is set last
+ * because formatting may clobber it. */
+static int fail(struct error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct error *err, int errnum, const char *fmt, ...)
+{
+    if (err != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    errno = errnum;
+    return -1;
+}
+
+static int fail_errno(struct error *err, int errnum, const char *path)
+{
+    error_set_errno(err, errnum, "%s", path);
+    errno = errnum;
+    return -1;
+}
+
+/* Copies s into out as a printable quoted string for messages: control
+ * bytes as \xNN, cut after 64 bytes. */
+static const char *quoted(char *out, size_t size, const char *s)
+{
+    size_t o = 0;
+    out[o++] = '"';
+    for (size_t i = 0; s[i] != '\0' && o + 8 < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (i == 64) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+    return out;
+}
+
+int fakehw_tree_read_value(const char *path, char *buf, size_t size, struct error *err)
+{
+    if (size < 2)
+        return fail(err, EINVAL, "%s: no room to read a value", path);
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return fail_errno(err, errno, path);
+
+    /* Fill buf (its NUL byte included, to hold the "\n" of a value of
+     * size-1 bytes); then one more byte decides "too long".  A short read is
+     * the end: files here are small, and a FUSE daemon that renders a file
+     * per read must not be asked twice and have its two answers mixed. */
+    size_t got = 0;
+    bool more = false;
+    for (;;) {
+        char extra;
+        char *dst = got < size ? buf + got : &extra;
+        size_t want = got < size ? size - got : 1;
+        ssize_t r = read(fd, dst, want);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return fail_errno(err, e, path);
+        }
+        if (r == 0)
+            break;
+        if (dst == &extra) {
+            more = true;
+            break;
+        }
+        got += (size_t)r;
+        if ((size_t)r < want)
+            break;
+    }
+    close(fd);
+
+    if (got > 0 && buf[got - 1] == '\n')
+        got--;
+    if (more || got >= size)
+        return fail(err, EOVERFLOW, "%s: value is longer than %zu bytes", path, size - 1);
+    buf[got] = '\0';
+    if (memchr(buf, '\0', got) != NULL)
+        return fail(err, EINVAL, "%s: value holds a NUL byte", path);
+    if (memchr(buf, '\n', got) != NULL)
+        return fail(err, EINVAL, "%s: holds more than one line", path);
+    return 0;
+}
+
+/* Text that may go into messages, slices and CSV: no control bytes. */
+static int check_printable(const char *path, const char *v, struct error *err)
+{
+    for (size_t i = 0; v[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c == 0x7f) {
+            char q[128];
+            return fail(err, EINVAL, "%s: %s holds a control character (byte 0x%02x)", path,
+                        quoted(q, sizeof(q), v), c);
+        }
+    }
+    return 0;
+}
+
+static bool is_dns_label(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > DNS_LABEL_MAX || s[0] == '-' || s[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
+            return false;
+    return true;
+}
+
+/* Decimal digits only: no sign, blanks or base prefixes. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (*s == '\0')
+        return false;
+    uint64_t v = 0;
+    for (; *s != '\0'; s++) {
+        if (!isdigit((unsigned char)*s))
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_long_min(const char *s, long min, long *out)
+{
+    bool neg = *s == '-';
+    uint64_t mag;
+    if (!parse_u64(neg ? s + 1 : s, &mag))
+        return false;
+    if (mag > (uint64_t)LONG_MAX)
+        return false; /* LONG_MIN itself is left out: no meaningful value here */
+    long v = neg ? -(long)mag : (long)mag;
+    if (v < min)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+/* "DDDD:BB:DD.F" (domain of 4 to 8 hex digits), as sysfs and nvidia-smi write it. */
+static bool is_pci_bus_id(const char *s)
+{
+    const char *colon = strchr(s, ':');
+    if (colon == NULL)
+        return false;
+    size_t dom = (size_t)(colon - s);
+    const char *rest = colon + 1;
+    return dom >= 4 && dom <= 8 && is_hex(s, dom) && strlen(rest) == 7 && is_hex(rest, 2) &&
+           rest[2] == ':' && is_hex(rest + 3, 2) && rest[5] == '.' && rest[6] >= '0' &&
+           rest[6] <= '7';
+}
+
+/* "MAJOR.MINOR" with decimal numbers, like "9.0". */
+static bool is_compute_capability(const char *s)
+{
+    const char *dot = strchr(s, '.');
+    if (dot == NULL || dot == s || dot[1] == '\0')
+        return false;
+    for (const char *p = s; *p != '\0'; p++)
+        if (p != dot && !isdigit((unsigned char)*p))
+            return false;
+    return true;
+}
+
+enum attr_kind {
+    ATTR_LABEL,     /* DNS label (the name file) */
+    ATTR_TEXT,      /* printable, non-empty */
+    ATTR_TEXT_OPT,  /* printable, may be empty */
+    ATTR_UUID,      /* non-empty, no blanks or commas (lists are comma-separated) */
+    ATTR_COUNT,     /* long >= 0 */
+    ATTR_NUMA,      /* long >= -1 */
+    ATTR_BYTES,     /* uint64_t */
+    ATTR_PCI,       /* PCI bus id */
+    ATTR_CC,        /* compute capability or empty */
+    ATTR_PATH_OPT,  /* absolute path or empty */
+    ATTR_HEALTH,    /* bool healthy */
+    ATTR_UNIX_TIME, /* int64_t >= 0 */
+};
+
+struct attr {
+    const char *file;
+    enum attr_kind kind;
+    size_t offset; /* into struct fakehw_device */
+    size_t size;   /* of the char array for text kinds */
+};
+
+#define TEXT_FIELD(file, kind, field)                                                              \
+    {                                                                                              \
+        file, kind, offsetof(struct fakehw_device, field),                                         \
+            sizeof(((struct fakehw_device *)0)->field)                                             \
+    }
+#define NUM_FIELD(file, kind, field)                                                               \
+    {                                                                                              \
+        file, kind, offsetof(struct fakehw_device, field), 0                                       \
+    }
+
+static const struct attr device_attrs[] = {
+    TEXT_FIELD(FAKEHW_ATTR_NAME, ATTR_LABEL, name),
+    NUM_FIELD(FAKEHW_ATTR_INDEX, ATTR_COUNT, index),
+    TEXT_FIELD(FAKEHW_ATTR_UUID, ATTR_UUID, uuid),
+    TEXT_FIELD(FAKEHW_ATTR_PRODUCT_NAME, ATTR_TEXT, product_name),
+    TEXT_FIELD(FAKEHW_ATTR_ARCHITECTURE, ATTR_TEXT_OPT, architecture),
+    TEXT_FIELD(FAKEHW_ATTR_BRAND, ATTR_TEXT_OPT, brand),
+    NUM_FIELD(FAKEHW_ATTR_MEMORY, ATTR_BYTES, memory_bytes),
+    TEXT_FIELD(FAKEHW_ATTR_COMPUTE_CAPABILITY, ATTR_CC, compute_capability),
+    TEXT_FIELD(FAKEHW_ATTR_DRIVER_VERSION, ATTR_TEXT, driver_version),
+    TEXT_FIELD(FAKEHW_ATTR_CUDA_DRIVER_VER, ATTR_TEXT_OPT, cuda_driver_version),
+    TEXT_FIELD(FAKEHW_ATTR_PCI_BUS_ID, ATTR_PCI, pci_bus_id),
+    TEXT_FIELD(FAKEHW_ATTR_PCIE_ROOT, ATTR_TEXT_OPT, pcie_root),
+    NUM_FIELD(FAKEHW_ATTR_NUMA_NODE, ATTR_NUMA, numa_node),
+    NUM_FIELD(FAKEHW_ATTR_MINOR, ATTR_COUNT, minor),
+    TEXT_FIELD(FAKEHW_ATTR_DEVICE_PATH, ATTR_PATH_OPT, device_path),
+    NUM_FIELD(FAKEHW_ATTR_HEALTH, ATTR_HEALTH, healthy),
+    TEXT_FIELD(FAKEHW_ATTR_HEALTH_REASON, ATTR_TEXT_OPT, health_reason),
+    NUM_FIELD(FAKEHW_ATTR_HEALTH_SINCE, ATTR_UNIX_TIME, health_since),
+};
+
+/* Checks the text v of one attribute read from path and stores it in dev. */
+static int store_attr(const struct attr *a, const char *path, const char *v,
+                      struct fakehw_device *dev, struct error *err)
+{
+    char *base = (char *)dev;
+    char q[128];
+    if (check_printable(path, v, err) < 0)
+        return -1;
+    switch (a->kind) {
+    case ATTR_LABEL:
+        if (!is_dns_label(v))
+            return fail(err, EINVAL,
+                        "%s: %s is not a DNS label (1-63 of a-z, 0-9, '-', alphanumeric at the "
+                        "ends)",
+                        path, quoted(q, sizeof(q), v));
+        break;
+    case ATTR_TEXT:
+        if (*v == '\0')
+            return fail(err, EINVAL, "%s: is empty", path);
+        break;
+    case ATTR_TEXT_OPT:
+        break;
+    case ATTR_UUID:
+        if (*v == '\0' || strpbrk(v, " ,") != NULL)
+            return fail(err, EINVAL, "%s: %s is not a UUID (non-empty, no blanks or commas)", path,
+                        quoted(q, sizeof(q), v));
+        break;
+    case ATTR_COUNT:
+        if (!parse_long_min(v, 0, (long *)(base + a->offset)))
+            return fail(err, EINVAL, "%s: %s is not a non-negative integer", path,
+                        quoted(q, sizeof(q), v));
+        return 0;
+    case ATTR_NUMA:
+        if (!parse_long_min(v, -1, (long *)(base + a->offset)))
+            return fail(err, EINVAL, "%s: %s is not a NUMA node (an integer >= -1)", path,
+                        quoted(q, sizeof(q), v));
+        return 0;
+    case ATTR_BYTES:
+        if (!parse_u64(v, (uint64_t *)(base + a->offset)))
+            return fail(err, EINVAL, "%s: %s is not a byte count", path, quoted(q, sizeof(q), v));
+        return 0;
+    case ATTR_PCI:
+        if (!is_pci_bus_id(v))
+            return fail(err, EINVAL, "%s: %s is not a PCI bus id like \"0000:18:00.0\"", path,
+                        quoted(q, sizeof(q), v));
+        break;
+    case ATTR_CC:
+        if (*v != '\0' && !is_compute_capability(v))
+            return fail(err, EINVAL, "%s: %s is not a compute capability like \"9.0\"", path,
+                        quoted(q, sizeof(q), v));
+        break;
+    case ATTR_PATH_OPT:
+        if (*v != '\0' && *v != '/')
+            return fail(err, EINVAL, "%s: %s is not an absolute path", path,
+                        quoted(q, sizeof(q), v));
+        break;
+    case ATTR_HEALTH:
+        if (!strcmp(v, FAKEHW_HEALTHY))
+            *(bool *)(base + a->offset) = true;
+        else if (!strcmp(v, FAKEHW_UNHEALTHY))
+            *(bool *)(base + a->offset) = false;
+        else
+            return fail(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
+                        quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
+        return 0;
+    case ATTR_UNIX_TIME: {
+        long t;
+        if (!parse_long_min(v, 0, &t))
+            return fail(err, EINVAL, "%s: %s is not a Unix time in seconds", path,
+                        quoted(q, sizeof(q), v));
+        *(int64_t *)(base + a->offset) = t;
+        return 0;
+    }
+    }
+    /* Text kinds: read_value already bounded v by the field size. */
+    memcpy(base + a->offset, v, strlen(v) + 1);
+    return 0;
+}
+
+/* Builds "<a>/<b>" (or "<a>/<b>/<c>" when c is not NULL) into out. */
+static int join(char *out, size_t size, const char *a, const char *b, const char *c,
+                struct error *err)
+{
+    int n = c ? snprintf(out, size, "%s/%s/%s", a, b, c) : snprintf(out, size, "%s/%s", a, b);
+    if (n < 0 || (size_t)n >= size)
+        return fail(err, ENAMETOOLONG, "%s/%s%s%s: path is longer than %zu bytes", a, b,
+                    c ? "/" : "", c ? c : "", size - 1);
+    return 0;
+}
+
+int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_device *dev,
+                            struct error *err)
+{
+    char dir[PATH_MAX];
+    if (join(dir, sizeof(dir), root, FAKEHW_DIR_DEVICES, name, err) < 0)
+        return -1;
+    if (!is_dns_label(name)) {
+        char q[128];
+        return fail(err, EINVAL, "%s: device directory name %s is not a DNS label", dir,
+                    quoted(q, sizeof(q), name));
+    }
+    /* Filled here and copied out only when every attribute is good. */
+    struct fakehw_device d;
+    memset(&d, 0, sizeof(d));
+    char value[VALUE_MAX];
+    for (size_t i = 0; i < sizeof(device_attrs) / sizeof(device_attrs[0]); i++) {
+        const struct attr *a = &device_attrs[i];
+        char path[PATH_MAX];
+        if (join(path, sizeof(path), dir, a->file, NULL, err) < 0)
+            return -1;
+        size_t cap = a->size ? a->size : FAKEHW_TEXT_MAX;
+        if (fakehw_tree_read_value(path, value, cap, err) < 0)
+            return -1;
+        if (store_attr(a, path, value, &d, err) < 0)
+            return -1;
+    }
+    if (strcmp(d.name, name) != 0) {
+        char q[128];
+        return fail(err, EINVAL, "%s/%s: %s does not match the directory name \"%s\"", dir,
+                    FAKEHW_ATTR_NAME, quoted(q, sizeof(q), d.name), name);
+    }
+    *dev = d;
+    return 0;
+}
+
+static int compare_devices(const void *pa, const void *pb)
+{
+    const struct fakehw_device *a = pa, *b = pb;
+    if (a->index != b->index)
+        return a->index < b->index ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* Same index or uuid twice means the tree is inconsistent: consumers key on both. */
+static int check_unique(const char *devdir, const struct fakehw_device *devs, size_t n,
+                        struct error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            if (devs[i].index == devs[j].index)
+                return fail(err, EINVAL, "%s: devices %s and %s both have index %ld", devdir,
+                            devs[i].name, devs[j].name, devs[i].index);
+            if (!strcmp(devs[i].uuid, devs[j].uuid))
+                return fail(err, EINVAL, "%s: devices %s and %s both have uuid %s", devdir,
+                            devs[i].name, devs[j].name, devs[i].uuid);
+        }
+    return 0;
+}
+
+int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err)
+{
+    char devdir[PATH_MAX];
+    if (join(devdir, sizeof(devdir), root, FAKEHW_DIR_DEVICES, NULL, err) < 0)
+        return -1;
+    struct fakehw_device *list = NULL;
+    size_t count = 0, cap = 0;
+    int rc = -1, saved = 0;
+    DIR *d = opendir(devdir);
+    if (d == NULL)
+        return fail_errno(err, errno, devdir);
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (de == NULL) {
+            if (errno != 0) {
+                saved = errno;
+                fail_errno(err, saved, devdir);
+                goto out;
+            }
+            break;
+        }
+        if (de->d_name[0] == '.')
+            continue;
+        char q[128];
+        if (!is_dns_label(de->d_name)) {
+            saved = EINVAL;
+            fail(err, saved, "%s: entry %s is not a DNS label (a device directory name)", devdir,
+                 quoted(q, sizeof(q), de->d_name));
+            goto out;
+        }
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
+            if (errno == ENOENT)
+                continue; /* removed since readdir */
+            saved = errno;
+            error_set_errno(err, saved, "%s/%s", devdir, de->d_name);
+            goto out;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            saved = ENOTDIR;
+            fail(err, saved, "%s/%s: is not a directory", devdir, de->d_name);
+            goto out;
+        }
+        if (count == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct fakehw_device *nl = realloc(list, ncap * sizeof(*nl));
+            if (nl == NULL) {
+                saved = ENOMEM;
+                fail(err, saved, "%s: out of memory for %zu devices", devdir, ncap);
+                goto out;
+            }
+            list = nl;
+            cap = ncap;
+        }
+        if (fakehw_tree_read_device(root, de->d_name, &list[count], err) < 0) {
+            saved = errno;
+            if (saved == ENOENT && fstatat(dirfd(d), de->d_name, &st, 0) < 0 && errno == ENOENT)
+                continue; /* the whole device went away while we read it */
+            goto out;
+        }
+        count++;
+    }
+    if (count > 1)
+        qsort(list, count, sizeof(*list), compare_devices);
+    if (check_unique(devdir, list, count, err) < 0) {
+        saved = errno;
+        goto out;
+    }
+    if (count == 0) {
+        free(list);
+        list = NULL;
+    }
+    *devs = list;
+    *n = count;
+    list = NULL;
+    rc = 0;
+out:
+    closedir(d);
+    free(list);
+    if (rc < 0)
+        errno = saved;
+    return rc;
+}
+
+int fakehw_tree_read_node(const char *root, char *buf, size_t size, struct error *err)
+{
+    char path[PATH_MAX];
+    if (join(path, sizeof(path), root, FAKEHW_FILE_NODE, NULL, err) < 0)
+        return -1;
+    char *tmp = malloc(size);
+    if (tmp == NULL)
+        return fail(err, ENOMEM, "%s: out of memory", path);
+    int rc = -1;
+    if (fakehw_tree_read_value(path, tmp, size, err) < 0 || check_printable(path, tmp, err) < 0)
+        goto out;
+    if (*tmp == '\0') {
+        fail(err, EINVAL, "%s: is empty", path);
+        goto out;
+    }
+    memcpy(buf, tmp, strlen(tmp) + 1);
+    rc = 0;
+out:;
+    int saved = errno;
+    free(tmp);
+    errno = saved;
+    return rc;
+}
+
+int fakehw_tree_parse_generation(const char *path, const char *text, size_t len, uint64_t *gen,
+                                 struct error *err)
+{
+    char buf[32];
+    if (len > 0 && text[len - 1] == '\n')
+        len--;
+    if (len >= sizeof(buf))
+        return fail(err, EOVERFLOW, "%s: value is longer than %zu bytes", path, sizeof(buf) - 1);
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    uint64_t v;
+    if (memchr(text, '\0', len) != NULL || !parse_u64(buf, &v)) {
+        char q[128];
+        return fail(err, EINVAL, "%s: %s is not a generation counter (decimal)", path,
+                    quoted(q, sizeof(q), buf));
+    }
+    *gen = v;
+    return 0;
+}
+
+int fakehw_tree_read_generation(const char *root, uint64_t *gen, struct error *err)
+{
+    char path[PATH_MAX];
+    if (join(path, sizeof(path), root, FAKEHW_FILE_GENERATION, NULL, err) < 0)
+        return -1;
+    char buf[32];
+    if (fakehw_tree_read_value(path, buf, sizeof(buf), err) < 0)
+        return -1;
+    return fakehw_tree_parse_generation(path, buf, strlen(buf), gen, err);
+}

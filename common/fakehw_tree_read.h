@@ -1,0 +1,58 @@
+/* Reading the fakehw tree (layout in fakehw_tree.h), strictly.
+ *
+ * Works the same on the FUSE mount and on a plain directory with that layout.
+ * Each attribute file is read with one open, read(s) and close, so a FUSE
+ * mount serves a fresh value per read.  One trailing "\n" is stripped; a
+ * missing file, a malformed value, a value with more than one line or a value
+ * longer than its field is an error naming the file and the claim, e.g.
+ *   /var/run/fakehw/devices/gpu-1/memory: "80Gx" is not a byte count
+ * Nothing is ever truncated.
+ *
+ * On failure every function returns -1, fills err and leaves errno set to the
+ * cause: the system call's errno (ENOENT for a missing file or directory,
+ * ENOTCONN or EIO from a FUSE mount whose daemon died), EINVAL for malformed
+ * content, EOVERFLOW for a value that does not fit.  Outputs are left
+ * unchanged on failure. */
+#ifndef FAKEHW_COMMON_FAKEHW_TREE_READ_H
+#define FAKEHW_COMMON_FAKEHW_TREE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+
+/* Reads the one-line file at path into buf (size bytes including the NUL),
+ * without its trailing "\n".  Fails if the value holds a NUL, a newline
+ * before the end, or does not fit. */
+int fakehw_tree_read_value(const char *path, char *buf, size_t size, struct error *err);
+
+/* Reads <root>/devices/<name>/ into *dev and checks every attribute: name is a
+ * DNS label equal to the directory name; index, minor >= 0; numaNode >= -1;
+ * memory a byte count; health "healthy" or "unhealthy"; healthSince >= 0;
+ * uuid non-empty without blanks or commas; productName, driverVersion and
+ * pciBusID non-empty; pciBusID like "0000:18:00.0"; computeCapability empty
+ * or like "9.0"; devicePath empty or absolute. */
+int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_device *dev,
+                            struct error *err);
+
+/* Reads every device under <root>/devices, sorted by index, then name.
+ * Entries whose name starts with "." are skipped; any other entry must be a
+ * directory with a DNS-label name.  A device directory removed while the list
+ * is read is left out; two devices with the same index or uuid are an error.
+ * On success *devs is a malloc'ed array the caller frees (NULL when *n is 0). */
+int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err);
+
+/* Reads <root>/node into buf (a Kubernetes node name needs 254 bytes). */
+int fakehw_tree_read_node(const char *root, char *buf, size_t size, struct error *err);
+
+/* Reads <root>/generation. */
+int fakehw_tree_read_generation(const char *root, uint64_t *gen, struct error *err);
+
+/* Parses the text of a generation file (len bytes, not NUL-terminated, one
+ * optional trailing "\n"); path only names the file in the error.  For
+ * callers that read the file themselves (the watcher preads its open fd). */
+int fakehw_tree_parse_generation(const char *path, const char *text, size_t len, uint64_t *gen,
+                                 struct error *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* The plugin's view of the node's fake GPUs.
+ *
+ * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after
+ * every change, and hands a snapshot of the devices to each listener.  While
+ * the tree is gone (fakehw unmounted or killed) the last known devices are
+ * reported unhealthy with a reason that says so; when it returns they are
+ * read again.  Listeners run on the inventory thread, one after the other,
+ * and must not block for long (the publisher and the health services only
+ * queue work).
+ *
+ * inventory_lookup is safe from any thread (the prepare path uses it). */
+#ifndef FAKEHW_DRIVER_INVENTORY_H
+#define FAKEHW_DRIVER_INVENTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+
+/* devs is only valid during the call. */
+typedef void (*inventory_change_fn)(void *ctx, const struct fakehw_device *devs, size_t n);
+
+struct inventory_listener {
+    inventory_change_fn on_change;
+    void *ctx;
+};
+
+struct inventory_options {
+    const char *root; /* the fakehw tree */
+    int resync_ms;    /* safety re-read period (0 = 30000) */
+    int retry_ms;     /* while the tree is gone, how often to look for it (0 = 1000) */
+};
+
+struct inventory;
+
+/* Reads the tree once (a tree that is not there yet is not an error: the
+ * inventory starts empty and fills when it appears), calls every listener
+ * with that first snapshot, then starts the watch thread.  The listeners
+ * array is copied. */
+struct inventory *inventory_start(const struct inventory_options *opts,
+                                  const struct inventory_listener *listeners, size_t n_listeners,
+                                  struct error *err);
+
+/* Stops the thread and frees everything.  NULL is fine. */
+void inventory_stop(struct inventory *inv);
+
+/* Copies the device called name from the current snapshot.  -1 with err when
+ * there is none. */
+int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_device *dev,
+                     struct error *err);
+
+/* A malloc'ed copy of the current snapshot (NULL when empty); *n its length. */
+struct fakehw_device *inventory_snapshot(struct inventory *inv, size_t *n);
+
+/* True while the tree is readable. */
+bool inventory_tree_up(struct inventory *inv);
+
+#endif

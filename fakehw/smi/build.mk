@@ -1,0 +1,43 @@
+# fakehw/smi/: fakegpu-smi, the static in-container inspector; plus the unit
+# tests of the fakehw tree reader and watcher it shares with the driver
+# (common/fakehw_tree.c, common/fakehw_watch.c).
+
+SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_select.c
+
+# fakegpu-smi runs inside arbitrary containers (busybox too): linked -static
+# against libc and the common library only, and never with sanitizers (they
+# cannot link statically), whatever SAN and CFLAGS say.  So it has its own
+# objects, common ones included, under $(OBJ)/static.
+SMI_OBJ         := $(OBJ)/static
+SMI_CFLAGS      := -O2 -g -std=c11 $(CFLAGS_WARN) -MMD -MP -fno-strict-aliasing
+SMI_OBJS        := $(SMI_SRCS:%.c=$(SMI_OBJ)/%.o)
+SMI_COMMON_OBJS := $(COMMON_SRCS:%.c=$(SMI_OBJ)/%.o)
+SMI_COMMON_LIB  := $(BUILD)/lib/libcommon-static.a
+
+$(SMI_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(SMI_CFLAGS) -c $< -o $@
+
+$(SMI_COMMON_LIB): $(SMI_COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+BINS += $(BIN)/fakegpu-smi
+$(BIN)/fakegpu-smi: $(SMI_OBJS) $(SMI_COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -o $@ $^
+
+UNIT_TESTS += $(BIN)/test_fakehw_tree $(BIN)/test_fakehw_watch
+$(BIN)/test_fakehw_tree: $(OBJ)/common/tests/test_fakehw_tree.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# The watcher test runs a tiny FUSE server (libfuse3) to test FUSE poll.
+$(OBJ)/common/tests/test_fakehw_watch.o: CPPFLAGS += $(shell pkg-config --cflags fuse3)
+$(BIN)/test_fakehw_watch: $(OBJ)/common/tests/test_fakehw_watch.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(shell pkg-config --libs fuse3) $(LDLIBS)
+
+BATS_SUITES += fakehw/smi/tests
+LINT_SHELL  += fakehw/smi/tests/fakegpu_smi.bats fakehw/smi/tests/tree_helpers.bash

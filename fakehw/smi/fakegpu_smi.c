@@ -1,0 +1,179 @@
+/* fakegpu-smi: shows the fake GPUs a container was given, in the style of
+ * nvidia-smi -L and nvidia-smi --query-gpu=... --format=csv.  Linked
+ * statically so it runs in any image (busybox too); docs/fakegpu-smi.md. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+#include "fakehw_tree_read.h"
+#include "flags.h"
+#include "smi_fields.h"
+#include "smi_select.h"
+
+/* nvidia-smi's exit codes where one fits. */
+#define EXIT_USAGE      2   /* bad flag or value */
+#define EXIT_NO_DEVICES 6   /* nothing to show ("No devices were found") */
+#define EXIT_NO_FAKEHW  9   /* the tree does not answer (fakehw daemon gone) */
+#define EXIT_OTHER      255 /* the tree is malformed, output failed */
+
+static const char synopsis[] =
+    "[-L | --query-gpu=FIELD,... --format=csv[,noheader][,nounits]] [-i ID,...] [--root DIR]";
+
+static const char description[] =
+    "Shows the fake GPUs this container was given: the devices of the fakehw tree\n"
+    "(<root>/devices/<name>/), filtered by FAKEHW_VISIBLE_DEVICES (comma-separated UUIDs;\n"
+    "unset or \"all\" = every device) and numbered 0..n-1 in the order of their fakehw\n"
+    "index, as nvidia-smi numbers the GPUs of a container.  Without -L or --query-gpu\n"
+    "it lists the GPUs as -L does.";
+
+static const char epilogue[] =
+    "\nExit codes: 0 success; 2 bad flag or value; 6 no devices were found (none\n"
+    "visible, or -i matched none); 9 the fakehw tree does not answer (daemon gone);\n"
+    "255 the tree is malformed or output failed.\n"
+    "Run fakegpu-smi --help-query-gpu for the fields of --query-gpu.\n";
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "fakegpu-smi: %s\n", msg);
+    if (strstr(msg, "--help") == NULL) /* flags_parse's messages point there already */
+        fprintf(stderr, "Run fakegpu-smi --help for usage.\n");
+    return EXIT_USAGE;
+}
+
+static int no_devices(void)
+{
+    printf("No devices were found\n");
+    return EXIT_NO_DEVICES;
+}
+
+/* A dead FUSE mount answers with these; anything else means bad contents. */
+static bool tree_unreachable(int e)
+{
+    return e == ENOTCONN || e == EIO || e == ECONNABORTED || e == ENXIO || e == ENODEV ||
+           e == ESTALE;
+}
+
+struct options {
+    const char *root;
+    bool list;
+    const char *query;
+    const char *format;
+    const char *ids;
+    bool help_query;
+    struct smi_query q; /* parsed --query-gpu */
+    struct smi_format f;
+};
+
+/* Reads the devices, picks the visible ones and prints them. */
+static int run(const struct options *o)
+{
+    char devdir[PATH_MAX];
+    if (snprintf(devdir, sizeof(devdir), "%s/%s", o->root, FAKEHW_DIR_DEVICES) >=
+        (int)sizeof(devdir))
+        return usage_error("--root: path is too long");
+    struct stat st;
+    if (stat(devdir, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+        return no_devices(); /* nothing of fakehw was given to this container */
+
+    struct fakehw_device *devs = NULL;
+    size_t n = 0;
+    struct error err;
+    if (fakehw_tree_list(o->root, &devs, &n, &err) < 0) {
+        int e = errno;
+        if (tree_unreachable(e)) {
+            fprintf(stderr, "fakegpu-smi has failed because it couldn't read the fakehw tree: %s\n",
+                    err.msg);
+            return EXIT_NO_FAKEHW;
+        }
+        fprintf(stderr, "fakegpu-smi: the fakehw tree is malformed: %s\n", err.msg);
+        return EXIT_OTHER;
+    }
+
+    int rc = 0;
+    struct smi_gpu *gpus = calloc(n ? n : 1, sizeof(*gpus));
+    if (gpus == NULL) {
+        fprintf(stderr, "fakegpu-smi: out of memory for %zu devices\n", n);
+        rc = EXIT_OTHER;
+        goto out;
+    }
+    size_t count = smi_visible(devs, n, getenv("FAKEHW_VISIBLE_DEVICES"), gpus, stderr);
+    size_t shown = count;
+    if (count == 0) {
+        rc = no_devices();
+        goto out;
+    }
+    if (o->ids != NULL && smi_select_ids(gpus, &shown, o->ids, &err) < 0) {
+        fprintf(stderr, "fakegpu-smi: %s\n", err.msg);
+        rc = no_devices();
+        goto out;
+    }
+    if (o->query != NULL)
+        smi_print_csv(stdout, &o->q, &o->f, gpus, shown, count);
+    else
+        smi_print_list(stdout, gpus, shown);
+out:
+    free(gpus);
+    free(devs);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.root = FAKEHW_DEFAULT_ROOT};
+    const struct flag flags[] = {
+        {"L", NULL, FLAG_BOOL, &o.list, "list the GPUs: GPU <i>: <name> (UUID: <uuid>)"},
+        {"list-gpus", NULL, FLAG_BOOL, &o.list, "same as -L"},
+        {"query-gpu", NULL, FLAG_STRING, &o.query,
+         "print these fields of each GPU (see --help-query-gpu); needs --format"},
+        {"format", NULL, FLAG_STRING, &o.format,
+         "output format of --query-gpu: csv, optionally with noheader and nounits"},
+        {"i", NULL, FLAG_STRING, &o.ids,
+         "only these GPUs: indexes as -L shows them, UUIDs or PCI bus ids, comma-separated"},
+        {"id", NULL, FLAG_STRING, &o.ids, "same as -i"},
+        {"root", "FAKEHW_ROOT", FLAG_STRING, &o.root, "root of the fakehw tree"},
+        {"help-query-gpu", NULL, FLAG_BOOL, &o.help_query, "list the fields of --query-gpu"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next = 0;
+    int r = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (r == FLAGS_HELP) {
+        flags_usage(stdout, "fakegpu-smi", synopsis, description, flags, nflags);
+        fputs(epilogue, stdout);
+        return 0;
+    }
+    if (r < 0)
+        return usage_error(err.msg);
+    if (next < argc) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "unexpected argument \"%s\"", argv[next]);
+        return usage_error(msg);
+    }
+    if (o.help_query) {
+        smi_print_fields_help(stdout);
+        return 0;
+    }
+    if (o.list && o.query != NULL)
+        return usage_error("-L and --query-gpu cannot be used together");
+    if (o.query != NULL && o.format == NULL)
+        return usage_error("--query-gpu needs --format=csv[,noheader][,nounits]");
+    if (o.format != NULL && o.query == NULL)
+        return usage_error("--format only applies to --query-gpu");
+    /* Parsed before the tree is read: bad fields are usage errors even with no GPUs. */
+    if (o.query != NULL &&
+        (smi_query_parse(o.query, &o.q, &err) < 0 || smi_format_parse(o.format, &o.f, &err) < 0))
+        return usage_error(err.msg);
+
+    int rc = run(&o);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fakegpu-smi: writing the output: %s\n", strerror(errno));
+        return EXIT_OTHER;
+    }
+    return rc;
+}

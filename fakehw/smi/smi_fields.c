@@ -1,0 +1,247 @@
+/* The --query-gpu field table and nvidia-smi's CSV and -L output formats. */
+#include "smi_fields.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum field_id {
+    F_INDEX,
+    F_COUNT,
+    F_UUID,
+    F_NAME,
+    F_MEMORY_TOTAL,
+    F_PCI_BUS_ID,
+    F_DRIVER_VERSION,
+    F_COMPUTE_CAP,
+    F_MINOR_NUMBER,
+    F_NUMA_NODE,
+    F_HEALTH,
+    F_HEALTH_REASON,
+};
+
+struct smi_field {
+    enum field_id id;
+    const char *name;
+    const char *alias; /* nvidia-smi's other spelling, or NULL */
+    const char *unit;  /* "MiB": header "name [MiB]", value "N MiB" */
+    const char *help;
+};
+
+/* nvidia-smi's names for index .. compute_cap; the rest are fakehw's additions. */
+static const struct smi_field fields[] = {
+    {F_INDEX, "index", NULL, NULL,
+     "GPU number as this container sees it: 0..n-1 in the order of the devices' fakehw index"},
+    {F_COUNT, "count", NULL, NULL, "number of GPUs visible to this container"},
+    {F_UUID, "uuid", "gpu_uuid", NULL, "GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)"},
+    {F_NAME, "name", "gpu_name", NULL, "product name, e.g. NVIDIA A100-SXM4-80GB"},
+    {F_MEMORY_TOTAL, "memory.total", NULL, "MiB", "total memory in MiB"},
+    {F_PCI_BUS_ID, "pci.bus_id", "gpu_bus_id", NULL,
+     "PCI bus id as nvidia-smi prints it: 00000000:18:00.0"},
+    {F_DRIVER_VERSION, "driver_version", NULL, NULL, "driver version, e.g. 550.127.05"},
+    {F_COMPUTE_CAP, "compute_cap", NULL, NULL, "CUDA compute capability, e.g. 9.0"},
+    {F_MINOR_NUMBER, "minor_number", NULL, NULL, "device node minor: /dev/fakegpu<N>"},
+    {F_NUMA_NODE, "numa_node", "numa", NULL, "NUMA node ([N/A] when the device has none)"},
+    {F_HEALTH, "health", NULL, NULL, "fakehw health: healthy or unhealthy"},
+    {F_HEALTH_REASON, "health.reason", NULL, NULL,
+     "reason of the last health flip ([N/A] when none)"},
+};
+
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+#define NA      "[N/A]"
+
+static const struct smi_field *find_field(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const struct smi_field *f = &fields[i];
+        if ((strlen(f->name) == len && !strncmp(f->name, name, len)) ||
+            (f->alias && strlen(f->alias) == len && !strncmp(f->alias, name, len)))
+            return f;
+    }
+    return NULL;
+}
+
+int smi_each_item(const char *list, int (*fn)(const char *item, size_t len, void *ctx), void *ctx)
+{
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        if (end == NULL)
+            end = p + strlen(p);
+        const char *b = p, *e = end;
+        while (b < e && isspace((unsigned char)*b))
+            b++;
+        while (e > b && isspace((unsigned char)e[-1]))
+            e--;
+        if (fn(b, (size_t)(e - b), ctx) < 0)
+            return -1;
+        if (*end == '\0')
+            return 0;
+        p = end + 1;
+    }
+}
+
+struct query_ctx {
+    struct smi_query *q;
+    struct error *err;
+};
+
+static int add_field(const char *item, size_t len, void *ctx)
+{
+    struct query_ctx *c = ctx;
+    const struct smi_field *f = find_field(item, len);
+    if (f == NULL)
+        return error_set(c->err, "Field \"%.*s\" is not a valid field to query.", (int)len, item);
+    if (c->q->n == SMI_QUERY_MAX)
+        return error_set(c->err, "--query-gpu: more than %d fields", SMI_QUERY_MAX);
+    c->q->fields[c->q->n++] = f;
+    return 0;
+}
+
+int smi_query_parse(const char *list, struct smi_query *q, struct error *err)
+{
+    struct smi_query tmp = {0};
+    struct query_ctx c = {&tmp, err};
+    if (smi_each_item(list, add_field, &c) < 0)
+        return -1;
+    *q = tmp;
+    return 0;
+}
+
+struct format_ctx {
+    struct smi_format *f;
+    bool csv;
+    const char *text;
+    struct error *err;
+};
+
+static int add_format_option(const char *item, size_t len, void *ctx)
+{
+    struct format_ctx *c = ctx;
+    if (len == 3 && !strncmp(item, "csv", 3))
+        c->csv = true;
+    else if (len == 8 && !strncmp(item, "noheader", 8))
+        c->f->header = false;
+    else if (len == 7 && !strncmp(item, "nounits", 7))
+        c->f->units = false;
+    else
+        return error_set(c->err,
+                         "--format=%s: \"%.*s\" is not supported (use csv, optionally with "
+                         "noheader and nounits: --format=csv,noheader,nounits)",
+                         c->text, (int)len, item);
+    return 0;
+}
+
+int smi_format_parse(const char *text, struct smi_format *f, struct error *err)
+{
+    struct smi_format tmp = {.header = true, .units = true};
+    struct format_ctx c = {&tmp, false, text, err};
+    if (smi_each_item(text, add_format_option, &c) < 0)
+        return -1;
+    if (!c.csv)
+        return error_set(err, "--format=%s: csv is required (--format=csv[,noheader][,nounits])",
+                         text);
+    *f = tmp;
+    return 0;
+}
+
+int smi_pci_bus_id(const char *id, char *out, size_t size)
+{
+    unsigned domain, bus, dev, fn;
+    int used = 0;
+    if (sscanf(id, "%8x:%2x:%2x.%1x%n", &domain, &bus, &dev, &fn, &used) != 4 || id[used] != '\0')
+        return -1;
+    snprintf(out, size, "%08X:%02X:%02X.%X", domain, bus, dev, fn);
+    return 0;
+}
+
+static void field_value(const struct smi_field *f, const struct smi_gpu *g, size_t count,
+                        bool units, char *out, size_t size)
+{
+    const struct fakehw_device *d = g->dev;
+    switch (f->id) {
+    case F_INDEX:
+        snprintf(out, size, "%u", g->index);
+        return;
+    case F_COUNT:
+        snprintf(out, size, "%zu", count);
+        return;
+    case F_UUID:
+        snprintf(out, size, "%s", d->uuid);
+        return;
+    case F_NAME:
+        snprintf(out, size, "%s", d->product_name);
+        return;
+    case F_MEMORY_TOTAL:
+        snprintf(out, size, "%" PRIu64 "%s", d->memory_bytes / (1024 * 1024), units ? " MiB" : "");
+        return;
+    case F_PCI_BUS_ID:
+        if (smi_pci_bus_id(d->pci_bus_id, out, size) < 0)
+            snprintf(out, size, "%s", d->pci_bus_id); /* the reader checked it: not reached */
+        return;
+    case F_DRIVER_VERSION:
+        snprintf(out, size, "%s", d->driver_version);
+        return;
+    case F_COMPUTE_CAP:
+        snprintf(out, size, "%s", d->compute_capability[0] ? d->compute_capability : NA);
+        return;
+    case F_MINOR_NUMBER:
+        snprintf(out, size, "%ld", d->minor);
+        return;
+    case F_NUMA_NODE:
+        if (d->numa_node < 0)
+            snprintf(out, size, NA);
+        else
+            snprintf(out, size, "%ld", d->numa_node);
+        return;
+    case F_HEALTH:
+        snprintf(out, size, "%s", d->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
+        return;
+    case F_HEALTH_REASON:
+        snprintf(out, size, "%s", d->health_reason[0] ? d->health_reason : NA);
+        return;
+    }
+    snprintf(out, size, NA);
+}
+
+void smi_print_csv(FILE *out, const struct smi_query *q, const struct smi_format *f,
+                   const struct smi_gpu *gpus, size_t n, size_t count)
+{
+    if (f->header) {
+        for (size_t i = 0; i < q->n; i++) {
+            const struct smi_field *fl = q->fields[i];
+            fprintf(out, "%s%s", i ? ", " : "", fl->name);
+            if (fl->unit)
+                fprintf(out, " [%s]", fl->unit);
+        }
+        fputc('\n', out);
+    }
+    for (size_t g = 0; g < n; g++) {
+        for (size_t i = 0; i < q->n; i++) {
+            char value[FAKEHW_REASON_MAX + 16];
+            field_value(q->fields[i], &gpus[g], count, f->units, value, sizeof(value));
+            fprintf(out, "%s%s", i ? ", " : "", value);
+        }
+        fputc('\n', out);
+    }
+}
+
+void smi_print_list(FILE *out, const struct smi_gpu *gpus, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "GPU %u: %s (UUID: %s)\n", gpus[i].index, gpus[i].dev->product_name,
+                gpus[i].dev->uuid);
+}
+
+void smi_print_fields_help(FILE *out)
+{
+    fprintf(out, "Fields for --query-gpu (comma-separated; aliases in brackets):\n\n");
+    for (size_t i = 0; i < NFIELDS; i++) {
+        char lhs[64];
+        snprintf(lhs, sizeof(lhs), "%s%s%s%s", fields[i].name, fields[i].alias ? " [" : "",
+                 fields[i].alias ? fields[i].alias : "", fields[i].alias ? "]" : "");
+        fprintf(out, "  %-28s %s\n", lhs, fields[i].help);
+    }
+    fprintf(out, "\nminor_number, numa_node, health and health.reason are fakehw's additions.\n");
+}

@@ -1,0 +1,133 @@
+/* Visibility (FAKEHW_VISIBLE_DEVICES) and -i/--id selection for fakegpu-smi. */
+#include "smi_select.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool item_is(const char *item, size_t len, const char *word)
+{
+    return strlen(word) == len && !strncmp(item, word, len);
+}
+
+struct uuid_match {
+    const char *uuid;
+    bool found;
+};
+
+static int match_uuid(const char *item, size_t len, void *ctx)
+{
+    struct uuid_match *m = ctx;
+    if (item_is(item, len, m->uuid)) {
+        m->found = true;
+        return -1; /* stop: found */
+    }
+    return 0;
+}
+
+struct warn_ctx {
+    const struct fakehw_device *devs;
+    size_t n;
+    FILE *warn;
+};
+
+static int warn_unknown(const char *item, size_t len, void *ctx)
+{
+    struct warn_ctx *c = ctx;
+    if (len == 0)
+        return 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (item_is(item, len, c->devs[i].uuid))
+            return 0;
+    fprintf(c->warn,
+            "fakegpu-smi: FAKEHW_VISIBLE_DEVICES names %.*s, which is not in the fakehw "
+            "tree\n",
+            (int)len, item);
+    return 0;
+}
+
+size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visible,
+                   struct smi_gpu *gpus, FILE *warn)
+{
+    bool all = visible == NULL || !strcmp(visible, "all");
+    if (!all && (*visible == '\0' || !strcmp(visible, "none") || !strcmp(visible, "void")))
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct uuid_match m = {devs[i].uuid, false};
+        if (!all)
+            smi_each_item(visible, match_uuid, &m);
+        if (all || m.found) {
+            gpus[k].index = (unsigned)k;
+            gpus[k].dev = &devs[i];
+            k++;
+        }
+    }
+    if (!all) {
+        struct warn_ctx c = {devs, n, warn};
+        smi_each_item(visible, warn_unknown, &c);
+    }
+    return k;
+}
+
+struct id_ctx {
+    const struct smi_gpu *gpus;
+    size_t n;
+    bool *keep;
+    struct error *err;
+};
+
+static bool gpu_matches(const struct smi_gpu *g, const char *id)
+{
+    bool digits = *id != '\0';
+    for (const char *p = id; *p != '\0'; p++)
+        if (!isdigit((unsigned char)*p))
+            digits = false;
+    if (digits)
+        return strtoul(id, NULL, 10) == g->index && strlen(id) < 10;
+    if (!strcmp(id, g->dev->uuid))
+        return true;
+    char want[32], have[32];
+    return smi_pci_bus_id(id, want, sizeof(want)) == 0 &&
+           smi_pci_bus_id(g->dev->pci_bus_id, have, sizeof(have)) == 0 && !strcmp(want, have);
+}
+
+static int keep_id(const char *item, size_t len, void *ctx)
+{
+    struct id_ctx *c = ctx;
+    char id[FAKEHW_TEXT_MAX];
+    if (len == 0 || len >= sizeof(id))
+        return error_set(c->err, "-i/--id: \"%.*s\" is not a GPU index, UUID or PCI bus id",
+                         (int)len, item);
+    memcpy(id, item, len);
+    id[len] = '\0';
+    bool any = false;
+    for (size_t i = 0; i < c->n; i++)
+        if (gpu_matches(&c->gpus[i], id))
+            c->keep[i] = any = true;
+    if (!any)
+        return error_set(c->err,
+                         "-i/--id: \"%s\" matches no GPU (give an index as -L shows it, a "
+                         "UUID or a PCI bus id)",
+                         id);
+    return 0;
+}
+
+int smi_select_ids(struct smi_gpu *gpus, size_t *n, const char *ids, struct error *err)
+{
+    bool *keep = calloc(*n ? *n : 1, sizeof(*keep));
+    if (keep == NULL)
+        return error_set(err, "-i/--id: out of memory");
+    struct id_ctx c = {gpus, *n, keep, err};
+    int rc = smi_each_item(ids, keep_id, &c);
+    if (rc == 0) {
+        size_t k = 0;
+        for (size_t i = 0; i < *n; i++)
+            if (keep[i])
+                gpus[k++] = gpus[i];
+        *n = k;
+    }
+    free(keep);
+    return rc;
+}

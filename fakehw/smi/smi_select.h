@@ -1,0 +1,27 @@
+/* Which GPUs fakegpu-smi shows: the devices of the tree, filtered by
+ * FAKEHW_VISIBLE_DEVICES and numbered 0..n-1 in device index order (as
+ * nvidia-smi numbers the GPUs a container was given), then narrowed by -i. */
+#ifndef FAKEHW_SMI_SMI_SELECT_H
+#define FAKEHW_SMI_SMI_SELECT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+#include "smi_fields.h"
+
+/* Fills gpus (room for n) with the devices visible under `visible`, the value
+ * of FAKEHW_VISIBLE_DEVICES: NULL or "all" = every device; "", "none" or
+ * "void" = none; else comma-separated UUIDs.  devs must be sorted by index.
+ * Each listed UUID that is not among devs gets a warning on warn.  Returns
+ * the number of visible GPUs. */
+size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visible,
+                   struct smi_gpu *gpus, FILE *warn);
+
+/* Keeps the GPUs that -i/--id names (comma-separated; each an index as shown,
+ * a UUID or a PCI bus id in either form), in their order; updates *n.  Fails
+ * naming the first id that matches no GPU. */
+int smi_select_ids(struct smi_gpu *gpus, size_t *n, const char *ids, struct error *err);
+
+#endif

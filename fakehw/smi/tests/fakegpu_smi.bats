@@ -1,0 +1,314 @@
+#!/usr/bin/env bats
+# fakegpu-smi against plain-directory fakehw trees: exact output of -L and the
+# CSV formats, numbering, FAKEHW_VISIBLE_DEVICES, -i, exit codes, and that
+# the binary is static.
+# shellcheck disable=SC2154 # $stderr is set by bats' run --separate-stderr
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+load tree_helpers
+
+U0=GPU-4a1f5c2e-8d3b-4f6a-9e7c-1b2d3e4f5a60
+U1=GPU-0b6e2d41-7c9a-4e35-8f12-3a4b5c6d7e81
+U2=GPU-9e8d7c6b-5a49-4382-b716-0f1e2d3c4b52
+
+setup() {
+	SMI=${FAKEHW_BIN:?FAKEHW_BIN must name the build bin directory}/fakegpu-smi
+	ROOT=$BATS_TEST_TMPDIR/fakehw
+	unset FAKEHW_VISIBLE_DEVICES FAKEHW_ROOT
+	make_tree "$ROOT"
+	# fakehw indexes 3, 5, 7, as a container given three of a node's GPUs
+	# sees them; directory names sort differently on purpose.
+	make_device "$ROOT" gpu-7 7 "$U2" "NVIDIA H100 80GB HBM3" 85520809984 0000:af:00.0
+	make_device "$ROOT" gpu-3 3 "$U0"
+	make_device "$ROOT" gpu-5 5 "$U1"
+}
+
+@test "-L lists the GPUs numbered 0..n-1 in fakehw index order" {
+	run "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U0)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
+GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
+	run "$SMI" --root "$ROOT" --list-gpus
+	assert_success
+	assert_line --index 2 "GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
+}
+
+@test "without flags it lists like -L" {
+	run "$SMI" --root "$ROOT"
+	assert_success
+	assert_line --index 0 "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U0)"
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "--format=csv prints nvidia-smi's header and MiB units" {
+	run "$SMI" --root "$ROOT" --query-gpu=index,uuid,name,memory.total,health --format=csv
+	assert_success
+	assert_output "index, uuid, name, memory.total [MiB], health
+0, $U0, NVIDIA A100-SXM4-80GB, 81920 MiB, healthy
+1, $U1, NVIDIA A100-SXM4-80GB, 81920 MiB, healthy
+2, $U2, NVIDIA H100 80GB HBM3, 81559 MiB, healthy"
+}
+
+@test "--format=csv,noheader drops the header; nounits drops the units" {
+	run "$SMI" --root "$ROOT" --query-gpu=index,memory.total --format=csv,noheader
+	assert_success
+	assert_output "0, 81920 MiB
+1, 81920 MiB
+2, 81559 MiB"
+	run "$SMI" --root "$ROOT" --query-gpu=index,memory.total --format=csv,noheader,nounits
+	assert_success
+	assert_output "0, 81920
+1, 81920
+2, 81559"
+	# The header keeps its unit, as nvidia-smi's does.
+	run "$SMI" --root "$ROOT" --query-gpu=memory.total --format="csv, nounits"
+	assert_success
+	assert_output "memory.total [MiB]
+81920
+81920
+81559"
+}
+
+@test "every field, aliases, N/A values and a flipped device" {
+	echo unhealthy >"$ROOT/devices/gpu-7/health"
+	echo "XID 79: fallen off the bus" >"$ROOT/devices/gpu-7/healthReason"
+	echo -1 >"$ROOT/devices/gpu-7/numaNode"
+	echo >"$ROOT/devices/gpu-7/computeCapability"
+	run "$SMI" --root "$ROOT" -i 2 --format=csv \
+		--query-gpu="index, count, gpu_uuid, gpu_name, pci.bus_id, gpu_bus_id, driver_version, compute_cap, minor_number, numa_node, numa, health, health.reason"
+	assert_success
+	assert_output "index, count, uuid, name, pci.bus_id, pci.bus_id, driver_version, compute_cap, minor_number, numa_node, numa_node, health, health.reason
+2, 3, $U2, NVIDIA H100 80GB HBM3, 00000000:AF:00.0, 00000000:AF:00.0, 550.127.05, [N/A], 7, [N/A], [N/A], unhealthy, XID 79: fallen off the bus"
+	run "$SMI" --root "$ROOT" -i 0 --format=csv,noheader --query-gpu=compute_cap,numa_node,health.reason
+	assert_success
+	assert_output "8.0, 0, [N/A]"
+}
+
+@test "no devices: 'No devices were found' and exit 6" {
+	rm -rf "$ROOT"/devices/*
+	run "$SMI" --root "$ROOT" -L
+	assert_failure 6
+	assert_output "No devices were found"
+	run "$SMI" --root "$ROOT" --query-gpu=index --format=csv
+	assert_failure 6
+	assert_output "No devices were found"
+	# A container that was given no fakehw directory at all.
+	run "$SMI" --root "$BATS_TEST_TMPDIR/nothing-here"
+	assert_failure 6
+	assert_output "No devices were found"
+}
+
+@test "a container's view: only the device directories it was given" {
+	# The CDI spec bind-mounts <root>/devices/<name> of each allocated device;
+	# node and generation are not there.
+	local c=$BATS_TEST_TMPDIR/container
+	mkdir -p "$c/devices"
+	cp -r "$ROOT/devices/gpu-7" "$ROOT/devices/gpu-5" "$c/devices/"
+	FAKEHW_ROOT=$c run "$SMI"
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U1)
+GPU 1: NVIDIA H100 80GB HBM3 (UUID: $U2)"
+}
+
+@test "FAKEHW_VISIBLE_DEVICES lists only those GPUs, renumbered" {
+	FAKEHW_VISIBLE_DEVICES="$U2,$U1" run "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U1)
+GPU 1: NVIDIA H100 80GB HBM3 (UUID: $U2)"
+	FAKEHW_VISIBLE_DEVICES=" $U2 " run "$SMI" --root "$ROOT" --query-gpu=index,uuid,count --format=csv,noheader
+	assert_success
+	assert_output "0, $U2, 1"
+	FAKEHW_VISIBLE_DEVICES=all run "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_equal "${#lines[@]}" 3
+	FAKEHW_VISIBLE_DEVICES=none run "$SMI" --root "$ROOT" -L
+	assert_failure 6
+	assert_output "No devices were found"
+	FAKEHW_VISIBLE_DEVICES='' run "$SMI" --root "$ROOT" -L
+	assert_failure 6
+}
+
+@test "FAKEHW_VISIBLE_DEVICES naming an absent GPU warns on stderr" {
+	FAKEHW_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000,$U0" \
+		run --separate-stderr "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U0)"
+	[[ $stderr == "fakegpu-smi: FAKEHW_VISIBLE_DEVICES names GPU-00000000-dead-beef-0000-000000000000, which is not in the fakehw tree" ]]
+	FAKEHW_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000" run "$SMI" --root "$ROOT" -L
+	assert_failure 6
+}
+
+@test "-i/--id picks GPUs by index, UUID or PCI bus id" {
+	run "$SMI" --root "$ROOT" -i 1 -L
+	assert_success
+	assert_output "GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)"
+	run "$SMI" --root "$ROOT" --id="$U2,0" --query-gpu=index --format=csv,noheader
+	assert_success
+	assert_output "0
+2"
+	run "$SMI" --root "$ROOT" -i 00000000:AF:00.0 --query-gpu=uuid --format=csv,noheader
+	assert_success
+	assert_output "$U2"
+	run --separate-stderr "$SMI" --root "$ROOT" -i 3 -L
+	assert_failure 6
+	assert_output "No devices were found"
+	[[ $stderr == *'"3" matches no GPU'* ]]
+}
+
+@test "FAKEHW_ROOT sets the root; --root wins over it" {
+	FAKEHW_ROOT=$ROOT run "$SMI" --query-gpu=count --format=csv,noheader -i 0
+	assert_success
+	assert_output "3"
+	FAKEHW_ROOT=/nonexistent run "$SMI" --root "$ROOT" --query-gpu=count --format=csv,noheader -i 0
+	assert_success
+	assert_output "3"
+}
+
+@test "bad flags and values exit 2 with a message" {
+	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index,temperature.gpu --format=csv
+	assert_failure 2
+	[[ $stderr == *'Field "temperature.gpu" is not a valid field to query.'* ]]
+	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index --format=xml
+	assert_failure 2
+	[[ $stderr == *'"xml" is not supported'* ]]
+	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index
+	assert_failure 2
+	[[ $stderr == *"--query-gpu needs --format"* ]]
+	run --separate-stderr "$SMI" --root "$ROOT" --format=csv
+	assert_failure 2
+	run --separate-stderr "$SMI" --root "$ROOT" -L --query-gpu=index --format=csv
+	assert_failure 2
+	run --separate-stderr "$SMI" --colour
+	assert_failure 2
+	[[ $stderr == "fakegpu-smi: unknown flag --colour (see --help)" ]]
+	run --separate-stderr "$SMI" --root "$ROOT" extra
+	assert_failure 2
+	[[ $stderr == *'unexpected argument "extra"'* ]]
+	# Bad fields are usage errors even when no GPU is visible.
+	run "$SMI" --root /nonexistent --query-gpu=bogus --format=csv
+	assert_failure 2
+}
+
+@test "a malformed tree exits 255 naming the file and the claim" {
+	echo 80Gx >"$ROOT/devices/gpu-5/memory"
+	run --separate-stderr "$SMI" --root "$ROOT" -L
+	assert_failure 255
+	assert_output ""
+	[[ $stderr == "fakegpu-smi: the fakehw tree is malformed: $ROOT/devices/gpu-5/memory: \"80Gx\" is not a byte count" ]]
+}
+
+teardown() {
+	if [[ -n ${FAKEHW_PID:-} ]]; then
+		kill -KILL "$FAKEHW_PID" 2>/dev/null || true
+		wait "$FAKEHW_PID" 2>/dev/null || true
+	fi
+	if [[ -n ${DEAD_MOUNT:-} ]]; then
+		umount -l "$DEAD_MOUNT" || true
+	fi
+}
+
+@test "a dead FUSE mount (fakehw daemon killed) exits 9" {
+	if [[ $(id -u) != 0 || ! -w /dev/fuse ]]; then
+		skip "needs root and /dev/fuse to mount"
+	fi
+	# The whole tree, as on the node.
+	DEAD_MOUNT=$BATS_TEST_TMPDIR/dead
+	mkdir -p "$DEAD_MOUNT"
+	"$BATS_TEST_DIRNAME/dead_fuse_mount.py" "$DEAD_MOUNT"
+	run --separate-stderr "$SMI" --root "$DEAD_MOUNT" -L
+	assert_failure 9
+	[[ $stderr == "fakegpu-smi has failed because it couldn't read the fakehw tree: $DEAD_MOUNT/devices: Transport endpoint is not connected" ]]
+	umount -l "$DEAD_MOUNT"
+	# One device directory, as a container sees its bind mount.
+	DEAD_MOUNT=$ROOT/devices/gpu-5
+	"$BATS_TEST_DIRNAME/dead_fuse_mount.py" "$DEAD_MOUNT"
+	run --separate-stderr "$SMI" --root "$ROOT" -L
+	assert_failure 9
+	[[ $stderr == *"$ROOT/devices/gpu-5: Transport endpoint is not connected" ]]
+}
+
+@test "--help and --help-query-gpu" {
+	run "$SMI" --help
+	assert_success
+	assert_line --partial "Usage: fakegpu-smi"
+	assert_line --partial "--root VALUE"
+	assert_line --partial "FAKEHW_ROOT"
+	run "$SMI" --help-query-gpu
+	assert_success
+	assert_line --partial "memory.total"
+	assert_line --partial "pci.bus_id [gpu_bus_id]"
+}
+
+@test "the binary is static and runs with no libc around it" {
+	run file "$SMI"
+	assert_output --partial "statically linked"
+	run ldd "$SMI"
+	assert_failure
+	assert_output --partial "not a dynamic executable"
+	if [[ $(id -u) != 0 ]]; then
+		skip "chroot needs root"
+	fi
+	# An empty root with just the binary and a tree: nothing to load from.
+	local jail=$BATS_TEST_TMPDIR/jail
+	mkdir -p "$jail/bin" "$jail/var/run"
+	cp "$SMI" "$jail/bin/fakegpu-smi"
+	cp -r "$ROOT" "$jail/var/run/fakehw"
+	run chroot "$jail" /bin/fakegpu-smi -L
+	assert_success
+	assert_line --index 0 "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U0)"
+}
+
+@test "against a real fakehw mount: list, flip, daemon killed" {
+	if [[ ! -x $FAKEHW_BIN/fakehw ]]; then
+		skip "the fakehw daemon is not built in $FAKEHW_BIN"
+	fi
+	if [[ $(id -u) != 0 || ! -w /dev/fuse ]]; then
+		skip "needs root and /dev/fuse to mount"
+	fi
+	cat >"$BATS_TEST_TMPDIR/fakehw.yaml" <<-YAML
+		defaults:
+		  devices:
+		    - profile: A100-SXM4-80GB
+		      count: 2
+	YAML
+	local mnt=$BATS_TEST_TMPDIR/mnt
+	mkdir -p "$mnt"
+	DEAD_MOUNT=$mnt # teardown unmounts it whatever happens
+	"$FAKEHW_BIN/fakehw" --config "$BATS_TEST_TMPDIR/fakehw.yaml" --mount "$mnt" \
+		--node smi-test --foreground >"$BATS_TEST_TMPDIR/fakehw.log" 2>&1 3>&- &
+	FAKEHW_PID=$!
+	for _ in $(seq 100); do
+		[[ -e $mnt/generation ]] && break
+		sleep 0.1
+	done
+	[[ -e $mnt/generation ]] || fail "fakehw did not mount: $(cat "$BATS_TEST_TMPDIR/fakehw.log")"
+
+	run "$SMI" --root "$mnt" -L
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 0 --regexp '^GPU 0: NVIDIA A100-SXM4-80GB \(UUID: GPU-[0-9a-f-]{36}\)$'
+	assert_line --index 1 --regexp '^GPU 1: NVIDIA A100-SXM4-80GB \(UUID: GPU-[0-9a-f-]{36}\)$'
+	run "$SMI" --root "$mnt" --query-gpu=index,memory.total,health --format=csv,noheader
+	assert_success
+	assert_output "0, 81920 MiB, healthy
+1, 81920 MiB, healthy"
+
+	# A flip written to the health file shows at once (fresh value per open).
+	local uuid dev
+	uuid=$("$SMI" --root "$mnt" -i 1 --query-gpu=uuid --format=csv,noheader)
+	dev=$(dirname "$(grep -lx -- "$uuid" "$mnt"/devices/*/uuid)")
+	echo "unhealthy XID 79" >"$dev/health"
+	run "$SMI" --root "$mnt" --query-gpu=index,health,health.reason --format=csv,noheader
+	assert_success
+	assert_output "0, healthy, [N/A]
+1, unhealthy, XID 79"
+
+	kill -KILL "$FAKEHW_PID"
+	wait "$FAKEHW_PID" || true
+	FAKEHW_PID=
+	run "$SMI" --root "$mnt" -L
+	assert_failure 9
+}
