@@ -14,7 +14,8 @@
  *       node, empty when fakehw made none),
  *       health         "healthy" | "unhealthy" (read); write "STATE" or
  *                      "STATE REASON" to flip; anything else fails with EINVAL
- *       healthReason   reason text of the last flip (empty when healthy)
+ *       healthReason   reason text of the last flip (empty when healthy unless
+ *                      a reason was given with the flip)
  *       healthSince    Unix seconds of the last health change
  *
  * Every file holds one line of text ending in "\n". */
@@ -56,7 +57,7 @@
 #define FAKEHW_NAME_MAX   64
 #define FAKEHW_TEXT_MAX   128
 #define FAKEHW_REASON_MAX 512 /* health reasons are short (XID texts); the kubelet cuts at 1024 */
-#define FAKEHW_PATH_MAX   256 /* device node paths, e.g. /var/run/fakehw-dev/fakegpu12 */
+#define FAKEHW_PATH_MAX   256 /* sizes devicePath only (e.g. /var/run/fakehw-dev/fakegpu12); build file paths with PATH_MAX */
 
 /* One device as read from <root>/devices/<name>/. */
 struct fakehw_device {

@@ -1,0 +1,100 @@
+/* fakehw check and fakehw profiles: look at a config or the catalogue
+ * without mounting anything. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalogue.h"
+#include "cli.h"
+#include "config.h"
+#include "flags.h"
+#include "quantity.h"
+
+static const char check_description[] =
+    "Loads and validates FILE as the daemon would (every section is checked) and prints the\n"
+    "devices and flips NAME would get.  Exits non-zero with the error (file:line:column: key:\n"
+    "what) when the config is bad.";
+
+int check_main(int argc, char **argv)
+{
+    const char *config = NULL, *node = NULL;
+    const struct flag flags[] = {
+        {"config", "FAKEHW_CONFIG", FLAG_STRING, &config, "YAML config file (required)"},
+        {"node", "NODE_NAME", FLAG_STRING, &node, "node name (default: the hostname)"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next;
+    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, "fakehw check", "--config FILE [--node NAME]", check_description, flags,
+                    nflags);
+        return 0;
+    }
+    if (rc < 0 || next < argc || config == NULL) {
+        fprintf(stderr, "fakehw check: %s\n",
+                rc < 0 ? err.msg : "usage: fakehw check --config FILE [--node NAME]");
+        return EXIT_USAGE;
+    }
+    char hostname[256];
+    if (node == NULL || *node == '\0') {
+        if (default_node_name(hostname, sizeof(hostname)) < 0) {
+            fprintf(stderr, "fakehw check: no --node given and the hostname is unknown\n");
+            return EXIT_USAGE;
+        }
+        node = hostname;
+    }
+    struct config cfg;
+    if (config_load_file(config, node, &cfg, &err) < 0) {
+        fprintf(stderr, "fakehw check: %s\n", err.msg);
+        return 1;
+    }
+    printf("node %s: %zu devices from %s, UUID seed \"%s\"\n", node, cfg.ndevices, cfg.section,
+           cfg.seed);
+    printf("%-12s %-5s %-40s %-24s %-9s %-4s %-12s %-10s %-4s %s\n", "NAME", "INDEX", "UUID",
+           "PRODUCT", "MEMORY", "CC", "PCI", "ROOT", "NUMA", "HEALTH");
+    for (size_t i = 0; i < cfg.ndevices; i++) {
+        const struct gpu_device *d = &cfg.devices[i];
+        char mem[QUANTITY_STR_MAX];
+        quantity_format_bytes(d->memory_bytes, mem, sizeof(mem));
+        printf("%-12s %-5ld %-40s %-24s %-9s %-4s %-12s %-10s %-4ld %s%s%s\n", d->name, d->index,
+               d->uuid, d->product_name, mem, d->compute_capability, d->pci_bus_id, d->pcie_root,
+               d->numa_node, d->healthy ? "healthy" : "unhealthy", d->health_reason[0] ? ": " : "",
+               d->health_reason);
+    }
+    for (size_t i = 0; i < cfg.nflips; i++) {
+        const struct flip *f = &cfg.flips[i];
+        printf("flip: %s -> %s after %" PRId64 "ms", f->device,
+               f->healthy ? "healthy" : "unhealthy", f->after_ms);
+        if (f->for_ms > 0)
+            printf(" for %" PRId64 "ms", f->for_ms);
+        if (f->reason[0])
+            printf(" (%s)", f->reason);
+        putchar('\n');
+    }
+    config_free(&cfg);
+    return 0;
+}
+
+int profiles_main(int argc, char **argv)
+{
+    if (argc > 1) {
+        if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+            printf("Usage: fakehw profiles\n\nLists the built-in GPU profiles a config can name "
+                   "with `profile:`.\n");
+            return 0;
+        }
+        fprintf(stderr, "fakehw profiles: unexpected argument \"%s\"\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    printf("%-16s %-24s %-14s %-7s %-10s %s\n", "PROFILE", "PRODUCT NAME", "ARCHITECTURE", "BRAND",
+           "MEMORY", "COMPUTE CAPABILITY");
+    for (size_t i = 0; i < catalogue_size(); i++) {
+        const struct gpu_profile *p = catalogue_at(i);
+        char mem[QUANTITY_STR_MAX];
+        quantity_format_bytes(p->memory_mib * 1024 * 1024, mem, sizeof(mem));
+        printf("%-16s %-24s %-14s %-7s %-10s %s\n", p->name, p->product_name, p->architecture,
+               p->brand, mem, p->compute_capability);
+    }
+    return 0;
+}

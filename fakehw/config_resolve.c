@@ -1,0 +1,312 @@
+/* Resolving a parsed config for one node: section choice, count expansion,
+ * profile figures and overrides, computed defaults, uniqueness, flips. */
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_spec.h"
+
+/* Default PCI placement: two GPUs behind each PCIe root, sixteen roots per
+ * PCI domain, so 32 GPUs per domain and 128 domains for 4096 GPUs.  Root r
+ * of a domain is bus 0x07 + 0x10*r; its GPUs are on the next two buses. */
+#define GPUS_PER_ROOT    2
+#define ROOTS_PER_DOMAIN 16
+
+static int spec_fail(const char *file, const struct spec_pos *pos, struct error *err,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int spec_fail(const char *file, const struct spec_pos *pos, struct error *err,
+                     const char *fmt, ...)
+{
+    if (err == NULL)
+        return -1;
+    char what[ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return error_set(err, "%s:%zu:%zu: %s: %s", file, pos->line, pos->column, pos->path, what);
+}
+
+static void default_placement(long index, long total, struct gpu_device *d)
+{
+    long group = index / GPUS_PER_ROOT, slot = index % GPUS_PER_ROOT;
+    long domain = group / ROOTS_PER_DOMAIN, root_bus = 0x07 + 0x10 * (group % ROOTS_PER_DOMAIN);
+    long roots = (total + GPUS_PER_ROOT - 1) / GPUS_PER_ROOT;
+    snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%04lx:%02lx:00.0", domain, root_bus + 1 + slot);
+    snprintf(d->pcie_root, sizeof(d->pcie_root), "pci%04lx:%02lx", domain, root_bus);
+    /* First half of the roots on NUMA node 0, second half on node 1. */
+    d->numa_node = group * 2 / (roots > 0 ? roots : 1);
+}
+
+static const char *first_set(const char *a, const char *b, const char *c, const char *fallback)
+{
+    if (a[0] != '\0')
+        return a;
+    if (b[0] != '\0')
+        return b;
+    if (c[0] != '\0')
+        return c;
+    return fallback;
+}
+
+/* A section resolved: devices plus, per device, the entry it came from. */
+struct resolved {
+    struct gpu_device *devices;
+    const struct device_entry **origin;
+    size_t *by_name; /* indices sorted by name, for lookups */
+    size_t n;
+};
+
+static void resolved_free(struct resolved *r)
+{
+    free(r->devices);
+    free(r->origin);
+    free(r->by_name);
+    memset(r, 0, sizeof(*r));
+}
+
+enum key_field { KEY_NAME, KEY_UUID, KEY_PCI };
+
+struct sort_ctx {
+    const struct gpu_device *devices;
+    enum key_field field;
+};
+
+static const char *key_of(const struct gpu_device *d, enum key_field f)
+{
+    return f == KEY_NAME ? d->name : f == KEY_UUID ? d->uuid : d->pci_bus_id;
+}
+
+static int compare_key(const void *a, const void *b, void *ctx)
+{
+    const struct sort_ctx *c = ctx;
+    size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+    int r = strcmp(key_of(&c->devices[ia], c->field), key_of(&c->devices[ib], c->field));
+    return r != 0 ? r : (ia > ib) - (ia < ib);
+}
+
+/* Sorts idx by the field; two devices with the same value are an error at
+ * the later one. */
+static int check_unique(const char *file, const struct resolved *r, size_t *idx, enum key_field f,
+                        struct error *err)
+{
+    static const char *const what[] = {"device name", "uuid", "pciBusID"};
+    struct sort_ctx c = {r->devices, f};
+    for (size_t i = 0; i < r->n; i++)
+        idx[i] = i;
+    qsort_r(idx, r->n, sizeof(*idx), compare_key, &c);
+    for (size_t i = 1; i < r->n; i++) {
+        const struct gpu_device *a = &r->devices[idx[i - 1]], *b = &r->devices[idx[i]];
+        if (strcmp(key_of(a, f), key_of(b, f)) != 0)
+            continue;
+        const struct device_entry *ea = r->origin[idx[i - 1]], *eb = r->origin[idx[i]];
+        const struct spec_pos *pb = f == KEY_NAME && eb->name[0]        ? &eb->name_pos
+                                    : f == KEY_UUID && eb->uuid[0]      ? &eb->uuid_pos
+                                    : f == KEY_PCI && eb->pci_bus_id[0] ? &eb->pci_pos
+                                                                        : &eb->pos;
+        return spec_fail(file, pb, err,
+                         "duplicate %s \"%s\": device %ld from %s (line %zu) has it too", what[f],
+                         key_of(b, f), a->index, ea->pos.path, ea->pos.line);
+    }
+    return 0;
+}
+
+static int resolve_section(const struct config_spec *spec, const struct section *s,
+                           const char *node, struct resolved *r, struct error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < s->nentries; i++)
+        total += (size_t)s->entries[i].count;
+    memset(r, 0, sizeof(*r));
+    r->devices = calloc(total ? total : 1, sizeof(*r->devices));
+    r->origin = calloc(total ? total : 1, sizeof(*r->origin));
+    r->by_name = calloc(total ? total : 1, sizeof(*r->by_name));
+    if (r->devices == NULL || r->origin == NULL || r->by_name == NULL) {
+        resolved_free(r);
+        return error_set(err, "%s: out of memory resolving %s", spec->file, s->label);
+    }
+    r->n = total;
+    const char *seed = s->has_seed ? s->seed : spec->has_seed ? spec->seed : node;
+    size_t idx = 0;
+    for (size_t i = 0; i < s->nentries; i++) {
+        const struct device_entry *e = &s->entries[i];
+        const struct gpu_profile *p = e->profile;
+        for (long c = 0; c < e->count; c++, idx++) {
+            struct gpu_device *d = &r->devices[idx];
+            r->origin[idx] = e;
+            d->index = (long)idx;
+            d->minor = (long)idx;
+            if (e->name[0] != '\0')
+                snprintf(d->name, sizeof(d->name), "%s", e->name);
+            else
+                snprintf(d->name, sizeof(d->name), "gpu-%zu", idx);
+            if (e->uuid[0] != '\0')
+                snprintf(d->uuid, sizeof(d->uuid), "%s", e->uuid);
+            else
+                gpu_uuid_derive(seed, d->name, d->uuid);
+            snprintf(d->product_name, sizeof(d->product_name), "%s",
+                     e->product_name[0] ? e->product_name : p->product_name);
+            snprintf(d->architecture, sizeof(d->architecture), "%s",
+                     e->architecture[0] ? e->architecture : p->architecture);
+            snprintf(d->brand, sizeof(d->brand), "%s",
+                     e->brand[0] ? e->brand
+                     : p != NULL ? p->brand
+                                 : "NVIDIA");
+            d->memory_bytes = e->has_memory ? e->memory_bytes : p->memory_mib * 1024 * 1024;
+            snprintf(d->compute_capability, sizeof(d->compute_capability), "%s",
+                     e->compute_capability[0] ? e->compute_capability : p->compute_capability);
+            snprintf(d->driver_version, sizeof(d->driver_version), "%s",
+                     first_set(e->driver_version, s->driver_version, spec->driver_version,
+                               GPU_DEFAULT_DRIVER_VERSION));
+            snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "%s",
+                     first_set(e->cuda_driver_version, s->cuda_driver_version,
+                               spec->cuda_driver_version, GPU_DEFAULT_CUDA_DRIVER_VERSION));
+            default_placement(d->index, (long)total, d);
+            if (e->pci_bus_id[0] != '\0')
+                snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", e->pci_bus_id);
+            if (e->pcie_root[0] != '\0')
+                snprintf(d->pcie_root, sizeof(d->pcie_root), "%s", e->pcie_root);
+            if (e->has_numa)
+                d->numa_node = e->numa_node;
+            d->healthy = e->has_health ? e->healthy : true;
+            snprintf(d->health_reason, sizeof(d->health_reason), "%s",
+                     e->has_reason ? e->health_reason : "");
+        }
+    }
+    /* Names first (a duplicate name also duplicates the derived UUID); by_name
+     * stays sorted by name for lookups. */
+    size_t *scratch = calloc(total ? total : 1, sizeof(*scratch));
+    int rc = -1;
+    if (scratch == NULL)
+        error_set(err, "%s: out of memory resolving %s", spec->file, s->label);
+    else if (check_unique(spec->file, r, r->by_name, KEY_NAME, err) == 0 &&
+             check_unique(spec->file, r, scratch, KEY_UUID, err) == 0 &&
+             check_unique(spec->file, r, scratch, KEY_PCI, err) == 0)
+        rc = 0;
+    free(scratch);
+    if (rc < 0)
+        resolved_free(r);
+    return rc;
+}
+
+static bool has_device(const struct resolved *r, const char *name)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->devices[r->by_name[mid]].name, name);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+static bool flip_applies(const struct flip *f, const struct resolved *r)
+{
+    return !strcmp(f->device, FLIP_ALL_DEVICES) || has_device(r, f->device);
+}
+
+/* Resolves section s, checks its flips, marks the top-level flips whose
+ * device it has; keeps the result in *keep when keep is not NULL. */
+static int check_section(const struct config_spec *spec, const struct section *s, const char *node,
+                         bool *top_found, struct resolved *keep, struct error *err)
+{
+    struct resolved r;
+    if (resolve_section(spec, s, node, &r, err) < 0)
+        return -1;
+    for (size_t i = 0; i < s->nflips; i++) {
+        const struct flip_entry *f = &s->flips[i];
+        if (!flip_applies(&f->flip, &r)) {
+            spec_fail(spec->file, &f->device_pos, err, "no device \"%s\" in %s (%zu devices)",
+                      f->flip.device, s->label, r.n);
+            resolved_free(&r);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < spec->nflips; i++)
+        top_found[i] = top_found[i] || flip_applies(&spec->flips[i].flip, &r);
+    if (keep != NULL)
+        *keep = r;
+    else
+        resolved_free(&r);
+    return 0;
+}
+
+int config_resolve(const struct config_spec *spec, const char *node, struct config *out,
+                   struct error *err)
+{
+    const struct section *chosen = NULL;
+    for (size_t i = 0; i < spec->nnodes && chosen == NULL; i++)
+        if (fnmatch(spec->nodes[i].pattern, node, 0) == 0)
+            chosen = &spec->nodes[i];
+    if (chosen == NULL && spec->has_defaults)
+        chosen = &spec->defaults;
+
+    int rc = -1;
+    struct resolved mine = {0};
+    bool *top_found = calloc(spec->nflips ? spec->nflips : 1, sizeof(*top_found));
+    struct flip *flips = NULL;
+    if (top_found == NULL) {
+        error_set(err, "%s: out of memory", spec->file);
+        goto out;
+    }
+    /* Every section is checked, so a mistake for another node fails here too. */
+    if (spec->has_defaults && check_section(spec, &spec->defaults, node, top_found,
+                                            chosen == &spec->defaults ? &mine : NULL, err) < 0)
+        goto out;
+    for (size_t i = 0; i < spec->nnodes; i++) {
+        const struct section *s = &spec->nodes[i];
+        if (check_section(spec, s, s == chosen ? node : s->pattern, top_found,
+                          s == chosen ? &mine : NULL, err) < 0)
+            goto out;
+    }
+    for (size_t i = 0; i < spec->nflips; i++) {
+        const struct flip_entry *f = &spec->flips[i];
+        if (!top_found[i] && strcmp(f->flip.device, FLIP_ALL_DEVICES) != 0) {
+            spec_fail(spec->file, &f->device_pos, err,
+                      "no device \"%s\" in any section of the config", f->flip.device);
+            goto out;
+        }
+    }
+
+    size_t nflips = 0, cap = spec->nflips + (chosen ? chosen->nflips : 0);
+    flips = calloc(cap ? cap : 1, sizeof(*flips));
+    if (flips == NULL) {
+        error_set(err, "%s: out of memory", spec->file);
+        goto out;
+    }
+    for (size_t i = 0; i < spec->nflips; i++)
+        if (flip_applies(&spec->flips[i].flip, &mine))
+            flips[nflips++] = spec->flips[i].flip;
+    for (size_t i = 0; chosen != NULL && i < chosen->nflips; i++)
+        flips[nflips++] = chosen->flips[i].flip;
+
+    memset(out, 0, sizeof(*out));
+    if (chosen != NULL)
+        snprintf(out->section, sizeof(out->section), "%s", chosen->label);
+    else
+        snprintf(out->section, sizeof(out->section),
+                 "none (no nodes entry matches and there is no defaults section)");
+    snprintf(out->seed, sizeof(out->seed), "%s",
+             chosen && chosen->has_seed ? chosen->seed
+             : spec->has_seed           ? spec->seed
+                                        : node);
+    out->devices = mine.devices;
+    out->ndevices = mine.n;
+    out->flips = flips;
+    out->nflips = nflips;
+    mine.devices = NULL;
+    flips = NULL;
+    rc = 0;
+out:
+    free(flips);
+    free(top_found);
+    resolved_free(&mine);
+    return rc;
+}

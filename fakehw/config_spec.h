@@ -1,0 +1,108 @@
+/* The config as written, before it is resolved for a node: what
+ * config_parse.c builds from the YAML (every value already checked on its
+ * own) and config_resolve.c turns into a struct config.  Internal to the
+ * config module. */
+#ifndef FAKEHW_CONFIG_SPEC_H
+#define FAKEHW_CONFIG_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalogue.h"
+#include "config.h"
+#include "config_yaml.h"
+
+/* Where something was written, for errors found after parsing. */
+struct spec_pos {
+    size_t line, column;
+    char path[YPATH_MAX];
+};
+
+/* Most devices one `count` may ask for. */
+#define SPEC_MAX_COUNT GPU_MAX_DEVICES
+
+/* One item of a `devices` list: count devices sharing these settings.
+ * Empty strings and has_* false mean "not set". */
+struct device_entry {
+    struct spec_pos pos;
+    long count; /* 1 unless set */
+    const struct gpu_profile *profile;
+    char name[FAKEHW_NAME_MAX];
+    struct spec_pos name_pos;
+    char uuid[GPU_UUID_SIZE];
+    struct spec_pos uuid_pos;
+    char pci_bus_id[FAKEHW_TEXT_MAX];
+    struct spec_pos pci_pos;
+    char product_name[FAKEHW_TEXT_MAX];
+    char architecture[FAKEHW_TEXT_MAX];
+    char brand[FAKEHW_TEXT_MAX];
+    char compute_capability[FAKEHW_TEXT_MAX];
+    char driver_version[FAKEHW_TEXT_MAX];
+    char cuda_driver_version[FAKEHW_TEXT_MAX];
+    char pcie_root[FAKEHW_TEXT_MAX];
+    bool has_memory;
+    uint64_t memory_bytes;
+    bool has_numa;
+    long numa_node;
+    bool has_health;
+    bool healthy;
+    bool has_reason;
+    char health_reason[FAKEHW_REASON_MAX];
+};
+
+struct flip_entry {
+    struct spec_pos pos;
+    struct spec_pos device_pos;
+    struct flip flip;
+};
+
+/* `defaults` or one item of `nodes`. */
+struct section {
+    struct spec_pos pos;
+    char label[320];   /* "defaults" or "nodes[1] (kind-worker*)" */
+    char pattern[256]; /* node name or glob; "" for defaults */
+    bool has_seed;
+    char seed[CONFIG_SEED_MAX];
+    char driver_version[FAKEHW_TEXT_MAX];
+    char cuda_driver_version[FAKEHW_TEXT_MAX];
+    struct device_entry *entries;
+    size_t nentries;
+    struct flip_entry *flips;
+    size_t nflips;
+};
+
+struct config_spec {
+    const char *file;
+    bool has_seed;
+    char seed[CONFIG_SEED_MAX];
+    char driver_version[FAKEHW_TEXT_MAX];
+    char cuda_driver_version[FAKEHW_TEXT_MAX];
+    bool has_defaults;
+    struct section defaults;
+    struct section *nodes;
+    size_t nnodes;
+    struct flip_entry *flips; /* top level: every node that has the device */
+    size_t nflips;
+    size_t total_entries; /* device entries over all sections */
+    long total_devices;   /* devices over all sections */
+};
+
+/* Parses text into *spec (file names it in errors and must outlive spec).
+ * On error *spec is left empty. */
+int config_parse(const char *text, size_t len, const char *file, struct config_spec *spec,
+                 struct error *err);
+
+void config_spec_free(struct config_spec *spec);
+
+/* Checks every section and resolves the one for node into *out. */
+int config_resolve(const struct config_spec *spec, const char *node, struct config *out,
+                   struct error *err);
+
+/* Value checks shared by the parser and its tests. */
+bool config_valid_dns_label(const char *s);
+bool config_valid_pci_bus_id(const char *s); /* "0000:08:00.0" */
+bool config_valid_pcie_root(const char *s);  /* "pci0000:07" */
+bool config_valid_version(const char *s);    /* "9.0", "580.95.05" */
+
+#endif

@@ -1,0 +1,224 @@
+/* Position-aware libyaml document access: see config_yaml.h. */
+#include "config_yaml.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, struct error *err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return error_set(err, "%s: cannot initialise the YAML parser", file);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int rc = -1;
+    if (!yaml_parser_load(&parser, doc)) {
+        const char *problem = parser.problem ? parser.problem : "malformed YAML";
+        if (parser.context != NULL)
+            error_set(err, "%s:%zu:%zu: YAML syntax error: %s %s", file,
+                      parser.problem_mark.line + 1, parser.problem_mark.column + 1, problem,
+                      parser.context);
+        else
+            error_set(err, "%s:%zu:%zu: YAML syntax error: %s", file, parser.problem_mark.line + 1,
+                      parser.problem_mark.column + 1, problem);
+        goto out;
+    }
+    if (yaml_document_get_root_node(doc) == NULL) {
+        yaml_document_delete(doc);
+        error_set(err, "%s:1:1: the config is empty (docs/fakehw.md describes it)", file);
+        goto out;
+    }
+    yaml_document_t next;
+    if (!yaml_parser_load(&parser, &next)) {
+        yaml_document_delete(doc);
+        error_set(err, "%s:%zu:%zu: YAML syntax error: %s", file, parser.problem_mark.line + 1,
+                  parser.problem_mark.column + 1,
+                  parser.problem ? parser.problem : "malformed YAML");
+        goto out;
+    }
+    yaml_node_t *extra = yaml_document_get_root_node(&next);
+    if (extra != NULL) {
+        error_set(err, "%s:%zu:%zu: a second YAML document; the config is one document", file,
+                  extra->start_mark.line + 1, extra->start_mark.column + 1);
+        yaml_document_delete(&next);
+        yaml_document_delete(doc);
+        goto out;
+    }
+    yaml_document_delete(&next);
+    rc = 0;
+out:
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+size_t yline(const yaml_node_t *node)
+{
+    return node->start_mark.line + 1;
+}
+
+size_t ycolumn(const yaml_node_t *node)
+{
+    return node->start_mark.column + 1;
+}
+
+int yfail(const struct yctx *y, const yaml_node_t *node, const char *path, const char *fmt, ...)
+{
+    if (y->err == NULL)
+        return -1;
+    char what[ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    if (path != NULL && *path != '\0')
+        return error_set(y->err, "%s:%zu:%zu: %s: %s", y->file, yline(node), ycolumn(node), path,
+                         what);
+    return error_set(y->err, "%s:%zu:%zu: %s", y->file, yline(node), ycolumn(node), what);
+}
+
+static bool is_null(const yaml_node_t *node)
+{
+    if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    const char *v = (const char *)node->data.scalar.value;
+    return !strcmp(v, "") || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+           !strcmp(v, "NULL");
+}
+
+const char *ykind(const yaml_node_t *node)
+{
+    switch (node->type) {
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    case YAML_SCALAR_NODE:
+        return is_null(node) ? "null" : "a string";
+    default:
+        return "nothing";
+    }
+}
+
+void ypath_key(char *out, const char *base, const char *key)
+{
+    if (*base == '\0')
+        snprintf(out, YPATH_MAX, "%s", key);
+    else
+        snprintf(out, YPATH_MAX, "%s.%s", base, key);
+}
+
+void ypath_index(char *out, const char *base, size_t i)
+{
+    snprintf(out, YPATH_MAX, "%s[%zu]", base, i);
+}
+
+int yexpect_mapping(const struct yctx *y, const yaml_node_t *node, const char *path)
+{
+    if (node->type != YAML_MAPPING_NODE)
+        return yfail(y, node, path, "expected a mapping (key: value lines), got %s", ykind(node));
+    return 0;
+}
+
+int yexpect_list(const struct yctx *y, const yaml_node_t *node, const char *path, size_t *n)
+{
+    if (node->type != YAML_SEQUENCE_NODE)
+        return yfail(y, node, path, "expected a list (\"- \" items), got %s", ykind(node));
+    *n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+    return 0;
+}
+
+yaml_node_t *ylist_item(const struct yctx *y, const yaml_node_t *list, size_t i)
+{
+    return yaml_document_get_node(y->doc, list->data.sequence.items.start[i]);
+}
+
+static void known_list(char *buf, size_t size, const char *const *known)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; known[i] != NULL && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", known[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+int ymap_each(const struct yctx *y, const yaml_node_t *node, const char *path,
+              const char *const *known, ykey_fn fn, void *ctx)
+{
+    if (yexpect_mapping(y, node, path) < 0)
+        return -1;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+        if (k->type != YAML_SCALAR_NODE || is_null(k))
+            return yfail(y, k, path, "a key must be a string, got %s", ykind(k));
+        const char *key = (const char *)k->data.scalar.value;
+        char key_path[YPATH_MAX];
+        ypath_key(key_path, path, key);
+        bool ok = false;
+        for (size_t i = 0; known[i] != NULL; i++)
+            ok = ok || !strcmp(known[i], key);
+        if (!ok) {
+            char list[512];
+            known_list(list, sizeof(list), known);
+            return yfail(y, k, key_path, "unknown key (known keys here: %s)", list);
+        }
+        for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *prev = yaml_document_get_node(y->doc, q->key);
+            if (prev->type == YAML_SCALAR_NODE &&
+                !strcmp((const char *)prev->data.scalar.value, key))
+                return yfail(y, k, key_path, "duplicate key (first at line %zu)", yline(prev));
+        }
+        if (fn(y, key, v, key_path, ctx) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int ytext(const struct yctx *y, const yaml_node_t *node, const char *path, const char **text)
+{
+    if (node->type != YAML_SCALAR_NODE)
+        return yfail(y, node, path, "expected a single value, got %s", ykind(node));
+    if (is_null(node))
+        return yfail(y, node, path, "needs a value");
+    const char *v = (const char *)node->data.scalar.value;
+    if (strlen(v) != node->data.scalar.length)
+        return yfail(y, node, path, "contains a NUL byte");
+    *text = v;
+    return 0;
+}
+
+int ystring(const struct yctx *y, const yaml_node_t *node, const char *path, char *buf, size_t size)
+{
+    const char *v;
+    if (ytext(y, node, path, &v) < 0)
+        return -1;
+    if (strlen(v) >= size)
+        return yfail(y, node, path, "is too long (%zu bytes, at most %zu)", strlen(v), size - 1);
+    memcpy(buf, v, strlen(v) + 1);
+    return 0;
+}
+
+int ylong(const struct yctx *y, const yaml_node_t *node, const char *path, long min, long max,
+          const char *what, long *out)
+{
+    const char *v;
+    if (ytext(y, node, path, &v) < 0)
+        return -1;
+    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return yfail(y, node, path, "\"%.64s\" is quoted, so it is a string, not an integer", v);
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end != '\0')
+        return yfail(y, node, path, "\"%.64s\" is not an integer", v);
+    if (errno == ERANGE || n < min || n > max)
+        return yfail(y, node, path, "%.64s is not a valid %s (%ld..%ld)", v, what, min, max);
+    *out = n;
+    return 0;
+}

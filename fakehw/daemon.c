@@ -1,0 +1,263 @@
+/* The fakehw daemon: load the config, mount the tree, make device nodes,
+ * run the flip scheduler and the reload thread, serve until told to stop,
+ * then take everything down again. */
+#define FUSE_USE_VERSION 314
+#include <errno.h>
+#include <fuse.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "config.h"
+#include "devnodes.h"
+#include "flips.h"
+#include "fuse_tree.h"
+#include "inventory.h"
+#include "log.h"
+#include "mountpoint.h"
+
+struct daemon {
+    char config_path[PATH_MAX]; /* absolute (the daemon chdirs to /), read on every SIGHUP */
+    char mount[PATH_MAX];
+    char dev_dir[PATH_MAX]; /* "" = no device nodes */
+    char node[256];
+    struct inventory *inv;
+    struct devnodes *devnodes;
+    struct flip_scheduler *flips;
+    struct fuse_tree *tree;
+    pthread_t reload_thread;
+    bool reload_started;
+    atomic_bool stopping;
+};
+
+/* For the signal handlers. */
+static struct fuse_tree *volatile signal_tree;
+static sem_t reload_sem;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    if (signal_tree != NULL)
+        fuse_tree_exit(signal_tree);
+}
+
+static void on_reload_signal(int sig)
+{
+    (void)sig;
+    sem_post(&reload_sem);
+}
+
+static void stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: the signal must interrupt the FUSE loop's read(2). */
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_reload_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* mkdir -p then realpath, so the path survives the daemon's chdir("/"). */
+static int absolute_dir(const char *dir, char *out, struct error *err)
+{
+    if (mkdir_p(dir, 0755, err) < 0)
+        return -1;
+    if (realpath(dir, out) == NULL)
+        return error_set_errno(err, errno, "%s", dir);
+    return 0;
+}
+
+/* Absolute, but symlinks kept: a ConfigMap volume swaps its ..data link on
+ * update, and a SIGHUP must then read the new file, not the old target. */
+static int absolute_path(const char *path, char *out, struct error *err)
+{
+    char cwd[PATH_MAX];
+    int n;
+    if (path[0] == '/') {
+        n = snprintf(out, PATH_MAX, "%s", path);
+    } else {
+        if (getcwd(cwd, sizeof(cwd)) == NULL)
+            return error_set_errno(err, errno, "config %s: current directory", path);
+        n = snprintf(out, PATH_MAX, "%s/%s", cwd, path);
+    }
+    if (n < 0 || n >= PATH_MAX)
+        return error_set(err, "config %s: path too long", path);
+    return 0;
+}
+
+static void reload(struct daemon *d)
+{
+    struct config cfg;
+    struct error err;
+    LOG_I("SIGHUP: reloading %s", d->config_path);
+    if (config_load_file(d->config_path, d->node, &cfg, &err) < 0) {
+        LOG_E("reload failed, keeping the current inventory: %s", err.msg);
+        return;
+    }
+    if (d->devnodes != NULL && devnodes_sync(d->devnodes, cfg.devices, cfg.ndevices, &err) < 0) {
+        LOG_E("reload failed, keeping the current inventory: %s", err.msg);
+        config_free(&cfg);
+        return;
+    }
+    bool changed;
+    if (inventory_replace(d->inv, cfg.devices, cfg.ndevices, &changed, &err) < 0) {
+        LOG_E("reload failed: %s", err.msg);
+    } else {
+        if (flip_scheduler_replace(d->flips, cfg.flips, cfg.nflips, &err) < 0)
+            LOG_E("reload: flips not rescheduled: %s", err.msg);
+        LOG_I("reloaded %s: %zu devices from %s, %zu flips, %s, generation %llu", d->config_path,
+              cfg.ndevices, cfg.section, cfg.nflips, changed ? "changed" : "unchanged",
+              (unsigned long long)inventory_generation(d->inv));
+    }
+    config_free(&cfg);
+}
+
+static void *reload_main(void *arg)
+{
+    struct daemon *d = arg;
+    for (;;) {
+        while (sem_wait(&reload_sem) < 0 && errno == EINTR)
+            ;
+        if (atomic_load(&d->stopping))
+            return NULL;
+        reload(d);
+    }
+}
+
+static int start_reload_thread(struct daemon *d, struct error *err)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&d->reload_thread, NULL, reload_main, d);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return error_set_errno(err, rc, "starting the reload thread");
+    d->reload_started = true;
+    return 0;
+}
+
+static void teardown(struct daemon *d)
+{
+    atomic_store(&d->stopping, true);
+    if (d->reload_started) {
+        sem_post(&reload_sem);
+        pthread_join(d->reload_thread, NULL);
+    }
+    flip_scheduler_stop(d->flips);
+    signal_tree = NULL;
+    if (d->tree != NULL) {
+        fuse_tree_unmount(d->tree);
+        LOG_I("unmounted %s", d->mount);
+    }
+    devnodes_free(d->devnodes);
+    inventory_free(d->inv);
+}
+
+int daemon_run(const struct daemon_options *o)
+{
+    static struct daemon d; /* large path buffers; one daemon per process */
+    struct config cfg = {0};
+    struct error err;
+    int status = 1;
+    sigset_t sigs;
+
+    /* Signals wait until the loop runs: a SIGTERM during setup then still
+     * unmounts cleanly instead of killing us with the mount in place. */
+    stop_signals(&sigs);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    sem_init(&reload_sem, 0, 0);
+    install_handlers();
+
+    if (o->node != NULL && *o->node != '\0')
+        snprintf(d.node, sizeof(d.node), "%s", o->node);
+    else if (default_node_name(d.node, sizeof(d.node)) < 0) {
+        LOG_E("no --node given and the hostname is unknown");
+        goto out;
+    }
+    if (absolute_path(o->config, d.config_path, &err) < 0) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    if (config_load_file(d.config_path, d.node, &cfg, &err) < 0) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    if (mountpoint_prepare(o->mount, o->clear_stale, &err) < 0 ||
+        absolute_dir(o->mount, d.mount, &err) < 0) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    if (o->dev_dir != NULL && *o->dev_dir != '\0' &&
+        absolute_dir(o->dev_dir, d.dev_dir, &err) < 0) {
+        LOG_E("device node directory: %s", err.msg);
+        goto out;
+    }
+    d.inv = inventory_new(d.node, d.dev_dir, cfg.devices, cfg.ndevices, &err);
+    if (d.inv == NULL) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    if (d.dev_dir[0] != '\0') {
+        d.devnodes = devnodes_new(d.dev_dir, &err);
+        if (d.devnodes == NULL || devnodes_sync(d.devnodes, cfg.devices, cfg.ndevices, &err) < 0) {
+            LOG_E("%s", err.msg);
+            goto out;
+        }
+    }
+    d.tree = fuse_tree_mount(d.inv, d.mount, geteuid() == 0, &err);
+    if (d.tree == NULL) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    signal_tree = d.tree;
+    LOG_I("node %s: %zu devices from %s (seed \"%s\"), %zu flips; tree at %s%s%s", d.node,
+          cfg.ndevices, cfg.section, cfg.seed, cfg.nflips, d.mount,
+          d.dev_dir[0] ? ", device nodes in " : "", d.dev_dir);
+    /* Forks: threads start after it. */
+    if (fuse_daemonize(o->foreground) != 0) {
+        LOG_E("could not go to the background");
+        goto out;
+    }
+    d.flips = flip_scheduler_start(d.inv, cfg.flips, cfg.nflips, &err);
+    if (d.flips == NULL || start_reload_thread(&d, &err) < 0) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    config_free(&cfg);
+    /* The loop's worker threads inherit this mask and take the signals. */
+    pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
+    int rc = fuse_tree_loop(d.tree, &err);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    if (rc < 0)
+        LOG_E("%s", err.msg);
+    else
+        status = 0;
+out:
+    teardown(&d);
+    config_free(&cfg);
+    sem_destroy(&reload_sem);
+    return status;
+}

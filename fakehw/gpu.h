@@ -1,0 +1,40 @@
+/* One fake GPU as fakehw serves it: the attributes of its directory in the
+ * tree (fakehw_tree.h) and its configured initial health.  The config builds
+ * these; the inventory adds the live health state. */
+#ifndef FAKEHW_GPU_H
+#define FAKEHW_GPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fakehw_tree.h"
+#include "uuid.h"
+
+/* Upper bound of devices on one node (benchmarks use 4096). */
+#define GPU_MAX_DEVICES 4096
+
+/* Driver pair every device gets unless the config says otherwise: a real
+ * R580 datacenter driver and the CUDA version it reports. */
+#define GPU_DEFAULT_DRIVER_VERSION      "580.95.05"
+#define GPU_DEFAULT_CUDA_DRIVER_VERSION "13.0"
+
+struct gpu_device {
+    char name[FAKEHW_NAME_MAX]; /* DNS label, the directory name */
+    long index;                 /* position on the node, 0.. */
+    long minor;                 /* = index; the N of fakegpuN */
+    char uuid[GPU_UUID_SIZE];
+    char product_name[FAKEHW_TEXT_MAX];
+    char architecture[FAKEHW_TEXT_MAX];
+    char brand[FAKEHW_TEXT_MAX];
+    uint64_t memory_bytes;
+    char compute_capability[FAKEHW_TEXT_MAX];
+    char driver_version[FAKEHW_TEXT_MAX];
+    char cuda_driver_version[FAKEHW_TEXT_MAX];
+    char pci_bus_id[FAKEHW_TEXT_MAX]; /* "0000:08:00.0" */
+    char pcie_root[FAKEHW_TEXT_MAX];  /* "pci0000:07" */
+    long numa_node;
+    bool healthy; /* initial health from the config */
+    char health_reason[FAKEHW_REASON_MAX];
+};
+
+#endif

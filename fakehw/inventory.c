@@ -1,0 +1,509 @@
+/* The live inventory: see inventory.h. */
+#include "inventory.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "devnodes.h"
+
+struct live_device {
+    struct gpu_device cfg; /* as configured */
+    bool healthy;
+    char reason[FAKEHW_REASON_MAX];
+    int64_t since; /* Unix seconds of the last health change */
+};
+
+struct inventory {
+    pthread_mutex_t lock;
+    char node[256];
+    char dev_dir[FAKEHW_PATH_MAX];
+    uint64_t generation;
+    int64_t loaded_at;  /* mtime of the static files */
+    int64_t changed_at; /* mtime of generation */
+    struct live_device *devs;
+    size_t n;
+    size_t *by_name; /* indices sorted by name */
+    inventory_listener listener;
+    void *listener_ctx;
+};
+
+enum attr {
+    A_NAME,
+    A_INDEX,
+    A_UUID,
+    A_PRODUCT_NAME,
+    A_ARCHITECTURE,
+    A_BRAND,
+    A_MEMORY,
+    A_COMPUTE_CAPABILITY,
+    A_DRIVER_VERSION,
+    A_CUDA_DRIVER_VERSION,
+    A_PCI_BUS_ID,
+    A_PCIE_ROOT,
+    A_NUMA_NODE,
+    A_MINOR,
+    A_DEVICE_PATH,
+    A_HEALTH,
+    A_HEALTH_REASON,
+    A_HEALTH_SINCE,
+    A_COUNT
+};
+
+static const char *const attributes[A_COUNT + 1] = {
+    [A_NAME] = FAKEHW_ATTR_NAME,
+    [A_INDEX] = FAKEHW_ATTR_INDEX,
+    [A_UUID] = FAKEHW_ATTR_UUID,
+    [A_PRODUCT_NAME] = FAKEHW_ATTR_PRODUCT_NAME,
+    [A_ARCHITECTURE] = FAKEHW_ATTR_ARCHITECTURE,
+    [A_BRAND] = FAKEHW_ATTR_BRAND,
+    [A_MEMORY] = FAKEHW_ATTR_MEMORY,
+    [A_COMPUTE_CAPABILITY] = FAKEHW_ATTR_COMPUTE_CAPABILITY,
+    [A_DRIVER_VERSION] = FAKEHW_ATTR_DRIVER_VERSION,
+    [A_CUDA_DRIVER_VERSION] = FAKEHW_ATTR_CUDA_DRIVER_VER,
+    [A_PCI_BUS_ID] = FAKEHW_ATTR_PCI_BUS_ID,
+    [A_PCIE_ROOT] = FAKEHW_ATTR_PCIE_ROOT,
+    [A_NUMA_NODE] = FAKEHW_ATTR_NUMA_NODE,
+    [A_MINOR] = FAKEHW_ATTR_MINOR,
+    [A_DEVICE_PATH] = FAKEHW_ATTR_DEVICE_PATH,
+    [A_HEALTH] = FAKEHW_ATTR_HEALTH,
+    [A_HEALTH_REASON] = FAKEHW_ATTR_HEALTH_REASON,
+    [A_HEALTH_SINCE] = FAKEHW_ATTR_HEALTH_SINCE,
+    [A_COUNT] = NULL,
+};
+
+const char *const *inventory_attributes(void)
+{
+    return attributes;
+}
+
+static int attr_index(const char *name)
+{
+    for (int i = 0; i < A_COUNT; i++)
+        if (!strcmp(attributes[i], name))
+            return i;
+    return -1;
+}
+
+bool inventory_attribute_writable(const char *attr)
+{
+    return !strcmp(attr, FAKEHW_ATTR_HEALTH);
+}
+
+static int fail(struct error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct error *err, int errnum, const char *fmt, ...)
+{
+    if (err != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    errno = errnum;
+    return -1;
+}
+
+static int64_t now_seconds(void)
+{
+    return (int64_t)time(NULL);
+}
+
+static int compare_names(const void *a, const void *b, void *ctx)
+{
+    const struct live_device *devs = ctx;
+    return strcmp(devs[*(const size_t *)a].cfg.name, devs[*(const size_t *)b].cfg.name);
+}
+
+/* Builds the live devices and the name index for devs; old (may be NULL)
+ * donates the health of unchanged devices. */
+static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
+                 struct live_device **out, size_t **by_name, bool *changed, struct error *err);
+
+static struct live_device *find_locked(const struct inventory *inv, const char *name)
+{
+    size_t lo = 0, hi = inv->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        struct live_device *d = &inv->devs[inv->by_name[mid]];
+        int c = strcmp(d->cfg.name, name);
+        if (c == 0)
+            return d;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
+{
+    return !strcmp(a->name, b->name) && a->index == b->index && a->minor == b->minor &&
+           !strcmp(a->uuid, b->uuid) && !strcmp(a->product_name, b->product_name) &&
+           !strcmp(a->architecture, b->architecture) && !strcmp(a->brand, b->brand) &&
+           a->memory_bytes == b->memory_bytes &&
+           !strcmp(a->compute_capability, b->compute_capability) &&
+           !strcmp(a->driver_version, b->driver_version) &&
+           !strcmp(a->cuda_driver_version, b->cuda_driver_version) &&
+           !strcmp(a->pci_bus_id, b->pci_bus_id) && !strcmp(a->pcie_root, b->pcie_root) &&
+           a->numa_node == b->numa_node && a->healthy == b->healthy &&
+           !strcmp(a->health_reason, b->health_reason);
+}
+
+static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
+                 struct live_device **out, size_t **by_name, bool *changed, struct error *err)
+{
+    struct live_device *live = calloc(n ? n : 1, sizeof(*live));
+    size_t *idx = calloc(n ? n : 1, sizeof(*idx));
+    if (live == NULL || idx == NULL) {
+        free(live);
+        free(idx);
+        return fail(err, ENOMEM, "out of memory for %zu devices", n);
+    }
+    int64_t now = now_seconds();
+    *changed = old == NULL || old->n != n;
+    for (size_t i = 0; i < n; i++) {
+        live[i].cfg = devs[i];
+        const struct live_device *prev = old ? find_locked(old, devs[i].name) : NULL;
+        if (prev != NULL && same_config(&prev->cfg, &devs[i])) {
+            live[i].healthy = prev->healthy;
+            memcpy(live[i].reason, prev->reason, sizeof(live[i].reason));
+            live[i].since = prev->since;
+        } else {
+            live[i].healthy = devs[i].healthy;
+            memcpy(live[i].reason, devs[i].health_reason, sizeof(live[i].reason));
+            live[i].since = now;
+            *changed = true;
+        }
+        idx[i] = i;
+    }
+    qsort_r(idx, n, sizeof(*idx), compare_names, live);
+    for (size_t i = 1; i < n; i++) {
+        if (!strcmp(live[idx[i - 1]].cfg.name, live[idx[i]].cfg.name)) {
+            int rc = fail(err, EINVAL, "two devices are named %s", live[idx[i]].cfg.name);
+            free(live);
+            free(idx);
+            return rc;
+        }
+    }
+    *out = live;
+    *by_name = idx;
+    return 0;
+}
+
+struct inventory *inventory_new(const char *node, const char *dev_dir,
+                                const struct gpu_device *devs, size_t n, struct error *err)
+{
+    struct inventory *inv = calloc(1, sizeof(*inv));
+    if (inv == NULL) {
+        fail(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    bool changed;
+    if (snprintf(inv->node, sizeof(inv->node), "%s", node) >= (int)sizeof(inv->node) ||
+        snprintf(inv->dev_dir, sizeof(inv->dev_dir), "%s", dev_dir) >= (int)sizeof(inv->dev_dir)) {
+        fail(err, ENAMETOOLONG, "node name or device directory too long");
+        free(inv);
+        return NULL;
+    }
+    if (build(devs, n, NULL, &inv->devs, &inv->by_name, &changed, err) < 0) {
+        free(inv);
+        return NULL;
+    }
+    pthread_mutex_init(&inv->lock, NULL);
+    inv->n = n;
+    inv->generation = 1;
+    inv->loaded_at = inv->changed_at = now_seconds();
+    return inv;
+}
+
+void inventory_free(struct inventory *inv)
+{
+    if (inv == NULL)
+        return;
+    pthread_mutex_destroy(&inv->lock);
+    free(inv->devs);
+    free(inv->by_name);
+    free(inv);
+}
+
+void inventory_set_listener(struct inventory *inv, inventory_listener fn, void *ctx)
+{
+    inv->listener = fn;
+    inv->listener_ctx = ctx;
+}
+
+uint64_t inventory_generation(struct inventory *inv)
+{
+    pthread_mutex_lock(&inv->lock);
+    uint64_t g = inv->generation;
+    pthread_mutex_unlock(&inv->lock);
+    return g;
+}
+
+/* Bumps the generation (lock held); returns the new value. */
+static uint64_t bump_locked(struct inventory *inv)
+{
+    inv->changed_at = now_seconds();
+    return ++inv->generation;
+}
+
+static void notify(struct inventory *inv, uint64_t generation)
+{
+    if (inv->listener != NULL)
+        inv->listener(inv->listener_ctx, generation);
+}
+
+int inventory_replace(struct inventory *inv, const struct gpu_device *devs, size_t n, bool *changed,
+                      struct error *err)
+{
+    struct live_device *live;
+    size_t *by_name;
+    pthread_mutex_lock(&inv->lock);
+    int rc = build(devs, n, inv, &live, &by_name, changed, err);
+    if (rc == 0) {
+        free(inv->devs);
+        free(inv->by_name);
+        inv->devs = live;
+        inv->by_name = by_name;
+        inv->n = n;
+        if (*changed)
+            inv->loaded_at = now_seconds();
+    }
+    uint64_t gen = rc == 0 && *changed ? bump_locked(inv) : 0;
+    pthread_mutex_unlock(&inv->lock);
+    if (gen != 0)
+        notify(inv, gen);
+    return rc;
+}
+
+int inventory_snapshot(struct inventory *inv, struct gpu_device **devs, size_t *n,
+                       struct error *err)
+{
+    pthread_mutex_lock(&inv->lock);
+    struct gpu_device *copy = calloc(inv->n ? inv->n : 1, sizeof(*copy));
+    if (copy != NULL) {
+        for (size_t i = 0; i < inv->n; i++)
+            copy[i] = inv->devs[i].cfg;
+        *n = inv->n;
+    }
+    pthread_mutex_unlock(&inv->lock);
+    if (copy == NULL)
+        return fail(err, ENOMEM, "out of memory");
+    *devs = copy;
+    return 0;
+}
+
+/* Applies a health change to d (lock held); true when something changed. */
+static bool set_health_locked(struct live_device *d, bool healthy, const char *reason, int64_t now)
+{
+    if (reason == NULL)
+        reason = "";
+    if (d->healthy == healthy && !strcmp(d->reason, reason))
+        return false;
+    if (d->healthy != healthy)
+        d->since = now;
+    d->healthy = healthy;
+    snprintf(d->reason, sizeof(d->reason), "%s", reason);
+    return true;
+}
+
+static int check_reason(const char *reason, struct error *err)
+{
+    if (reason != NULL && strlen(reason) >= FAKEHW_REASON_MAX)
+        return fail(err, EINVAL, "reason is longer than %d bytes", FAKEHW_REASON_MAX - 1);
+    return 0;
+}
+
+int inventory_set_health(struct inventory *inv, const char *device, bool healthy,
+                         const char *reason, struct error *err)
+{
+    if (check_reason(reason, err) < 0)
+        return -1;
+    pthread_mutex_lock(&inv->lock);
+    struct live_device *d = find_locked(inv, device);
+    uint64_t gen = 0;
+    if (d != NULL && set_health_locked(d, healthy, reason, now_seconds()))
+        gen = bump_locked(inv);
+    pthread_mutex_unlock(&inv->lock);
+    if (d == NULL)
+        return fail(err, ENOENT, "no device %s on node %s", device, inv->node);
+    if (gen != 0)
+        notify(inv, gen);
+    return 0;
+}
+
+int inventory_set_health_all(struct inventory *inv, bool healthy, const char *reason,
+                             struct error *err)
+{
+    if (check_reason(reason, err) < 0)
+        return -1;
+    pthread_mutex_lock(&inv->lock);
+    bool changed = false;
+    int64_t now = now_seconds();
+    for (size_t i = 0; i < inv->n; i++)
+        changed = set_health_locked(&inv->devs[i], healthy, reason, now) || changed;
+    uint64_t gen = changed ? bump_locked(inv) : 0;
+    pthread_mutex_unlock(&inv->lock);
+    if (gen != 0)
+        notify(inv, gen);
+    return 0;
+}
+
+int health_parse_command(const char *buf, size_t len, bool *healthy, char *reason, size_t size,
+                         struct error *err)
+{
+    if (len > 0 && buf[len - 1] == '\n')
+        len--;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            return fail(err, EINVAL, "health: control character in the value");
+    size_t word = 0;
+    while (word < len && buf[word] != ' ')
+        word++;
+    if (word == strlen(FAKEHW_HEALTHY) && !strncmp(buf, FAKEHW_HEALTHY, word))
+        *healthy = true;
+    else if (word == strlen(FAKEHW_UNHEALTHY) && !strncmp(buf, FAKEHW_UNHEALTHY, word))
+        *healthy = false;
+    else
+        return fail(err, EINVAL, "health: \"%.*s\" is not healthy or unhealthy",
+                    (int)(word < 64 ? word : 64), buf);
+    size_t rlen = word < len ? len - word - 1 : 0;
+    if (rlen >= size || rlen >= FAKEHW_REASON_MAX)
+        return fail(err, EINVAL, "health: the reason is longer than %d bytes",
+                    FAKEHW_REASON_MAX - 1);
+    memcpy(reason, buf + len - rlen, rlen);
+    reason[rlen] = '\0';
+    return 0;
+}
+
+int inventory_write_health(struct inventory *inv, const char *device, const char *buf, size_t len,
+                           struct error *err)
+{
+    bool healthy;
+    char reason[FAKEHW_REASON_MAX];
+    if (health_parse_command(buf, len, &healthy, reason, sizeof(reason), err) < 0)
+        return -1;
+    return inventory_set_health(inv, device, healthy, reason, err);
+}
+
+bool inventory_has_device(struct inventory *inv, const char *device)
+{
+    pthread_mutex_lock(&inv->lock);
+    bool found = find_locked(inv, device) != NULL;
+    pthread_mutex_unlock(&inv->lock);
+    return found;
+}
+
+int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX], size_t *n,
+                           struct error *err)
+{
+    pthread_mutex_lock(&inv->lock);
+    char(*copy)[FAKEHW_NAME_MAX] = calloc(inv->n ? inv->n : 1, sizeof(*copy));
+    if (copy != NULL) {
+        for (size_t i = 0; i < inv->n; i++)
+            memcpy(copy[i], inv->devs[i].cfg.name, sizeof(copy[i]));
+        *n = inv->n;
+    }
+    pthread_mutex_unlock(&inv->lock);
+    if (copy == NULL)
+        return fail(err, ENOMEM, "out of memory");
+    *names = copy;
+    return 0;
+}
+
+/* Renders attribute a of d (lock held). */
+static int render_attr_locked(const struct inventory *inv, const struct live_device *d, int a,
+                              char *buf, size_t size, int64_t *mtime)
+{
+    const struct gpu_device *c = &d->cfg;
+    char path[FAKEHW_PATH_MAX] = "";
+    *mtime = inv->loaded_at;
+    switch ((enum attr)a) {
+    case A_NAME:
+        return snprintf(buf, size, "%s\n", c->name);
+    case A_INDEX:
+        return snprintf(buf, size, "%ld\n", c->index);
+    case A_UUID:
+        return snprintf(buf, size, "%s\n", c->uuid);
+    case A_PRODUCT_NAME:
+        return snprintf(buf, size, "%s\n", c->product_name);
+    case A_ARCHITECTURE:
+        return snprintf(buf, size, "%s\n", c->architecture);
+    case A_BRAND:
+        return snprintf(buf, size, "%s\n", c->brand);
+    case A_MEMORY:
+        return snprintf(buf, size, "%" PRIu64 "\n", c->memory_bytes);
+    case A_COMPUTE_CAPABILITY:
+        return snprintf(buf, size, "%s\n", c->compute_capability);
+    case A_DRIVER_VERSION:
+        return snprintf(buf, size, "%s\n", c->driver_version);
+    case A_CUDA_DRIVER_VERSION:
+        return snprintf(buf, size, "%s\n", c->cuda_driver_version);
+    case A_PCI_BUS_ID:
+        return snprintf(buf, size, "%s\n", c->pci_bus_id);
+    case A_PCIE_ROOT:
+        return snprintf(buf, size, "%s\n", c->pcie_root);
+    case A_NUMA_NODE:
+        return snprintf(buf, size, "%ld\n", c->numa_node);
+    case A_MINOR:
+        return snprintf(buf, size, "%ld\n", c->minor);
+    case A_DEVICE_PATH:
+        if (inv->dev_dir[0] != '\0' && devnode_path(inv->dev_dir, c->minor, path, sizeof(path)) < 0)
+            return -1;
+        return snprintf(buf, size, "%s\n", path);
+    case A_HEALTH:
+        *mtime = d->since;
+        return snprintf(buf, size, "%s\n", d->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
+    case A_HEALTH_REASON:
+        *mtime = d->since;
+        return snprintf(buf, size, "%s\n", d->reason);
+    case A_HEALTH_SINCE:
+        *mtime = d->since;
+        return snprintf(buf, size, "%" PRId64 "\n", d->since);
+    case A_COUNT:
+        break;
+    }
+    return -1;
+}
+
+int inventory_read_file(struct inventory *inv, const char *device, const char *file, char *buf,
+                        size_t size, size_t *len, int64_t *mtime, uint64_t *generation,
+                        struct error *err)
+{
+    int n = -1;
+    bool found = true;
+    pthread_mutex_lock(&inv->lock);
+    *generation = inv->generation;
+    if (device == NULL) {
+        if (!strcmp(file, FAKEHW_FILE_NODE)) {
+            *mtime = inv->loaded_at;
+            n = snprintf(buf, size, "%s\n", inv->node);
+        } else if (!strcmp(file, FAKEHW_FILE_GENERATION)) {
+            *mtime = inv->changed_at;
+            n = snprintf(buf, size, "%" PRIu64 "\n", inv->generation);
+        } else {
+            found = false;
+        }
+    } else {
+        const struct live_device *d = find_locked(inv, device);
+        int a = attr_index(file);
+        if (d == NULL || a < 0)
+            found = false;
+        else
+            n = render_attr_locked(inv, d, a, buf, size, mtime);
+    }
+    pthread_mutex_unlock(&inv->lock);
+    if (!found)
+        return fail(err, ENOENT, "no file %s%s%s", device ? device : "", device ? "/" : "", file);
+    if (n < 0 || (size_t)n >= size)
+        return fail(err, EOVERFLOW, "%s: value does not fit %zu bytes", file, size);
+    *len = (size_t)n;
+    return 0;
+}

@@ -1,0 +1,93 @@
+/* The live inventory of one node: its devices, their health, and the
+ * generation counter; the model behind the served tree (fakehw_tree.h).
+ * Thread-safe: FUSE workers, the flip scheduler and the reload thread share
+ * it.
+ *
+ * Every change (a device's health or reason, the device set or any
+ * attribute) bumps the generation once and then calls the listener, outside
+ * the lock, so the FUSE layer can wake poll(2) waiters.
+ *
+ * Failing calls return -1, fill err and set errno: ENOENT for an unknown
+ * device or file, EINVAL for a bad health value, ENOMEM. */
+#ifndef FAKEHW_INVENTORY_H
+#define FAKEHW_INVENTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "gpu.h"
+
+struct inventory;
+
+typedef void (*inventory_listener)(void *ctx, uint64_t generation);
+
+/* An inventory for node with devs (copied), initial health from the config,
+ * generation 1.  dev_dir is where the device nodes are ("" for none); it
+ * only shapes the devicePath attribute. */
+struct inventory *inventory_new(const char *node, const char *dev_dir,
+                                const struct gpu_device *devs, size_t n, struct error *err);
+
+void inventory_free(struct inventory *inv);
+
+/* Set once, before other threads use the inventory. */
+void inventory_set_listener(struct inventory *inv, inventory_listener fn, void *ctx);
+
+uint64_t inventory_generation(struct inventory *inv);
+
+/* Replaces the device set (a reload).  A device whose name and configured
+ * attributes (initial health included) are unchanged keeps its live health;
+ * any other starts from its configured health.  *changed says whether
+ * anything differs (then the generation was bumped). */
+int inventory_replace(struct inventory *inv, const struct gpu_device *devs, size_t n, bool *changed,
+                      struct error *err);
+
+/* Copies the configured devices, by index; the caller frees *devs. */
+int inventory_snapshot(struct inventory *inv, struct gpu_device **devs, size_t *n,
+                       struct error *err);
+
+/* Sets one device's health.  A reason of NULL or "" clears it.  Writing
+ * the current state and reason changes nothing. */
+int inventory_set_health(struct inventory *inv, const char *device, bool healthy,
+                         const char *reason, struct error *err);
+
+/* The same for every device, with one generation bump. */
+int inventory_set_health_all(struct inventory *inv, bool healthy, const char *reason,
+                             struct error *err);
+
+/* Parses what was written to a health file: "healthy" or "unhealthy",
+ * optionally a space and a reason, optionally one trailing newline.  The
+ * reason is copied to reason (size bytes; "" when none). */
+int health_parse_command(const char *buf, size_t len, bool *healthy, char *reason, size_t size,
+                         struct error *err);
+
+/* health_parse_command, then inventory_set_health. */
+int inventory_write_health(struct inventory *inv, const char *device, const char *buf, size_t len,
+                           struct error *err);
+
+/* The attribute files of a device directory, NULL-terminated, in tree order. */
+const char *const *inventory_attributes(void);
+
+bool inventory_attribute_writable(const char *attr);
+
+bool inventory_has_device(struct inventory *inv, const char *device);
+
+/* Copies the device names, by index, into a malloc'ed array of n
+ * FAKEHW_NAME_MAX-byte names; the caller frees it. */
+int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX], size_t *n,
+                           struct error *err);
+
+/* Renders a file of the tree: device NULL for the top-level files (node,
+ * generation), else an attribute of that device.  Writes the content (one
+ * line ending in "\n", NUL-terminated) to buf, its length to *len and its
+ * modification time (Unix seconds) to *mtime; *generation gets the counter
+ * the content belongs to. */
+int inventory_read_file(struct inventory *inv, const char *device, const char *file, char *buf,
+                        size_t size, size_t *len, int64_t *mtime, uint64_t *generation,
+                        struct error *err);
+
+/* Longest content inventory_read_file can produce, NUL included. */
+#define INVENTORY_FILE_MAX (FAKEHW_REASON_MAX + FAKEHW_PATH_MAX + 64)
+
+#endif

@@ -1,0 +1,76 @@
+/* fakehw: the fake-GPU FUSE daemon and its small commands.
+ *
+ *   fakehw --config FILE [--mount DIR] [--dev-dir DIR] [--node NAME] ...
+ *   fakehw flip --mount DIR DEVICE STATE [--reason TEXT]
+ *   fakehw check --config FILE [--node NAME]
+ *   fakehw profiles */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fakehw_tree.h"
+#include "flags.h"
+#include "log.h"
+
+static const char description[] =
+    "Serves fake GPUs, described by a YAML config, as a FUSE filesystem (the fakehw tree:\n"
+    "<mount>/node, <mount>/generation, <mount>/devices/<name>/<attribute>), optionally with\n"
+    "one null character device per GPU (<dev-dir>/fakegpuN).  SIGTERM/SIGINT unmount and\n"
+    "exit; SIGHUP reloads the config.  Reference: docs/fakehw.md.\n"
+    "\n"
+    "Other commands (each has --help):\n"
+    "  fakehw flip --mount DIR DEVICE|all healthy|unhealthy [--reason TEXT]\n"
+    "  fakehw check --config FILE [--node NAME]    validate, print the node's inventory\n"
+    "  fakehw profiles                             list the built-in GPU profiles";
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "flip"))
+        return flip_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "check"))
+        return check_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "profiles"))
+        return profiles_main(argc - 1, argv + 1);
+
+    struct daemon_options o = {.mount = FAKEHW_DEFAULT_ROOT};
+    long verbosity = 0;
+    const struct flag flags[] = {
+        {"config", "FAKEHW_CONFIG", FLAG_STRING, &o.config, "YAML config file (required)"},
+        {"mount", "FAKEHW_MOUNT", FLAG_STRING, &o.mount, "where to mount the fakehw tree"},
+        {"dev-dir", "FAKEHW_DEV_DIR", FLAG_STRING, &o.dev_dir,
+         "directory for the fakegpuN device nodes (needs CAP_MKNOD); unset: none"},
+        {"node", "NODE_NAME", FLAG_STRING, &o.node,
+         "node name to resolve the config for (default: the hostname)"},
+        {"foreground", "FAKEHW_FOREGROUND", FLAG_BOOL, &o.foreground,
+         "stay in the foreground and log to stderr"},
+        {"clear-stale", "FAKEHW_CLEAR_STALE", FLAG_BOOL, &o.clear_stale,
+         "lazily unmount a stale mount a dead fakehw left at --mount"},
+        {"v", "FAKEHW_VERBOSITY", FLAG_INT, &verbosity, "log verbosity"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next;
+    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, "fakehw", "--config FILE [flags]", description, flags, nflags);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "fakehw: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    if (next < argc) {
+        fprintf(stderr, "fakehw: unexpected argument \"%s\" (see --help)\n", argv[next]);
+        return EXIT_USAGE;
+    }
+    if (o.config == NULL || *o.config == '\0') {
+        fprintf(stderr, "fakehw: --config is required (or FAKEHW_CONFIG; see --help)\n");
+        return EXIT_USAGE;
+    }
+    if (o.mount == NULL || *o.mount == '\0') {
+        fprintf(stderr, "fakehw: --mount must not be empty\n");
+        return EXIT_USAGE;
+    }
+    log_verbosity = (int)verbosity;
+    return daemon_run(&o);
+}

@@ -1,0 +1,22 @@
+/* SHA-256 (FIPS 180-4), small and self-contained: fakehw derives its
+ * deterministic GPU UUIDs from it and needs no crypto library for that. */
+#ifndef FAKEHW_SHA256_H
+#define FAKEHW_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHA256_DIGEST_LEN 32
+
+struct sha256 {
+    uint32_t state[8];
+    uint64_t total_len; /* bytes fed so far */
+    uint8_t block[64];
+    size_t block_len;
+};
+
+void sha256_init(struct sha256 *ctx);
+void sha256_update(struct sha256 *ctx, const void *data, size_t len);
+void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_LEN]);
+
+#endif

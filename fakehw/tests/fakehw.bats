@@ -1,0 +1,407 @@
+#!/usr/bin/env bats
+# The fakehw daemon on a real FUSE mount in a temp dir: the tree, flips by
+# write, CLI and schedule, poll wake-ups, bad configs, signals, device nodes,
+# stale mounts, reloads.  Needs root (mount, mknod) and /dev/fuse.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+load helpers
+
+setup() {
+	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
+	setup_dirs
+}
+
+teardown() {
+	teardown_fakehw
+}
+
+@test "--help documents every flag and its environment variable" {
+	run "$FAKEHW" --help
+	assert_success
+	for flag in "--config VALUE" "--mount VALUE" "--dev-dir VALUE" "--node VALUE" \
+		"--foreground" "--clear-stale" "-v N" FAKEHW_CONFIG FAKEHW_MOUNT FAKEHW_DEV_DIR \
+		NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_VERBOSITY "fakehw flip"; do
+		assert_output --partial -- "$flag"
+	done
+	run "$FAKEHW" flip --help
+	assert_success
+	assert_output --partial "--reason VALUE"
+	run "$FAKEHW" --colour red
+	assert_failure 2
+	assert_output --partial "unknown flag --colour"
+	run "$FAKEHW"
+	assert_failure 2
+	assert_output --partial "--config is required"
+}
+
+@test "attributes read back as configured" {
+	fakehw_start --config "$CONFIGS/good-cluster.yaml" --node kind-worker
+	assert_equal "$(cat "$MNT/node")" kind-worker
+	assert_equal "$(cat "$MNT/generation")" 1
+	run ls "$MNT/devices"
+	assert_output "$(printf 'big-0\ngpu-0\ngpu-1\ngpu-2\ngpu-3')"
+	run ls "$MNT/devices/gpu-0"
+	assert_output "$(printf '%s\n' architecture brand computeCapability cudaDriverVersion \
+		devicePath driverVersion health healthReason healthSince index memory minor name numaNode \
+		pciBusID pcieRoot productName uuid)"
+	assert_equal "$(attr big-0 name)" big-0
+	assert_equal "$(attr big-0 index)" 4
+	assert_equal "$(attr big-0 minor)" 4
+	assert_equal "$(attr big-0 productName)" "NVIDIA H100 80GB HBM3"
+	assert_equal "$(attr big-0 architecture)" Hopper
+	assert_equal "$(attr big-0 brand)" NVIDIA
+	assert_equal "$(attr big-0 memory)" $((96 << 30))
+	assert_equal "$(attr big-0 computeCapability)" 9.0
+	assert_equal "$(attr big-0 driverVersion)" 580.95.05
+	assert_equal "$(attr big-0 cudaDriverVersion)" 13.0
+	assert_equal "$(attr big-0 pciBusID)" 0000:28:00.0
+	assert_equal "$(attr big-0 pcieRoot)" pci0000:27
+	assert_equal "$(attr big-0 numaNode)" 1
+	assert_equal "$(attr big-0 devicePath)" ""
+	assert_equal "$(attr big-0 health)" unhealthy
+	assert_equal "$(attr big-0 healthReason)" "XID 79: GPU has fallen off the bus"
+	assert_equal "$(attr gpu-3 memory)" $((81920 << 20))
+	assert_equal "$(attr gpu-3 productName)" "NVIDIA A100-SXM4-80GB"
+	assert_equal "$(attr gpu-3 numaNode)" 0
+	assert_equal "$(attr gpu-3 health)" healthy
+	assert_equal "$(attr gpu-3 healthReason)" ""
+	# The UUID derivation is documented: SHA-256 of domain, seed, name.
+	assert_equal "$(attr gpu-0 uuid)" "$(/usr/bin/python3 -c '
+import hashlib
+d = hashlib.sha256(b"fakehw-gpu-uuid/v1\0kind-worker\0gpu-0").hexdigest()
+print("GPU-%s-%s-%s-%s-%s" % (d[:8], d[8:12], d[12:16], d[16:20], d[20:32]))')"
+	since=$(attr gpu-0 healthSince)
+	((since > $(date +%s) - 60 && since <= $(date +%s)))
+	# Each file is exactly one line; sizes match the content.
+	assert_equal "$(stat -c %s "$MNT/devices/big-0/productName")" 22
+	assert_equal "$(stat -c %a "$MNT/devices/big-0/health")" 644
+	assert_equal "$(stat -c %a "$MNT/devices/big-0/uuid")" 444
+	run cat "$MNT/devices/nope/uuid"
+	assert_failure
+	run cat "$MNT/devices/gpu-0/colour"
+	assert_failure
+}
+
+@test "per-node sections; UUIDs stable per node, different across nodes" {
+	fakehw_start --config "$CONFIGS/good-cluster.yaml" --node kind-worker3
+	assert_equal "$(find "$MNT/devices" -mindepth 1 -maxdepth 1 | wc -l)" 8
+	assert_equal "$(attr gpu-7 productName)" "NVIDIA H200"
+	assert_equal "$(attr gpu-7 memory)" $((143771 << 20))
+	assert_equal "$(attr gpu-7 driverVersion)" 570.172.08
+	uuid_w3=$(attr gpu-0 uuid)
+	fakehw_stop
+	assert_equal "$FAKEHW_STATUS" 0
+
+	# Environment variables work as the flags (DaemonSet style).
+	FAKEHW_CONFIG=$CONFIGS/good-cluster.yaml NODE_NAME=some-other-node fakehw_start
+	assert_equal "$(cat "$MNT/node")" some-other-node
+	assert_equal "$(find "$MNT/devices" -mindepth 1 -maxdepth 1 | wc -l)" 2
+	assert_equal "$(attr gpu-1 productName)" "NVIDIA A100-SXM4-80GB"
+	uuid_other=$(attr gpu-0 uuid)
+	fakehw_stop
+
+	fakehw_start --config "$CONFIGS/good-cluster.yaml" --node kind-worker3
+	assert_equal "$(attr gpu-0 uuid)" "$uuid_w3"
+	[[ $uuid_w3 != "$uuid_other" ]]
+	[[ $uuid_w3 =~ ^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$ ]]
+}
+
+@test "writing health flips it; bad values fail with EINVAL and change nothing" {
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
+	echo "unhealthy XID 79: GPU has fallen off the bus" >"$MNT/devices/gpu-1/health"
+	assert_equal "$(attr gpu-1 health)" unhealthy
+	assert_equal "$(attr gpu-1 healthReason)" "XID 79: GPU has fallen off the bus"
+	assert_equal "$(cat "$MNT/generation")" 2
+	since=$(attr gpu-1 healthSince)
+
+	run bash -c "echo broken >'$MNT/devices/gpu-1/health'"
+	assert_failure
+	assert_output --partial "Invalid argument"
+	run bash -c "printf 'Healthy' >'$MNT/devices/gpu-1/health'"
+	assert_failure
+	assert_equal "$(attr gpu-1 health)" unhealthy
+	assert_equal "$(attr gpu-1 healthReason)" "XID 79: GPU has fallen off the bus"
+	assert_equal "$(attr gpu-1 healthSince)" "$since"
+	assert_equal "$(cat "$MNT/generation")" 2
+
+	# Only health is writable, for root too; the tree's shape is fixed.
+	run bash -c "echo x >'$MNT/devices/gpu-1/uuid'"
+	assert_failure
+	assert_output --partial "Permission denied"
+	run touch "$MNT/devices/gpu-1/extra"
+	assert_failure
+	run mkdir "$MNT/devices/gpu-9"
+	assert_failure
+
+	# healthy without a reason clears it; the same value again is no change.
+	printf 'healthy' >"$MNT/devices/gpu-1/health"
+	assert_equal "$(attr gpu-1 health)" healthy
+	assert_equal "$(attr gpu-1 healthReason)" ""
+	assert_equal "$(cat "$MNT/generation")" 3
+	echo healthy >"$MNT/devices/gpu-1/health"
+	assert_equal "$(cat "$MNT/generation")" 3
+	grep -q "health of gpu-1 set by write: unhealthy XID 79" "$LOG"
+}
+
+@test "one pass over a file never mixes two values" {
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "unhealthy r$i" >"$MNT/devices/gpu-0/health"
+	done
+	assert_equal "$(cat "$MNT/generation")" 9
+	run /usr/bin/python3 -c '
+import os, sys
+mnt = sys.argv[1]
+fd = os.open(mnt + "/generation", os.O_RDONLY)
+first = os.pread(fd, 1, 0)                      # "9"
+with open(mnt + "/devices/gpu-0/health", "w") as f:
+    f.write("healthy")                          # generation is now 10
+rest = os.pread(fd, 64, 1)                      # still the "9\n" of this pass
+again = os.pread(fd, 64, 0)                     # a new pass sees 10
+print(repr(first + rest), repr(again))' "$MNT"
+	assert_success
+	assert_output "b'9\\n' b'10\\n'"
+}
+
+@test "a write wakes a reader polling generation within 100 ms" {
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
+	run /usr/bin/python3 "$POLLWAIT" latency "$MNT" gpu-0 5
+	assert_success
+	read -r median max <<<"$output"
+	echo "wake latency: median ${median} ms, max ${max} ms"
+	/usr/bin/python3 -c "import sys; sys.exit(0 if float('$median') < 100 else 1)"
+	# Without a change, poll keeps waiting (no busy wake-ups).
+	run /usr/bin/python3 "$POLLWAIT" wait "$MNT/generation" 0.3 "$BATS_TEST_TMPDIR/ready"
+	assert_failure 1
+	assert_output "timeout 6"
+}
+
+@test "fakehw flip changes health, wakes a waiting reader, explains mistakes" {
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
+	/usr/bin/python3 "$POLLWAIT" wait "$MNT/generation" 10 "$BATS_TEST_TMPDIR/ready" \
+		>"$BATS_TEST_TMPDIR/waiter.out" &
+	waiter=$!
+	wait_until 50 test -e "$BATS_TEST_TMPDIR/ready"
+	run "$FAKEHW" flip --mount "$MNT" gpu-0 unhealthy --reason "XID 48: double-bit ECC error"
+	assert_success
+	assert_output "gpu-0: unhealthy (XID 48: double-bit ECC error)"
+	wait "$waiter"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/waiter.out")" "woke 1 2"
+	assert_equal "$(attr gpu-0 healthReason)" "XID 48: double-bit ECC error"
+
+	FAKEHW_MOUNT=$MNT run "$FAKEHW" flip all healthy
+	assert_success
+	assert_output "$(printf 'gpu-0: healthy\ngpu-1: healthy')"
+	assert_equal "$(cat "$MNT/generation")" 3
+
+	run "$FAKEHW" flip --mount "$MNT" gpu-7 unhealthy
+	assert_failure 1
+	assert_output "fakehw flip: no device gpu-7 in $MNT/devices"
+	run "$FAKEHW" flip --mount "$MNT" gpu-0 sick
+	assert_failure 2
+	assert_output --partial '"sick" is not a health state'
+	run "$FAKEHW" flip --mount "$BATS_TEST_TMPDIR" gpu-0 healthy
+	assert_failure 1
+	assert_output --partial "is not a fakehw tree"
+	assert_equal "$(cat "$MNT/generation")" 3
+}
+
+@test "a scheduled flip happens on time and flips back" {
+	start=$(date +%s%N)
+	fakehw_start --config "$CONFIGS/bats-flips.yaml" --node n
+	assert_equal "$(attr gpu-1 health)" healthy
+	wait_until 50 health_is gpu-1 unhealthy
+	flipped=$(date +%s%N)
+	assert_equal "$(attr gpu-1 healthReason)" "XID 79: GPU has fallen off the bus"
+	assert_equal "$(attr gpu-0 health)" healthy
+	wait_until 50 health_is gpu-1 healthy
+	back=$(date +%s%N)
+	assert_equal "$(attr gpu-1 healthReason)" ""
+	assert_equal "$(cat "$MNT/generation")" 3
+	# after: 700ms, for: 700ms; allow the 0.1 s polling step and start-up.
+	echo "flipped after $(((flipped - start) / 1000000)) ms, back after $(((back - start) / 1000000)) ms"
+	(((flipped - start) / 1000000 >= 600 && (flipped - start) / 1000000 < 3000))
+	(((back - flipped) / 1000000 >= 500 && (back - flipped) / 1000000 < 3000))
+	grep -q "scheduled flip: gpu-1 -> unhealthy: XID 79" "$LOG"
+}
+
+@test "bad configs exit non-zero with file:line:column: key and mount nothing" {
+	for case in \
+		"bad-unknown-key.yaml|bad-unknown-key.yaml:5:7: defaults.devices[0].colour: unknown key" \
+		"bad-negative-count.yaml|bad-negative-count.yaml:6:16: nodes[0].devices[1].count: -3 is not a valid count (0..4096)" \
+		"bad-absurd-count.yaml|bad-absurd-count.yaml:3:14: defaults.devices[0].count: 100000 is not a valid count (0..4096)" \
+		"bad-count-type.yaml|bad-count-type.yaml:3:14: defaults.devices[0].count: \"four\" is not an integer" \
+		"bad-duplicate-name.yaml|bad-duplicate-name.yaml:5:13: defaults.devices[1].name: duplicate device name \"gpu-1\"" \
+		"bad-unknown-profile.yaml|bad-unknown-profile.yaml:4:16: defaults.devices[0].profile: unknown profile \"A100-SXM4-96GB\"" \
+		"bad-quantity.yaml|bad-quantity.yaml:5:15: defaults.devices[0].memory: \"80Gx\" is not a valid quantity" \
+		"bad-syntax.yaml|bad-syntax.yaml:4:6: YAML syntax error" \
+		"bad-flip-device.yaml|bad-flip-device.yaml:7:17: nodes[0].flips[0].device: no device \"gpu-2\"" \
+		"bad-other-node.yaml|bad-other-node.yaml:14:19: nodes[1].devices[0].numaNode: 2000 is not a valid NUMA node"; do
+		file=${case%%|*}
+		want=${case#*|}
+		run "$FAKEHW" --config "$CONFIGS/$file" --mount "$MNT" --dev-dir "$DEV" --node node-a \
+			--foreground
+		assert_failure 1
+		assert_output --partial "$CONFIGS/$want"
+		run is_mounted "$MNT"
+		assert_failure
+		[[ ! -e $DEV ]] || [[ -z $(ls -A "$DEV") ]]
+	done
+	run "$FAKEHW" --config "$BATS_TEST_TMPDIR/missing.yaml" --mount "$MNT" --foreground
+	assert_failure 1
+	assert_output --partial "reading config $BATS_TEST_TMPDIR/missing.yaml: No such file or directory"
+	run "$FAKEHW" check --config "$CONFIGS/bad-health.yaml" --node n
+	assert_failure 1
+	assert_output --partial 'defaults.devices[0].health: "sick" is not a health state'
+}
+
+@test "SIGTERM and SIGINT unmount cleanly" {
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
+	# An open, polled generation fd does not hold the daemon up.
+	/usr/bin/python3 "$POLLWAIT" wait "$MNT/generation" 30 "$BATS_TEST_TMPDIR/ready" \
+		>/dev/null 2>&1 &
+	waiter=$!
+	wait_until 50 test -e "$BATS_TEST_TMPDIR/ready"
+	fakehw_stop TERM
+	assert_equal "$FAKEHW_STATUS" 0
+	run is_mounted "$MNT"
+	assert_failure
+	grep -q "unmounted $MNT" "$LOG"
+	kill "$waiter" 2>/dev/null || true
+	wait "$waiter" 2>/dev/null || true
+
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
+	fakehw_stop INT
+	assert_equal "$FAKEHW_STATUS" 0
+	run is_mounted "$MNT"
+	assert_failure
+}
+
+@test "device nodes are null devices, named by minor, removed on exit" {
+	[[ $(id -u) == 0 ]] || skip "mknod needs CAP_MKNOD"
+	fakehw_start --config "$CONFIGS/good-cluster.yaml" --node kind-worker --dev-dir "$DEV"
+	run ls "$DEV"
+	assert_output "$(printf 'fakegpu%s\n' 0 1 2 3 4)"
+	assert_equal "$(stat -c '%F %t:%T %a' "$DEV/fakegpu4")" "character special file 1:3 666"
+	assert_equal "$(attr big-0 devicePath)" "$DEV/fakegpu4"
+	echo discarded >"$DEV/fakegpu4"
+	assert_equal "$(wc -c <"$DEV/fakegpu4")" 0
+	fakehw_stop
+	assert_equal "$FAKEHW_STATUS" 0
+	assert_equal "$(ls -A "$DEV")" ""
+}
+
+@test "a stale mount is reported, and cleared with --clear-stale" {
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n --dev-dir "$DEV"
+	fakehw_stop KILL
+	run stat "$MNT"
+	assert_failure
+	assert_output --partial "Transport endpoint is not connected"
+
+	run "$FAKEHW" --config "$CONFIGS/bats-small.yaml" --mount "$MNT" --node n --foreground
+	assert_failure 1
+	assert_output --partial "mount point $MNT: a stale FUSE mount is left there"
+	assert_output --partial "fusermount3 -u -z $MNT"
+	assert_output --partial "--clear-stale"
+
+	# Device nodes left by the crash are taken over, not refused.
+	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n --dev-dir "$DEV" --clear-stale
+	assert_equal "$(attr gpu-0 productName)" "NVIDIA H100 80GB HBM3"
+	grep -q "clearing a stale FUSE mount" "$LOG"
+
+	# A live mount is another fakehw: refused, and left alone.
+	run "$FAKEHW" --config "$CONFIGS/bats-small.yaml" --mount "$MNT" --node n --foreground
+	assert_failure 1
+	assert_output --partial "already has a FUSE filesystem mounted"
+	assert_equal "$(cat "$MNT/node")" n
+	fakehw_stop
+	assert_equal "$(ls -A "$DEV")" ""
+}
+
+@test "SIGHUP reloads: devices come and go, health of unchanged ones stays" {
+	cfg=$BATS_TEST_TMPDIR/fakehw.yaml
+	cat >"$cfg" <<-EOF
+		defaults:
+		  devices:
+		    - count: 3
+		      profile: L4
+	EOF
+	fakehw_start --config "$cfg" --node n --dev-dir "$DEV"
+	echo "unhealthy XID 79" >"$MNT/devices/gpu-0/health"
+	assert_equal "$(cat "$MNT/generation")" 2
+
+	cat >"$cfg" <<-EOF
+		defaults:
+		  devices:
+		    - count: 2
+		      profile: L4
+		    - name: big-0
+		      profile: B200
+	EOF
+	kill -HUP "$FAKEHW_PID"
+	wait_until 50 test -d "$MNT/devices/big-0"
+	assert_equal "$(cat "$MNT/generation")" 3
+	assert_equal "$(attr big-0 productName)" "NVIDIA B200"
+	run ls "$MNT/devices"
+	assert_output "$(printf 'big-0\ngpu-0\ngpu-1')"
+	assert_equal "$(attr gpu-0 health)" unhealthy
+	assert_equal "$(attr gpu-0 healthReason)" "XID 79"
+	[[ -c $DEV/fakegpu2 ]]
+
+	# A bad config on reload is logged; the old inventory stays.
+	echo "defaults: {devices: [{count: -1, profile: L4}]}" >"$cfg"
+	kill -HUP "$FAKEHW_PID"
+	wait_until 50 grep -q "reload failed, keeping the current inventory" "$LOG"
+	assert_equal "$(cat "$MNT/generation")" 3
+	assert_equal "$(attr big-0 productName)" "NVIDIA B200"
+
+	cat >"$cfg" <<-EOF
+		defaults:
+		  devices:
+		    - count: 1
+		      profile: L4
+	EOF
+	kill -HUP "$FAKEHW_PID"
+	wait_until 50 test ! -e "$MNT/devices/gpu-1"
+	assert_equal "$(cat "$MNT/generation")" 4
+	wait_until 50 test ! -e "$DEV/fakegpu1"
+	run ls "$DEV"
+	assert_output fakegpu0
+}
+
+@test "without --foreground it returns once mounted and exits on unmount" {
+	run "$FAKEHW" --config "$CONFIGS/bats-small.yaml" --mount "$MNT" --node n --dev-dir "$DEV"
+	assert_success
+	assert_equal "$(cat "$MNT/node")" n
+	[[ -c $DEV/fakegpu1 ]]
+	fusermount3 -u "$MNT"
+	# The daemon notices the unmount, removes its device nodes and exits.
+	wait_until 50 test ! -e "$DEV/fakegpu1"
+	run is_mounted "$MNT"
+	assert_failure
+}
+
+@test "4096 devices are served" {
+	fakehw_start --config "$CONFIGS/good-4096.yaml" --node bench
+	assert_equal "$(find "$MNT/devices" -mindepth 1 -maxdepth 1 | wc -l)" 4096
+	assert_equal "$(attr gpu-4095 pciBusID)" 007f:f9:00.0
+	assert_equal "$(attr gpu-4095 productName)" "NVIDIA B200"
+	echo unhealthy >"$MNT/devices/gpu-4095/health"
+	assert_equal "$(cat "$MNT/generation")" 2
+}
+
+@test "check and profiles print without mounting" {
+	run "$FAKEHW" check --config "$CONFIGS/good-cluster.yaml" --node kind-worker
+	assert_success
+	assert_line --index 0 'node kind-worker: 5 devices from nodes[0] (kind-worker), UUID seed "kind-worker"'
+	assert_output --partial "big-0"
+	assert_output --partial "flip: gpu-1 -> unhealthy after 30000ms for 60000ms"
+	run "$FAKEHW" profiles
+	assert_success
+	for p in A100-SXM4-40GB A100-SXM4-80GB H100-SXM5-80GB H200 GB200 B200 L40S L4 T4; do
+		assert_output --partial "$p "
+	done
+	assert_output --partial "Tesla T4"
+}

@@ -1,0 +1,485 @@
+/* Unit tests for the fakehw config: good configs resolve as documented, bad
+ * ones fail with file, line, column, key and what is wrong. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "config_spec.h"
+#include "uuid.h"
+
+#ifndef FAKEHW_TEST_CONFIGS
+#error "build.mk defines FAKEHW_TEST_CONFIGS, the directory of the sample configs"
+#endif
+
+static const char *sample(const char *name)
+{
+    static char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", FAKEHW_TEST_CONFIGS, name);
+    return path;
+}
+
+static void load_file(const char *name, const char *node, struct config *c)
+{
+    struct error err = {{0}};
+    if (config_load_file(sample(name), node, c, &err) != 0)
+        fail_msg("%s for %s: %s", name, node, err.msg);
+}
+
+static void load_text(const char *text, const char *node, struct config *c)
+{
+    struct error err = {{0}};
+    if (config_load_string(text, strlen(text), "t.yaml", node, c, &err) != 0)
+        fail_msg("for %s: %s", node, err.msg);
+}
+
+static const struct gpu_device *find(const struct config *c, const char *name)
+{
+    for (size_t i = 0; i < c->ndevices; i++)
+        if (!strcmp(c->devices[i].name, name))
+            return &c->devices[i];
+    fail_msg("no device %s", name);
+    return NULL;
+}
+
+/* ---- good configs ---- */
+
+static void test_defaults_section(void **state)
+{
+    (void)state;
+    struct config c;
+    load_file("good-cluster.yaml", "some-other-node", &c);
+    assert_string_equal(c.section, "defaults");
+    assert_int_equal(c.ndevices, 2);
+    const struct gpu_device *d = &c.devices[1];
+    assert_string_equal(d->name, "gpu-1");
+    assert_int_equal(d->index, 1);
+    assert_int_equal(d->minor, 1);
+    assert_string_equal(d->product_name, "NVIDIA A100-SXM4-80GB");
+    assert_string_equal(d->architecture, "Ampere");
+    assert_string_equal(d->brand, "NVIDIA");
+    assert_int_equal(d->memory_bytes, 81920ULL << 20);
+    assert_string_equal(d->compute_capability, "8.0");
+    assert_string_equal(d->driver_version, GPU_DEFAULT_DRIVER_VERSION);
+    assert_string_equal(d->cuda_driver_version, GPU_DEFAULT_CUDA_DRIVER_VERSION);
+    assert_string_equal(d->pci_bus_id, "0000:09:00.0");
+    assert_string_equal(d->pcie_root, "pci0000:07");
+    assert_int_equal(d->numa_node, 0);
+    assert_true(d->healthy);
+    assert_string_equal(d->health_reason, "");
+    /* seed "" means the node name */
+    char u[GPU_UUID_SIZE];
+    gpu_uuid_derive("some-other-node", "gpu-1", u);
+    assert_string_equal(d->uuid, u);
+    assert_string_equal(c.seed, "some-other-node");
+    /* The top-level flip names gpu-1, which this node has. */
+    assert_int_equal(c.nflips, 1);
+    assert_string_equal(c.flips[0].device, "gpu-1");
+    assert_int_equal(c.flips[0].after_ms, 30000);
+    assert_int_equal(c.flips[0].for_ms, 60000);
+    assert_false(c.flips[0].healthy);
+    assert_string_equal(c.flips[0].reason, "XID 79: GPU has fallen off the bus");
+    config_free(&c);
+}
+
+static void test_exact_node_section(void **state)
+{
+    (void)state;
+    struct config c;
+    load_file("good-cluster.yaml", "kind-worker", &c);
+    assert_string_equal(c.section, "nodes[0] (kind-worker)");
+    assert_int_equal(c.ndevices, 5);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c.devices[i].numa_node, 0); /* override for the whole entry */
+        assert_string_equal(c.devices[i].product_name, "NVIDIA A100-SXM4-80GB");
+    }
+    const struct gpu_device *big = find(&c, "big-0");
+    assert_int_equal(big->index, 4);
+    assert_string_equal(big->product_name, "NVIDIA H100 80GB HBM3");
+    assert_int_equal(big->memory_bytes, 96ULL << 30);
+    assert_false(big->healthy);
+    assert_string_equal(big->health_reason, "XID 79: GPU has fallen off the bus");
+    assert_int_equal(big->numa_node, 1); /* computed: 5 GPUs, roots 0,1 on node 0 */
+    config_free(&c);
+}
+
+static void test_glob_and_first_match(void **state)
+{
+    (void)state;
+    struct config c;
+    load_file("good-cluster.yaml", "kind-worker3", &c);
+    assert_string_equal(c.section, "nodes[1] (kind-worker[2-9])");
+    assert_int_equal(c.ndevices, 8);
+    assert_string_equal(c.devices[7].product_name, "NVIDIA H200");
+    assert_int_equal(c.devices[7].memory_bytes, 143771ULL << 20);
+    assert_string_equal(c.devices[0].driver_version, "570.172.08");
+    assert_string_equal(c.devices[0].cuda_driver_version, "12.8");
+    /* NUMA split: first half of the roots on node 0. */
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(c.devices[i].numa_node, i < 4 ? 0 : 1);
+    /* top-level flip first, then the section's own */
+    assert_int_equal(c.nflips, 2);
+    assert_string_equal(c.flips[0].device, "gpu-1");
+    assert_string_equal(c.flips[1].device, "gpu-7");
+    assert_int_equal(c.flips[1].after_ms, 300000);
+    assert_int_equal(c.flips[1].for_ms, 0);
+    config_free(&c);
+
+    /* "*-l4-*" matches; the top-level flip of gpu-1 does not apply here. */
+    load_file("good-cluster.yaml", "pool-l4-7", &c);
+    assert_string_equal(c.section, "nodes[2] (*-l4-*)");
+    assert_int_equal(c.ndevices, 1);
+    assert_int_equal(c.nflips, 0);
+    config_free(&c);
+
+    /* The first matching entry wins. */
+    load_text("nodes:\n"
+              "  - name: \"n*\"\n    devices: [{profile: L4}]\n"
+              "  - name: node-1\n    devices: [{profile: T4}]\n",
+              "node-1", &c);
+    assert_string_equal(c.section, "nodes[0] (n*)");
+    assert_string_equal(c.devices[0].product_name, "NVIDIA L4");
+    config_free(&c);
+}
+
+static void test_no_section(void **state)
+{
+    (void)state;
+    struct config c;
+    load_text("nodes:\n  - name: a\n    devices: [{profile: L4}]\n", "b", &c);
+    assert_int_equal(c.ndevices, 0);
+    assert_null(c.devices);
+    assert_string_equal(c.section,
+                        "none (no nodes entry matches and there is no defaults section)");
+    config_free(&c);
+    load_text("defaults: {devices: [{count: 0, profile: L4}]}\n", "b", &c);
+    assert_int_equal(c.ndevices, 0);
+    config_free(&c);
+}
+
+static void test_overrides_and_custom(void **state)
+{
+    (void)state;
+    struct config c;
+    load_file("good-custom.yaml", "n", &c);
+    assert_string_equal(c.seed, "lab-rack-3");
+    assert_int_equal(c.ndevices, 3);
+    const struct gpu_device *p = &c.devices[0];
+    assert_string_equal(p->name, "proto-0");
+    assert_string_equal(p->product_name, "NVIDIA Prototype X1");
+    assert_string_equal(p->architecture, "Rubin");
+    assert_int_equal(p->memory_bytes, 288000000000ULL);
+    assert_string_equal(p->compute_capability, "11.0");
+    assert_string_equal(p->uuid, "GPU-00000000-1111-2222-3333-444444444444");
+    assert_string_equal(p->pci_bus_id, "0000:c1:00.0"); /* normalised to lowercase */
+    assert_string_equal(p->pcie_root, "pci0000:c0");
+    assert_int_equal(p->numa_node, 3);
+    assert_string_equal(p->driver_version, "550.127.05"); /* top level */
+    const struct gpu_device *t = &c.devices[2];
+    assert_string_equal(t->name, "gpu-2");
+    assert_string_equal(t->product_name, "Tesla T4"); /* profile names are case-insensitive */
+    assert_string_equal(t->driver_version, "535.261.03");
+    assert_string_equal(t->cuda_driver_version, "12.2");
+    char u[GPU_UUID_SIZE];
+    gpu_uuid_derive("lab-rack-3", "gpu-2", u);
+    assert_string_equal(t->uuid, u);
+    config_free(&c);
+}
+
+static void test_seeds(void **state)
+{
+    (void)state;
+    const char *text = "defaults: {devices: [{count: 3, profile: L4}]}\n";
+    struct config a, b, other;
+    load_text(text, "node-a", &a);
+    load_text(text, "node-a", &b);
+    load_text(text, "node-b", &other);
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(a.devices[i].uuid, b.devices[i].uuid);
+        assert_string_not_equal(a.devices[i].uuid, other.devices[i].uuid);
+        assert_true(gpu_uuid_valid(a.devices[i].uuid));
+    }
+    assert_string_equal(a.devices[0].uuid, "GPU-0f7f8929-e150-1c4d-7649-59de5013d1fd");
+    config_free(&a);
+    config_free(&b);
+    config_free(&other);
+    /* A section seed beats the top-level one. */
+    load_text("seed: top\nnodes: [{name: x, seed: mine, devices: [{profile: L4}]}]\n", "x", &a);
+    assert_string_equal(a.seed, "mine");
+    char u[GPU_UUID_SIZE];
+    gpu_uuid_derive("mine", "gpu-0", u);
+    assert_string_equal(a.devices[0].uuid, u);
+    config_free(&a);
+}
+
+static int compare_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static void test_4096_unique(void **state)
+{
+    (void)state;
+    struct config c;
+    load_file("good-4096.yaml", "bench", &c);
+    assert_int_equal(c.ndevices, 4096);
+    const char **keys = calloc(c.ndevices, sizeof(*keys));
+    assert_non_null(keys);
+    for (int field = 0; field < 3; field++) {
+        for (size_t i = 0; i < c.ndevices; i++) {
+            const struct gpu_device *d = &c.devices[i];
+            keys[i] = field == 0 ? d->name : field == 1 ? d->uuid : d->pci_bus_id;
+            assert_true(config_valid_pci_bus_id(d->pci_bus_id));
+            assert_true(config_valid_pcie_root(d->pcie_root));
+            assert_true(d->numa_node == (i < 2048 ? 0 : 1));
+        }
+        qsort(keys, c.ndevices, sizeof(*keys), compare_str);
+        for (size_t i = 1; i < c.ndevices; i++)
+            assert_string_not_equal(keys[i - 1], keys[i]);
+    }
+    free((void *)keys);
+    assert_string_equal(c.devices[4095].pci_bus_id, "007f:f9:00.0");
+    assert_string_equal(c.devices[4095].pcie_root, "pci007f:f7");
+    config_free(&c);
+}
+
+static void test_value_checks(void **state)
+{
+    (void)state;
+    assert_true(config_valid_dns_label("gpu-0"));
+    assert_false(config_valid_dns_label("-gpu"));
+    assert_false(config_valid_dns_label("gpu-"));
+    assert_false(config_valid_dns_label("Gpu"));
+    assert_false(config_valid_dns_label(""));
+    assert_false(
+        config_valid_dns_label("a234567890123456789012345678901234567890123456789012345678901234"));
+    assert_true(config_valid_pci_bus_id("0000:08:00.0"));
+    assert_true(config_valid_pci_bus_id("0001:ff:1f.7"));
+    assert_false(config_valid_pci_bus_id("0000:08:20.0")); /* device is 5 bits */
+    assert_false(config_valid_pci_bus_id("0000:08:00.8")); /* function is 3 bits */
+    assert_false(config_valid_pci_bus_id("00000000:08:00.0"));
+    assert_true(config_valid_pcie_root("pci0000:07"));
+    assert_false(config_valid_pcie_root("pci0000:7"));
+    assert_true(config_valid_version("580.95.05"));
+    assert_true(config_valid_version("13.0"));
+    assert_false(config_valid_version("13"));
+    assert_false(config_valid_version("13..0"));
+    assert_false(config_valid_version("13.0."));
+    assert_false(config_valid_version("v13.0"));
+}
+
+/* ---- bad configs: every one names file:line:column: key: what ---- */
+
+static const struct {
+    const char *file;
+    const char *msg; /* after "<dir>/" */
+} bad_files[] = {
+    {"bad-unknown-key.yaml",
+     "bad-unknown-key.yaml:5:7: defaults.devices[0].colour: unknown key (known keys here: count, "
+     "name, profile, productName, architecture, brand, memory, computeCapability, driverVersion, "
+     "cudaDriverVersion, uuid, pciBusID, pcieRoot, numaNode, health, healthReason)"},
+    {"bad-negative-count.yaml",
+     "bad-negative-count.yaml:6:16: nodes[0].devices[1].count: -3 is not a valid count (0..4096)"},
+    {"bad-absurd-count.yaml",
+     "bad-absurd-count.yaml:3:14: defaults.devices[0].count: 100000 is not a valid count "
+     "(0..4096)"},
+    {"bad-too-many-devices.yaml",
+     "bad-too-many-devices.yaml:5:7: defaults.devices[1]: this brings the node to 4097 devices, "
+     "more than 4096"},
+    {"bad-count-type.yaml",
+     "bad-count-type.yaml:3:14: defaults.devices[0].count: \"four\" is not an integer"},
+    {"bad-count-quoted.yaml", "bad-count-quoted.yaml:3:14: defaults.devices[0].count: \"4\" is "
+                              "quoted, so it is a string, not an integer"},
+    {"bad-devices-type.yaml", "bad-devices-type.yaml:3:5: defaults.devices: expected a list (\"- "
+                              "\" items), got a mapping"},
+    {"bad-duplicate-name.yaml",
+     "bad-duplicate-name.yaml:5:13: defaults.devices[1].name: duplicate device name \"gpu-1\": "
+     "device 1 from defaults.devices[0] (line 3) has it too"},
+    {"bad-unknown-profile.yaml",
+     "bad-unknown-profile.yaml:4:16: defaults.devices[0].profile: unknown profile "
+     "\"A100-SXM4-96GB\" (known: A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, "
+     "A10, H100-SXM5-80GB, H100-PCIE-80GB, H200, B200, GB200, L40S, L4, T4)"},
+    {"bad-quantity.yaml",
+     "bad-quantity.yaml:5:15: defaults.devices[0].memory: \"80Gx\" is not a valid quantity: "
+     "unknown suffix \"Gx\" (use Ki, Mi, Gi, Ti, Pi, Ei, k, M, G, T, P, E or an exponent like e9)"},
+    {"bad-duplicate-key.yaml",
+     "bad-duplicate-key.yaml:5:7: defaults.devices[0].count: duplicate key (first at line 3)"},
+    {"bad-syntax.yaml", "bad-syntax.yaml:4:6: YAML syntax error: did not find expected '-' "
+                        "indicator while parsing a block collection"},
+    {"bad-empty.yaml", "bad-empty.yaml:1:1: the config is empty (docs/fakehw.md describes it)"},
+    {"bad-flip-device.yaml", "bad-flip-device.yaml:7:17: nodes[0].flips[0].device: no device "
+                             "\"gpu-2\" in nodes[0] (kind-worker) (2 devices)"},
+    {"bad-flip-duration.yaml",
+     "bad-flip-duration.yaml:7:12: flips[0].after: \"30\" is not a valid duration: a unit is "
+     "missing (e.g. 30s, 500ms, 1m30s)"},
+    {"bad-flip-state-missing.yaml",
+     "bad-flip-state-missing.yaml:6:5: flips[0]: state is required (healthy or unhealthy)"},
+    {"bad-health.yaml", "bad-health.yaml:5:15: defaults.devices[0].health: \"sick\" is not a "
+                        "health state (healthy or unhealthy)"},
+    {"bad-name-with-count.yaml",
+     "bad-name-with-count.yaml:4:13: defaults.devices[0].name: name is for a single device, but "
+     "count is 2 (split the entry, or drop name)"},
+    {"bad-no-profile.yaml",
+     "bad-no-profile.yaml:3:7: defaults.devices[0]: without a profile, productName, "
+     "architecture, memory and computeCapability must be set (missing: memory, "
+     "computeCapability)"},
+    {"bad-pci-duplicate.yaml",
+     "bad-pci-duplicate.yaml:5:17: defaults.devices[1].pciBusID: duplicate pciBusID "
+     "\"0000:08:00.0\": device 0 from defaults.devices[0] (line 3) has it too"},
+    {"bad-node-without-name.yaml", "bad-node-without-name.yaml:2:5: nodes[0]: name is required "
+                                   "(a node name or a glob like gpu-*)"},
+    {"bad-other-node.yaml", "bad-other-node.yaml:14:19: nodes[1].devices[0].numaNode: 2000 is "
+                            "not a valid NUMA node (-1..1023)"},
+    {"bad-top-flip-device.yaml", "bad-top-flip-device.yaml:6:13: flips[0].device: no device "
+                                 "\"gpu-7\" in any section of the config"},
+    {"bad-root-list.yaml",
+     "bad-root-list.yaml:1:1: the config must be a mapping with the keys seed, driverVersion, "
+     "cudaDriverVersion, defaults, nodes and flips, got a list"},
+    {"bad-device-name.yaml",
+     "bad-device-name.yaml:3:13: defaults.devices[0].name: \"GPU_0\" is not a valid device name "
+     "(a DNS label: lowercase letters, digits and '-', at most 63)"},
+    {"bad-uuid.yaml", "bad-uuid.yaml:5:13: defaults.devices[0].uuid: \"GPU-1234\" is not a GPU "
+                      "UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)"},
+};
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
+        struct config c;
+        memset(&c, 0x5a, sizeof(c));
+        struct error err = {{0}};
+        /* node-a: bad-other-node.yaml's mistake is in node-b's section. */
+        if (config_load_file(sample(bad_files[i].file), "node-a", &c, &err) != -1)
+            fail_msg("%s was accepted", bad_files[i].file);
+        char want[ERROR_MSG_MAX];
+        snprintf(want, sizeof(want), "%s/%s", FAKEHW_TEST_CONFIGS, bad_files[i].msg);
+        assert_string_equal(err.msg, want);
+        assert_int_equal(c.ndevices, 0x5a5a5a5a5a5a5a5aULL); /* untouched */
+    }
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+    struct config c;
+    struct error err = {{0}};
+    if (config_load_string(text, strlen(text), "t.yaml", "n", &c, &err) != -1)
+        fail_msg("accepted: %s", text);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_bad_inline(void **state)
+{
+    (void)state;
+    expect_error("colour: red\n", "t.yaml:1:1: colour: unknown key (known keys here: seed, "
+                                  "driverVersion, cudaDriverVersion, defaults, nodes, flips)");
+    expect_error("defaults: {devices: [{count: [1], profile: L4}]}\n",
+                 "t.yaml:1:30: defaults.devices[0].count: expected a single value, got a list");
+    expect_error("defaults: {devices: [{count: ~, profile: L4}]}\n",
+                 "t.yaml:1:30: defaults.devices[0].count: needs a value");
+    expect_error("defaults: {devices: [{profile: L4, memory: 0}]}\n",
+                 "t.yaml:1:44: defaults.devices[0].memory: 0 is not a valid GPU memory size (more "
+                 "than 0, at most 1Pi)");
+    expect_error("defaults: {devices: [{profile: L4, memory: 2Pi}]}\n",
+                 "t.yaml:1:44: defaults.devices[0].memory: 2Pi is not a valid GPU memory size "
+                 "(more than 0, at most 1Pi)");
+    expect_error("defaults: {devices: [{profile: L4, computeCapability: nine}]}\n",
+                 "t.yaml:1:55: defaults.devices[0].computeCapability: \"nine\" is not a compute "
+                 "capability (like 9.0)");
+    expect_error("defaults: {devices: [{profile: L4, driverVersion: latest}]}\n",
+                 "t.yaml:1:51: defaults.devices[0].driverVersion: \"latest\" is not a version "
+                 "(digits and dots, like 580.95.05)");
+    expect_error("defaults: {devices: [{profile: L4, pcieRoot: pci0:1}]}\n",
+                 "t.yaml:1:46: defaults.devices[0].pcieRoot: \"pci0:1\" is not a PCIe root (like "
+                 "pci0000:07)");
+    expect_error("defaults: {devices: [{name: all, profile: L4}]}\n",
+                 "t.yaml:1:29: defaults.devices[0].name: \"all\" is reserved (flips use it for "
+                 "every device)");
+    expect_error("defaults: {devices: [{count: 2, uuid: GPU-00000000-1111-2222-3333-444444444444, "
+                 "profile: L4}]}\n",
+                 "t.yaml:1:39: defaults.devices[0].uuid: uuid is for a single device, but count "
+                 "is 2 (split the entry, or drop uuid)");
+    expect_error("defaults:\n  devices:\n    - {name: a, profile: L4, uuid: "
+                 "GPU-00000000-1111-2222-3333-444444444444}\n    - {name: b, profile: L4, uuid: "
+                 "GPU-00000000-1111-2222-3333-444444444444}\n",
+                 "t.yaml:4:36: defaults.devices[1].uuid: duplicate uuid "
+                 "\"GPU-00000000-1111-2222-3333-444444444444\": device 0 from defaults.devices[0] "
+                 "(line 3) has it too");
+    expect_error("defaults: {devices: [{profile: L4, healthReason: \"a\\nb\"}]}\n",
+                 "t.yaml:1:50: defaults.devices[0].healthReason: must be one line of text "
+                 "without control characters");
+    expect_error("flips: [{device: all, state: unhealthy, for: 0s}]\n",
+                 "t.yaml:1:46: flips[0].for: must be longer than 0 (leave it out for a lasting "
+                 "flip)");
+    expect_error("flips: [{state: unhealthy}]\n",
+                 "t.yaml:1:9: flips[0]: device is required (a device name or \"all\")");
+    expect_error("nodes: [{name: a, colour: red}]\n",
+                 "t.yaml:1:19: nodes[0].colour: unknown key (known keys here: name, seed, "
+                 "driverVersion, cudaDriverVersion, devices, flips)");
+    expect_error("defaults: {}\n---\ndefaults: {}\n",
+                 "t.yaml:3:1: a second YAML document; the config is one document");
+    expect_error("defaults: {devices: [{profile: L4}]}\nnodes: [{name: x, devices: [{profile: L4, "
+                 "count: 5000}]}]\n",
+                 "t.yaml:2:50: nodes[0].devices[0].count: 5000 is not a valid count (0..4096)");
+}
+
+/* Bounds over the whole file: aliases or long lists cannot blow it up. */
+static void test_whole_file_bounds(void **state)
+{
+    (void)state;
+    size_t size = 1 << 20, used = 0;
+    char *text = malloc(size);
+    assert_non_null(text);
+    used += (size_t)snprintf(text + used, size - used, "nodes:\n");
+    for (int i = 0; i < 17; i++)
+        used += (size_t)snprintf(text + used, size - used,
+                                 "  - name: n%d\n    devices: [{count: 4096, profile: L4}]\n", i);
+    expect_error(text, "t.yaml:35:15: nodes[16].devices[0]: the config has more than 65536 "
+                       "devices over all sections; use globs");
+
+    used = (size_t)snprintf(text, size, "nodes:\n");
+    for (int i = 0; i < 5; i++) {
+        used += (size_t)snprintf(text + used, size - used, "  - name: n%d\n    devices:\n", i);
+        for (int j = 0; j < 4000; j++)
+            used += (size_t)snprintf(text + used, size - used, "      - {count: 0, profile: L4}\n");
+    }
+    assert_true(used < size);
+    expect_error(text, "t.yaml:16012:7: nodes[4].devices: the config has more than 16384 device "
+                       "entries over all sections; use counts and globs");
+    free(text);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    struct config c;
+    struct error err;
+    assert_int_equal(config_load_file("/nonexistent/fakehw.yaml", "n", &c, &err), -1);
+    assert_string_equal(err.msg, "reading config /nonexistent/fakehw.yaml: No such file or "
+                                 "directory");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_section),
+        cmocka_unit_test(test_exact_node_section),
+        cmocka_unit_test(test_glob_and_first_match),
+        cmocka_unit_test(test_no_section),
+        cmocka_unit_test(test_overrides_and_custom),
+        cmocka_unit_test(test_seeds),
+        cmocka_unit_test(test_4096_unique),
+        cmocka_unit_test(test_value_checks),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_bad_inline),
+        cmocka_unit_test(test_whole_file_bounds),
+        cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests_name("fakehw config", tests, NULL, NULL);
+}

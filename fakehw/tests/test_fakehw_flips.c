@@ -1,0 +1,212 @@
+/* Unit tests for flip scheduling: the plan, and the scheduler thread
+ * applying it to an inventory (timing bounds are generous on purpose). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flips.h"
+#include "log.h"
+
+static struct flip make_flip(const char *device, int64_t after, bool healthy, int64_t for_ms,
+                             const char *reason)
+{
+    struct flip f;
+    memset(&f, 0, sizeof(f));
+    snprintf(f.device, sizeof(f.device), "%s", device);
+    f.after_ms = after;
+    f.healthy = healthy;
+    f.for_ms = for_ms;
+    snprintf(f.reason, sizeof(f.reason), "%s", reason);
+    return f;
+}
+
+static void test_plan(void **state)
+{
+    (void)state;
+    struct flip flips[] = {
+        make_flip("gpu-1", 30000, false, 60000, "XID 79"),
+        make_flip("all", 10000, false, 0, "maintenance"),
+        make_flip("gpu-0", 90000, false, 0, "same time as gpu-1's return"),
+        make_flip("gpu-2", 0, true, 5000, "repaired"),
+    };
+    struct flip_event *ev;
+    size_t n;
+    struct error err;
+    assert_int_equal(flips_plan(flips, 4, &ev, &n, &err), 0);
+    assert_int_equal(n, 6);
+    const struct {
+        int64_t at;
+        const char *device;
+        bool healthy;
+        const char *reason;
+    } want[] = {
+        {0, "gpu-2", true, "repaired"},
+        {5000, "gpu-2", false, ""}, /* back to the other state, reason cleared */
+        {10000, "all", false, "maintenance"},
+        {30000, "gpu-1", false, "XID 79"},
+        {90000, "gpu-1", true, ""}, /* ties keep config order */
+        {90000, "gpu-0", false, "same time as gpu-1's return"},
+    };
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(ev[i].at_ms, want[i].at);
+        assert_string_equal(ev[i].device, want[i].device);
+        assert_int_equal(ev[i].healthy, want[i].healthy);
+        assert_string_equal(ev[i].reason, want[i].reason);
+    }
+    free(ev);
+    assert_int_equal(flips_plan(NULL, 0, &ev, &n, &err), 0);
+    assert_int_equal(n, 0);
+    free(ev);
+}
+
+static struct inventory *two_gpus(void)
+{
+    struct gpu_device d[2];
+    memset(d, 0, sizeof(d));
+    for (int i = 0; i < 2; i++) {
+        snprintf(d[i].name, sizeof(d[i].name), "gpu-%d", i);
+        d[i].index = d[i].minor = i;
+        d[i].healthy = true;
+    }
+    struct error err;
+    struct inventory *inv = inventory_new("n", "", d, 2, &err);
+    assert_non_null(inv);
+    return inv;
+}
+
+static void read_health(struct inventory *inv, const char *dev, char *buf, size_t size)
+{
+    size_t len;
+    int64_t mtime;
+    uint64_t gen;
+    struct error err;
+    assert_int_equal(inventory_read_file(inv, dev, "health", buf, size, &len, &mtime, &gen, &err),
+                     0);
+}
+
+/* Records each state gpu-0 goes through, with the time since start. */
+struct recorder {
+    struct inventory *inv;
+    struct timespec start;
+    int nstates;
+    char states[8][16];
+    int64_t at_ms[8];
+};
+
+static int64_t elapsed_ms(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+static void record(void *ctx, uint64_t generation)
+{
+    (void)generation;
+    struct recorder *r = ctx;
+    if (r->nstates < 8) {
+        read_health(r->inv, "gpu-0", r->states[r->nstates], sizeof(r->states[0]));
+        r->at_ms[r->nstates] = elapsed_ms(&r->start);
+        r->nstates++;
+    }
+}
+
+static void wait_applied(struct flip_scheduler *s, size_t n)
+{
+    for (int i = 0; i < 1000 && flip_scheduler_applied(s) < n; i++) {
+        struct timespec ts = {0, 10 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(flip_scheduler_applied(s), n);
+}
+
+static void test_scheduler_flips_and_returns(void **state)
+{
+    (void)state;
+    struct recorder r = {0};
+    r.inv = two_gpus();
+    inventory_set_listener(r.inv, record, &r);
+    clock_gettime(CLOCK_MONOTONIC, &r.start);
+    struct flip flips[] = {make_flip("gpu-0", 50, false, 100, "XID 79")};
+    struct error err;
+    struct flip_scheduler *s = flip_scheduler_start(r.inv, flips, 1, &err);
+    assert_non_null(s);
+    wait_applied(s, 2);
+    flip_scheduler_stop(s);
+    assert_int_equal(r.nstates, 2);
+    assert_string_equal(r.states[0], "unhealthy\n");
+    assert_string_equal(r.states[1], "healthy\n");
+    /* Never early; late only by scheduling noise (bounded loosely). */
+    assert_true(r.at_ms[0] >= 50 && r.at_ms[0] < 5000);
+    assert_true(r.at_ms[1] >= 150 && r.at_ms[1] < 10000);
+    assert_int_equal(inventory_generation(r.inv), 3);
+    inventory_free(r.inv);
+}
+
+static void test_scheduler_all_and_unknown(void **state)
+{
+    (void)state;
+    struct inventory *inv = two_gpus();
+    int saved = log_verbosity;
+    struct flip flips[] = {
+        make_flip("all", 0, false, 0, "maintenance"),
+        make_flip("gpu-9", 0, false, 0, "device went away in a reload"),
+    };
+    struct error err;
+    struct flip_scheduler *s = flip_scheduler_start(inv, flips, 2, &err);
+    assert_non_null(s);
+    wait_applied(s, 2); /* the unknown device is logged, not fatal */
+    flip_scheduler_stop(s);
+    log_verbosity = saved;
+    char buf[32];
+    read_health(inv, "gpu-1", buf, sizeof(buf));
+    assert_string_equal(buf, "unhealthy\n");
+    assert_int_equal(inventory_generation(inv), 2);
+    inventory_free(inv);
+}
+
+static void test_scheduler_replace_and_stop(void **state)
+{
+    (void)state;
+    struct inventory *inv = two_gpus();
+    struct flip later[] = {make_flip("gpu-1", 3600000, false, 0, "an hour away")};
+    struct error err;
+    struct flip_scheduler *s = flip_scheduler_start(inv, later, 1, &err);
+    assert_non_null(s);
+    /* A reload drops the pending hour-away flip and counts from now. */
+    struct flip now[] = {make_flip("gpu-0", 0, false, 0, "reloaded")};
+    assert_int_equal(flip_scheduler_replace(s, now, 1, &err), 0);
+    wait_applied(s, 1);
+    char buf[32];
+    read_health(inv, "gpu-0", buf, sizeof(buf));
+    assert_string_equal(buf, "unhealthy\n");
+    read_health(inv, "gpu-1", buf, sizeof(buf));
+    assert_string_equal(buf, "healthy\n");
+    /* Stopping with an event pending an hour away returns at once. */
+    assert_int_equal(flip_scheduler_replace(s, later, 1, &err), 0);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    flip_scheduler_stop(s);
+    assert_true(elapsed_ms(&start) < 5000);
+    flip_scheduler_stop(NULL);
+    inventory_free(inv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_scheduler_flips_and_returns),
+        cmocka_unit_test(test_scheduler_all_and_unknown),
+        cmocka_unit_test(test_scheduler_replace_and_stop),
+    };
+    return cmocka_run_group_tests_name("fakehw flips", tests, NULL, NULL);
+}

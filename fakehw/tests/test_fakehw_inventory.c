@@ -1,0 +1,383 @@
+/* Unit tests for the live inventory: rendering, health writes, generation,
+ * listeners, reloads, concurrency. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inventory.h"
+#include "uuid.h"
+
+static void make_device(struct gpu_device *d, long index, const char *name)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "%s", name);
+    d->index = d->minor = index;
+    gpu_uuid_derive("test-node", name, d->uuid);
+    snprintf(d->product_name, sizeof(d->product_name), "NVIDIA H100 80GB HBM3");
+    snprintf(d->architecture, sizeof(d->architecture), "Hopper");
+    snprintf(d->brand, sizeof(d->brand), "NVIDIA");
+    d->memory_bytes = 81559ULL << 20;
+    snprintf(d->compute_capability, sizeof(d->compute_capability), "9.0");
+    snprintf(d->driver_version, sizeof(d->driver_version), "580.95.05");
+    snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "13.0");
+    snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:%02lx:00.0", 8 + index);
+    snprintf(d->pcie_root, sizeof(d->pcie_root), "pci0000:07");
+    d->numa_node = index / 2;
+    d->healthy = true;
+}
+
+struct fixture {
+    struct gpu_device devs[3];
+    struct inventory *inv;
+    _Atomic uint64_t last_notified;
+    atomic_int notifications; /* listeners run on the writers' threads */
+};
+
+static void listener(void *ctx, uint64_t generation)
+{
+    struct fixture *f = ctx;
+    f->last_notified = generation;
+    f->notifications++;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    make_device(&f->devs[0], 0, "gpu-0");
+    make_device(&f->devs[1], 1, "gpu-1");
+    make_device(&f->devs[2], 2, "big-0");
+    f->devs[2].healthy = false;
+    snprintf(f->devs[2].health_reason, sizeof(f->devs[2].health_reason), "XID 79");
+    struct error err;
+    f->inv = inventory_new("test-node", "/dev/fake", f->devs, 3, &err);
+    if (f->inv == NULL)
+        return -1;
+    inventory_set_listener(f->inv, listener, f);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    inventory_free(f->inv);
+    free(f);
+    return 0;
+}
+
+static void expect_file(struct inventory *inv, const char *dev, const char *file, const char *want)
+{
+    char buf[INVENTORY_FILE_MAX];
+    size_t len;
+    int64_t mtime;
+    uint64_t gen;
+    struct error err;
+    if (inventory_read_file(inv, dev, file, buf, sizeof(buf), &len, &mtime, &gen, &err) != 0)
+        fail_msg("%s/%s: %s", dev ? dev : "", file, err.msg);
+    assert_string_equal(buf, want);
+    assert_int_equal(len, strlen(want));
+}
+
+static void test_render(void **state)
+{
+    struct fixture *f = *state;
+    expect_file(f->inv, NULL, "node", "test-node\n");
+    expect_file(f->inv, NULL, "generation", "1\n");
+    expect_file(f->inv, "gpu-1", "name", "gpu-1\n");
+    expect_file(f->inv, "gpu-1", "index", "1\n");
+    expect_file(f->inv, "gpu-1", "minor", "1\n");
+    expect_file(f->inv, "gpu-1", "memory", "85520809984\n");
+    expect_file(f->inv, "gpu-1", "productName", "NVIDIA H100 80GB HBM3\n");
+    expect_file(f->inv, "gpu-1", "computeCapability", "9.0\n");
+    expect_file(f->inv, "gpu-1", "pciBusID", "0000:09:00.0\n");
+    expect_file(f->inv, "gpu-1", "pcieRoot", "pci0000:07\n");
+    expect_file(f->inv, "gpu-1", "numaNode", "0\n");
+    expect_file(f->inv, "gpu-1", "driverVersion", "580.95.05\n");
+    expect_file(f->inv, "gpu-1", "cudaDriverVersion", "13.0\n");
+    expect_file(f->inv, "gpu-1", "devicePath", "/dev/fake/fakegpu1\n");
+    expect_file(f->inv, "gpu-1", "health", "healthy\n");
+    expect_file(f->inv, "gpu-1", "healthReason", "\n");
+    expect_file(f->inv, "big-0", "health", "unhealthy\n");
+    expect_file(f->inv, "big-0", "healthReason", "XID 79\n");
+
+    char buf[64];
+    size_t len;
+    int64_t mtime;
+    uint64_t gen;
+    struct error err;
+    assert_int_equal(
+        inventory_read_file(f->inv, "gpu-9", "uuid", buf, sizeof(buf), &len, &mtime, &gen, &err),
+        -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(
+        inventory_read_file(f->inv, "gpu-0", "colour", buf, sizeof(buf), &len, &mtime, &gen, &err),
+        -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(
+        inventory_read_file(f->inv, "gpu-0", "productName", buf, 8, &len, &mtime, &gen, &err), -1);
+    assert_int_equal(errno, EOVERFLOW);
+
+    /* Every attribute renders as one line. */
+    for (const char *const *a = inventory_attributes(); *a != NULL; a++) {
+        char line[INVENTORY_FILE_MAX];
+        assert_int_equal(
+            inventory_read_file(f->inv, "gpu-0", *a, line, sizeof(line), &len, &mtime, &gen, &err),
+            0);
+        assert_true(len >= 1 && line[len - 1] == '\n');
+        assert_null(memchr(line, '\n', len - 1));
+    }
+    assert_true(inventory_attribute_writable("health"));
+    assert_false(inventory_attribute_writable("uuid"));
+}
+
+static void test_no_dev_dir(void **state)
+{
+    (void)state;
+    struct gpu_device d;
+    make_device(&d, 0, "gpu-0");
+    struct error err;
+    struct inventory *inv = inventory_new("n", "", &d, 1, &err);
+    assert_non_null(inv);
+    expect_file(inv, "gpu-0", "devicePath", "\n");
+    inventory_free(inv);
+}
+
+static void test_health_commands(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        int ok;
+        bool healthy;
+        const char *reason;
+    } cases[] = {
+        {"unhealthy\n", 1, false, ""},
+        {"unhealthy", 1, false, ""},
+        {"unhealthy XID 79: GPU has fallen off the bus\n", 1, false,
+         "XID 79: GPU has fallen off the bus"},
+        {"healthy\n", 1, true, ""},
+        {"healthy repaired\n", 1, true, "repaired"},
+        {"Healthy\n", 0, false, NULL},
+        {"", 0, false, NULL},
+        {"\n", 0, false, NULL},
+        {"sick\n", 0, false, NULL},
+        {"unhealthy\n\n", 0, false, NULL},
+        {"unhealthy a\nb\n", 0, false, NULL},
+        {"healthyish\n", 0, false, NULL},
+        {" healthy\n", 0, false, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bool healthy = !cases[i].healthy;
+        char reason[FAKEHW_REASON_MAX];
+        struct error err;
+        int rc = health_parse_command(cases[i].in, strlen(cases[i].in), &healthy, reason,
+                                      sizeof(reason), &err);
+        if (cases[i].ok) {
+            if (rc != 0)
+                fail_msg("\"%s\": %s", cases[i].in, err.msg);
+            assert_int_equal(healthy, cases[i].healthy);
+            assert_string_equal(reason, cases[i].reason);
+        } else {
+            if (rc != -1)
+                fail_msg("\"%s\" accepted", cases[i].in);
+            assert_int_equal(errno, EINVAL);
+        }
+    }
+    char big[FAKEHW_REASON_MAX + 32];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    memcpy(big, "unhealthy ", 10);
+    bool healthy;
+    char reason[FAKEHW_REASON_MAX];
+    struct error err;
+    assert_int_equal(health_parse_command(big, strlen(big), &healthy, reason, sizeof(reason), &err),
+                     -1);
+    char want[64];
+    snprintf(want, sizeof(want), "health: the reason is longer than %d bytes",
+             FAKEHW_REASON_MAX - 1);
+    assert_string_equal(err.msg, want);
+}
+
+static void test_write_and_generation(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    time_t before = time(NULL);
+    assert_int_equal(inventory_write_health(f->inv, "gpu-1", "unhealthy XID 48\n", 17, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2);
+    assert_int_equal(f->notifications, 1);
+    assert_int_equal(f->last_notified, 2);
+    expect_file(f->inv, "gpu-1", "health", "unhealthy\n");
+    expect_file(f->inv, "gpu-1", "healthReason", "XID 48\n");
+    expect_file(f->inv, NULL, "generation", "2\n");
+    char since[32];
+    size_t len;
+    int64_t mtime;
+    uint64_t gen;
+    assert_int_equal(inventory_read_file(f->inv, "gpu-1", "healthSince", since, sizeof(since), &len,
+                                         &mtime, &gen, &err),
+                     0);
+    assert_true(atoll(since) >= before && atoll(since) <= time(NULL));
+    assert_int_equal(mtime, atoll(since));
+
+    /* The same state and reason again changes nothing. */
+    assert_int_equal(inventory_write_health(f->inv, "gpu-1", "unhealthy XID 48", 16, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2);
+    assert_int_equal(f->notifications, 1);
+
+    /* A new reason is a change; healthy without a reason clears it. */
+    assert_int_equal(inventory_set_health(f->inv, "gpu-1", false, "XID 79", &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 3);
+    assert_int_equal(inventory_set_health(f->inv, "gpu-1", true, NULL, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 4);
+    expect_file(f->inv, "gpu-1", "healthReason", "\n");
+
+    /* Bad values and unknown devices change nothing. */
+    assert_int_equal(inventory_write_health(f->inv, "gpu-1", "broken\n", 7, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(inventory_write_health(f->inv, "gpu-7", "healthy\n", 8, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_string_equal(err.msg, "no device gpu-7 on node test-node");
+    assert_int_equal(inventory_generation(f->inv), 4);
+    assert_int_equal(f->notifications, 3);
+    expect_file(f->inv, "gpu-1", "health", "healthy\n");
+}
+
+static void test_all(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    assert_int_equal(inventory_set_health_all(f->inv, false, "maintenance", &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2); /* one bump for all */
+    expect_file(f->inv, "gpu-0", "healthReason", "maintenance\n");
+    expect_file(f->inv, "big-0", "healthReason", "maintenance\n");
+    assert_int_equal(inventory_set_health_all(f->inv, false, "maintenance", &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2);
+}
+
+static void test_names(void **state)
+{
+    struct fixture *f = *state;
+    char(*names)[FAKEHW_NAME_MAX];
+    size_t n;
+    struct error err;
+    assert_int_equal(inventory_device_names(f->inv, &names, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(names[0], "gpu-0");
+    assert_string_equal(names[2], "big-0");
+    free(names);
+    assert_true(inventory_has_device(f->inv, "big-0"));
+    assert_false(inventory_has_device(f->inv, "big-1"));
+}
+
+static void test_replace(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    bool changed;
+    assert_int_equal(inventory_set_health(f->inv, "gpu-0", false, "flipped", &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2);
+
+    /* The same config: nothing changes, the live health stays. */
+    assert_int_equal(inventory_replace(f->inv, f->devs, 3, &changed, &err), 0);
+    assert_false(changed);
+    assert_int_equal(inventory_generation(f->inv), 2);
+    expect_file(f->inv, "gpu-0", "health", "unhealthy\n");
+
+    /* gpu-1 changes memory, big-0 goes, gpu-2 arrives. */
+    struct gpu_device next[3];
+    next[0] = f->devs[0];
+    next[1] = f->devs[1];
+    next[1].memory_bytes = 96ULL << 30;
+    make_device(&next[2], 2, "gpu-2");
+    assert_int_equal(inventory_replace(f->inv, next, 3, &changed, &err), 0);
+    assert_true(changed);
+    assert_int_equal(inventory_generation(f->inv), 3);
+    assert_int_equal(f->last_notified, 3);
+    expect_file(f->inv, "gpu-0", "health", "unhealthy\n"); /* unchanged device keeps it */
+    expect_file(f->inv, "gpu-0", "healthReason", "flipped\n");
+    expect_file(f->inv, "gpu-1", "memory", "103079215104\n");
+    expect_file(f->inv, "gpu-2", "health", "healthy\n");
+    assert_false(inventory_has_device(f->inv, "big-0"));
+
+    /* Fewer devices is a change. */
+    assert_int_equal(inventory_replace(f->inv, next, 1, &changed, &err), 0);
+    assert_true(changed);
+    assert_int_equal(inventory_generation(f->inv), 4);
+    assert_false(inventory_has_device(f->inv, "gpu-1"));
+
+    struct gpu_device *snap;
+    size_t n;
+    assert_int_equal(inventory_snapshot(f->inv, &snap, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(snap[0].name, "gpu-0");
+    free(snap);
+
+    /* Two devices with one name are refused, and nothing changes. */
+    struct gpu_device twins[2] = {next[0], next[0]};
+    twins[1].index = twins[1].minor = 1;
+    assert_int_equal(inventory_replace(f->inv, twins, 2, &changed, &err), -1);
+    assert_int_equal(inventory_generation(f->inv), 4);
+    assert_true(inventory_has_device(f->inv, "gpu-0"));
+}
+
+struct flipper {
+    struct inventory *inv;
+    const char *device;
+};
+
+static void *flip_many(void *arg)
+{
+    struct flipper *fl = arg;
+    struct error err;
+    for (int i = 0; i < 1000; i++)
+        if (inventory_set_health(fl->inv, fl->device, i % 2 == 1, i % 2 ? NULL : "x", &err) != 0)
+            return (void *)1;
+    return NULL;
+}
+
+/* Concurrent writers: every change counts exactly once. */
+static void test_concurrent(void **state)
+{
+    struct fixture *f = *state;
+    pthread_t t[3];
+    struct flipper fl[3] = {{f->inv, "gpu-0"}, {f->inv, "gpu-1"}, {f->inv, "big-0"}};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, flip_many, &fl[i]), 0);
+    for (int i = 0; i < 3; i++) {
+        void *rc;
+        pthread_join(t[i], &rc);
+        assert_null(rc);
+    }
+    /* big-0 started unhealthy with "XID 79": its first write changes the
+     * reason only, still a change; so all 3000 writes changed something. */
+    assert_int_equal(inventory_generation(f->inv), 1 + 3000);
+    assert_int_equal(f->notifications, 3000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_render, setup, teardown),
+        cmocka_unit_test(test_no_dev_dir),
+        cmocka_unit_test(test_health_commands),
+        cmocka_unit_test_setup_teardown(test_write_and_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("fakehw inventory", tests, NULL, NULL);
+}

@@ -1,0 +1,135 @@
+/* Unit tests for fakehw's deterministic UUIDs and the SHA-256 under them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sha256.h"
+#include "uuid.h"
+
+static void hex(const uint8_t *d, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static void digest_of(const void *data, size_t len, size_t chunk, char out[65])
+{
+    struct sha256 ctx;
+    uint8_t d[SHA256_DIGEST_LEN];
+    sha256_init(&ctx);
+    for (size_t off = 0; off < len; off += chunk)
+        sha256_update(&ctx, (const char *)data + off, len - off < chunk ? len - off : chunk);
+    sha256_final(&ctx, d);
+    hex(d, sizeof(d), out);
+}
+
+/* FIPS 180-4 example vectors, fed whole and in odd-sized pieces. */
+static void test_sha256_vectors(void **state)
+{
+    (void)state;
+    char out[65];
+    digest_of("", 0, 1, out);
+    assert_string_equal(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    digest_of("abc", 3, 3, out);
+    assert_string_equal(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    for (size_t chunk = 1; chunk <= 64; chunk += 7) {
+        digest_of(two, strlen(two), chunk, out);
+        assert_string_equal(out,
+                            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    }
+    char *million = malloc(1000000);
+    assert_non_null(million);
+    memset(million, 'a', 1000000);
+    digest_of(million, 1000000, 4099, out);
+    free(million);
+    assert_string_equal(out, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/* The derivation is a contract (docs/fakehw.md): pinned values, checked
+ * independently with Python's hashlib. */
+static void test_uuid_pinned(void **state)
+{
+    (void)state;
+    char u[GPU_UUID_SIZE];
+    gpu_uuid_derive("kind-worker", "gpu-0", u);
+    assert_string_equal(u, "GPU-2a312d10-eabd-7f13-16e4-a4b4590ebf0b");
+    gpu_uuid_derive("node-a", "gpu-0", u);
+    assert_string_equal(u, "GPU-0f7f8929-e150-1c4d-7649-59de5013d1fd");
+}
+
+static void test_uuid_deterministic_and_distinct(void **state)
+{
+    (void)state;
+    char a[GPU_UUID_SIZE], b[GPU_UUID_SIZE];
+    gpu_uuid_derive("kind-worker", "gpu-3", a);
+    gpu_uuid_derive("kind-worker", "gpu-3", b);
+    assert_string_equal(a, b);
+    assert_true(gpu_uuid_valid(a));
+    gpu_uuid_derive("kind-worker2", "gpu-3", b);
+    assert_string_not_equal(a, b);
+    gpu_uuid_derive("kind-worker", "gpu-4", b);
+    assert_string_not_equal(a, b);
+    /* The separator keeps ("ab", "c") and ("a", "bc") apart. */
+    gpu_uuid_derive("ab", "c", a);
+    gpu_uuid_derive("a", "bc", b);
+    assert_string_not_equal(a, b);
+}
+
+static int compare_uuid(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void test_uuid_unique_at_scale(void **state)
+{
+    (void)state;
+    const char *seeds[] = {"kind-worker", "kind-worker2", "node-a"};
+    size_t n = 3 * 4096;
+    char(*all)[GPU_UUID_SIZE] = calloc(n, GPU_UUID_SIZE);
+    assert_non_null(all);
+    for (size_t s = 0; s < 3; s++) {
+        for (size_t i = 0; i < 4096; i++) {
+            char name[32];
+            snprintf(name, sizeof(name), "gpu-%zu", i);
+            gpu_uuid_derive(seeds[s], name, all[s * 4096 + i]);
+            assert_true(gpu_uuid_valid(all[s * 4096 + i]));
+        }
+    }
+    qsort(all, n, GPU_UUID_SIZE, compare_uuid);
+    for (size_t i = 1; i < n; i++)
+        assert_string_not_equal(all[i - 1], all[i]);
+    free(all);
+}
+
+static void test_uuid_valid(void **state)
+{
+    (void)state;
+    assert_true(gpu_uuid_valid("GPU-00000000-1111-2222-3333-444444444444"));
+    assert_true(gpu_uuid_valid("GPU-ABCDEF00-1111-2222-3333-44444444444f"));
+    assert_false(gpu_uuid_valid("GPU-1234"));
+    assert_false(gpu_uuid_valid("gpu-00000000-1111-2222-3333-444444444444"));
+    assert_false(gpu_uuid_valid("MIG-00000000-1111-2222-3333-444444444444"));
+    assert_false(gpu_uuid_valid("GPU-0000000g-1111-2222-3333-444444444444"));
+    assert_false(gpu_uuid_valid("GPU-00000000-1111-2222-3333-4444444444444"));
+    assert_false(gpu_uuid_valid("GPU-00000000_1111-2222-3333-444444444444"));
+    assert_false(gpu_uuid_valid(""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256_vectors),
+        cmocka_unit_test(test_uuid_pinned),
+        cmocka_unit_test(test_uuid_deterministic_and_distinct),
+        cmocka_unit_test(test_uuid_unique_at_scale),
+        cmocka_unit_test(test_uuid_valid),
+    };
+    return cmocka_run_group_tests_name("fakehw uuid", tests, NULL, NULL);
+}
