@@ -57,7 +57,9 @@
 #define FAKEHW_NAME_MAX   64
 #define FAKEHW_TEXT_MAX   128
 #define FAKEHW_REASON_MAX 512 /* health reasons are short (XID texts); the kubelet cuts at 1024 */
-#define FAKEHW_PATH_MAX   256 /* sizes devicePath only (e.g. /var/run/fakehw-dev/fakegpu12); build file paths with PATH_MAX */
+/* FAKEHW_PATH_MAX sizes devicePath only (e.g. /var/run/fakehw-dev/fakegpu12);
+ * build file paths with PATH_MAX. */
+#define FAKEHW_PATH_MAX 256
 
 /* One device as read from <root>/devices/<name>/. */
 struct fakehw_device {
@@ -68,8 +70,8 @@ struct fakehw_device {
     char architecture[FAKEHW_TEXT_MAX];
     char brand[FAKEHW_TEXT_MAX];
     uint64_t memory_bytes;
-    char compute_capability[FAKEHW_TEXT_MAX]; /* "9.0" */
-    char driver_version[FAKEHW_TEXT_MAX];     /* "550.127.05" */
+    char compute_capability[FAKEHW_TEXT_MAX];  /* "9.0" */
+    char driver_version[FAKEHW_TEXT_MAX];      /* "550.127.05" */
     char cuda_driver_version[FAKEHW_TEXT_MAX]; /* "12.4" */
     char pci_bus_id[FAKEHW_TEXT_MAX];          /* "0000:18:00.0" */
     char pcie_root[FAKEHW_TEXT_MAX];           /* "pci0000:17" */
