@@ -107,7 +107,9 @@ void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *
         const struct flag *f = &flags[i];
         char lhs[96];
         snprintf(lhs, sizeof(lhs), "%s%s%s", strlen(f->name) == 1 ? "-" : "--", f->name,
-                 f->type == FLAG_BOOL ? "" : f->type == FLAG_INT ? " N" : " VALUE");
+                 f->type == FLAG_BOOL  ? ""
+                 : f->type == FLAG_INT ? " N"
+                                       : " VALUE");
         fprintf(out, "  %-34s %s", lhs, f->help);
         if (f->env)
             fprintf(out, " [%s]", f->env);

@@ -19,8 +19,8 @@ void log_line(char severity, const char *file, int line, const char *fmt, ...)
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     int n = snprintf(buf, sizeof(buf), "%c%02d%02d %02d:%02d:%02d.%06ld %7ld %s:%d] ", severity,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     ts.tv_nsec / 1000, (long)syscall(SYS_gettid), base, line);
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
+                     (long)syscall(SYS_gettid), base, line);
     if (n < 0)
         return;
     va_list ap;
