@@ -1,0 +1,89 @@
+/* kubelet-standin call: one unary call with raw bytes, for protocol tests
+ * (unknown methods, undecodable requests).  Prints
+ *   status=<CODE>
+ *   message=<status message>
+ *   response=<hex of the answer>
+ * and exits 0 when the status is OK, 3 otherwise. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flags.h"
+#include "grpc_client.h"
+#include "standin.h"
+
+static int unhex(const char *hex, uint8_t **out, size_t *len)
+{
+    size_t n = strlen(hex);
+    if (n % 2)
+        return -1;
+    *out = malloc(n / 2 + 1);
+    if (*out == NULL)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
+            !strchr("0123456789abcdefABCDEF", hex[2 * i + 1])) {
+            free(*out);
+            return -1;
+        }
+        (*out)[i] = (uint8_t)v;
+    }
+    *len = n / 2;
+    return 0;
+}
+
+int cmd_call(int argc, char **argv)
+{
+    const char *endpoint = NULL, *method = NULL, *hex = "", *timeout_s = "5";
+    const struct flag flags[] = {
+        {"endpoint", "KUBELET_STANDIN_ENDPOINT", FLAG_STRING, &endpoint, "socket (required)"},
+        {"method", "KUBELET_STANDIN_METHOD", FLAG_STRING, &method,
+         "full method path, /package.Service/Method (required)"},
+        {"hex", "KUBELET_STANDIN_HEX", FLAG_STRING, &hex, "request bytes in hex (default empty)"},
+        {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s, "deadline in seconds"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next;
+    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, "kubelet-standin call", "--endpoint SOCK --method PATH [--hex HEX]",
+                    "Sends one request of raw bytes and prints status, message and the answer\n"
+                    "in hex.",
+                    flags, nflags);
+        return EXIT_OK;
+    }
+    double timeout;
+    uint8_t *req = NULL;
+    size_t len = 0;
+    const char *bad = rc < 0                               ? err.msg
+                      : next != argc                       ? "unexpected argument (see --help)"
+                      : endpoint == NULL || method == NULL ? "--endpoint and --method are required"
+                      : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
+                      : unhex(hex, &req, &len) < 0 ? "--hex is not an even-length hex string"
+                                                   : NULL;
+    if (bad) {
+        fprintf(stderr, "kubelet-standin call: %s\n", bad);
+        return EXIT_USAGE;
+    }
+    int status = EXIT_RPC;
+    struct rpc_answer a = {0};
+    struct rpc_client *c = rpc_client_new(endpoint, &err);
+    if (c == NULL || rpc_client_call(c, method, req, len, timeout, &a, &err) < 0) {
+        fprintf(stderr, "kubelet-standin call: %s\n", err.msg);
+        goto out;
+    }
+    printf("status=%s\nmessage=", rpc_status_name(a.status));
+    print_oneline(stdout, a.details ? a.details : "");
+    printf("\nresponse=");
+    for (size_t i = 0; i < a.len; i++)
+        printf("%02x", a.data[i]);
+    putchar('\n');
+    status = a.status == GRPC_STATUS_OK ? EXIT_OK : EXIT_RPC;
+out:
+    fflush(stdout);
+    rpc_answer_free(&a);
+    rpc_client_free(c);
+    free(req);
+    return status;
+}

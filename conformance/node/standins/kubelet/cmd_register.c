@@ -1,0 +1,271 @@
+/* kubelet-standin register: plugin discovery and registration, as the
+ * kubelet's plugin watcher and DRA handler do it:
+ *   - every unix socket under the registry directory (recursively) is a
+ *     candidate; names starting with "." are ignored;
+ *   - GetInfo with a 1 s deadline; type must be "DRAPlugin";
+ *   - the API is the first entry of the plugin's supported_versions that
+ *     the kubelet supports (the plugin's order wins, not the kubelet's);
+ *   - NotifyRegistrationStatus(true), or (false, reason) on refusal;
+ *   - an empty endpoint means the registration socket itself. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "flags.h"
+#include "grpc_client.h"
+#include "proto/pluginregistration.pb-c.h"
+#include "standin.h"
+
+#define MAX_SOCKETS 64
+#define MAX_DEPTH   8
+
+struct socket_list {
+    char *paths[MAX_SOCKETS];
+    size_t n;
+};
+
+static void scan_dir(const char *dir, int depth, struct socket_list *out)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && out->n < MAX_SOCKETS) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
+            scan_dir(path, depth + 1, out);
+        else if (S_ISSOCK(st.st_mode))
+            out->paths[out->n++] = strdup(path);
+    }
+    closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_sockets(struct socket_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    l->n = 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Splits a comma-separated list in place. */
+static size_t split_list(char *s, char **items, size_t max)
+{
+    size_t n = 0;
+    for (char *save = NULL, *t = strtok_r(s, ",", &save); t && n < max;
+         t = strtok_r(NULL, ",", &save))
+        items[n++] = t;
+    return n;
+}
+
+static void print_joined(char **items, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        printf("%s%s", i ? "," : "", items[i]);
+}
+
+/* Registers one plugin whose GetInfo answered; prints its block. */
+static int register_plugin(struct rpc_client *c, const char *sock,
+                           const Pluginregistration__PluginInfo *info, char **kubelet_services,
+                           size_t n_services)
+{
+    char reason[1024] = "";
+    const char *version = "";
+    bool health = false;
+    for (size_t i = 0; i < info->n_supported_versions; i++)
+        if (!strcmp(info->supported_versions[i], "v1alpha1.DRAResourceHealth"))
+            health = true;
+
+    if (strcmp(info->type, "DRAPlugin") != 0) {
+        snprintf(reason, sizeof(reason), "no handler registered for plugin type: %s", info->type);
+    } else if (info->name[0] == '\0') {
+        snprintf(reason, sizeof(reason), "plugin name is empty");
+    } else {
+        for (size_t i = 0; i < info->n_supported_versions && !version[0]; i++)
+            for (size_t k = 0; k < n_services; k++)
+                if (!strcmp(info->supported_versions[i], kubelet_services[k])) {
+                    version = info->supported_versions[i];
+                    break;
+                }
+        if (!version[0]) {
+            int n = snprintf(reason, sizeof(reason), "none of services supported by the plugin [");
+            for (size_t i = 0;
+                 i < info->n_supported_versions && n > 0 && (size_t)n < sizeof(reason); i++)
+                n += snprintf(reason + n, sizeof(reason) - (size_t)n, "%s%s", i ? " " : "",
+                              info->supported_versions[i]);
+            if (n > 0 && (size_t)n < sizeof(reason))
+                n += snprintf(reason + n, sizeof(reason) - (size_t)n,
+                              "] are supported by the kubelet [");
+            for (size_t k = 0; k < n_services && n > 0 && (size_t)n < sizeof(reason); k++)
+                n += snprintf(reason + n, sizeof(reason) - (size_t)n, "%s%s", k ? " " : "",
+                              kubelet_services[k]);
+            if (n > 0 && (size_t)n < sizeof(reason))
+                snprintf(reason + n, sizeof(reason) - (size_t)n, "]");
+        }
+    }
+    bool ok = reason[0] == '\0';
+
+    Pluginregistration__RegistrationStatus st = PLUGINREGISTRATION__REGISTRATION_STATUS__INIT;
+    st.plugin_registered = ok;
+    st.error = reason;
+    uint8_t buf[2048];
+    size_t len = pluginregistration__registration_status__pack(&st, buf);
+    struct rpc_answer a;
+    struct error err;
+    int rc = rpc_client_call(c, "/pluginregistration.Registration/NotifyRegistrationStatus", buf,
+                             len, NOTIFY_TIMEOUT, &a, &err);
+
+    printf("socket=%s\ntype=", sock);
+    print_oneline(stdout, info->type);
+    printf("\ndriver=");
+    print_oneline(stdout, info->name);
+    printf("\nendpoint=");
+    print_oneline(stdout, info->endpoint[0] ? info->endpoint : sock);
+    printf("\nsupported_versions=");
+    print_joined(info->supported_versions, info->n_supported_versions);
+    printf("\nversion=%s\nhealth_service=%s\nregistered=%s\n", version, health ? "true" : "false",
+           ok ? "true" : "false");
+    if (!ok) {
+        printf("error=");
+        print_oneline(stdout, reason);
+        putchar('\n');
+    }
+    int status = ok ? EXIT_OK : EXIT_FAILED;
+    if (rc < 0) {
+        fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus on %s: %s\n", sock, err.msg);
+        status = EXIT_RPC;
+    } else {
+        printf("notify_status=%s\n", rpc_status_name(a.status));
+        /* A refusal may be answered with an error (the Go helper does); an
+         * accepted registration must be acknowledged. */
+        if (ok && a.status != GRPC_STATUS_OK) {
+            fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus(true) on %s: %s: %s\n", sock,
+                    rpc_status_name(a.status), a.details ? a.details : "");
+            status = EXIT_RPC;
+        }
+        rpc_answer_free(&a);
+    }
+    if (!ok)
+        fprintf(stderr, "kubelet-standin: registration refused: %s\n", reason);
+    return status;
+}
+
+int cmd_register(int argc, char **argv)
+{
+    const char *dir = NULL, *driver = NULL, *timeout_s = "10";
+    const char *services = "v1.DRAPlugin,v1beta1.DRAPlugin";
+    const struct flag flags[] = {
+        {"registry-dir", "KUBELET_STANDIN_REGISTRY_DIR", FLAG_STRING, &dir,
+         "the kubelet's plugins_registry directory (required)"},
+        {"driver", "KUBELET_STANDIN_DRIVER", FLAG_STRING, &driver,
+         "register only the plugin whose GetInfo name is this"},
+        {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s,
+         "seconds to wait for a plugin socket to appear and answer"},
+        {"kubelet-services", "KUBELET_STANDIN_SERVICES", FLAG_STRING, &services,
+         "services this kubelet supports, comma-separated (1.34-1.36: v1 and v1beta1)"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next;
+    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, "kubelet-standin register", "--registry-dir DIR [flags]",
+                    "Finds DRA plugin sockets in DIR and registers them as the kubelet does.\n"
+                    "Prints socket, type, driver, endpoint, supported_versions, version,\n"
+                    "health_service, registered (and error) as key=value lines, one block\n"
+                    "per plugin, blocks separated by an empty line.",
+                    flags, nflags);
+        return EXIT_OK;
+    }
+    double timeout;
+    if (rc < 0 || next != argc || dir == NULL || parse_seconds(timeout_s, &timeout) < 0) {
+        fprintf(stderr, "kubelet-standin register: %s\n",
+                rc < 0         ? err.msg
+                : next != argc ? "unexpected argument (see --help)"
+                : dir == NULL  ? "--registry-dir is required"
+                               : "--timeout wants seconds, e.g. 10 or 0.5");
+        return EXIT_USAGE;
+    }
+    char *svc_copy = strdup(services);
+    char *svc[16];
+    size_t n_svc = svc_copy ? split_list(svc_copy, svc, 16) : 0;
+
+    double deadline = now_s() + timeout;
+    char last_error[1024] = "no socket found";
+    int status = EXIT_OK;
+    size_t handled = 0;
+    struct socket_list socks = {{0}, 0};
+    for (;;) {
+        scan_dir(dir, 0, &socks);
+        qsort(socks.paths, socks.n, sizeof(socks.paths[0]), cmp_str);
+        for (size_t i = 0; i < socks.n; i++) {
+            struct rpc_client *c = rpc_client_new(socks.paths[i], &err);
+            if (c == NULL) {
+                snprintf(last_error, sizeof(last_error), "%s", err.msg);
+                continue;
+            }
+            struct rpc_answer a;
+            Pluginregistration__PluginInfo *info = NULL;
+            if (rpc_client_call(c, "/pluginregistration.Registration/GetInfo", "", 0,
+                                GET_INFO_TIMEOUT, &a, &err) < 0) {
+                snprintf(last_error, sizeof(last_error), "GetInfo on %s: %s", socks.paths[i],
+                         err.msg);
+            } else if (a.status != GRPC_STATUS_OK) {
+                snprintf(last_error, sizeof(last_error), "GetInfo on %s: %s: %s", socks.paths[i],
+                         rpc_status_name(a.status), a.details ? a.details : "");
+            } else if ((info = pluginregistration__plugin_info__unpack(NULL, a.len, a.data)) ==
+                       NULL) {
+                snprintf(last_error, sizeof(last_error),
+                         "GetInfo on %s: the answer (%zu bytes) is not a PluginInfo",
+                         socks.paths[i], a.len);
+            } else if (driver && strcmp(info->name, driver) != 0) {
+                snprintf(last_error, sizeof(last_error), "%s is driver %s, not %s", socks.paths[i],
+                         info->name, driver);
+            } else {
+                if (handled++)
+                    putchar('\n');
+                int r = register_plugin(c, socks.paths[i], info, svc, n_svc);
+                if (r > status)
+                    status = r;
+            }
+            rpc_answer_free(&a); /* zeroed by the call even when it failed */
+            if (info)
+                pluginregistration__plugin_info__free_unpacked(info, NULL);
+            rpc_client_free(c);
+        }
+        free_sockets(&socks);
+        if (handled > 0 || now_s() >= deadline)
+            break;
+        struct timespec pause = {0, 100 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    free(svc_copy);
+    fflush(stdout);
+    if (handled == 0) {
+        fprintf(stderr,
+                "kubelet-standin register: no %s%splugin registered from %s within %s s: %s\n",
+                driver ? driver : "", driver ? " " : "", dir, timeout_s, last_error);
+        return EXIT_RPC;
+    }
+    return status;
+}

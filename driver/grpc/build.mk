@@ -1,0 +1,39 @@
+# driver/grpc/: the gRPC layer of the kubelet plugin on grpc core: the generic
+# server (rpc_server), the registration, DRA (v1 + v1beta1) and health
+# services, and their message codecs.  Everything lands in one static library;
+# the plugin links it with the prepare module that implements prepare.h:
+#   $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB) $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
+DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/registration_service.c \
+                    driver/grpc/dra_service.c driver/grpc/dra_codec.c \
+                    driver/grpc/health_service.c driver/grpc/health_codec.c driver/grpc/utf8.c
+DRIVER_GRPC_OBJS := $(DRIVER_GRPC_SRCS:%.c=$(OBJ)/%.o)
+DRIVER_GRPC_LIB  := $(BUILD)/lib/libdrivergrpc.a
+DRIVER_GRPC_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB)
+DRIVER_GRPC_LDLIBS := $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
+
+$(DRIVER_GRPC_OBJS): | $(PROTO_HEADERS)
+
+$(DRIVER_GRPC_LIB): $(DRIVER_GRPC_OBJS)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+# Test-only programs (never installed): a server made of this module and a
+# fake prepare implementation, driven by the bats suite with the kubelet
+# stand-in and a Python grpcio client.
+DRIVER_GRPC_TEST_BIN := $(BUILD)/test-bin
+DRIVER_GRPC_TEST_OBJS := $(OBJ)/driver/grpc/tests/grpc_test_server.o \
+                         $(OBJ)/driver/grpc/tests/fake_prepare.o
+$(DRIVER_GRPC_TEST_OBJS) $(OBJ)/driver/grpc/tests/test_grpc_codec.o: | $(PROTO_HEADERS)
+
+$(DRIVER_GRPC_TEST_BIN)/grpc-test-server: $(DRIVER_GRPC_TEST_OBJS) $(DRIVER_GRPC_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+
+UNIT_TESTS += $(BIN)/test_grpc_codec
+$(BIN)/test_grpc_codec: $(OBJ)/driver/grpc/tests/test_grpc_codec.o $(DRIVER_GRPC_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+
+BATS_SUITES += driver/grpc/tests
+# The bats target builds `all`; the suite also needs the test server.
+bats: $(DRIVER_GRPC_TEST_BIN)/grpc-test-server

@@ -1,0 +1,28 @@
+/* k8s.io.kubelet.pkg.apis.dra.{v1,v1beta1}.DRAPlugin: NodePrepareResources
+ * and NodeUnprepareResources for both API versions on one socket.
+ *
+ * Each claim of a request goes through prepare_claim / unprepare_claim
+ * (driver/prepare/prepare.h) once, in request order; a claim that fails gets
+ * its own error string in the answer and does not fail the others.  Every
+ * claim of a request gets an entry in the answer map (keyed by claim uid);
+ * share_id is sent only in v1 answers.  A request with a claim without uid,
+ * or with a string that is not UTF-8, is refused as INVALID_ARGUMENT. */
+#ifndef FAKEHW_DRIVER_DRA_SERVICE_H
+#define FAKEHW_DRIVER_DRA_SERVICE_H
+
+#include "driver/grpc/rpc_server.h"
+#include "driver/prepare/prepare.h"
+#include "error.h"
+
+struct dra_service;
+
+/* st must outlive the service; the service does not own it. */
+struct dra_service *dra_service_new(struct prepare_state *st, struct error *err);
+
+/* Adds the four methods (v1 and v1beta1 prepare/unprepare) to srv. */
+int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct error *err);
+
+/* Call after rpc_server_free of the server it was registered with. */
+void dra_service_free(struct dra_service *svc);
+
+#endif

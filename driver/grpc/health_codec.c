@@ -1,0 +1,92 @@
+#include "health_codec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/dra_health_v1alpha1.pb-c.h"
+#include "utf8.h"
+
+void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1])
+{
+    out[0] = '\0';
+    if (msg == NULL || msg[0] == '\0')
+        return;
+    char *clean = utf8_sanitize(msg);
+    const char *src = clean ? clean : "";
+    size_t len = strlen(src);
+    if (len <= HEALTH_MESSAGE_MAX) {
+        memcpy(out, src, len + 1);
+    } else {
+        size_t keep = utf8_prefix_len(src, HEALTH_MESSAGE_MAX - 3);
+        memcpy(out, src, keep);
+        memcpy(out + keep, "...", 4);
+    }
+    free(clean);
+}
+
+const ProtobufCMessageDescriptor *health_watch_request_type(void)
+{
+    return &v1alpha1__node_watch_resources_request__descriptor;
+}
+
+int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size_t *len,
+                  struct error *err)
+{
+    int rc = -1;
+    V1alpha1__NodeWatchResourcesResponse resp = V1ALPHA1__NODE_WATCH_RESOURCES_RESPONSE__INIT;
+    V1alpha1__DeviceHealth **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    V1alpha1__DeviceHealth *dh = calloc(n ? n : 1, sizeof(*dh));
+    V1alpha1__DeviceIdentifier *ids = calloc(n ? n : 1, sizeof(*ids));
+    char(*msgs)[HEALTH_MESSAGE_MAX + 1] = calloc(n ? n : 1, sizeof(*msgs));
+    *out = NULL;
+    if (!ptrs || !dh || !ids || !msgs) {
+        error_set(err, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct health_entry *d = &list[i];
+        if (d->pool == NULL || d->pool[0] == '\0') {
+            error_set(err, "health entry %zu (device %s): empty pool name", i,
+                      d->device ? d->device : "");
+            goto out;
+        }
+        if (d->device == NULL || d->device[0] == '\0') {
+            error_set(err, "health entry %zu (pool %s): empty device name", i, d->pool);
+            goto out;
+        }
+        if (d->health != HEALTH_ENTRY_UNKNOWN && d->health != HEALTH_ENTRY_HEALTHY &&
+            d->health != HEALTH_ENTRY_UNHEALTHY) {
+            error_set(err, "health entry %zu (%s/%s): unknown health value %d", i, d->pool,
+                      d->device, (int)d->health);
+            goto out;
+        }
+        v1alpha1__device_identifier__init(&ids[i]);
+        ids[i].pool_name = (char *)d->pool;
+        ids[i].device_name = (char *)d->device;
+        v1alpha1__device_health__init(&dh[i]);
+        dh[i].device = &ids[i];
+        dh[i].health = (V1alpha1__HealthStatus)d->health;
+        dh[i].last_updated_time = d->last_updated;
+        dh[i].health_check_timeout_seconds =
+            d->health_check_timeout_seconds > 0 ? d->health_check_timeout_seconds : 0;
+        health_message_cut(d->message, msgs[i]);
+        dh[i].message = msgs[i];
+        ptrs[i] = &dh[i];
+    }
+    resp.n_devices = n;
+    resp.devices = ptrs;
+    *len = protobuf_c_message_get_packed_size(&resp.base);
+    *out = malloc(*len ? *len : 1);
+    if (*out == NULL) {
+        error_set(err, "out of memory");
+        goto out;
+    }
+    protobuf_c_message_pack(&resp.base, *out);
+    rc = 0;
+out:
+    free(ptrs);
+    free(dh);
+    free(ids);
+    free(msgs);
+    return rc;
+}

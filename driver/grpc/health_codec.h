@@ -1,0 +1,47 @@
+/* The v1alpha1 health stream message (NodeWatchResourcesResponse): the
+ * driver-side device health list and its encoding. */
+#ifndef FAKEHW_DRIVER_HEALTH_CODEC_H
+#define FAKEHW_DRIVER_HEALTH_CODEC_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define HEALTH_WATCH_METHOD "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+
+/* Values of the wire enum HealthStatus. */
+enum health_entry_status {
+    HEALTH_ENTRY_UNKNOWN = 0,
+    HEALTH_ENTRY_HEALTHY = 1,
+    HEALTH_ENTRY_UNHEALTHY = 2,
+};
+
+/* One device's health, as the driver knows it. */
+struct health_entry {
+    const char *pool;   /* pool name (the node name) */
+    const char *device; /* device name in the ResourceSlice, e.g. gpu-0 */
+    enum health_entry_status health;
+    int64_t last_updated;                 /* Unix seconds of the last change */
+    int64_t health_check_timeout_seconds; /* 0 = the kubelet's default */
+    const char *message;                  /* NULL or "" = none; cut to HEALTH_MESSAGE_MAX */
+};
+
+/* The pod-status field that shows the message allows 1024 characters. */
+#define HEALTH_MESSAGE_MAX 1024
+
+/* Writes msg into out, cleaned to valid UTF-8 and, when longer than
+ * HEALTH_MESSAGE_MAX bytes, cut between characters to at most
+ * HEALTH_MESSAGE_MAX - 3 bytes followed by "...". */
+void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1]);
+
+const ProtobufCMessageDescriptor *health_watch_request_type(void);
+
+/* Packs a NodeWatchResourcesResponse listing every device (malloc'd *out).
+ * Fails, naming the entry, on an empty pool or device name or an unknown
+ * health value. */
+int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size_t *len,
+                  struct error *err);
+
+#endif

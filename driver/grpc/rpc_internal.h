@@ -1,0 +1,143 @@
+/* Internals shared by rpc_server.c (the server: threads, completion queue,
+ * lifecycle) and rpc_call.c (one call: its batches, send queue, handler run,
+ * and the rpc_stream / rpc_reply API).  Not a contract for other modules.
+ *
+ * Per call, up to three batches are in flight, each with its own tag:
+ *   recv  {SEND_INITIAL_METADATA, RECV_MESSAGE}   once, right after the call arrives
+ *   close {RECV_CLOSE_ON_SERVER}                  until the call is over
+ *   send  one queued item: a message, a status, or both (unary answer)
+ * Initial metadata always goes out first (in the recv batch, or together with
+ * an early status), because grpc core only ends a call cleanly after it was
+ * sent, and only one send batch is in flight per call.
+ *
+ * A call counts "work": outstanding batches plus a queued or running handler.
+ * When work drops to zero the call is over: the stream-closed callback runs,
+ * the grpc_call is released, and the call leaves the server's live list.  The
+ * struct itself is reference counted separately, so a service may keep a
+ * stream pointer after the call is over (sends then fail cleanly).
+ *
+ * Lock order: a service's own lock, then rpc_server.mu, then rpc_stream.mu. */
+#ifndef FAKEHW_DRIVER_RPC_INTERNAL_H
+#define FAKEHW_DRIVER_RPC_INTERNAL_H
+
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "driver/grpc/rpc_server.h"
+
+#define STATUS_MSG_MAX 1024
+
+enum tag_kind { TAG_NEW_CALL, TAG_RECV, TAG_CLOSE, TAG_SEND, TAG_SERVER_SHUTDOWN };
+
+struct tag {
+    enum tag_kind kind;
+    struct rpc_stream *call; /* NULL for TAG_SERVER_SHUTDOWN */
+};
+
+/* One queued send: a message, a final status, or both. */
+struct send_item {
+    struct send_item *next;
+    grpc_byte_buffer *msg; /* NULL: none */
+    bool has_status;
+    grpc_status_code code;
+    char *details;
+};
+
+enum server_state { SRV_NEW, SRV_RUNNING, SRV_STOPPING, SRV_STOPPED };
+
+struct rpc_server {
+    char *name;
+    char *socket_path;
+    int nworkers;
+    struct rpc_method *methods;
+    size_t n_methods;
+
+    grpc_server *server;
+    grpc_completion_queue *cq;
+    bool grpc_inited;
+    pthread_t poller;
+    bool poller_running;
+    pthread_t *workers;
+    int n_workers_started;
+
+    pthread_mutex_t mu; /* state, live list, shutdown_done */
+    pthread_cond_t cond;
+    enum server_state state;
+    struct rpc_stream *live; /* doubly linked list of calls in progress */
+    size_t n_live;
+    struct tag shutdown_tag;
+    bool shutdown_done;
+
+    pthread_mutex_t jobs_mu;
+    pthread_cond_t jobs_cond;
+    struct rpc_stream *jobs_head, *jobs_tail;
+    bool workers_stop;
+};
+
+/* A call.  Named rpc_stream because that is what services see of it. */
+struct rpc_stream {
+    struct rpc_server *srv;
+    struct tag t_new, t_recv, t_close, t_send;
+    grpc_call *call;
+    grpc_call_details details;
+    grpc_metadata_array request_md;
+    char *path;
+    const struct rpc_method *method; /* NULL: unknown method */
+    grpc_byte_buffer *recv_buf;
+    int cancelled;
+
+    pthread_mutex_t mu;
+    int work;       /* batches in flight + queued/running handler */
+    int refs;       /* memory: 1 while work > 0, plus rpc_stream_ref() */
+    bool accepting; /* sends allowed: no final status queued, client still there */
+    bool opened;    /* the stream_open handler returned */
+    bool initial_md_sent;
+    bool send_in_flight;
+    struct send_item *q_head, *q_tail;
+    size_t q_len;
+    struct send_item *in_flight;
+    grpc_slice status_slice; /* details of the status in flight */
+
+    struct rpc_stream *next_job;
+    struct rpc_stream *live_prev, *live_next;
+};
+
+struct rpc_reply {
+    bool set;
+    grpc_status_code code;
+    char details[STATUS_MSG_MAX];
+    grpc_byte_buffer *msg;
+};
+
+static inline char *rpc_xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    if (d == NULL) {
+        LOG_E("out of memory");
+        abort();
+    }
+    return d;
+}
+
+/* rpc_call.c: the life of one call, driven by the poller and the workers. */
+struct rpc_stream *call_new(struct rpc_server *srv);  /* for grpc_server_request_call */
+void call_discard(struct rpc_stream *c);              /* a request that never got a call */
+void call_start(struct rpc_stream *c, size_t n_live); /* the call arrived, method looked up */
+void call_on_recv(struct rpc_stream *c, bool ok);
+void call_on_close(struct rpc_stream *c);
+void call_on_send(struct rpc_stream *c, bool ok);
+void call_run(struct rpc_stream *c, bool stopping); /* on a worker: decode, run the handler */
+/* Ends an opened stream with UNAVAILABLE after its queued messages; calls
+ * whose handler has not run yet are left to call_run (stopping). */
+void call_shutdown_stream(struct rpc_stream *c);
+
+/* rpc_server.c: what a call needs from its server. */
+void server_push_job(struct rpc_server *srv, struct rpc_stream *c);
+void server_call_over(struct rpc_server *srv, struct rpc_stream *c); /* leaves the live list */
+
+#endif

@@ -1,0 +1,128 @@
+/* A small gRPC server on grpc core's C API, for protobuf-c messages.
+ *
+ * One rpc_server listens on one unix socket and owns one completion queue, a
+ * poller thread that drains it, and a pool of worker threads that run the
+ * handlers, so a slow handler (a prepare waiting on the API server) never
+ * blocks the poller or other calls, and a long-lived stream never holds a
+ * worker.  Methods are dispatched by their full path ("/pkg.Service/Method").
+ * The server decodes the request with the method's descriptor before the
+ * handler runs; unknown methods get UNIMPLEMENTED and undecodable requests
+ * INVALID_ARGUMENT without reaching a handler.
+ *
+ * Lifecycle: rpc_server_new, rpc_server_add_method (any number),
+ * rpc_server_start, ..., rpc_server_shutdown, rpc_server_free.  Method
+ * contexts (the services) must outlive the server: free them after
+ * rpc_server_free. */
+#ifndef FAKEHW_DRIVER_RPC_SERVER_H
+#define FAKEHW_DRIVER_RPC_SERVER_H
+
+#include <grpc/status.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct rpc_server;
+struct rpc_reply;
+struct rpc_stream;
+
+/* Unary handler, run on a worker thread.  req is the decoded request, owned
+ * by the server and valid until the handler returns.  The handler answers
+ * with rpc_reply_message() or rpc_reply_error(); answering neither sends
+ * INTERNAL. */
+typedef void (*rpc_unary_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply);
+
+/* Server-streaming open handler, run on a worker thread.  The stream stays
+ * open after the handler returns, until the client goes away, the handler (or
+ * anyone holding a reference) calls rpc_stream_finish(), or the server shuts
+ * down.  To send later, from any thread, take a reference with
+ * rpc_stream_ref(). */
+typedef void (*rpc_stream_open_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_stream *s);
+
+/* Called once per opened stream when it is over (client cancel, finish,
+ * shutdown), after the open handler returned.  Drop your reference here.
+ * Runs on the poller or a worker thread: do not block. */
+typedef void (*rpc_stream_closed_fn)(void *ctx, struct rpc_stream *s);
+
+struct rpc_method {
+    const char *path; /* "/v1alpha1.DRAResourceHealth/NodeWatchResources" */
+    const ProtobufCMessageDescriptor *request; /* decoder for the request message */
+    rpc_unary_fn unary;                        /* set exactly one of unary and stream_open */
+    rpc_stream_open_fn stream_open;
+    rpc_stream_closed_fn stream_closed; /* optional, streams only */
+    void *ctx;
+};
+
+struct rpc_server_config {
+    const char *name;        /* for log lines: "registration", "dra" */
+    const char *socket_path; /* absolute path of the unix socket to listen on */
+    int workers;             /* handler threads, >= 1 */
+};
+
+/* Creates a server (not yet listening).  cfg's strings are copied. */
+struct rpc_server *rpc_server_new(const struct rpc_server_config *cfg, struct error *err);
+
+/* Adds a method; only before rpc_server_start.  m is copied, its strings and
+ * ctx must outlive the server.  Fails on a duplicate path or a bad entry. */
+int rpc_server_add_method(struct rpc_server *srv, const struct rpc_method *m, struct error *err);
+
+/* Creates the socket's parent directories (mode 0750), replaces a stale
+ * socket file (refuses to remove anything that is not a socket), binds, makes
+ * the socket mode 0660 and starts the threads.  On failure nothing is left
+ * listening. */
+int rpc_server_start(struct rpc_server *srv, struct error *err);
+
+/* Stops serving: no new calls; open streams end with UNAVAILABLE; unary calls
+ * get a short grace period, then everything still open is cancelled; waits
+ * for running handlers to return (they are bounded by their own timeouts);
+ * removes the socket file.  Returns within ~1 s unless a handler is stuck.
+ * Idempotent; must not be called from a handler. */
+void rpc_server_shutdown(struct rpc_server *srv);
+
+/* Shuts down if still running, then frees everything.  NULL is a no-op. */
+void rpc_server_free(struct rpc_server *srv);
+
+/* Calls currently open (unary in progress and open streams). */
+size_t rpc_server_live_calls(struct rpc_server *srv);
+
+/* --- answering unary calls --- */
+
+/* Packs msg as the answer (a copy: msg may be freed right after). */
+void rpc_reply_message(struct rpc_reply *r, const ProtobufCMessage *msg);
+
+/* Answers with an already packed message (copied). */
+void rpc_reply_packed(struct rpc_reply *r, const void *data, size_t len);
+
+/* Answers with a non-OK status and a message (printf format). */
+void rpc_reply_error(struct rpc_reply *r, grpc_status_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* --- server streams; every function is safe from any thread --- */
+
+void rpc_stream_ref(struct rpc_stream *s);
+void rpc_stream_unref(struct rpc_stream *s);
+
+/* Queues one packed message (copied, so one packing can go to many
+ * streams).  At most one send is in flight per call; the rest wait in order.
+ * Returns -1 with err when the stream is closed, or when
+ * RPC_STREAM_MAX_QUEUED messages already wait (the client stopped reading:
+ * the stream is then cancelled). */
+#define RPC_STREAM_MAX_QUEUED 64
+int rpc_stream_send(struct rpc_stream *s, const void *data, size_t len, struct error *err);
+
+/* Like rpc_stream_send, but first drops the queued messages that were not
+ * started yet: for streams where every message is a full snapshot, so a slow
+ * reader gets the newest state instead of a backlog. */
+int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err);
+
+/* Ends the stream with a status after the queued messages.  No-op if closed. */
+void rpc_stream_finish(struct rpc_stream *s, grpc_status_code code, const char *message);
+
+/* False once the client went away or the stream was finished. */
+bool rpc_stream_is_open(struct rpc_stream *s);
+
+/* Method path of the stream, for log lines. */
+const char *rpc_stream_method(const struct rpc_stream *s);
+
+#endif
