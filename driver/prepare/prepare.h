@@ -1,16 +1,21 @@
 /* The prepare path: what NodePrepareResources and NodeUnprepareResources do
  * for one claim, independent of gRPC.  The gRPC handlers (driver/grpc/) decode
  * the request, call these once per claim, and encode the answers.
+ * docs/prepare.md describes every file written and the env a container gets.
  *
  * Prepare: fetch the ResourceClaim (through claim_fetch_fn), check uid and
  * allocation, select this driver's results, apply opaque config (class first,
- * then claim), write the CDI spec and device metadata, record the claim in the
- * checkpoint, and only then answer.  Idempotent: a claim already prepared with
- * the same uid answers from the checkpoint without rewriting anything.
- * Serialised per claim uid; different claims prepare in parallel.
+ * then claim), record the claim as PrepareStarted in the checkpoint, write the
+ * device metadata and CDI specs, record it as PrepareCompleted, and only then
+ * answer.  Idempotent: a claim already prepared with the same uid answers from
+ * the checkpoint without fetching or rewriting anything.  Serialised per claim
+ * uid; different claims prepare in parallel.
  *
- * Unprepare: remove the claim's CDI spec, metadata and checkpoint entry.
- * An unknown claim succeeds. */
+ * Unprepare: remove the claim's CDI specs, metadata and checkpoint entry.
+ * An unknown claim succeeds.
+ *
+ * Namespaces, names and uids are checked (DNS label, DNS subdomain, UID)
+ * before they reach any path. */
 #ifndef FAKEHW_DRIVER_PREPARE_H
 #define FAKEHW_DRIVER_PREPARE_H
 
@@ -21,11 +26,16 @@
 #include "error.h"
 #include "fakehw_tree.h"
 
-/* Fetches a claim: returns 0 with *claim (new reference) or -1 with err
+/* The callbacks are called from the threads that call prepare_claim, several
+ * at once for different claims, so they must be thread-safe.
+ *
+ * Fetches a claim: returns 0 with *claim (new reference) or -1 with err
  * ("GET .../resourceclaims/NAME: 404 ..."). */
 typedef int (*claim_fetch_fn)(void *ctx, const char *ns, const char *name, json_t **claim,
                               struct error *err);
-/* Fetches a DeviceClass, for its opaque config.  Same contract. */
+/* Fetches a DeviceClass, for its opaque config.  Same contract.  Not called
+ * by prepare: the scheduler copies the class's config into the allocation
+ * (source FromClass), which is what the claim was allocated with; may be NULL. */
 typedef int (*class_fetch_fn)(void *ctx, const char *name, json_t **device_class,
                               struct error *err);
 /* Looks up one device of the node by name in the current fakehw inventory.
@@ -33,18 +43,27 @@ typedef int (*class_fetch_fn)(void *ctx, const char *name, json_t **device_class
 typedef int (*device_lookup_fn)(void *ctx, const char *device_name, struct fakehw_device *dev,
                                 struct error *err);
 
+/* Told about a claim after a successful prepare (also one answered from the
+ * checkpoint) or unprepare (also of a claim that was not prepared).  Called
+ * while the claim's uid is serialised but no lock of the state is held; it
+ * must return quickly and must not prepare or unprepare the same claim. */
+typedef void (*prepare_hook_fn)(void *ctx, const char *ns, const char *name, const char *uid);
+
 struct prepare_config {
-    const char *driver_name;     /* gpu.fakehw.example.com */
-    const char *node_name;       /* pool name */
-    const char *plugin_dir;      /* /var/lib/kubelet/plugins/<driver>: checkpoint, metadata */
-    const char *cdi_root;        /* /var/run/cdi */
-    const char *fakehw_root;     /* host path of the fakehw tree, mounted into containers */
-    const char *fakegpu_smi;     /* host path of the static fakegpu-smi, "" = do not mount */
-    bool device_metadata;        /* write KEP-5304 metadata files (default on) */
+    const char *driver_name; /* gpu.fakehw.example.com */
+    const char *node_name;   /* pool name */
+    const char *plugin_dir;  /* /var/lib/kubelet/plugins/<driver>: checkpoint, metadata */
+    const char *cdi_root;    /* /var/run/cdi */
+    const char *fakehw_root; /* host path of the fakehw tree, mounted into containers */
+    const char *fakegpu_smi; /* host path of the static fakegpu-smi, "" = do not mount */
+    bool device_metadata;    /* write KEP-5304 metadata files (default on) */
     claim_fetch_fn fetch_claim;
-    class_fetch_fn fetch_class;
+    class_fetch_fn fetch_class; /* unused, may be NULL */
     device_lookup_fn lookup_device;
     void *fetch_ctx;
+    prepare_hook_fn on_prepared;   /* NULL = none */
+    prepare_hook_fn on_unprepared; /* NULL = none */
+    void *hook_ctx;
 };
 
 /* One Device of NodePrepareResourceResponse. */
@@ -66,14 +85,20 @@ struct prepared_claim {
 struct prepare_state;
 
 /* Loads (or creates) the checkpoint in cfg->plugin_dir and reconciles it with
- * the CDI specs on disk by the documented recovery rule.  cfg's strings must
- * outlive the state. */
+ * the CDI specs on disk by the documented recovery rule (docs/prepare.md): a
+ * corrupt or missing checkpoint is logged, moved aside and rebuilt from the
+ * claim CDI specs; claims left PrepareStarted are rolled back; files of this
+ * driver no claim owns are removed.  Creates plugin_dir and cdi_root.  NULL
+ * with err on a bad config or an I/O error.  cfg's strings must outlive the
+ * state; no call may be in flight at prepare_state_close. */
 struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err);
 void prepare_state_close(struct prepare_state *st);
 
 /* Prepares one claim.  Returns 0 and fills *out (free with
  * prepared_claim_free), or -1 with err naming the claim ("claim default/c1
- * (uid ...): not allocated").  The kubelet gets err as that claim's error. */
+ * (uid ...): not allocated"); *out is then empty.  The kubelet gets err as
+ * that claim's error.  A claim without results of this driver prepares to
+ * zero devices and writes no file. */
 int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                   struct prepared_claim *out, struct error *err);
 

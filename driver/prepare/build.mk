@@ -1,0 +1,23 @@
+# driver/prepare/: the prepare path of the kubelet plugin (claims, opaque
+# config, CDI specs, device metadata, checkpoint), independent of gRPC.
+# docs/prepare.md describes what it writes.
+
+PREPARE_SRCS := $(wildcard driver/prepare/*.c)
+PREPARE_OBJS := $(PREPARE_SRCS:%.c=$(OBJ)/%.o)
+PREPARE_LIB  := $(BUILD)/lib/libprepare.a
+PREPARE_LIBS := -ljansson -pthread
+
+$(PREPARE_LIB): $(PREPARE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+PREPARE_TESTS := test_prepare_names test_prepare_config test_prepare_cdi test_prepare_flow \
+                 test_prepare_checkpoint
+UNIT_TESTS += $(PREPARE_TESTS:%=$(BIN)/%)
+
+# Every test links the shared fixture (claims, devices, temp dirs).
+$(PREPARE_TESTS:%=$(BIN)/%): $(BIN)/%: $(OBJ)/driver/prepare/tests/%.o \
+    $(OBJ)/driver/prepare/tests/prepare_fixture.o $(PREPARE_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PREPARE_LIBS) $(LDLIBS)

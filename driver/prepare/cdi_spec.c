@@ -1,0 +1,269 @@
+#include "cdi_spec.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdi_names.h"
+
+static int make_kind(const char *vendor_prefix, const char *driver, const char *class, char *buf,
+                     size_t size, struct error *err)
+{
+    int n = snprintf(buf, size, "%s%s/%s", vendor_prefix, driver, class);
+    if (n < 0 || (size_t)n >= size)
+        return error_set(err, "CDI kind for driver %s is too long", driver);
+    return cdi_check_kind(buf, err);
+}
+
+int cdi_claim_kind(const char *driver, char *buf, size_t size, struct error *err)
+{
+    return make_kind("k8s.", driver, CDI_CLAIM_CLASS, buf, size, err);
+}
+
+int cdi_metadata_kind(const char *driver, char *buf, size_t size, struct error *err)
+{
+    return make_kind("", driver, CDI_METADATA_CLASS, buf, size, err);
+}
+
+/* Appends a formatted "K=V" string to the array. */
+static int append_env(json_t *env, struct error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int append_env(json_t *env, struct error *err, const char *fmt, ...)
+{
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0 || json_array_append_new(env, json_string(s)) < 0) {
+        free(s);
+        return error_set(err, "CDI env: out of memory");
+    }
+    free(s);
+    return 0;
+}
+
+static json_t *bind_mount(const char *host, const char *container)
+{
+    return json_pack("{s:s, s:s, s:[s,s]}", "hostPath", host, "containerPath", container, "options",
+                     "ro", "bind");
+}
+
+/* The sharing env of one device, with a prefix ("FAKEHW_DEVICE_3_" or "FAKEHW_"). */
+static int sharing_env(json_t *env, const char *prefix, const struct gpu_config *g,
+                       struct error *err)
+{
+    if (append_env(env, err, "%sSHARING_STRATEGY=%s", prefix,
+                   gpu_sharing_strategy_name(g->strategy)) < 0)
+        return -1;
+    if (g->strategy == GPU_SHARING_SPACE_PARTITIONING)
+        return append_env(env, err, "%sPARTITION_COUNT=%ld", prefix, g->partition_count);
+    return append_env(env, err, "%sTIMESLICE_INTERVAL=%s", prefix, g->interval);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The config's env map in name order, so the spec text is deterministic. */
+static int user_env(json_t *env, const json_t *map, struct error *err)
+{
+    size_t n = json_object_size(map);
+    if (n == 0)
+        return 0;
+    const char **names = calloc(n, sizeof(*names));
+    if (names == NULL)
+        return error_set(err, "CDI env: out of memory");
+    size_t k = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)map, key, v)
+    {
+        names[k++] = key;
+    }
+    qsort(names, k, sizeof(*names), compare_strings);
+    int rc = 0;
+    for (size_t i = 0; i < k && rc == 0; i++)
+        rc = append_env(env, err, "%s=%s", names[i],
+                        json_string_value(json_object_get(map, names[i])));
+    free(names);
+    return rc;
+}
+
+static int name_device(struct cdi_claim *c, size_t i, struct error *err)
+{
+    size_t repeat = 0;
+    for (size_t j = 0; j < i; j++)
+        repeat += !strcmp(c->devices[j].dev->name, c->devices[i].dev->name);
+    char *out = c->devices[i].cdi_name;
+    int n = repeat
+                ? snprintf(out, CDI_NAME_MAX, "%s-%s_%zu", c->uid, c->devices[i].dev->name, repeat)
+                : snprintf(out, CDI_NAME_MAX, "%s-%s", c->uid, c->devices[i].dev->name);
+    if (n < 0 || n >= CDI_NAME_MAX)
+        return error_set(err, "CDI device name for %s is too long", c->devices[i].dev->name);
+    return cdi_check_device_name(out, err);
+}
+
+static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_device *d,
+                            struct error *err)
+{
+    const struct fakehw_device *dev = d->dev;
+    json_t *env = json_array();
+    json_t *edits = json_object();
+    char prefix[64], path[FAKEHW_PATH_MAX + FAKEHW_NAME_MAX + 16];
+    snprintf(prefix, sizeof(prefix), "FAKEHW_DEVICE_%ld_", dev->index);
+    if (env == NULL || edits == NULL || json_object_set(edits, "env", env) < 0) {
+        error_set(err, "CDI spec: out of memory");
+        goto fail;
+    }
+    if (append_env(env, err, "%sUUID=%s", prefix, dev->uuid) < 0 ||
+        append_env(env, err, "%sNAME=%s", prefix, dev->name) < 0 ||
+        append_env(env, err, "%sREQUEST=%s", prefix, d->request) < 0 ||
+        (d->share_id && append_env(env, err, "%sSHARE_ID=%s", prefix, d->share_id) < 0) ||
+        sharing_env(env, prefix, d->config, err) < 0 ||
+        sharing_env(env, "FAKEHW_", d->config, err) < 0 || user_env(env, d->config->env, err) < 0)
+        goto fail;
+    if (dev->device_path[0]) {
+        char node[64];
+        snprintf(node, sizeof(node), "/dev/fakegpu%ld", dev->minor);
+        json_t *nodes = json_pack("[{s:s, s:s}]", "path", node, "hostPath", dev->device_path);
+        if (nodes == NULL || json_object_set_new(edits, "deviceNodes", nodes) < 0) {
+            error_set(err, "CDI spec: out of memory");
+            goto fail;
+        }
+    }
+    if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_root, FAKEHW_DIR_DEVICES, dev->name) >=
+        (int)sizeof(path)) {
+        error_set(err, "fakehw path of %s is too long", dev->name);
+        goto fail;
+    }
+    json_t *mounts = json_array();
+    if (mounts == NULL || json_object_set_new(edits, "mounts", mounts) < 0 ||
+        json_array_append_new(mounts, bind_mount(path, path)) < 0) {
+        error_set(err, "CDI spec: out of memory");
+        goto fail;
+    }
+    json_decref(env);
+    return edits;
+fail:
+    json_decref(env);
+    json_decref(edits);
+    return NULL;
+}
+
+/* Edits applied once per container that gets any device of the claim. */
+static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
+{
+    json_t *edits = json_object();
+    json_t *env = json_array();
+    char *visible = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&visible, &len);
+    if (edits == NULL || env == NULL || f == NULL || json_object_set(edits, "env", env) < 0) {
+        if (f)
+            fclose(f);
+        error_set(err, "CDI spec: out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < c->n_devices; i++)
+        fprintf(f, "%s%s", i ? "," : "", c->devices[i].dev->uuid);
+    if (fclose(f) != 0) {
+        error_set(err, "CDI spec: out of memory");
+        goto fail;
+    }
+    if (append_env(env, err, "DRA_RESOURCE_DRIVER_NAME=%s", c->driver) < 0 ||
+        append_env(env, err, "DRA_CLAIM_NAMESPACE=%s", c->ns) < 0 ||
+        append_env(env, err, "DRA_CLAIM_NAME=%s", c->name) < 0 ||
+        append_env(env, err, "DRA_CLAIM_UID=%s", c->uid) < 0 ||
+        append_env(env, err, "FAKEHW_ROOT=%s", c->fakehw_root) < 0 ||
+        append_env(env, err, "FAKEHW_VISIBLE_DEVICES=%s", visible) < 0)
+        goto fail;
+    if (c->fakegpu_smi && c->fakegpu_smi[0]) {
+        json_t *mounts = json_pack("[o]", bind_mount(c->fakegpu_smi, CDI_SMI_PATH));
+        if (mounts == NULL || json_object_set_new(edits, "mounts", mounts) < 0) {
+            error_set(err, "CDI spec: out of memory");
+            goto fail;
+        }
+    }
+    free(visible);
+    json_decref(env);
+    return edits;
+fail:
+    free(visible);
+    json_decref(env);
+    json_decref(edits);
+    return NULL;
+}
+
+json_t *cdi_claim_spec(struct cdi_claim *c, struct error *err)
+{
+    char kind[CDI_NAME_MAX];
+    if (c->n_devices == 0) {
+        error_set(err, "a CDI spec needs at least one device");
+        return NULL;
+    }
+    if (cdi_claim_kind(c->driver, kind, sizeof(kind), err) < 0)
+        return NULL;
+    json_t *edits = claim_edits(c, err);
+    if (edits == NULL)
+        return NULL;
+    json_t *spec = json_pack("{s:s, s:s, s:o, s:[]}", "cdiVersion", CDI_VERSION, "kind", kind,
+                             "containerEdits", edits, "devices");
+    if (spec == NULL) {
+        error_set(err, "CDI spec: out of memory");
+        return NULL;
+    }
+    json_t *devices = json_object_get(spec, "devices");
+    for (size_t i = 0; i < c->n_devices; i++) {
+        if (name_device(c, i, err) < 0)
+            goto fail;
+        json_t *dev_edits = device_edits(c, &c->devices[i], err);
+        if (dev_edits == NULL)
+            goto fail;
+        json_t *d =
+            json_pack("{s:s, s:o}", "name", c->devices[i].cdi_name, "containerEdits", dev_edits);
+        if (d == NULL || json_array_append_new(devices, d) < 0) {
+            error_set(err, "CDI spec: out of memory");
+            goto fail;
+        }
+    }
+    return spec;
+fail:
+    json_decref(spec);
+    return NULL;
+}
+
+json_t *cdi_metadata_spec(const char *driver, const char *uid, const char *request,
+                          const char *host_path, const char *container_path, struct error *err)
+{
+    char kind[CDI_NAME_MAX], name[CDI_NAME_MAX];
+    if (cdi_metadata_kind(driver, kind, sizeof(kind), err) < 0)
+        return NULL;
+    int n = snprintf(name, sizeof(name), "%s_%s", uid, request);
+    if (n < 0 || n >= (int)sizeof(name) || cdi_check_device_name(name, err) < 0) {
+        if (n >= (int)sizeof(name))
+            error_set(err, "CDI device name for request %s is too long", request);
+        return NULL;
+    }
+    json_t *spec = json_pack("{s:s, s:s, s:[{s:s, s:{s:[o]}}]}", "cdiVersion", CDI_VERSION, "kind",
+                             kind, "devices", "name", name, "containerEdits", "mounts",
+                             bind_mount(host_path, container_path));
+    if (spec == NULL)
+        error_set(err, "CDI spec: out of memory");
+    return spec;
+}
+
+char *cdi_spec_text(const json_t *spec)
+{
+    char *body = json_dumps(spec, JSON_INDENT(2));
+    if (body == NULL)
+        return NULL;
+    char *text = NULL;
+    if (asprintf(&text, "%s\n", body) < 0)
+        text = NULL;
+    free(body);
+    return text;
+}

@@ -1,0 +1,40 @@
+/* The attributes of one fakehw device, in the ResourceSlice attribute JSON
+ * shape ({"string": ...}, {"int": ...}, {"version": ...}).  The slice
+ * publisher and the device metadata files (KEP-5304) both use this function,
+ * so a workload reads in its metadata file exactly what the scheduler
+ * matched in the slice.
+ *
+ *   type                             {"string": "gpu"}
+ *   uuid, productName                {"string": ...}
+ *   architecture, brand              {"string": ...}   (left out when empty)
+ *   index                            {"int": ...}
+ *   driverVersion                    {"version": ...}  "550.127.05" -> "550.127.5"
+ *   cudaComputeCapability            {"version": ...}  "9.0" -> "9.0.0" (left out when empty)
+ *   cudaDriverVersion                {"version": ...}  "12.4" -> "12.4.0" (left out when empty)
+ *   numaNode                         {"int": ...}      (left out when < 0: no NUMA affinity)
+ *   resource.kubernetes.io/pciBusID  {"string": ...}
+ *   resource.kubernetes.io/pcieRoot  {"string": ...}   (left out when empty)
+ *
+ * Versions are written as semantic versions: one to three dot-separated
+ * numbers, missing parts 0, leading zeros dropped.  A string or version
+ * longer than the API's 64 characters, or a version that is not 1-3
+ * numbers, is an error naming the device and the attribute. */
+#ifndef FAKEHW_PREPARE_DEVICE_ATTRIBUTES_H
+#define FAKEHW_PREPARE_DEVICE_ATTRIBUTES_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+
+#define DEVICE_ATTRIBUTE_VALUE_MAX 64 /* API limit for string and version values */
+
+/* Returns a new JSON object (attribute name -> value), or NULL with err. */
+json_t *device_attributes_json(const struct fakehw_device *d, struct error *err);
+
+/* Writes text ("12.4") as a semantic version ("12.4.0") into buf.  For
+ * callers that publish other version attributes the same way. */
+int device_attributes_semver(const char *text, char *buf, size_t size, struct error *err);
+
+#endif

@@ -1,0 +1,331 @@
+#include "gpu_config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One parsed config entry of this driver. */
+struct entry {
+    const json_t *requests; /* array, or NULL = all */
+    bool has_sharing;
+    enum gpu_sharing_strategy strategy;
+    const char *interval;
+    long partition_count;
+    json_t *env; /* NULL when not given; owned */
+};
+
+static const char *const intervals[] = {"Default", "Short", "Medium", "Long"};
+
+const char *gpu_sharing_strategy_name(enum gpu_sharing_strategy s)
+{
+    return s == GPU_SHARING_SPACE_PARTITIONING ? "SpacePartitioning" : "TimeSlicing";
+}
+
+/* A JSON null counts as absent, as Go's decoder treats it for optional fields. */
+static const json_t *field(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_null(v) ? NULL : v;
+}
+
+/* Every key of obj must be one of allowed (NULL-terminated). */
+static int check_fields(const json_t *obj, const char *path, const char *const *allowed,
+                        struct error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        bool known = false;
+        for (const char *const *a = allowed; *a && !known; a++)
+            known = !strcmp(*a, key);
+        if (!known)
+            return error_set(err, "unknown field \"%s%s%s\"", path, *path ? "." : "", key);
+    }
+    return 0;
+}
+
+static int want_object(const json_t *v, const char *path, struct error *err)
+{
+    return json_is_object(v) ? 0 : error_set(err, "field \"%s\" must be an object", path);
+}
+
+static int want_string(const json_t *v, const char *path, struct error *err)
+{
+    if (!json_is_string(v))
+        return error_set(err, "field \"%s\" must be a string", path);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return error_set(err, "field \"%s\" holds a NUL character", path);
+    return 0;
+}
+
+static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *err)
+{
+    static const char *const fields[] = {"interval", NULL};
+    if (want_object(ts, "sharing.timeSlicing", err) < 0 ||
+        check_fields(ts, "sharing.timeSlicing", fields, err) < 0)
+        return -1;
+    const json_t *iv = field(ts, "interval");
+    if (iv == NULL)
+        return 0;
+    if (want_string(iv, "sharing.timeSlicing.interval", err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(intervals) / sizeof(intervals[0]); i++)
+        if (!strcmp(json_string_value(iv), intervals[i])) {
+            e->interval = intervals[i];
+            return 0;
+        }
+    return error_set(err,
+                     "field \"sharing.timeSlicing.interval\": \"%s\" is not one of Default, "
+                     "Short, Medium, Long",
+                     json_string_value(iv));
+}
+
+static int parse_space_partitioning(const json_t *sp, struct entry *e, struct error *err)
+{
+    static const char *const fields[] = {"partitionCount", NULL};
+    if (want_object(sp, "sharing.spacePartitioning", err) < 0 ||
+        check_fields(sp, "sharing.spacePartitioning", fields, err) < 0)
+        return -1;
+    const json_t *pc = field(sp, "partitionCount");
+    if (pc == NULL)
+        return 0;
+    if (!json_is_integer(pc))
+        return error_set(err, "field \"sharing.spacePartitioning.partitionCount\" must be an "
+                              "integer");
+    json_int_t count = json_integer_value(pc);
+    if (count < 1 || count > GPU_CONFIG_PARTITION_MAX)
+        return error_set(err,
+                         "field \"sharing.spacePartitioning.partitionCount\": %lld is not "
+                         "between 1 and %d",
+                         (long long)count, GPU_CONFIG_PARTITION_MAX);
+    e->partition_count = (long)count;
+    return 0;
+}
+
+static int parse_sharing(const json_t *sharing, struct entry *e, struct error *err)
+{
+    static const char *const fields[] = {"strategy", "timeSlicing", "spacePartitioning", NULL};
+    if (want_object(sharing, "sharing", err) < 0 || check_fields(sharing, "sharing", fields, err))
+        return -1;
+    const json_t *strategy = field(sharing, "strategy");
+    const json_t *ts = field(sharing, "timeSlicing");
+    const json_t *sp = field(sharing, "spacePartitioning");
+    if (strategy == NULL)
+        return error_set(err, "field \"sharing.strategy\" is required");
+    if (want_string(strategy, "sharing.strategy", err) < 0)
+        return -1;
+    const char *s = json_string_value(strategy);
+    e->has_sharing = true;
+    e->interval = "Default";
+    e->partition_count = 1;
+    if (!strcmp(s, "TimeSlicing")) {
+        e->strategy = GPU_SHARING_TIME_SLICING;
+        if (sp != NULL)
+            return error_set(err, "field \"sharing.spacePartitioning\" is not allowed with "
+                                  "strategy TimeSlicing");
+        return ts ? parse_time_slicing(ts, e, err) : 0;
+    }
+    if (!strcmp(s, "SpacePartitioning")) {
+        e->strategy = GPU_SHARING_SPACE_PARTITIONING;
+        if (ts != NULL)
+            return error_set(err, "field \"sharing.timeSlicing\" is not allowed with strategy "
+                                  "SpacePartitioning");
+        return sp ? parse_space_partitioning(sp, e, err) : 0;
+    }
+    return error_set(err,
+                     "field \"sharing.strategy\": \"%s\" is not one of TimeSlicing, "
+                     "SpacePartitioning",
+                     s);
+}
+
+static bool is_env_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > GPU_CONFIG_ENV_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                  (i > 0 && c >= '0' && c <= '9');
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static int parse_env(const json_t *env, struct entry *e, struct error *err)
+{
+    if (want_object(env, "env", err) < 0)
+        return -1;
+    const char *name;
+    json_t *value;
+    json_object_foreach((json_t *)env, name, value)
+    {
+        char path[GPU_CONFIG_ENV_NAME_MAX + 16];
+        snprintf(path, sizeof(path), "env.%s", name);
+        if (!is_env_name(name))
+            return error_set(err,
+                             "field \"env\": \"%s\" is not an environment variable name "
+                             "([A-Za-z_][A-Za-z0-9_]*, at most %d characters)",
+                             name, GPU_CONFIG_ENV_NAME_MAX);
+        if (!strncmp(name, "FAKEHW_", 7) || !strncmp(name, "DRA_", 4))
+            return error_set(err,
+                             "field \"env\": \"%s\" is reserved (names starting with FAKEHW_ "
+                             "or DRA_ are set by the driver)",
+                             name);
+        if (want_string(value, path, err) < 0)
+            return -1;
+    }
+    e->env = json_deep_copy(env);
+    if (e->env == NULL)
+        return error_set(err, "field \"env\": out of memory");
+    return 0;
+}
+
+static int parse_parameters(const json_t *params, struct entry *e, struct error *err)
+{
+    static const char *const fields[] = {"apiVersion", "kind", "sharing", "env", NULL};
+    if (!json_is_object(params))
+        return error_set(err, "must be a JSON object");
+    const json_t *api = json_object_get(params, "apiVersion");
+    const json_t *kind = json_object_get(params, "kind");
+    if (!json_is_string(api))
+        return error_set(err, "field \"apiVersion\" is required (want %s)", GPU_CONFIG_API_VERSION);
+    if (strcmp(json_string_value(api), GPU_CONFIG_API_VERSION) != 0)
+        return error_set(err, "apiVersion \"%s\" is not supported (want %s)",
+                         json_string_value(api), GPU_CONFIG_API_VERSION);
+    if (!json_is_string(kind))
+        return error_set(err, "field \"kind\" is required (want %s)", GPU_CONFIG_KIND);
+    if (strcmp(json_string_value(kind), GPU_CONFIG_KIND) != 0)
+        return error_set(err, "kind \"%s\" is not supported (want %s)", json_string_value(kind),
+                         GPU_CONFIG_KIND);
+    if (check_fields(params, "", fields, err) < 0)
+        return -1;
+    const json_t *sharing = field(params, "sharing");
+    const json_t *env = field(params, "env");
+    if (sharing != NULL && parse_sharing(sharing, e, err) < 0)
+        return -1;
+    if (env != NULL && parse_env(env, e, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* Parses config[i] into *e.  Returns 1 when it is for this driver, 0 when it
+ * is not (skipped), -1 on error. */
+static int parse_entry(const char *driver, const json_t *item, size_t i, const char **source,
+                       struct entry *e, struct error *err)
+{
+    memset(e, 0, sizeof(*e));
+    if (!json_is_object(item))
+        return error_set(err, "config[%zu]: not an object", i);
+    const json_t *opaque = field(item, "opaque");
+    if (opaque == NULL)
+        return 0; /* a kind of configuration other than opaque: not ours */
+    const json_t *drv = json_object_get(opaque, "driver");
+    if (!json_is_string(drv))
+        return error_set(err, "config[%zu]: opaque.driver is missing", i);
+    if (strcmp(json_string_value(drv), driver) != 0)
+        return 0;
+    const json_t *src = json_object_get(item, "source");
+    if (!json_is_string(src) || (strcmp(json_string_value(src), "FromClass") != 0 &&
+                                 strcmp(json_string_value(src), "FromClaim") != 0))
+        return error_set(err, "config[%zu]: source must be FromClass or FromClaim", i);
+    *source = json_string_value(src);
+    const json_t *requests = field(item, "requests");
+    if (requests != NULL && !json_is_array(requests))
+        return error_set(err, "config[%zu] (%s): requests must be a list", i, *source);
+    e->requests = json_array_size(requests) ? requests : NULL;
+    if (parse_parameters(json_object_get(opaque, "parameters"), e, err) < 0) {
+        json_decref(e->env);
+        e->env = NULL;
+        return error_prefix(err, "config[%zu] (%s): parameters", i, *source);
+    }
+    return 1;
+}
+
+/* Does an entry listing `requests` apply to a result of request r? */
+static bool applies(const json_t *requests, const char *r)
+{
+    if (requests == NULL)
+        return true;
+    const char *slash = strchr(r, '/');
+    size_t base = slash ? (size_t)(slash - r) : strlen(r);
+    size_t i;
+    json_t *q;
+    json_array_foreach(requests, i, q)
+    {
+        const char *s = json_string_value(q);
+        if (s == NULL)
+            continue;
+        if (!strcmp(s, r) || (strlen(s) == base && !strncmp(s, r, base)))
+            return true;
+    }
+    return false;
+}
+
+static void apply(struct gpu_config *c, const struct entry *e)
+{
+    if (e->has_sharing) {
+        c->strategy = e->strategy;
+        c->interval = e->interval;
+        c->partition_count = e->partition_count;
+    }
+    if (e->env != NULL)
+        json_object_update(c->env, e->env);
+}
+
+int gpu_config_resolve(const char *driver, const json_t *config, const char *const *requests,
+                       size_t n, struct gpu_config *out, struct error *err)
+{
+    size_t total = json_array_size(config);
+    if (config != NULL && !json_is_array(config))
+        return error_set(err, "status.allocation.devices.config must be a list");
+    struct entry *entries = calloc(total ? total : 1, sizeof(*entries));
+    const char **sources = calloc(total ? total : 1, sizeof(*sources));
+    size_t k = 0;
+    int rc = -1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (struct gpu_config){GPU_SHARING_TIME_SLICING, "Default", 0, NULL};
+    if (entries == NULL || sources == NULL) {
+        error_set(err, "config: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < total; i++) {
+        int r = parse_entry(driver, json_array_get(config, i), i, &sources[k], &entries[k], err);
+        if (r < 0)
+            goto out;
+        k += (size_t)r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i].env = json_object();
+        if (out[i].env == NULL) {
+            error_set(err, "config: out of memory");
+            goto out;
+        }
+        /* FromClass entries first, then FromClaim, each in list order. */
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t j = 0; j < k; j++)
+                if ((strcmp(sources[j], "FromClass") == 0) == (pass == 0) &&
+                    applies(entries[j].requests, requests[i]))
+                    apply(&out[i], &entries[j]);
+    }
+    rc = 0;
+out:
+    for (size_t j = 0; j < k; j++)
+        json_decref(entries[j].env);
+    free(entries);
+    free(sources);
+    if (rc < 0)
+        gpu_config_free(out, n);
+    return rc;
+}
+
+void gpu_config_free(struct gpu_config *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_decref(c[i].env);
+        c[i].env = NULL;
+    }
+}

@@ -1,0 +1,106 @@
+#include "k8s_names.h"
+
+#include <string.h>
+
+static bool is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool is_lower_hex(char c)
+{
+    return (c >= 'a' && c <= 'f') || (c >= '0' && c <= '9');
+}
+
+bool k8s_is_uid(const char *s)
+{
+    if (s == NULL || strlen(s) != K8S_UID_LEN)
+        return false;
+    for (int i = 0; i < K8S_UID_LEN; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !is_lower_hex(s[i]))
+            return false;
+    }
+    return true;
+}
+
+/* One label of n characters starting at s. */
+static bool is_label(const char *s, size_t n)
+{
+    if (n == 0 || n > K8S_DNS_LABEL_MAX)
+        return false;
+    if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+        return false;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (!is_lower_alnum(s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
+bool k8s_is_dns_label(const char *s)
+{
+    return s != NULL && is_label(s, strlen(s));
+}
+
+bool k8s_is_dns_subdomain(const char *s)
+{
+    if (s == NULL)
+        return false;
+    size_t len = strlen(s);
+    if (len == 0 || len > K8S_DNS_SUBDOMAIN_MAX)
+        return false;
+    const char *p = s;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (!is_label(p, n))
+            return false;
+        if (dot == NULL)
+            return true;
+        p = dot + 1;
+    }
+}
+
+int k8s_check_uid(const char *what, const char *s, struct error *err)
+{
+    if (k8s_is_uid(s))
+        return 0;
+    return error_set(err,
+                     "%s \"%.80s\": not a UID (want 36 characters: 8-4-4-4-12 lowercase hex "
+                     "digits)",
+                     what, s ? s : "");
+}
+
+int k8s_check_dns_label(const char *what, const char *s, struct error *err)
+{
+    if (k8s_is_dns_label(s))
+        return 0;
+    if (s != NULL && strlen(s) > K8S_DNS_LABEL_MAX)
+        return error_set(err, "%s \"%.80s...\": longer than %d characters", what, s,
+                         K8S_DNS_LABEL_MAX);
+    return error_set(err,
+                     "%s \"%s\": not a DNS label (lowercase letters, digits and '-', starting "
+                     "and ending with a letter or digit)",
+                     what, s ? s : "");
+}
+
+int k8s_check_dns_subdomain(const char *what, const char *s, struct error *err)
+{
+    if (k8s_is_dns_subdomain(s))
+        return 0;
+    if (s != NULL && strlen(s) > K8S_DNS_SUBDOMAIN_MAX)
+        return error_set(err, "%s \"%.80s...\": longer than %d characters", what, s,
+                         K8S_DNS_SUBDOMAIN_MAX);
+    return error_set(err,
+                     "%s \"%.300s\": not a DNS subdomain (dot-separated labels of lowercase "
+                     "letters, digits and '-')",
+                     what, s ? s : "");
+}
+
+int k8s_check_claim_ref(const char *ns, const char *name, const char *uid, struct error *err)
+{
+    if (k8s_check_dns_label("namespace", ns, err) < 0 ||
+        k8s_check_dns_subdomain("name", name, err) < 0 || k8s_check_uid("uid", uid, err) < 0)
+        return -1;
+    return 0;
+}

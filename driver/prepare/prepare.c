@@ -1,0 +1,384 @@
+/* The prepare and unprepare flows of prepare.h: per-claim serialisation,
+ * the checkpoint protocol (PrepareStarted, files, PrepareCompleted, answer)
+ * and rollback on failure. */
+#include "driver/prepare/prepare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "checkpoint.h"
+#include "claim_files.h"
+#include "device_metadata.h"
+#include "log.h"
+#include "prepare_state.h"
+#include "prepared_claim.h"
+
+/* ---- per-claim serialisation ---- */
+
+static void uid_acquire(struct prepare_state *st, const char *uid, struct busy_uid *slot)
+{
+    pthread_mutex_lock(&st->lock);
+    for (;;) {
+        struct busy_uid *b = st->busy;
+        while (b && strcmp(b->uid, uid) != 0)
+            b = b->next;
+        if (b == NULL)
+            break;
+        pthread_cond_wait(&st->idle, &st->lock);
+    }
+    snprintf(slot->uid, sizeof(slot->uid), "%s", uid);
+    slot->next = st->busy;
+    st->busy = slot;
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void uid_release(struct prepare_state *st, struct busy_uid *slot)
+{
+    pthread_mutex_lock(&st->lock);
+    struct busy_uid **p = &st->busy;
+    while (*p != slot)
+        p = &(*p)->next;
+    *p = slot->next;
+    pthread_cond_broadcast(&st->idle);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* ---- checkpoint and files ---- */
+
+int prepare_save(struct prepare_state *st, struct error *err)
+{
+    pthread_mutex_lock(&st->save_lock);
+    pthread_mutex_lock(&st->lock);
+    char *text = checkpoint_encode(st->claims, err);
+    pthread_mutex_unlock(&st->lock);
+    int rc = text ? checkpoint_write(st->checkpoint_path, text, err) : -1;
+    pthread_mutex_unlock(&st->save_lock);
+    free(text);
+    return rc;
+}
+
+int prepare_remove_record_files(const struct prepare_state *st, const json_t *rec,
+                                struct error *err)
+{
+    const json_t *specs = json_object_get(rec, "cdiSpecs");
+    size_t n = json_array_size(specs);
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    if (names == NULL)
+        return error_set(err, "out of memory");
+    /* The claim spec goes first: a runtime stops seeing the claim at once. */
+    size_t k = 0;
+    for (size_t pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            const char *s = json_string_value(json_array_get(specs, i));
+            char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+            bool claim_spec =
+                claim_file_kind(st->cfg.driver_name, s, uid, req) == CLAIM_FILE_CLAIM_SPEC;
+            if (claim_spec == (pass == 0))
+                names[k++] = s;
+        }
+    int rc = claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir,
+                                json_string_value(json_object_get(rec, "metadataDir")), err);
+    free(names);
+    return rc;
+}
+
+static int write_plan_files(const struct prepare_plan *plan, struct error *err)
+{
+    for (size_t i = 0; i < plan->n_files; i++) {
+        const struct plan_file *f = &plan->files[i];
+        if (f->make_parent) {
+            char dir[PATH_MAX];
+            snprintf(dir, sizeof(dir), "%s", f->path);
+            *strrchr(dir, '/') = '\0';
+            if (mkdir_p(dir, 0755, err) < 0)
+                return -1;
+        }
+        if (atomic_write_file(f->path, f->text, strlen(f->text), 0644, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- prepare ---- */
+
+static const char *rec_str(const json_t *rec, const char *key)
+{
+    return json_string_value(json_object_get(rec, key));
+}
+
+/* Another uid with the same namespace/name would share the metadata directory. */
+static const char *same_name_uid(const struct prepare_state *st, const char *ns, const char *name,
+                                 const char *uid)
+{
+    const char *key;
+    json_t *rec;
+    json_object_foreach(st->claims, key, rec)
+    {
+        if (strcmp(key, uid) != 0 && !strcmp(rec_str(rec, "namespace"), ns) &&
+            !strcmp(rec_str(rec, "name"), name))
+            return key;
+    }
+    return NULL;
+}
+
+/* Removes a claim's files, then its record from memory and the checkpoint.
+ * On failure the record stays, so a retry (or the next start) cleans up. */
+static int drop_record(struct prepare_state *st, const char *uid, struct error *err)
+{
+    pthread_mutex_lock(&st->lock);
+    json_t *rec = json_incref(json_object_get(st->claims, uid));
+    pthread_mutex_unlock(&st->lock);
+    if (rec == NULL)
+        return 0;
+    int rc = prepare_remove_record_files(st, rec, err);
+    if (rc == 0) {
+        pthread_mutex_lock(&st->lock);
+        json_object_del(st->claims, uid);
+        pthread_mutex_unlock(&st->lock);
+        rc = prepare_save(st, err);
+        if (rc < 0) {
+            pthread_mutex_lock(&st->lock);
+            json_object_set(st->claims, uid, rec);
+            pthread_mutex_unlock(&st->lock);
+        }
+    }
+    json_decref(rec);
+    return rc;
+}
+
+/* Undoes a failed prepare.  A record that cannot be dropped stays as
+ * PrepareStarted: never answered from, dropped by the next prepare of the
+ * claim or rolled back at the next start. */
+static void rollback(struct prepare_state *st, json_t *rec, const char *uid)
+{
+    pthread_mutex_lock(&st->lock);
+    json_object_set_new(rec, "state", json_string(CHECKPOINT_STARTED));
+    pthread_mutex_unlock(&st->lock);
+    struct error e;
+    if (drop_record(st, uid, &e) < 0)
+        LOG_E("claim %s: rolling back a failed prepare: %s", uid, e.msg);
+}
+
+/* Answers from a PrepareCompleted record.  Returns 1 when there is none. */
+static int answer_from_checkpoint(struct prepare_state *st, const char *ns, const char *name,
+                                  const char *uid, struct prepared_claim *out, struct error *err)
+{
+    pthread_mutex_lock(&st->lock);
+    const json_t *rec = json_object_get(st->claims, uid);
+    int rc = 1;
+    if (rec && !strcmp(rec_str(rec, "state"), CHECKPOINT_COMPLETED)) {
+        if (strcmp(rec_str(rec, "namespace"), ns) != 0 || strcmp(rec_str(rec, "name"), name))
+            rc = error_set(err, "uid %s is already prepared for claim %s/%s", uid,
+                           rec_str(rec, "namespace"), rec_str(rec, "name"));
+        else
+            rc = prepared_claim_from_json(json_object_get(rec, "devices"), out, err);
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+static int prepare_locked(struct prepare_state *st, const char *ns, const char *name,
+                          const char *uid, struct prepared_claim *out, struct error *err)
+{
+    int rc = answer_from_checkpoint(st, ns, name, uid, out, err);
+    if (rc <= 0) {
+        if (rc == 0)
+            LOG_V(2, "claim %s/%s (uid %s): already prepared", ns, name, uid);
+        return rc;
+    }
+    /* A PrepareStarted record left by a failed rollback: clean up first. */
+    if (drop_record(st, uid, err) < 0)
+        return -1;
+
+    json_t *claim = NULL;
+    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, ns, name, &claim, err) < 0)
+        return -1;
+    struct prepare_plan plan;
+    rc = prepare_plan_build(st, ns, name, uid, claim, &plan, err);
+    json_decref(claim);
+    if (rc < 0)
+        return -1;
+
+    pthread_mutex_lock(&st->lock);
+    const char *other = same_name_uid(st, ns, name, uid);
+    if (other != NULL)
+        rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
+    else
+        json_object_set(st->claims, uid, plan.record);
+    pthread_mutex_unlock(&st->lock);
+    if (rc < 0)
+        goto out;
+    if (prepare_save(st, err) < 0) {
+        pthread_mutex_lock(&st->lock);
+        json_object_del(st->claims, uid);
+        pthread_mutex_unlock(&st->lock);
+        rc = -1;
+        goto out;
+    }
+    if (write_plan_files(&plan, err) < 0) {
+        rollback(st, plan.record, uid);
+        rc = -1;
+        goto out;
+    }
+    pthread_mutex_lock(&st->lock);
+    json_object_set_new(plan.record, "state", json_string(CHECKPOINT_COMPLETED));
+    pthread_mutex_unlock(&st->lock);
+    if (prepare_save(st, err) < 0) {
+        rollback(st, plan.record, uid);
+        rc = -1;
+        goto out;
+    }
+    *out = plan.answer;
+    memset(&plan.answer, 0, sizeof(plan.answer));
+    LOG_V(1, "claim %s/%s (uid %s): prepared %zu device(s)", ns, name, uid, out->n_devices);
+out:
+    prepare_plan_free(&plan);
+    return rc;
+}
+
+int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
+                  struct prepared_claim *out, struct error *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
+        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
+    struct busy_uid slot;
+    uid_acquire(st, uid, &slot);
+    int rc = prepare_locked(st, ns, name, uid, out, err);
+    if (rc == 0 && st->cfg.on_prepared)
+        st->cfg.on_prepared(st->cfg.hook_ctx, ns, name, uid);
+    uid_release(st, &slot);
+    if (rc < 0)
+        return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
+    return 0;
+}
+
+/* ---- unprepare ---- */
+
+int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
+                    struct error *err)
+{
+    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
+        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
+    struct busy_uid slot;
+    uid_acquire(st, uid, &slot);
+    pthread_mutex_lock(&st->lock);
+    const json_t *rec = json_object_get(st->claims, uid);
+    if (rec && (strcmp(rec_str(rec, "namespace"), ns) != 0 || strcmp(rec_str(rec, "name"), name)))
+        LOG_W("claim %s/%s (uid %s): unprepare names it, the checkpoint has it as %s/%s; "
+              "removing it by uid",
+              ns, name, uid, rec_str(rec, "namespace"), rec_str(rec, "name"));
+    bool known = rec != NULL;
+    pthread_mutex_unlock(&st->lock);
+    int rc = known ? drop_record(st, uid, err) : 0;
+    if (rc == 0 && st->cfg.on_unprepared)
+        st->cfg.on_unprepared(st->cfg.hook_ctx, ns, name, uid);
+    uid_release(st, &slot);
+    if (rc < 0)
+        return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
+    LOG_V(1, "claim %s/%s (uid %s): %s", ns, name, uid, known ? "unprepared" : "not prepared");
+    return 0;
+}
+
+/* ---- health ---- */
+
+void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&st->lock);
+    const char *uid;
+    json_t *rec;
+    json_object_foreach(st->claims, uid, rec)
+    {
+        if (strcmp(rec_str(rec, "state"), CHECKPOINT_COMPLETED) != 0)
+            continue;
+        size_t i;
+        json_t *d;
+        json_array_foreach(json_object_get(rec, "devices"), i, d)
+        {
+            fn(ctx, rec_str(rec, "namespace"), rec_str(rec, "name"), uid, rec_str(d, "poolName"),
+               rec_str(d, "deviceName"), rec_str(d, "shareID"));
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* ---- state ---- */
+
+static int check_config(const struct prepare_config *c, struct error *err)
+{
+    if (c->driver_name == NULL || !k8s_is_dns_subdomain(c->driver_name) ||
+        strlen(c->driver_name) > K8S_DNS_LABEL_MAX)
+        return error_set(err, "driver name \"%s\" is not a DNS subdomain of at most %d characters",
+                         c->driver_name ? c->driver_name : "", K8S_DNS_LABEL_MAX);
+    if (c->node_name == NULL || !k8s_is_dns_subdomain(c->node_name))
+        return error_set(err, "node name \"%s\" is not a DNS subdomain",
+                         c->node_name ? c->node_name : "");
+    const struct {
+        const char *what, *path;
+    } paths[] = {{"plugin directory", c->plugin_dir},
+                 {"CDI root", c->cdi_root},
+                 {"fakehw root", c->fakehw_root}};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        if (paths[i].path == NULL || paths[i].path[0] != '/' ||
+            strlen(paths[i].path) > PATH_MAX / 2)
+            return error_set(err, "%s \"%s\" is not an absolute path", paths[i].what,
+                             paths[i].path ? paths[i].path : "");
+    if (c->fakegpu_smi != NULL && c->fakegpu_smi[0] != '\0' && c->fakegpu_smi[0] != '/')
+        return error_set(err, "fakegpu-smi path \"%s\" is not absolute", c->fakegpu_smi);
+    if (c->fetch_claim == NULL || c->lookup_device == NULL)
+        return error_set(err, "prepare needs the claim fetch and device lookup callbacks");
+    return 0;
+}
+
+struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err)
+{
+    if (check_config(cfg, err) < 0)
+        return NULL;
+    struct prepare_state *st = calloc(1, sizeof(*st));
+    if (st == NULL) {
+        error_set(err, "out of memory");
+        return NULL;
+    }
+    st->cfg = *cfg;
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_mutex_init(&st->save_lock, NULL);
+    pthread_cond_init(&st->idle, NULL);
+    /* The metadata kind is also needed to recover metadata specs written
+     * while device metadata was on. */
+    if (cdi_claim_kind(cfg->driver_name, st->claim_kind, sizeof(st->claim_kind), err) < 0) {
+        error_prefix(err, "driver name %s", cfg->driver_name);
+        goto fail;
+    }
+    if (cdi_metadata_kind(cfg->driver_name, st->metadata_kind, sizeof(st->metadata_kind), err) <
+        0) {
+        if (cfg->device_metadata) {
+            error_prefix(err, "driver name %s (device metadata)", cfg->driver_name);
+            goto fail;
+        }
+        st->metadata_kind[0] = '\0';
+    }
+    snprintf(st->checkpoint_path, sizeof(st->checkpoint_path), "%s/%s", cfg->plugin_dir,
+             CHECKPOINT_FILE);
+    snprintf(st->metadata_root, sizeof(st->metadata_root), "%s/%s", cfg->plugin_dir,
+             DEVICE_METADATA_DIR);
+    if (mkdir_p(cfg->plugin_dir, 0755, err) < 0 || mkdir_p(cfg->cdi_root, 0755, err) < 0 ||
+        prepare_recover(st, err) < 0)
+        goto fail;
+    return st;
+fail:
+    prepare_state_close(st);
+    return NULL;
+}
+
+void prepare_state_close(struct prepare_state *st)
+{
+    if (st == NULL)
+        return;
+    json_decref(st->claims);
+    pthread_cond_destroy(&st->idle);
+    pthread_mutex_destroy(&st->save_lock);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}

@@ -1,0 +1,449 @@
+/* Startup recovery (docs/prepare.md, "Checkpoint and recovery"):
+ *
+ * 1. Load <plugin dir>/checkpoint.json.  If it is corrupt (not JSON, wrong
+ *    checksum, unknown version, bad record), log an error naming the file
+ *    and the fault, move it aside to checkpoint.json.corrupt-<UTC time>, and
+ *    rebuild the claims from the claim CDI specs in the CDI root, which are
+ *    complete by construction (the claim spec is the last file a prepare
+ *    writes, atomically).  A missing checkpoint is rebuilt the same way.
+ * 2. Roll back claims left PrepareStarted: the kubelet never got an answer
+ *    for them, so no container uses their files.
+ * 3. Remove files of this driver that no claim owns: spec files, metadata
+ *    directories, and temp files of interrupted atomic writes.
+ * 4. Save the checkpoint. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "claim_allocation.h"
+#include "claim_files.h"
+#include "log.h"
+#include "prepare_state.h"
+
+/* Value of NAME=... in an env list, or NULL. */
+static const char *env_value(const json_t *env, const char *name)
+{
+    size_t n = strlen(name), i;
+    json_t *e;
+    json_array_foreach(env, i, e)
+    {
+        const char *s = json_string_value(e);
+        if (s && !strncmp(s, name, n) && s[n] == '=')
+            return s + n + 1;
+    }
+    return NULL;
+}
+
+/* Value of FAKEHW_DEVICE_<index>_<field>=... in a device's env list. */
+static const char *device_env_value(const json_t *env, const char *field)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(env, i, e)
+    {
+        const char *s = json_string_value(e);
+        if (s == NULL || strncmp(s, "FAKEHW_DEVICE_", 14) != 0)
+            continue;
+        s += 14;
+        if (*s < '0' || *s > '9')
+            continue;
+        s += strspn(s, "0123456789");
+        size_t n = strlen(field);
+        if (*s == '_' && !strncmp(s + 1, field, n) && s[1 + n] == '=')
+            return s + 2 + n;
+    }
+    return NULL;
+}
+
+/* One answer device from a CDI device of our claim spec. */
+static json_t *answer_device(const struct prepare_state *st, const char *uid, const json_t *dev,
+                             struct error *err)
+{
+    const char *cdi_name = json_string_value(json_object_get(dev, "name"));
+    const json_t *env = json_object_get(json_object_get(dev, "containerEdits"), "env");
+    size_t ulen = strlen(uid);
+    if (cdi_name == NULL || strncmp(cdi_name, uid, ulen) != 0 || cdi_name[ulen] != '-') {
+        error_set(err, "device \"%s\" is not named <uid>-<device>", cdi_name ? cdi_name : "");
+        return NULL;
+    }
+    char device[K8S_DNS_LABEL_MAX + 1], base[K8S_DNS_LABEL_MAX + 1];
+    const char *rest = cdi_name + ulen + 1;
+    size_t dlen = strcspn(rest, "_");
+    snprintf(device, sizeof(device), "%.*s", (int)dlen, rest);
+    const char *request = device_env_value(env, "REQUEST");
+    const char *share = device_env_value(env, "SHARE_ID");
+    if (dlen > K8S_DNS_LABEL_MAX || !k8s_is_dns_label(device) || request == NULL ||
+        !claim_request_split(request, base)) {
+        error_set(err, "device \"%s\": no device name or FAKEHW_DEVICE_<i>_REQUEST", cdi_name);
+        return NULL;
+    }
+    json_t *d =
+        json_pack("{s:[s], s:s, s:s, s:[s++]}", "requestNames", base, "poolName", st->cfg.node_name,
+                  "deviceName", device, "cdiDeviceIDs", st->claim_kind, "=", cdi_name);
+    if (d != NULL && share != NULL && json_object_set_new(d, "shareID", json_string(share)) < 0) {
+        json_decref(d);
+        d = NULL;
+    }
+    if (d == NULL)
+        error_set(err, "out of memory");
+    return d;
+}
+
+/* Appends the metadata spec of (uid, req), if on disk, to the record: its
+ * name to cdiSpecs and its CDI id to the request's first device. */
+static int add_metadata_spec(const struct prepare_state *st, json_t *rec, const char *uid,
+                             const char *req, const char *spec_name, struct error *err)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(rec, "devices"), i, d)
+    {
+        const char *r = json_string_value(json_array_get(json_object_get(d, "requestNames"), 0));
+        if (r == NULL || strcmp(r, req) != 0)
+            continue;
+        char *id = NULL;
+        if (asprintf(&id, "%s=%s_%s", st->metadata_kind, uid, req) < 0 ||
+            json_array_append_new(json_object_get(d, "cdiDeviceIDs"), json_string(id)) < 0 ||
+            json_array_append_new(json_object_get(rec, "cdiSpecs"), json_string(spec_name)) < 0) {
+            free(id);
+            return error_set(err, "out of memory");
+        }
+        free(id);
+        return 0;
+    }
+    return 0; /* no device of that request: not listed, so the sweep removes it */
+}
+
+struct spec_names {
+    char **names;
+    size_t n;
+};
+
+/* The record of a claim from its claim spec and the metadata specs on disk. */
+static json_t *record_from_spec(const struct prepare_state *st, const char *spec_name,
+                                const char *uid, const struct spec_names *metadata_specs,
+                                struct error *err)
+{
+    char path[PATH_MAX];
+    json_error_t jerr;
+    json_t *rec = NULL;
+    if (claim_join(st->cfg.cdi_root, spec_name, path, sizeof(path), err) < 0)
+        return NULL;
+    json_t *spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (spec == NULL) {
+        error_set(err, "not valid JSON: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+        return NULL;
+    }
+    const json_t *env = json_object_get(json_object_get(spec, "containerEdits"), "env");
+    const char *kind = json_string_value(json_object_get(spec, "kind"));
+    const char *ns = env_value(env, "DRA_CLAIM_NAMESPACE");
+    const char *name = env_value(env, "DRA_CLAIM_NAME");
+    const char *spec_uid = env_value(env, "DRA_CLAIM_UID");
+    const json_t *devices = json_object_get(spec, "devices");
+    if (kind == NULL || strcmp(kind, st->claim_kind) != 0) {
+        error_set(err, "kind is not %s", st->claim_kind);
+        goto out;
+    }
+    if (ns == NULL || name == NULL || spec_uid == NULL || strcmp(spec_uid, uid) != 0 ||
+        k8s_check_claim_ref(ns, name, uid, err) < 0) {
+        error_set(err, "DRA_CLAIM_NAMESPACE, DRA_CLAIM_NAME and DRA_CLAIM_UID do not name "
+                       "the claim of this file");
+        goto out;
+    }
+    if (json_array_size(devices) == 0) {
+        error_set(err, "no devices");
+        goto out;
+    }
+    rec = json_pack("{s:s, s:s, s:s, s:s, s:[], s:[s]}", "uid", uid, "namespace", ns, "name", name,
+                    "state", CHECKPOINT_COMPLETED, "devices", "cdiSpecs", spec_name);
+    if (rec == NULL) {
+        error_set(err, "out of memory");
+        goto out;
+    }
+    size_t i;
+    json_t *dev;
+    json_array_foreach(devices, i, dev)
+    {
+        json_t *d = answer_device(st, uid, dev, err);
+        if (d == NULL || json_array_append_new(json_object_get(rec, "devices"), d) < 0) {
+            error_prefix(err, "devices[%zu]", i);
+            goto fail;
+        }
+    }
+    for (size_t k = 0; k < metadata_specs->n; k++) {
+        char u[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+        const char *m = metadata_specs->names[k];
+        if (claim_file_kind(st->cfg.driver_name, m, u, req) == CLAIM_FILE_METADATA_SPEC &&
+            !strcmp(u, uid) && st->metadata_kind[0] &&
+            add_metadata_spec(st, rec, uid, req, m, err) < 0)
+            goto fail;
+    }
+    char dirname[K8S_DNS_LABEL_MAX + K8S_DNS_SUBDOMAIN_MAX + 2], dir[PATH_MAX];
+    struct stat sb;
+    if (claim_metadata_dir_name(ns, name, dirname, sizeof(dirname), err) < 0 ||
+        claim_join(st->metadata_root, dirname, dir, sizeof(dir), err) < 0)
+        goto fail;
+    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+        json_object_set_new(rec, "metadataDir", json_string(dirname)) < 0) {
+        error_set(err, "out of memory");
+        goto fail;
+    }
+    if (checkpoint_check_record(st->cfg.driver_name, uid, rec, err) < 0)
+        goto fail;
+    goto out;
+fail:
+    json_decref(rec);
+    rec = NULL;
+out:
+    json_decref(spec);
+    return rec;
+}
+
+static void free_names(struct spec_names *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->names[i]);
+    free(s->names);
+    s->names = NULL;
+    s->n = 0;
+}
+
+static int add_name(struct spec_names *s, const char *name)
+{
+    char **grown = realloc(s->names, (s->n + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return -1;
+    s->names = grown;
+    if ((s->names[s->n] = strdup(name)) == NULL)
+        return -1;
+    s->n++;
+    return 0;
+}
+
+/* Lists the claim and metadata spec files of this driver in the CDI root. */
+static int list_specs(const struct prepare_state *st, struct spec_names *claim_specs,
+                      struct spec_names *metadata_specs, struct error *err)
+{
+    DIR *d = opendir(st->cfg.cdi_root);
+    if (d == NULL)
+        return error_set_errno(err, errno, "reading CDI root %s", st->cfg.cdi_root);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+        enum claim_file_kind k = claim_file_kind(st->cfg.driver_name, e->d_name, uid, req);
+        if (k == CLAIM_FILE_CLAIM_SPEC)
+            rc = add_name(claim_specs, e->d_name);
+        else if (k == CLAIM_FILE_METADATA_SPEC)
+            rc = add_name(metadata_specs, e->d_name);
+    }
+    closedir(d);
+    return rc < 0 ? error_set(err, "out of memory") : 0;
+}
+
+/* The claims the CDI specs on disk describe. */
+static json_t *rebuild(const struct prepare_state *st, struct error *err)
+{
+    struct spec_names claim_specs = {0}, metadata_specs = {0};
+    json_t *claims = json_object();
+    if (claims == NULL || list_specs(st, &claim_specs, &metadata_specs, err) < 0) {
+        if (claims == NULL)
+            error_set(err, "out of memory");
+        json_decref(claims);
+        claims = NULL;
+        goto out;
+    }
+    for (size_t i = 0; i < claim_specs.n; i++) {
+        char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+        struct error e;
+        claim_file_kind(st->cfg.driver_name, claim_specs.names[i], uid, req);
+        json_t *rec = record_from_spec(st, claim_specs.names[i], uid, &metadata_specs, &e);
+        if (rec == NULL) {
+            LOG_E("recovery: %s/%s is not a claim spec this driver wrote: %s; it will be removed",
+                  st->cfg.cdi_root, claim_specs.names[i], e.msg);
+            continue;
+        }
+        LOG_I("recovery: claim %s/%s (uid %s) is prepared (from %s/%s)",
+              json_string_value(json_object_get(rec, "namespace")),
+              json_string_value(json_object_get(rec, "name")), uid, st->cfg.cdi_root,
+              claim_specs.names[i]);
+        json_object_set_new(claims, uid, rec);
+    }
+out:
+    free_names(&claim_specs);
+    free_names(&metadata_specs);
+    return claims;
+}
+
+/* checkpoint.json -> checkpoint.json.corrupt-20251122T051300Z[-N]. */
+static int move_aside(const char *path, char *aside, size_t size, struct error *err)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+    for (int n = 0; n < 1000; n++) {
+        int w = n ? snprintf(aside, size, "%s.corrupt-%s-%d", path, stamp, n)
+                  : snprintf(aside, size, "%s.corrupt-%s", path, stamp);
+        if (w < 0 || (size_t)w >= size)
+            return error_set(err, "path %s is too long", path);
+        if (access(aside, F_OK) == 0)
+            continue;
+        if (rename(path, aside) < 0)
+            return error_set_errno(err, errno, "moving %s to %s", path, aside);
+        return 0;
+    }
+    return error_set(err, "moving %s aside: too many corrupt copies", path);
+}
+
+static int rollback_started(struct prepare_state *st, struct error *err)
+{
+    const char *uid;
+    json_t *rec, *tmp;
+    json_object_foreach_safe(st->claims, tmp, uid, rec)
+    {
+        if (strcmp(json_string_value(json_object_get(rec, "state")), CHECKPOINT_STARTED) != 0)
+            continue;
+        LOG_W("claim %s/%s (uid %s): its prepare did not complete before the restart; "
+              "rolling it back",
+              json_string_value(json_object_get(rec, "namespace")),
+              json_string_value(json_object_get(rec, "name")), uid);
+        if (prepare_remove_record_files(st, rec, err) < 0)
+            return error_prefix(err, "rolling back claim %s", uid);
+        json_object_del(st->claims, uid);
+    }
+    return 0;
+}
+
+static bool owns_metadata_dir(const json_t *claims, const char *dirname)
+{
+    const char *uid;
+    json_t *rec;
+    json_object_foreach((json_t *)claims, uid, rec)
+    {
+        const char *md = json_string_value(json_object_get(rec, "metadataDir"));
+        if (md && !strcmp(md, dirname))
+            return true;
+    }
+    return false;
+}
+
+/* Does the record (NULL: none) list the spec file name? */
+static bool lists_spec(const json_t *rec, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(rec, "cdiSpecs"), i, v)
+    {
+        if (!strcmp(json_string_value(v), name))
+            return true;
+    }
+    return false;
+}
+
+/* Is name a temp file of an interrupted atomic write of base-matching file? */
+static bool is_temp_of(const char *name, const struct prepare_state *st, bool spec_dir)
+{
+    const char *tmp = strstr(name, ".tmp.");
+    if (name[0] != '.' || tmp == NULL)
+        return false;
+    char base[NAME_MAX + 1], uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+    snprintf(base, sizeof(base), "%.*s", (int)(tmp - name - 1), name + 1);
+    if (spec_dir)
+        return claim_file_kind(st->cfg.driver_name, base, uid, req) != CLAIM_FILE_OTHER;
+    return strcmp(base, CHECKPOINT_FILE) == 0;
+}
+
+static int remove_file(const char *dir, const char *name, const char *why, struct error *err)
+{
+    char path[PATH_MAX];
+    if (claim_join(dir, name, path, sizeof(path), err) < 0)
+        return -1;
+    LOG_W("removing %s: %s", path, why);
+    if (unlink(path) < 0 && errno != ENOENT)
+        return error_set_errno(err, errno, "removing %s", path);
+    return 0;
+}
+
+static int sweep_dir(const struct prepare_state *st, const char *dir, bool spec_dir,
+                     struct error *err)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return error_set_errno(err, errno, "reading directory %s", dir);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+        if (is_temp_of(e->d_name, st, spec_dir))
+            rc = remove_file(dir, e->d_name, "left by an interrupted write", err);
+        else if (spec_dir &&
+                 claim_file_kind(st->cfg.driver_name, e->d_name, uid, req) != CLAIM_FILE_OTHER &&
+                 !lists_spec(json_object_get(st->claims, uid), e->d_name))
+            rc = remove_file(dir, e->d_name, "no prepared claim owns it", err);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int sweep_metadata(const struct prepare_state *st, struct error *err)
+{
+    DIR *d = opendir(st->metadata_root);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : error_set_errno(err, errno, "reading %s", st->metadata_root);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        char path[PATH_MAX];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            owns_metadata_dir(st->claims, e->d_name))
+            continue;
+        rc = claim_join(st->metadata_root, e->d_name, path, sizeof(path), err);
+        if (rc == 0) {
+            LOG_W("removing %s: no prepared claim owns it", path);
+            rc = claim_remove_tree(path, err);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int prepare_recover(struct prepare_state *st, struct error *err)
+{
+    int corrupt = 0;
+    json_t *claims = NULL;
+    int rc = checkpoint_load(st->checkpoint_path, st->cfg.driver_name, &claims, &corrupt, err);
+    if (rc < 0 && !corrupt)
+        return -1;
+    if (rc != 0) {
+        char aside[PATH_MAX] = "";
+        if (corrupt) {
+            char why[ERROR_MSG_MAX];
+            snprintf(why, sizeof(why), "%s", err->msg);
+            if (move_aside(st->checkpoint_path, aside, sizeof(aside), err) < 0)
+                return error_prefix(err, "checkpoint is corrupt (%s)", why);
+            LOG_E("checkpoint is corrupt: %s; moved it to %s; rebuilding the prepared claims "
+                  "from the CDI specs in %s",
+                  why, aside, st->cfg.cdi_root);
+        }
+        if ((claims = rebuild(st, err)) == NULL)
+            return error_prefix(err, "rebuilding the prepared claims");
+        if (corrupt || json_object_size(claims) > 0)
+            LOG_W("%s: %zu prepared claim(s) rebuilt from the CDI specs in %s", st->checkpoint_path,
+                  json_object_size(claims), st->cfg.cdi_root);
+    }
+    st->claims = claims;
+    if (rollback_started(st, err) < 0 || sweep_dir(st, st->cfg.cdi_root, true, err) < 0 ||
+        sweep_dir(st, st->cfg.plugin_dir, false, err) < 0 || sweep_metadata(st, err) < 0 ||
+        prepare_save(st, err) < 0)
+        return -1;
+    LOG_V(1, "prepare state: %zu prepared claim(s)", json_object_size(st->claims));
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* Internals of the prepare state shared by prepare.c (the prepare and
+ * unprepare flows), prepare_plan.c (what a claim's prepare writes and
+ * answers) and prepare_recovery.c (startup: rollback, rebuild, sweep). */
+#ifndef FAKEHW_PREPARE_PREPARE_STATE_H
+#define FAKEHW_PREPARE_PREPARE_STATE_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "cdi_spec.h"
+#include "driver/prepare/prepare.h"
+#include "k8s_names.h"
+
+struct busy_uid {
+    char uid[K8S_UID_LEN + 1];
+    struct busy_uid *next;
+};
+
+struct prepare_state {
+    struct prepare_config cfg;
+    char claim_kind[CDI_NAME_MAX];    /* k8s.<driver>/gpu */
+    char metadata_kind[CDI_NAME_MAX]; /* <driver>/metadata */
+    char checkpoint_path[PATH_MAX];
+    char metadata_root[PATH_MAX]; /* <plugin dir>/dra-device-metadata */
+
+    pthread_mutex_t lock;      /* claims and busy */
+    pthread_cond_t idle;       /* a uid left busy */
+    pthread_mutex_t save_lock; /* one checkpoint write at a time, in order */
+    json_t *claims;            /* uid -> checkpoint record */
+    struct busy_uid *busy;     /* uids being prepared or unprepared */
+};
+
+/* A file prepare writes. */
+struct plan_file {
+    char *path;
+    char *text;
+    bool make_parent; /* metadata files live in per-request directories */
+};
+
+/* Everything one claim's prepare writes and answers, computed before
+ * anything is written. */
+struct prepare_plan {
+    json_t *record; /* checkpoint record, state PrepareStarted */
+    struct plan_file *files;
+    size_t n_files; /* in write order: metadata files, metadata specs, claim spec */
+    struct prepared_claim answer;
+};
+
+int prepare_plan_build(const struct prepare_state *st, const char *ns, const char *name,
+                       const char *uid, const json_t *claim, struct prepare_plan *plan,
+                       struct error *err);
+void prepare_plan_free(struct prepare_plan *plan);
+
+/* Removes the files a checkpoint record lists (its CDI specs, its metadata
+ * directory). */
+int prepare_remove_record_files(const struct prepare_state *st, const json_t *rec,
+                                struct error *err);
+
+/* Saves st->claims to the checkpoint. */
+int prepare_save(struct prepare_state *st, struct error *err);
+
+/* Startup, before the state is shared: loads the checkpoint or rebuilds the
+ * claims from the CDI specs, rolls back PrepareStarted claims, removes files
+ * of this driver that no claim owns, and saves. */
+int prepare_recover(struct prepare_state *st, struct error *err);
+
+#endif

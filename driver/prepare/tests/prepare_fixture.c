@@ -1,0 +1,228 @@
+#include "prepare_fixture.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "driver/prepare/claim_files.h"
+#include "log.h"
+
+static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **claim,
+                       struct error *err)
+{
+    struct fixture *f = ctx;
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    pthread_mutex_lock(&f->mu);
+    f->fetches++;
+    json_t *c = json_incref(json_object_get(f->claims, key));
+    pthread_mutex_unlock(&f->mu);
+    if (c == NULL)
+        return error_set(err,
+                         "GET /apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s: 404 "
+                         "Not Found",
+                         ns, name);
+    *claim = c;
+    return 0;
+}
+
+static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
+{
+    struct fixture *f = ctx;
+    for (size_t i = 0; i < FIXTURE_NDEVS; i++)
+        if (!strcmp(f->devs[i].name, name)) {
+            *dev = f->devs[i];
+            return 0;
+        }
+    return error_set(err, "device %s not found", name);
+}
+
+static void count_prepared(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    struct fixture *f = ctx;
+    assert_true(ns && name && uid);
+    pthread_mutex_lock(&f->mu);
+    f->prepared_hooks++;
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void count_unprepared(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    struct fixture *f = ctx;
+    assert_true(ns && name && uid);
+    pthread_mutex_lock(&f->mu);
+    f->unprepared_hooks++;
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void make_device(struct fixture *f, int i)
+{
+    struct fakehw_device *d = &f->devs[i];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "gpu-%d", i);
+    d->index = i;
+    snprintf(d->uuid, sizeof(d->uuid), "GPU-%08x-1111-2222-3333-44445555666%d",
+             0xa0a0a0a0u + (unsigned)i, i);
+    snprintf(d->product_name, sizeof(d->product_name), "NVIDIA A100-SXM4-80GB");
+    snprintf(d->architecture, sizeof(d->architecture), "Ampere");
+    snprintf(d->brand, sizeof(d->brand), "Nvidia");
+    d->memory_bytes = 80ull << 30;
+    snprintf(d->compute_capability, sizeof(d->compute_capability), "8.0");
+    snprintf(d->driver_version, sizeof(d->driver_version), "550.127.05");
+    snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "12.4");
+    snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:%02x:00.0", 0x18 + i);
+    snprintf(d->pcie_root, sizeof(d->pcie_root), "pci0000:%02x", 0x17 + i);
+    d->numa_node = i / 2;
+    d->minor = i;
+    /* Via a local buffer: d lies inside f, which GCC's -Wrestrict takes for overlap. */
+    char path[sizeof(d->device_path)];
+    snprintf(path, sizeof(path), "%s/dev/fakegpu%d", f->root, i);
+    memcpy(d->device_path, path, sizeof(path));
+    d->healthy = true;
+}
+
+int fixture_setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    snprintf(f->root, sizeof(f->root), "/tmp/test-prepare.XXXXXX");
+    if (mkdtemp(f->root) == NULL)
+        return -1;
+    fixture_path(f->plugin_dir, sizeof(f->plugin_dir), f->root, "plugins/" FIXTURE_DRIVER);
+    fixture_path(f->cdi_root, sizeof(f->cdi_root), f->root, "cdi");
+    fixture_path(f->fakehw_root, sizeof(f->fakehw_root), f->root, "fakehw");
+    fixture_path(f->smi, sizeof(f->smi), f->root, "bin/fakegpu-smi");
+    for (int i = 0; i < FIXTURE_NDEVS; i++)
+        make_device(f, i);
+    pthread_mutex_init(&f->mu, NULL);
+    f->claims = json_object();
+    f->cfg = (struct prepare_config){
+        .driver_name = FIXTURE_DRIVER,
+        .node_name = FIXTURE_NODE,
+        .plugin_dir = f->plugin_dir,
+        .cdi_root = f->cdi_root,
+        .fakehw_root = f->fakehw_root,
+        .fakegpu_smi = f->smi,
+        .device_metadata = true,
+        .fetch_claim = fetch_claim,
+        .fetch_class = NULL,
+        .lookup_device = lookup_device,
+        .fetch_ctx = f,
+        .on_prepared = count_prepared,
+        .on_unprepared = count_unprepared,
+        .hook_ctx = f,
+    };
+    /* Recovery logs warnings by design; keep test output readable. */
+    log_verbosity = 0;
+    *state = f;
+    return 0;
+}
+
+int fixture_teardown(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    int rc = claim_remove_tree(f->root, &err);
+    json_decref(f->claims);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+    return rc;
+}
+
+json_t *fixture_claim(const char *ns, const char *name, const char *uid, const char *results,
+                      const char *config, const char *annotations)
+{
+    char *text = NULL;
+    int n = asprintf(&text,
+                     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                     "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\""
+                     "%s%s},"
+                     "\"spec\":{\"devices\":{\"requests\":[]}},"
+                     "\"status\":{\"allocation\":{\"devices\":{\"results\":%s%s%s}}}}",
+                     name, ns, uid, annotations ? ",\"annotations\":" : "",
+                     annotations ? annotations : "", results, config ? ",\"config\":" : "",
+                     config ? config : "");
+    assert_true(n > 0);
+    json_error_t jerr;
+    json_t *claim = json_loads(text, 0, &jerr);
+    if (claim == NULL)
+        fail_msg("fixture claim is not JSON: %s: %s", jerr.text, text);
+    free(text);
+    return claim;
+}
+
+void fixture_put_claim(struct fixture *f, json_t *claim)
+{
+    char key[600];
+    json_t *md = json_object_get(claim, "metadata");
+    snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(md, "namespace")),
+             json_string_value(json_object_get(md, "name")));
+    pthread_mutex_lock(&f->mu);
+    json_object_set_new(f->claims, key, claim);
+    pthread_mutex_unlock(&f->mu);
+}
+
+int fixture_fetches(struct fixture *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int n = f->fetches;
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+char *fixture_read(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    int c;
+    while ((c = fgetc(fp)) != EOF)
+        fputc(c, out);
+    fclose(fp);
+    fclose(out);
+    return buf;
+}
+
+bool fixture_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+size_t fixture_count(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+void fixture_path(char *buf, size_t size, const char *dir, const char *name)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, name);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
+void fixture_spec_path(const struct fixture *f, const char *uid, char *buf, size_t size)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "k8s.%s-gpu_%s.json", FIXTURE_DRIVER, uid);
+    fixture_path(buf, size, f->cdi_root, name);
+}

@@ -1,0 +1,431 @@
+/* Unit tests: checkpoint encoding, corruption detection, and the recovery
+ * rule at startup (corrupt or missing checkpoint rebuilt from the CDI specs,
+ * PrepareStarted rolled back, unowned files removed). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "driver/prepare/checkpoint.h"
+#include "prepare_fixture.h"
+
+#define SPEC1 "k8s.gpu.fakehw.example.com-gpu_" UID1 ".json"
+
+static const char record1[] =
+    "{\"uid\":\"" UID1 "\",\"namespace\":\"default\",\"name\":\"c1\","
+    "\"state\":\"PrepareCompleted\",\"devices\":[{\"requestNames\":[\"gpus\"],"
+    "\"poolName\":\"node-1\",\"deviceName\":\"gpu-0\",\"cdiDeviceIDs\":["
+    "\"k8s.gpu.fakehw.example.com/gpu=" UID1 "-gpu-0\"],\"shareID\":\"" UID3 "\"}],"
+    "\"cdiSpecs\":[\"" SPEC1 "\"],\"metadataDir\":\"default_c1\"}";
+
+static json_t *claims_with(const char *uid, const char *record)
+{
+    json_t *claims = json_object();
+    json_object_set_new(claims, uid, json_loads(record, 0, NULL));
+    return claims;
+}
+
+static void test_crc32(void **state)
+{
+    (void)state;
+    /* The standard check value of CRC-32/IEEE. */
+    assert_int_equal(checkpoint_crc32("123456789", 9), 0xcbf43926u);
+    assert_int_equal(checkpoint_crc32("", 0), 0);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    struct error err;
+    json_t *claims = claims_with(UID1, record1);
+    char *text = checkpoint_encode(claims, &err);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"version\": 1"));
+    assert_non_null(strstr(text, "\"checksum\": \"crc32:"));
+    json_t *back = NULL;
+    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &back, &err), 0);
+    assert_true(json_equal(back, claims));
+    json_decref(back);
+    free(text);
+    /* An empty table is a valid checkpoint too. */
+    json_t *empty = json_object();
+    text = checkpoint_encode(empty, &err);
+    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &back, &err), 0);
+    assert_int_equal(json_object_size(back), 0);
+    json_decref(back);
+    json_decref(empty);
+    free(text);
+    json_decref(claims);
+}
+
+static void expect_corrupt(const char *text, const char *want)
+{
+    struct error err;
+    json_t *claims = NULL;
+    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &claims, &err), -1);
+    assert_null(claims);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("error \"%s\" does not contain \"%s\"", err.msg, want);
+}
+
+/* Encodes claims whose record1 got edited: old -> new, checksum made valid. */
+static char *encode_edited(const char *old, const char *new_text)
+{
+    char rec[sizeof(record1) + 200];
+    const char *at = strstr(record1, old);
+    assert_non_null(at);
+    snprintf(rec, sizeof(rec), "%.*s%s%s", (int)(at - record1), record1, new_text,
+             at + strlen(old));
+    json_error_t jerr;
+    json_t *r = json_loads(rec, 0, &jerr);
+    if (r == NULL)
+        fail_msg("edited record is not JSON: %s", jerr.text);
+    json_t *claims = json_object();
+    json_object_set_new(claims, UID1, r);
+    struct error err;
+    char *text = checkpoint_encode(claims, &err);
+    json_decref(claims);
+    return text;
+}
+
+static void test_corruption(void **state)
+{
+    (void)state;
+    struct error err;
+    json_t *claims = claims_with(UID1, record1);
+    char *text = checkpoint_encode(claims, &err);
+    json_decref(claims);
+
+    expect_corrupt("{\"version\": 1,", "not valid JSON: line 1 column 14");
+    expect_corrupt("", "not valid JSON");
+    /* Truncated at half: not JSON any more. */
+    char *half = strndup(text, strlen(text) / 2);
+    expect_corrupt(half, "not valid JSON");
+    free(half);
+    /* One character of the content changed: the checksum catches it. */
+    char *flipped = strdup(text);
+    *strstr(flipped, "gpu-0\"") = 'x';
+    expect_corrupt(flipped, "checksum mismatch: the file says crc32:");
+    free(flipped);
+    char *version = strdup(text);
+    memcpy(strstr(version, "\"version\": 1"), "\"version\": 7", 12);
+    expect_corrupt(version, "version 7 is not supported (this driver reads 1)");
+    free(version);
+    expect_corrupt("{\"checksum\":\"crc32:00000000\",\"claims\":{}}", "no version number");
+    expect_corrupt("{\"version\":1,\"checksum\":\"crc32:00000000\",\"claims\":{},\"x\":1}",
+                   "want exactly the fields version, checksum");
+    expect_corrupt("[1]", "not a JSON object");
+    free(text);
+
+    /* Well-formed files whose records are not: each is named. */
+    struct {
+        const char *old, *new_text, *want;
+    } bad[] = {
+        {"\"state\":\"PrepareCompleted\"", "\"state\":\"Done\"",
+         "claim " UID1 ": state must be PrepareStarted or PrepareCompleted"},
+        {"\"cdiSpecs\":[\"" SPEC1 "\"]", "\"cdiSpecs\":[\"../../etc/passwd\"]",
+         "claim " UID1 ": cdiSpecs[0] is not a CDI spec name of this claim"},
+        {"\"metadataDir\":\"default_c1\"", "\"metadataDir\":\"..\"",
+         "claim " UID1 ": metadataDir must be \"default_c1\""},
+        {"\"name\":\"c1\"", "\"name\":\"../c1\"", "claim " UID1 ": name \"../c1\""},
+        {"\"deviceName\":\"gpu-0\"", "\"deviceName\":5", "devices[0].deviceName: not a string"},
+        {"\"uid\":\"" UID1 "\"", "\"uid\":\"" UID2 "\"", "uid field does not match its key"},
+        {"\"state\"", "\"colour\":1,\"state\"", "claim " UID1 ": unknown field \"colour\""},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *t = encode_edited(bad[i].old, bad[i].new_text);
+        expect_corrupt(t, bad[i].want);
+        free(t);
+    }
+}
+
+/* ---- recovery at startup ---- */
+
+static struct prepare_state *open_state(struct fixture *f)
+{
+    struct error err;
+    struct prepare_state *st = prepare_state_open(&f->cfg, &err);
+    if (st == NULL)
+        fail_msg("prepare_state_open: %s", err.msg);
+    return st;
+}
+
+#define TWO_REQUESTS                                                                               \
+    "[" RESULT("gpus", "gpu-0") "," RESULT(                                                        \
+        "gpus", "gpu-1") ","                                                                       \
+                         "{\"request\":\"extra/small\",\"driver\":\"" FIXTURE_DRIVER               \
+                         "\",\"pool\":\"" FIXTURE_NODE                                             \
+                         "\",\"device\":\"gpu-2\",\"shareID\":\"" UID3 "\"}]"
+
+/* Prepares c1 (two requests) and c2, and returns their answers' JSON for
+ * comparison after recovery. */
+static void prepare_two(struct fixture *f, char **a1, char **a2);
+
+static char *answer_text(const struct prepared_claim *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    for (size_t i = 0; i < c->n_devices; i++) {
+        const struct prepared_device *d = &c->devices[i];
+        fprintf(fp, "[%s %s %s share=%s", d->request_names[0], d->pool_name, d->device_name,
+                d->share_id ? d->share_id : "-");
+        for (size_t k = 0; k < d->n_cdi_device_ids; k++)
+            fprintf(fp, " %s", d->cdi_device_ids[k]);
+        fprintf(fp, "]");
+    }
+    fclose(fp);
+    return buf;
+}
+
+static char *prepare_text(struct prepare_state *st, const char *name, const char *uid)
+{
+    struct prepared_claim out;
+    struct error err;
+    if (prepare_claim(st, "default", name, uid, &out, &err) < 0)
+        fail_msg("prepare_claim: %s", err.msg);
+    char *t = answer_text(&out);
+    prepared_claim_free(&out);
+    return t;
+}
+
+static void prepare_two(struct fixture *f, char **a1, char **a2)
+{
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, TWO_REQUESTS, NULL, NULL));
+    fixture_put_claim(
+        f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    *a1 = prepare_text(st, "c1", UID1);
+    *a2 = prepare_text(st, "c2", UID2);
+    prepare_state_close(st);
+}
+
+static char *checkpoint_path(const struct fixture *f, char *buf, size_t size)
+{
+    fixture_path(buf, size, f->plugin_dir, CHECKPOINT_FILE);
+    return buf;
+}
+
+static size_t count_corrupt_copies(const struct fixture *f)
+{
+    DIR *d = opendir(f->plugin_dir);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, "checkpoint.json.corrupt-", 24) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Damages the checkpoint in one of several ways. */
+static void damage(const struct fixture *f, int how)
+{
+    char path[PATH_MAX];
+    char *text = fixture_read(checkpoint_path(f, path, sizeof(path)));
+    struct error err;
+    assert_non_null(text);
+    switch (how) {
+    case 0: /* truncated */
+        text[strlen(text) / 3] = '\0';
+        break;
+    case 1: /* bit rot in the content */
+        *strstr(text, "gpu-3\"") = 'G';
+        break;
+    case 2: /* a newer format */
+        memcpy(strstr(text, "\"version\": 1"), "\"version\": 2", 12);
+        break;
+    case 3: /* not JSON at all */
+        snprintf(text, strlen(text), "garbage");
+        break;
+    case 4: /* gone */
+        assert_int_equal(unlink(path), 0);
+        free(text);
+        return;
+    }
+    assert_int_equal(atomic_write_file(path, text, strlen(text), 0600, &err), 0);
+    free(text);
+}
+
+static void test_recovery_from_corruption(void **state)
+{
+    struct fixture *f = *state;
+    for (int how = 0; how < 5; how++) {
+        char *a1, *a2;
+        prepare_two(f, &a1, &a2);
+        int fetches = fixture_fetches(f);
+        damage(f, how);
+        struct prepare_state *st = open_state(f);
+        /* The damaged file is kept aside (not for a missing one). */
+        assert_int_equal(count_corrupt_copies(f), how < 4 ? (size_t)how + 1 : 4);
+        /* Both claims survive with the same answers, without asking the API. */
+        char *b1 = prepare_text(st, "c1", UID1), *b2 = prepare_text(st, "c2", UID2);
+        assert_string_equal(b1, a1);
+        assert_string_equal(b2, a2);
+        assert_int_equal(fixture_fetches(f), fetches);
+        assert_int_equal(fixture_count(f->cdi_root), 5); /* 2 claim + 3 metadata specs */
+        /* The rebuilt table is saved: a restart needs no recovery. */
+        prepare_state_close(st);
+        st = open_state(f);
+        assert_int_equal(count_corrupt_copies(f), how < 4 ? (size_t)how + 1 : 4);
+        /* Unprepare still cleans up everything. */
+        struct error err;
+        assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+        assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+        assert_int_equal(fixture_count(f->cdi_root), 0);
+        char md[PATH_MAX];
+        fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+        assert_int_equal(fixture_count(md), 0);
+        prepare_state_close(st);
+        free(a1);
+        free(a2);
+        free(b1);
+        free(b2);
+    }
+}
+
+/* A claim the checkpoint holds as PrepareStarted is rolled back at startup. */
+static void test_started_rolled_back(void **state)
+{
+    struct fixture *f = *state;
+    char *a1, *a2;
+    prepare_two(f, &a1, &a2);
+    char path[PATH_MAX];
+    struct error err;
+    json_t *claims = NULL;
+    int corrupt;
+    assert_int_equal(checkpoint_load(checkpoint_path(f, path, sizeof(path)), FIXTURE_DRIVER,
+                                     &claims, &corrupt, &err),
+                     0);
+    json_object_set_new(json_object_get(claims, UID1), "state", json_string(CHECKPOINT_STARTED));
+    char *text = checkpoint_encode(claims, &err);
+    assert_int_equal(checkpoint_write(path, text, &err), 0);
+    free(text);
+    json_decref(claims);
+
+    struct prepare_state *st = open_state(f);
+    char spec[PATH_MAX], md[PATH_MAX];
+    fixture_spec_path(f, UID1, spec, sizeof(spec));
+    snprintf(md, sizeof(md), "%s/dra-device-metadata/default_c1", f->plugin_dir);
+    assert_false(fixture_exists(spec));
+    assert_false(fixture_exists(md));
+    assert_int_equal(fixture_count(f->cdi_root), 2); /* c2's specs stay */
+    assert_int_equal(count_corrupt_copies(f), 0);
+    /* c1 is prepared afresh; c2 is answered from the checkpoint. */
+    int fetches = fixture_fetches(f);
+    char *b1 = prepare_text(st, "c1", UID1), *b2 = prepare_text(st, "c2", UID2);
+    assert_int_equal(fixture_fetches(f), fetches + 1);
+    assert_string_equal(b1, a1);
+    assert_string_equal(b2, a2);
+    prepare_state_close(st);
+    free(a1);
+    free(a2);
+    free(b1);
+    free(b2);
+}
+
+/* Files of this driver that no claim owns are removed at startup; other
+ * drivers' files are left alone. */
+static void test_sweep(void **state)
+{
+    struct fixture *f = *state;
+    char *a1, *a2;
+    prepare_two(f, &a1, &a2);
+    struct error err;
+    char path[PATH_MAX];
+    const char *orphans[] = {
+        "k8s.gpu.fakehw.example.com-gpu_" UID3 ".json",
+        FIXTURE_DRIVER "_metadata_" UID3 "_gpus.json",
+        ".k8s.gpu.fakehw.example.com-gpu_" UID1 ".json.tmp.Ab12Cd",
+        /* A prepared claim's uid, but a spec its record does not list. */
+        FIXTURE_DRIVER "_metadata_" UID1 "_ghost.json",
+    };
+    const char *foreign[] = {"k8s.gpu.nvidia.com-gpu_" UID3 ".json", "vendor.yaml"};
+    for (size_t i = 0; i < 4; i++) {
+        fixture_path(path, sizeof(path), f->cdi_root, orphans[i]);
+        assert_int_equal(atomic_write_file(path, "{}", 2, 0644, &err), 0);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        fixture_path(path, sizeof(path), f->cdi_root, foreign[i]);
+        assert_int_equal(atomic_write_file(path, "{}", 2, 0644, &err), 0);
+    }
+    snprintf(path, sizeof(path), "%s/dra-device-metadata/default_gone/gpus", f->plugin_dir);
+    assert_int_equal(mkdir_p(path, 0755, &err), 0);
+    fixture_path(path, sizeof(path), f->plugin_dir, ".checkpoint.json.tmp.XyZ123");
+    assert_int_equal(atomic_write_file(path, "{", 1, 0600, &err), 0);
+
+    struct prepare_state *st = open_state(f);
+    for (size_t i = 0; i < 4; i++) {
+        fixture_path(path, sizeof(path), f->cdi_root, orphans[i]);
+        assert_false(fixture_exists(path));
+    }
+    for (size_t i = 0; i < 2; i++) {
+        fixture_path(path, sizeof(path), f->cdi_root, foreign[i]);
+        assert_true(fixture_exists(path));
+    }
+    snprintf(path, sizeof(path), "%s/dra-device-metadata/default_gone", f->plugin_dir);
+    assert_false(fixture_exists(path));
+    fixture_path(path, sizeof(path), f->plugin_dir, ".checkpoint.json.tmp.XyZ123");
+    assert_false(fixture_exists(path));
+    snprintf(path, sizeof(path), "%s/dra-device-metadata/default_c1/gpus/metadata.json",
+             f->plugin_dir);
+    assert_true(fixture_exists(path));
+    char *b1 = prepare_text(st, "c1", UID1);
+    assert_string_equal(b1, a1);
+    prepare_state_close(st);
+    free(a1);
+    free(a2);
+    free(b1);
+}
+
+/* Rebuilding from specs: a claim spec this driver cannot read is removed
+ * (no runtime could use it either); the readable ones are kept. */
+static void test_rebuild_skips_unreadable_spec(void **state)
+{
+    struct fixture *f = *state;
+    char *a1, *a2;
+    prepare_two(f, &a1, &a2);
+    char path[PATH_MAX], bad[PATH_MAX];
+    struct error err;
+    fixture_spec_path(f, UID3, bad, sizeof(bad));
+    assert_int_equal(atomic_write_file(bad, "{\"cdiVersion\":", 14, 0644, &err), 0);
+    assert_int_equal(unlink(checkpoint_path(f, path, sizeof(path))), 0);
+    struct prepare_state *st = open_state(f);
+    assert_false(fixture_exists(bad));
+    char *b1 = prepare_text(st, "c1", UID1);
+    assert_string_equal(b1, a1);
+    prepare_state_close(st);
+    free(a1);
+    free(a2);
+    free(b1);
+}
+
+/* An unreadable checkpoint (I/O error, not bad content) stops the start. */
+static void test_unreadable_checkpoint_fails(void **state)
+{
+    struct fixture *f = *state;
+    char path[PATH_MAX];
+    struct error err;
+    assert_int_equal(mkdir_p(checkpoint_path(f, path, sizeof(path)), 0755, &err), 0);
+    assert_null(prepare_state_open(&f->cfg, &err));
+    assert_non_null(strstr(err.msg, "checkpoint.json"));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32),          cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_corruption),     T(test_recovery_from_corruption),
+        T(test_started_rolled_back),           T(test_sweep),
+        T(test_rebuild_skips_unreadable_spec), T(test_unreadable_checkpoint_fails),
+    };
+    return cmocka_run_group_tests_name("prepare checkpoint", tests, NULL, NULL);
+}

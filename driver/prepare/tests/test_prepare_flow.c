@@ -1,0 +1,526 @@
+/* Unit tests of the prepare flow on temp dirs: answers and files, idempotence,
+ * restart, unprepare, validation before any path is built, rollback on
+ * failure, per-claim serialisation across threads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "driver/prepare/checkpoint.h"
+#include "prepare_fixture.h"
+
+#define CLAIM_KIND          "k8s.gpu.fakehw.example.com/gpu"
+#define META_KIND           "gpu.fakehw.example.com/metadata"
+#define META_SPEC(uid, req) FIXTURE_DRIVER "_metadata_" uid "_" req ".json"
+
+/* gpus: gpu-0, gpu-1; extra/small: gpu-2 with a shareID; plus a result of
+ * another driver, which is not ours to prepare. */
+#define THREE_RESULTS                                                                              \
+    "[" RESULT("gpus", "gpu-0") "," RESULT(                                                        \
+        "gpus", "gpu-1") ","                                                                       \
+                         "{\"request\":\"other\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"node-"   \
+                         "1\",\"device\":\"g0\"},"                                                 \
+                         "{\"request\":\"extra/small\",\"driver\":\"" FIXTURE_DRIVER               \
+                         "\",\"pool\":\"" FIXTURE_NODE                                             \
+                         "\",\"device\":\"gpu-2\",\"shareID\":\"" UID3 "\"}]"
+
+static struct prepare_state *open_state(struct fixture *f)
+{
+    struct error err;
+    struct prepare_state *st = prepare_state_open(&f->cfg, &err);
+    if (st == NULL)
+        fail_msg("prepare_state_open: %s", err.msg);
+    return st;
+}
+
+static void must_prepare(struct prepare_state *st, const char *ns, const char *name,
+                         const char *uid, struct prepared_claim *out)
+{
+    struct error err;
+    if (prepare_claim(st, ns, name, uid, out, &err) < 0)
+        fail_msg("prepare_claim: %s", err.msg);
+}
+
+static void assert_strings(char **got, size_t n, const char *const *want, size_t m)
+{
+    assert_int_equal(n, m);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(got[i], want[i]);
+}
+
+static void assert_same_answer(const struct prepared_claim *a, const struct prepared_claim *b)
+{
+    assert_int_equal(a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++) {
+        const struct prepared_device *x = &a->devices[i], *y = &b->devices[i];
+        assert_strings(x->request_names, x->n_request_names, (const char *const *)y->request_names,
+                       y->n_request_names);
+        assert_strings(x->cdi_device_ids, x->n_cdi_device_ids,
+                       (const char *const *)y->cdi_device_ids, y->n_cdi_device_ids);
+        assert_string_equal(x->pool_name, y->pool_name);
+        assert_string_equal(x->device_name, y->device_name);
+        if (x->share_id || y->share_id)
+            assert_string_equal(x->share_id ? x->share_id : "", y->share_id ? y->share_id : "");
+    }
+}
+
+static void check_three(const struct prepared_claim *out)
+{
+    assert_int_equal(out->n_devices, 3);
+    const char *ids0[] = {CLAIM_KIND "=" UID1 "-gpu-0", META_KIND "=" UID1 "_gpus"};
+    const char *ids1[] = {CLAIM_KIND "=" UID1 "-gpu-1"};
+    const char *ids2[] = {CLAIM_KIND "=" UID1 "-gpu-2", META_KIND "=" UID1 "_extra"};
+    const char *gpus[] = {"gpus"}, *extra[] = {"extra"};
+    assert_strings(out->devices[0].request_names, out->devices[0].n_request_names, gpus, 1);
+    assert_strings(out->devices[0].cdi_device_ids, out->devices[0].n_cdi_device_ids, ids0, 2);
+    assert_string_equal(out->devices[0].pool_name, FIXTURE_NODE);
+    assert_string_equal(out->devices[0].device_name, "gpu-0");
+    assert_null(out->devices[0].share_id);
+    assert_strings(out->devices[1].cdi_device_ids, out->devices[1].n_cdi_device_ids, ids1, 1);
+    assert_string_equal(out->devices[1].device_name, "gpu-1");
+    assert_strings(out->devices[2].request_names, out->devices[2].n_request_names, extra, 1);
+    assert_strings(out->devices[2].cdi_device_ids, out->devices[2].n_cdi_device_ids, ids2, 2);
+    assert_string_equal(out->devices[2].share_id, UID3);
+}
+
+static void test_prepare_writes(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    must_prepare(st, "default", "c1", UID1, &out);
+    check_three(&out);
+
+    char path[PATH_MAX], want[PATH_MAX];
+    fixture_spec_path(f, UID1, path, sizeof(path));
+    assert_true(fixture_exists(path));
+    assert_int_equal(fixture_count(f->cdi_root), 3); /* claim spec + 2 metadata specs */
+    fixture_path(path, sizeof(path), f->cdi_root, META_SPEC(UID1, "extra"));
+    json_t *md = json_load_file(path, 0, NULL);
+    assert_non_null(md);
+    json_t *mount = json_array_get(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(md, "devices"), 0), "containerEdits"),
+            "mounts"),
+        0);
+    snprintf(want, sizeof(want), "%s/dra-device-metadata/default_c1/extra/metadata.json",
+             f->plugin_dir);
+    assert_string_equal(json_string_value(json_object_get(mount, "hostPath")), want);
+    assert_string_equal(json_string_value(json_object_get(mount, "containerPath")),
+                        "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/c1/extra/"
+                        "gpu.fakehw.example.com-metadata.json");
+    json_decref(md);
+    /* The metadata file records the request as allocated, with the device's attributes. */
+    json_t *meta = json_load_file(want, JSON_DISABLE_EOF_CHECK, NULL);
+    assert_non_null(meta);
+    json_t *req = json_array_get(json_object_get(meta, "requests"), 0);
+    assert_string_equal(json_string_value(json_object_get(req, "name")), "extra/small");
+    json_t *dev = json_array_get(json_object_get(req, "devices"), 0);
+    assert_string_equal(json_string_value(json_object_get(dev, "name")), "gpu-2");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(dev, "attributes"), "uuid"), "string")),
+                        f->devs[2].uuid);
+    json_decref(meta);
+
+    /* The checkpoint holds the claim as completed. */
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    char *text = fixture_read(path);
+    json_t *claims = NULL;
+    struct error err;
+    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &claims, &err), 0);
+    json_t *rec = json_object_get(claims, UID1);
+    assert_string_equal(json_string_value(json_object_get(rec, "state")), CHECKPOINT_COMPLETED);
+    assert_int_equal(json_array_size(json_object_get(rec, "cdiSpecs")), 3);
+    json_decref(claims);
+    free(text);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+static ino_t inode_of(const char *path)
+{
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    return sb.st_ino;
+}
+
+static void test_idempotent_and_restart(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim first, again, after;
+    must_prepare(st, "default", "c1", UID1, &first);
+    char spec[PATH_MAX], ckpt[PATH_MAX];
+    fixture_spec_path(f, UID1, spec, sizeof(spec));
+    fixture_path(ckpt, sizeof(ckpt), f->plugin_dir, CHECKPOINT_FILE);
+    ino_t spec_ino = inode_of(spec), ckpt_ino = inode_of(ckpt);
+    assert_int_equal(fixture_fetches(f), 1);
+
+    /* Same uid again: answered from the checkpoint, nothing fetched or rewritten. */
+    must_prepare(st, "default", "c1", UID1, &again);
+    assert_same_answer(&first, &again);
+    assert_int_equal(fixture_fetches(f), 1);
+    assert_int_equal(inode_of(spec), spec_ino);
+    assert_int_equal(inode_of(ckpt), ckpt_ino);
+    prepared_claim_free(&again);
+
+    /* A restart keeps the claim; the answer is unchanged. */
+    prepare_state_close(st);
+    st = open_state(f);
+    must_prepare(st, "default", "c1", UID1, &after);
+    assert_same_answer(&first, &after);
+    assert_int_equal(fixture_fetches(f), 1);
+    assert_int_equal(inode_of(spec), spec_ino);
+    prepared_claim_free(&after);
+
+    /* Unprepare removes every file; a second unprepare, and one of a claim
+     * never prepared, succeed. */
+    struct error err;
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    char md[PATH_MAX];
+    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+    assert_int_equal(fixture_count(md), 0);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_int_equal(unprepare_claim(st, "default", "never", UID2, &err), 0);
+    /* Every successful call was reported to the hooks. */
+    assert_int_equal(f->prepared_hooks, 3);
+    assert_int_equal(f->unprepared_hooks, 3);
+    prepare_state_close(st);
+
+    /* And the unprepare is durable. */
+    st = open_state(f);
+    must_prepare(st, "default", "c1", UID1, &after);
+    assert_int_equal(fixture_fetches(f), 2);
+    prepared_claim_free(&after);
+    prepared_claim_free(&first);
+    prepare_state_close(st);
+}
+
+static void expect_refused(struct prepare_state *st, const char *ns, const char *name,
+                           const char *uid, const char *want)
+{
+    struct error err;
+    struct prepared_claim out;
+    assert_int_equal(prepare_claim(st, ns, name, uid, &out, &err), -1);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("error \"%s\" does not contain \"%s\"", err.msg, want);
+    assert_int_equal(out.n_devices, 0);
+    assert_int_equal(unprepare_claim(st, ns, name, uid, &err), -1);
+    assert_non_null(strstr(err.msg, want));
+}
+
+static void test_validation_before_paths(void **state)
+{
+    struct fixture *f = *state;
+    struct prepare_state *st = open_state(f);
+    char long_name[300];
+    memset(long_name, 'a', 254);
+    long_name[254] = '\0';
+    expect_refused(st, "default", "c1", "../../etc",
+                   "claim default/c1: uid \"../../etc\": not a UID");
+    expect_refused(st, "default", "c1", "0E0D5E3C-8A53-4A4E-9B5D-1F0C1C2F7A10", "not a UID");
+    expect_refused(st, "../..", "c1", UID1, "namespace \"../..\": not a DNS label");
+    expect_refused(st, "Default", "c1", UID1, "namespace \"Default\": not a DNS label");
+    expect_refused(st, "default", "a/../../b", UID1, "name \"a/../../b\": not a DNS subdomain");
+    expect_refused(st, "default", long_name, UID1, "longer than 253 characters");
+    assert_int_equal(fixture_fetches(f), 0);
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    assert_int_equal(f->prepared_hooks + f->unprepared_hooks, 0);
+    prepare_state_close(st);
+}
+
+static void expect_claim_error(struct fixture *f, struct prepare_state *st, const char *want)
+{
+    struct error err;
+    struct prepared_claim out;
+    assert_int_equal(prepare_claim(st, "default", "c1", UID1, &out, &err), -1);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+}
+
+static void test_claim_errors(void **state)
+{
+    struct fixture *f = *state;
+    struct prepare_state *st = open_state(f);
+    expect_claim_error(f, st,
+                       "claim default/c1 (uid " UID1 "): GET "
+                       "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1: 404 "
+                       "Not Found");
+    fixture_put_claim(f, fixture_claim("default", "c1", UID2, "[]", NULL, NULL));
+    expect_claim_error(f, st,
+                       "claim default/c1 (uid " UID1 "): got replaced: the API server has "
+                       "it with uid " UID2);
+    fixture_put_claim(f, json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "c1", "namespace",
+                                   "default", "uid", UID1));
+    expect_claim_error(f, st, "claim default/c1 (uid " UID1 "): not allocated");
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-9") "]", NULL, NULL));
+    expect_claim_error(f, st,
+                       "claim default/c1 (uid " UID1 "): allocation result for device "
+                       "gpu-9: device gpu-9 not found");
+    /* Nothing was recorded either. */
+    char path[PATH_MAX];
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    char *text = fixture_read(path);
+    assert_non_null(strstr(text, "\"claims\": {}"));
+    free(text);
+    prepare_state_close(st);
+}
+
+static void test_zero_results_and_metadata_off(void **state)
+{
+    struct fixture *f = *state;
+    f->cfg.device_metadata = false;
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID1,
+                         "[{\"request\":\"r\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"node-1\","
+                         "\"device\":\"g0\"}]",
+                         NULL, NULL));
+    fixture_put_claim(f, fixture_claim("default", "c2", UID2, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    must_prepare(st, "default", "c1", UID1, &out);
+    assert_int_equal(out.n_devices, 0);
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    prepared_claim_free(&out);
+    must_prepare(st, "default", "c2", UID2, &out);
+    assert_int_equal(out.n_devices, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(out.devices[i].n_cdi_device_ids, 1);
+    assert_int_equal(fixture_count(f->cdi_root), 1);
+    assert_int_equal(fixture_count(f->plugin_dir), 1); /* checkpoint only */
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+static void test_template_claim_path(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "pod-gpu-x7k2p", UID1,
+                                       "[" RESULT("gpus", "gpu-1") "]", NULL,
+                                       "{\"resource.kubernetes.io/pod-claim-name\":\"gpu\"}"));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    must_prepare(st, "default", "pod-gpu-x7k2p", UID1, &out);
+    char path[PATH_MAX];
+    fixture_path(path, sizeof(path), f->cdi_root, META_SPEC(UID1, "gpus"));
+    char *text = fixture_read(path);
+    assert_non_null(strstr(text, "\"/var/run/kubernetes.io/dra-device-attributes/"
+                                 "resourceclaimtemplates/gpu/gpus/"
+                                 "gpu.fakehw.example.com-metadata.json\""));
+    free(text);
+    snprintf(path, sizeof(path), "%s/dra-device-metadata/default_pod-gpu-x7k2p/gpus/metadata.json",
+             f->plugin_dir);
+    text = fixture_read(path);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"podClaimName\": \"gpu\""));
+    free(text);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+static void test_same_name_new_uid(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    struct error err;
+    must_prepare(st, "default", "c1", UID1, &out);
+    prepared_claim_free(&out);
+    /* Deleted and re-created under the same name while the old one is prepared. */
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID2, "[" RESULT("gpus", "gpu-1") "]", NULL, NULL));
+    assert_int_equal(prepare_claim(st, "default", "c1", UID2, &out, &err), -1);
+    assert_string_equal(err.msg, "claim default/c1 (uid " UID2 "): still prepared with the old "
+                                 "uid " UID1 "; waiting for its unprepare");
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    must_prepare(st, "default", "c1", UID2, &out);
+    assert_string_equal(out.devices[0].device_name, "gpu-1");
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+/* The second request's metadata file cannot be written (a non-empty
+ * directory is in its place): the first request's file, written already, is
+ * removed, and the claim is not recorded. */
+static void test_rollback_on_write_failure(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    char blocker[PATH_MAX], inside[PATH_MAX], first[PATH_MAX];
+    struct error err;
+    snprintf(blocker, sizeof(blocker), "%s/dra-device-metadata/default_c1/extra/metadata.json",
+             f->plugin_dir);
+    snprintf(first, sizeof(first), "%s/dra-device-metadata/default_c1/gpus/metadata.json",
+             f->plugin_dir);
+    assert_int_equal(mkdir_p(blocker, 0755, &err), 0);
+    fixture_path(inside, sizeof(inside), blocker, "x");
+    assert_int_equal(atomic_write_file(inside, "x", 1, 0644, &err), 0);
+
+    struct prepared_claim out;
+    assert_int_equal(prepare_claim(st, "default", "c1", UID1, &out, &err), -1);
+    assert_non_null(strstr(err.msg, "claim default/c1 (uid " UID1 "): renaming"));
+    assert_false(fixture_exists(first));
+    assert_false(fixture_exists(blocker));
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    char path[PATH_MAX];
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    char *text = fixture_read(path);
+    assert_non_null(strstr(text, "\"claims\": {}"));
+    free(text);
+
+    /* The rollback cleared the way: the next try succeeds. */
+    must_prepare(st, "default", "c1", UID1, &out);
+    check_three(&out);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+/* The claim spec cannot be written and its path cannot be cleared either (a
+ * non-empty directory is in its place): the other files are removed, the
+ * claim stays PrepareStarted and is never answered from; once the way is
+ * clear, a restart rolls it back and the next prepare succeeds. */
+static void test_rollback_blocked(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    char spec[PATH_MAX], inside[PATH_MAX], path[PATH_MAX];
+    struct error err;
+    fixture_spec_path(f, UID1, spec, sizeof(spec));
+    fixture_path(inside, sizeof(inside), spec, "x");
+    assert_int_equal(mkdir_p(spec, 0755, &err), 0);
+    assert_int_equal(atomic_write_file(inside, "x", 1, 0644, &err), 0);
+
+    struct prepared_claim out;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(prepare_claim(st, "default", "c1", UID1, &out, &err), -1);
+        assert_int_equal(out.n_devices, 0);
+        assert_int_equal(fixture_count(f->cdi_root), 1); /* the blocker only */
+        snprintf(path, sizeof(path), "%s/dra-device-metadata/default_c1", f->plugin_dir);
+        assert_false(fixture_exists(path));
+    }
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    char *text = fixture_read(path);
+    assert_non_null(strstr(text, "\"state\": \"PrepareStarted\""));
+    free(text);
+    prepare_state_close(st);
+
+    assert_int_equal(unlink(inside), 0);
+    assert_int_equal(rmdir(spec), 0);
+    st = open_state(f);
+    text = fixture_read(path);
+    assert_non_null(strstr(text, "\"claims\": {}"));
+    free(text);
+    must_prepare(st, "default", "c1", UID1, &out);
+    check_three(&out);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+struct worker {
+    struct prepare_state *st;
+    const char *name, *uid;
+    struct prepared_claim out;
+    int rc;
+    char msg[ERROR_MSG_MAX];
+};
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    struct error err;
+    w->rc = prepare_claim(w->st, "default", w->name, w->uid, &w->out, &err);
+    if (w->rc < 0)
+        snprintf(w->msg, sizeof(w->msg), "%s", err.msg);
+    return NULL;
+}
+
+struct seen {
+    int count;
+    int per_uid[3];
+};
+
+static void count_device(void *ctx, const char *ns, const char *name, const char *uid,
+                         const char *pool, const char *device, const char *share_id)
+{
+    struct seen *s = ctx;
+    (void)name;
+    (void)device;
+    assert_string_equal(ns, "default");
+    assert_string_equal(pool, FIXTURE_NODE);
+    s->count++;
+    s->per_uid[0] += !strcmp(uid, UID1);
+    s->per_uid[1] += !strcmp(uid, UID2);
+    s->per_uid[2] += !strcmp(uid, UID3) && share_id == NULL;
+}
+
+static void test_parallel(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    fixture_put_claim(
+        f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
+    fixture_put_claim(f, fixture_claim("default", "c3", UID3,
+                                       "[" RESULT("a", "gpu-0") "," RESULT("b", "gpu-3") "]", NULL,
+                                       NULL));
+    struct prepare_state *st = open_state(f);
+    const char *names[] = {"c1", "c2", "c3"}, *uids[] = {UID1, UID2, UID3};
+    struct worker w[9];
+    pthread_t t[9];
+    for (int i = 0; i < 9; i++) {
+        w[i] = (struct worker){.st = st, .name = names[i % 3], .uid = uids[i % 3]};
+        assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < 9; i++) {
+        pthread_join(t[i], NULL);
+        if (w[i].rc != 0)
+            fail_msg("worker %d: %s", i, w[i].msg);
+    }
+    /* Each claim was fetched once; the other calls answered from the checkpoint. */
+    assert_int_equal(fixture_fetches(f), 3);
+    for (int i = 3; i < 9; i++)
+        assert_same_answer(&w[i].out, &w[i % 3].out);
+    for (int i = 0; i < 9; i++)
+        prepared_claim_free(&w[i].out);
+    struct seen s = {0};
+    prepare_for_each_device(st, count_device, &s);
+    assert_int_equal(s.count, 6);
+    assert_int_equal(s.per_uid[0], 3);
+    assert_int_equal(s.per_uid[1], 1);
+    assert_int_equal(s.per_uid[2], 2);
+    prepare_state_close(st);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_prepare_writes),
+        T(test_idempotent_and_restart),
+        T(test_validation_before_paths),
+        T(test_claim_errors),
+        T(test_zero_results_and_metadata_off),
+        T(test_template_claim_path),
+        T(test_same_name_new_uid),
+        T(test_rollback_on_write_failure),
+        T(test_rollback_blocked),
+        T(test_parallel),
+    };
+    return cmocka_run_group_tests_name("prepare flow", tests, NULL, NULL);
+}
