@@ -50,7 +50,6 @@ include common/build.mk
 -include fakehw/smi/build.mk
 -include driver/build.mk
 -include conformance/build.mk
--include bench/build.mk
 -include manifests/build.mk
 
 .PHONY: all test unit bats check valgrind clean deps help format lint

@@ -110,7 +110,11 @@ void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *
                  f->type == FLAG_BOOL  ? ""
                  : f->type == FLAG_INT ? " N"
                                        : " VALUE");
-        fprintf(out, "  %-34s %s", lhs, f->help);
+        /* Long flag names get the help text on the next line, aligned. */
+        if (strlen(lhs) > 34)
+            fprintf(out, "  %s\n  %-34s %s", lhs, "", f->help);
+        else
+            fprintf(out, "  %-34s %s", lhs, f->help);
         if (f->env)
             fprintf(out, " [%s]", f->env);
         switch (f->type) {

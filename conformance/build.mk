@@ -4,3 +4,4 @@
 -include conformance/node/standins/apiserver/build.mk
 -include conformance/node/build.mk
 -include conformance/cluster/build.mk
+-include conformance/node/bench/build.mk

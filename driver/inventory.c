@@ -35,7 +35,7 @@ static void publish(struct inventory *inv, struct fakehw_device *devs, size_t n,
     inv->up = up;
     pthread_mutex_unlock(&inv->lock);
     for (size_t i = 0; i < inv->n_listeners; i++)
-        inv->listeners[i].on_change(inv->listeners[i].ctx, devs, n);
+        inv->listeners[i].on_change(inv->listeners[i].ctx, devs, n, up);
 }
 
 /* Re-reads the tree; on failure keeps the previous snapshot (the watcher

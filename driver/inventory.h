@@ -18,8 +18,10 @@
 #include "error.h"
 #include "fakehw_tree.h"
 
-/* devs is only valid during the call. */
-typedef void (*inventory_change_fn)(void *ctx, const struct fakehw_device *devs, size_t n);
+/* devs is only valid during the call.  tree_up is false while the fakehw
+ * tree is gone (devs are then the last known devices, marked unhealthy). */
+typedef void (*inventory_change_fn)(void *ctx, const struct fakehw_device *devs, size_t n,
+                                    bool tree_up);
 
 struct inventory_listener {
     inventory_change_fn on_change;

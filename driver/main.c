@@ -1,0 +1,448 @@
+/* fakehw-kubelet-plugin: the DRA kubelet plugin for fakehw's fake GPUs.
+ *
+ * Wires the parts together:
+ *   inventory (fakehw tree) ──> slice publisher, health stream, claim status
+ *   registration socket ──> kubelet finds the plugin
+ *   DRA socket ──> prepare/unprepare (driver/prepare) and the health stream
+ * and runs until SIGTERM/SIGINT. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "driver/grpc/dra_service.h"
+#include "driver/grpc/health_service.h"
+#include "driver/grpc/registration_service.h"
+#include "driver/grpc/rpc_server.h"
+#include "driver/health/claim_status.h"
+#include "driver/health/device_health.h"
+#include "driver/inventory.h"
+#include "driver/kube/kube_client.h"
+#include "driver/prepare/prepare.h"
+#include "driver/publish/slice_publisher.h"
+#include "error.h"
+#include "flags.h"
+#include "log.h"
+
+struct options {
+    const char *driver_name;
+    const char *node_name;
+    const char *kubeconfig;
+    const char *registrar_dir;
+    const char *plugins_dir;
+    const char *cdi_root;
+    const char *fakehw_root;
+    const char *fakegpu_smi;
+    bool device_metadata;
+    bool device_status;
+    const char *taint_effect;
+    const char *unhealthy_policy;
+    const char *ready_file;
+    bool cleanup_on_exit;
+    long workers;
+    long verbosity;
+};
+
+struct plugin {
+    struct options opt;
+    char plugin_dir[PATH_MAX];
+    char dra_socket[PATH_MAX];
+    char reg_socket[PATH_MAX];
+    enum taint_effect taint_effect;
+    enum unhealthy_policy policy;
+
+    struct kube_client *kc;
+    struct inventory *inv;
+    struct prepare_state *prep;
+    struct slice_publisher *pub;
+    struct claim_status_writer *status;
+    struct health_service *health;
+    struct registration_service *reg;
+    struct dra_service *dra;
+    struct rpc_server *dra_srv;
+    struct rpc_server *reg_srv;
+};
+
+static const char description[] =
+    "A Kubernetes DRA kubelet plugin that publishes the fake GPUs of a fakehw tree as\n"
+    "ResourceSlices, prepares allocated ResourceClaims by writing CDI specs, and reports\n"
+    "device health (slice taints, the kubelet health stream, claim device status).";
+
+/* --- callbacks the parts need from each other --- */
+
+static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **claim,
+                       struct error *err)
+{
+    struct plugin *p = ctx;
+    char path[1024];
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
+             name);
+    return kube_request(p->kc, "GET", path, NULL, NULL, NULL, claim, err);
+}
+
+static int fetch_class(void *ctx, const char *name, json_t **device_class, struct error *err)
+{
+    struct plugin *p = ctx;
+    char path[512];
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/deviceclasses/%s", name);
+    return kube_request(p->kc, "GET", path, NULL, NULL, NULL, device_class, err);
+}
+
+static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
+{
+    struct plugin *p = ctx;
+    return inventory_lookup(p->inv, name, dev, err);
+}
+
+static void claim_holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
+{
+    struct plugin *p = ctx;
+    prepare_for_each_device(p->prep, fn, fn_ctx);
+}
+
+static void on_claim_prepared(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    struct plugin *p = ctx;
+    if (p->status != NULL)
+        claim_status_prepared(p->status, ns, name, uid);
+}
+
+static void on_claim_unprepared(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    (void)ns;
+    (void)name;
+    struct plugin *p = ctx;
+    if (p->status != NULL)
+        claim_status_unprepared(p->status, uid);
+}
+
+/* Inventory listener: the health stream gets every device with its state. */
+static void send_health(struct plugin *p, const struct fakehw_device *devs, size_t n, bool tree_up)
+{
+    struct health_entry *list = n > 0 ? calloc(n, sizeof(*list)) : NULL;
+    struct device_health *h = n > 0 ? calloc(n, sizeof(*h)) : NULL;
+    if (n > 0 && (list == NULL || h == NULL)) {
+        LOG_E("out of memory building the health list");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        device_health_classify(&devs[i], tree_up, &h[i]);
+        list[i].pool = p->opt.node_name;
+        list[i].device = devs[i].name;
+        list[i].health = h[i].healthy ? HEALTH_ENTRY_HEALTHY : HEALTH_ENTRY_UNHEALTHY;
+        list[i].last_updated = devs[i].health_since;
+        list[i].message = h[i].healthy ? "" : h[i].message;
+    }
+    struct error err;
+    if (health_service_update(p->health, list, n, &err) < 0)
+        LOG_E("health stream update: %s", err.msg);
+out:
+    free(list);
+    free(h);
+}
+
+static void on_inventory(void *ctx, const struct fakehw_device *devs, size_t n, bool tree_up)
+{
+    struct plugin *p = ctx;
+    slice_publisher_update(p->pub, devs, n, tree_up);
+    if (p->status != NULL)
+        claim_status_devices_changed(p->status, devs, n, tree_up);
+    send_health(p, devs, n, tree_up);
+}
+
+/* --- start and stop --- */
+
+static int parse_options(struct plugin *p, int argc, char **argv)
+{
+    struct options *o = &p->opt;
+    *o = (struct options){
+        .driver_name = "gpu.fakehw.example.com",
+        .registrar_dir = "/var/lib/kubelet/plugins_registry",
+        .plugins_dir = "/var/lib/kubelet/plugins",
+        .cdi_root = "/var/run/cdi",
+        .fakehw_root = FAKEHW_DEFAULT_ROOT,
+        .fakegpu_smi = "/var/lib/fakehw/bin/fakegpu-smi",
+        .device_metadata = true,
+        .device_status = true,
+        .taint_effect = "NoSchedule",
+        .unhealthy_policy = "auto",
+        .workers = 4,
+    };
+    const struct flag flags[] = {
+        {"driver-name", "DRIVER_NAME", FLAG_STRING, &o->driver_name,
+         "DRA driver name (ResourceSlices, DeviceClass selectors, CDI kind)"},
+        {"node-name", "NODE_NAME", FLAG_STRING, &o->node_name,
+         "name of this node (required): pool name and slice nodeName"},
+        {"kubeconfig", "KUBECONFIG", FLAG_STRING, &o->kubeconfig,
+         "kubeconfig file; empty = in-cluster service account"},
+        {"kubelet-registrar-directory-path", "KUBELET_REGISTRAR_DIRECTORY_PATH", FLAG_STRING,
+         &o->registrar_dir, "directory the kubelet watches for plugin registration sockets"},
+        {"kubelet-plugins-directory-path", "KUBELET_PLUGINS_DIRECTORY_PATH", FLAG_STRING,
+         &o->plugins_dir, "kubelet plugins directory; the plugin uses <this>/<driver-name>"},
+        {"cdi-root", "CDI_ROOT", FLAG_STRING, &o->cdi_root, "directory for CDI spec files"},
+        {"fakehw-root", "FAKEHW_ROOT", FLAG_STRING, &o->fakehw_root,
+         "the fakehw tree (FUSE mount or plain directory)"},
+        {"fakegpu-smi", "FAKEGPU_SMI", FLAG_STRING, &o->fakegpu_smi,
+         "host path of fakegpu-smi to mount into containers; empty = none"},
+        {"device-metadata", "DEVICE_METADATA", FLAG_BOOL, &o->device_metadata,
+         "write KEP-5304 device metadata files and inject them"},
+        {"device-status", "DEVICE_STATUS", FLAG_BOOL, &o->device_status,
+         "write ResourceClaim status.devices (conditions, data)"},
+        {"taint-effect", "TAINT_EFFECT", FLAG_STRING, &o->taint_effect,
+         "effect of the taint on unhealthy devices: NoSchedule, NoExecute or None"},
+        {"unhealthy-device-policy", "UNHEALTHY_DEVICE_POLICY", FLAG_STRING, &o->unhealthy_policy,
+         "unhealthy devices in slices: taint, remove, or auto (taint unless the server drops "
+         "taints)"},
+        {"ready-file", "READY_FILE", FLAG_STRING, &o->ready_file,
+         "file written once registered and published, removed on exit"},
+        {"cleanup-on-exit", "CLEANUP_ON_EXIT", FLAG_BOOL, &o->cleanup_on_exit,
+         "delete this node's ResourceSlices of the driver on SIGTERM (uninstall)"},
+        {"grpc-workers", "GRPC_WORKERS", FLAG_INT, &o->workers,
+         "handler threads of the DRA socket"},
+        {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next;
+    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, "fakehw-kubelet-plugin", "[flags]", description, flags, nflags);
+        exit(0);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
+        return -1;
+    }
+    if (next < argc) {
+        fprintf(stderr, "fakehw-kubelet-plugin: unexpected argument \"%s\" (see --help)\n",
+                argv[next]);
+        return -1;
+    }
+    log_verbosity = (int)o->verbosity;
+    if (o->node_name == NULL || *o->node_name == '\0') {
+        fprintf(stderr, "fakehw-kubelet-plugin: --node-name (or NODE_NAME) is required\n");
+        return -1;
+    }
+    if (o->workers < 1 || o->workers > 64) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --grpc-workers %ld: must be 1..64\n", o->workers);
+        return -1;
+    }
+    if (taint_effect_parse(o->taint_effect, &p->taint_effect, &err) < 0 ||
+        unhealthy_policy_parse(o->unhealthy_policy, &p->policy, &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
+        return -1;
+    }
+    if (snprintf(p->plugin_dir, sizeof(p->plugin_dir), "%s/%s", o->plugins_dir, o->driver_name) >=
+            (int)sizeof(p->plugin_dir) ||
+        snprintf(p->dra_socket, sizeof(p->dra_socket), "%s/dra.sock", p->plugin_dir) >=
+            (int)sizeof(p->dra_socket) ||
+        snprintf(p->reg_socket, sizeof(p->reg_socket), "%s/%s-reg.sock", o->registrar_dir,
+                 o->driver_name) >= (int)sizeof(p->reg_socket)) {
+        fprintf(stderr, "fakehw-kubelet-plugin: socket paths are too long\n");
+        return -1;
+    }
+    if (p->plugin_dir[0] != '/' || p->reg_socket[0] != '/') {
+        fprintf(stderr, "fakehw-kubelet-plugin: --kubelet-plugins-directory-path and "
+                        "--kubelet-registrar-directory-path must be absolute\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int start_servers(struct plugin *p, struct error *err)
+{
+    p->dra = dra_service_new(p->prep, err);
+    if (p->dra == NULL)
+        return -1;
+    struct rpc_server_config dcfg = {
+        .name = "dra", .socket_path = p->dra_socket, .workers = (int)p->opt.workers};
+    p->dra_srv = rpc_server_new(&dcfg, err);
+    if (p->dra_srv == NULL || dra_service_register(p->dra, p->dra_srv, err) < 0 ||
+        health_service_register(p->health, p->dra_srv, err) < 0 ||
+        rpc_server_start(p->dra_srv, err) < 0)
+        return -1;
+
+    /* Registration last: the kubelet dials the DRA socket as soon as it has
+     * the endpoint, so that socket must already listen. */
+    struct registration_config rcfg = {.driver_name = p->opt.driver_name,
+                                       .endpoint = p->dra_socket};
+    p->reg = registration_service_new(&rcfg, err);
+    if (p->reg == NULL)
+        return -1;
+    struct rpc_server_config rscfg = {
+        .name = "registration", .socket_path = p->reg_socket, .workers = 1};
+    p->reg_srv = rpc_server_new(&rscfg, err);
+    if (p->reg_srv == NULL || registration_service_register(p->reg, p->reg_srv, err) < 0 ||
+        rpc_server_start(p->reg_srv, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int start(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
+    struct kube_config kcfg = {0};
+    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
+        return error_prefix(err, "loading the Kubernetes client configuration");
+    struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin"};
+    p->kc = kube_client_new(&kcfg, &kopts, err);
+    kube_config_free(&kcfg);
+    if (p->kc == NULL)
+        return -1;
+
+    if (mkdir_p(p->plugin_dir, 0750, err) < 0 || mkdir_p(o->cdi_root, 0755, err) < 0)
+        return -1;
+
+    struct prepare_config pcfg = {
+        .driver_name = o->driver_name,
+        .node_name = o->node_name,
+        .plugin_dir = p->plugin_dir,
+        .cdi_root = o->cdi_root,
+        .fakehw_root = o->fakehw_root,
+        .fakegpu_smi = o->fakegpu_smi ? o->fakegpu_smi : "",
+        .device_metadata = o->device_metadata,
+        .fetch_claim = fetch_claim,
+        .fetch_class = fetch_class,
+        .lookup_device = lookup_device,
+        .fetch_ctx = p,
+        .on_prepared = on_claim_prepared,
+        .on_unprepared = on_claim_unprepared,
+        .hook_ctx = p,
+    };
+    p->prep = prepare_state_open(&pcfg, err);
+    if (p->prep == NULL)
+        return error_prefix(err, "opening the prepare state in %s", p->plugin_dir);
+
+    p->health = health_service_new(err);
+    if (p->health == NULL)
+        return -1;
+    if (o->device_status) {
+        struct claim_status_options copts = {.driver_name = o->driver_name,
+                                             .pool_name = o->node_name,
+                                             .holders = claim_holders,
+                                             .holders_ctx = p};
+        p->status = claim_status_start(p->kc, &copts, err);
+        if (p->status == NULL)
+            return -1;
+    }
+    struct slice_publisher_options sopts = {.driver_name = o->driver_name,
+                                            .node_name = o->node_name,
+                                            .taint_effect = p->taint_effect,
+                                            .policy = p->policy};
+    p->pub = slice_publisher_start(p->kc, &sopts, err);
+    if (p->pub == NULL)
+        return -1;
+
+    struct inventory_options iopts = {.root = o->fakehw_root};
+    struct inventory_listener listener = {.on_change = on_inventory, .ctx = p};
+    p->inv = inventory_start(&iopts, &listener, 1, err);
+    if (p->inv == NULL)
+        return -1;
+
+    return start_servers(p, err);
+}
+
+/* Stops in reverse order: the kubelet loses the plugin first (registration
+ * socket removed), then the DRA socket, then the background parts. */
+static int stop(struct plugin *p)
+{
+    int rc = 0;
+    if (p->opt.ready_file != NULL && *p->opt.ready_file)
+        unlink(p->opt.ready_file);
+    rpc_server_free(p->reg_srv);
+    rpc_server_free(p->dra_srv);
+    registration_service_free(p->reg);
+    dra_service_free(p->dra);
+    inventory_stop(p->inv);
+    claim_status_stop(p->status);
+    p->status = NULL;
+    struct error err;
+    if (p->pub != NULL && slice_publisher_stop(p->pub, p->opt.cleanup_on_exit, &err) < 0) {
+        LOG_E("deleting ResourceSlices on exit: %s", err.msg);
+        rc = -1;
+    }
+    health_service_free(p->health);
+    prepare_state_close(p->prep);
+    kube_client_free(p->kc);
+    return rc;
+}
+
+/* Writes the ready file once the kubelet registered the plugin and the pool
+ * is published; removes it again if the kubelet drops the registration. */
+static void update_ready_file(struct plugin *p, bool *ready)
+{
+    if (p->opt.ready_file == NULL || *p->opt.ready_file == '\0')
+        return;
+    struct slice_publisher_status st;
+    slice_publisher_get_status(p->pub, &st);
+    bool now = registration_service_registered(p->reg) && st.published;
+    if (now == *ready)
+        return;
+    struct error err;
+    if (now) {
+        char text[256];
+        int len = snprintf(text, sizeof(text), "registered, %zu devices in %zu slices\n",
+                           st.devices, st.slices);
+        if (atomic_write_file(p->opt.ready_file, text, (size_t)len, 0644, &err) < 0) {
+            LOG_E("writing the ready file: %s", err.msg);
+            return;
+        }
+        LOG_I("ready: registered with the kubelet, %zu devices published in %zu slices", st.devices,
+              st.slices);
+    } else {
+        unlink(p->opt.ready_file);
+        LOG_W("not ready any more: registered=%d published=%d",
+              registration_service_registered(p->reg), st.published);
+    }
+    *ready = now;
+}
+
+int main(int argc, char **argv)
+{
+    struct plugin p = {0};
+    if (parse_options(&p, argc, argv) < 0)
+        return 2;
+
+    /* Signals are taken synchronously by the main thread; every other thread
+     * inherits the blocked mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s", p.opt.driver_name,
+          p.opt.node_name, p.opt.fakehw_root);
+    struct error err;
+    if (start(&p, &err) < 0) {
+        LOG_E("%s", err.msg);
+        stop(&p);
+        return 1;
+    }
+    LOG_I("serving: registration %s, DRA %s", p.reg_socket, p.dra_socket);
+
+    bool ready = false;
+    for (;;) {
+        struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+        int sig = sigtimedwait(&sigs, NULL, &tick);
+        if (sig == SIGTERM || sig == SIGINT) {
+            LOG_I("%s: shutting down%s", strsignal(sig),
+                  p.opt.cleanup_on_exit ? " and deleting this node's ResourceSlices" : "");
+            break;
+        }
+        if (sig < 0 && errno != EAGAIN && errno != EINTR) {
+            LOG_E("waiting for signals: %s", strerror(errno));
+            break;
+        }
+        update_ready_file(&p, &ready);
+    }
+    return stop(&p) < 0 ? 1 : 0;
+}
