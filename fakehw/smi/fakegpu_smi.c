@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "error.h"
@@ -27,8 +28,9 @@ static const char synopsis[] =
 
 static const char description[] =
     "Shows the fake GPUs this container was given: the devices of the fakehw tree\n"
-    "(<root>/devices/<name>/), filtered by FAKEHW_VISIBLE_DEVICES (comma-separated UUIDs;\n"
-    "unset or \"all\" = every device) and numbered 0..n-1 in the order of their fakehw\n"
+    "(<root>/devices/<name>/), filtered by the FAKEHW_DEVICE_<i>_UUID variables the\n"
+    "driver sets per device or, without those, by FAKEHW_VISIBLE_DEVICES (comma-separated\n"
+    "UUIDs; unset or \"all\" = every device), and numbered 0..n-1 in the order of their fakehw\n"
     "index, as nvidia-smi numbers the GPUs of a container.  Without -L or --query-gpu\n"
     "it lists the GPUs as -L does.";
 
@@ -102,7 +104,10 @@ static int run(const struct options *o)
         rc = EXIT_OTHER;
         goto out;
     }
-    size_t count = smi_visible(devs, n, getenv("FAKEHW_VISIBLE_DEVICES"), gpus, stderr);
+    char *visible_list = NULL;
+    const char *visible = smi_visible_from_env(environ, &visible_list);
+    size_t count = smi_visible(devs, n, visible, gpus, stderr);
+    free(visible_list);
     size_t shown = count;
     if (count == 0) {
         rc = no_devices();

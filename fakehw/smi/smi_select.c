@@ -71,6 +71,50 @@ size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visib
     return k;
 }
 
+/* True when e is "FAKEHW_DEVICE_<digits>_UUID=..."; *value points past '='. */
+static bool device_uuid_var(const char *e, const char **value)
+{
+    static const char prefix[] = "FAKEHW_DEVICE_", suffix[] = "_UUID=";
+    if (strncmp(e, prefix, sizeof(prefix) - 1) != 0)
+        return false;
+    const char *p = e + sizeof(prefix) - 1;
+    if (!isdigit((unsigned char)*p))
+        return false;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (strncmp(p, suffix, sizeof(suffix) - 1) != 0)
+        return false;
+    *value = p + sizeof(suffix) - 1;
+    return true;
+}
+
+const char *smi_visible_from_env(char **envp, char **owned)
+{
+    *owned = NULL;
+    size_t len = 0;
+    for (char **e = envp; e != NULL && *e != NULL; e++) {
+        const char *v;
+        if (device_uuid_var(*e, &v))
+            len += strlen(v) + 1;
+    }
+    if (len == 0)
+        return getenv("FAKEHW_VISIBLE_DEVICES");
+    char *list = malloc(len);
+    if (list == NULL)
+        return getenv("FAKEHW_VISIBLE_DEVICES");
+    list[0] = '\0';
+    for (char **e = envp; *e != NULL; e++) {
+        const char *v;
+        if (device_uuid_var(*e, &v)) {
+            if (list[0] != '\0')
+                strcat(list, ",");
+            strcat(list, v);
+        }
+    }
+    *owned = list;
+    return list;
+}
+
 struct id_ctx {
     const struct smi_gpu *gpus;
     size_t n;

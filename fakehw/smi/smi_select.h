@@ -19,6 +19,14 @@
 size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visible,
                    struct smi_gpu *gpus, FILE *warn);
 
+/* The visibility list a container was given, from its environment: the
+ * values of every FAKEHW_DEVICE_<i>_UUID variable joined by commas when there
+ * are any (each device's own variable, so two claims in one container never
+ * overwrite each other), else FAKEHW_VISIBLE_DEVICES (one per claim: the last
+ * claim's value wins when a container has several), else NULL (all).  The
+ * result is malloc'ed when it is a join (*owned set), else borrowed. */
+const char *smi_visible_from_env(char **envp, char **owned);
+
 /* Keeps the GPUs that -i/--id names (comma-separated; each an index as shown,
  * a UUID or a PCI bus id in either form), in their order; updates *n.  Fails
  * naming the first id that matches no GPU. */

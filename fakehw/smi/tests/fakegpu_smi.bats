@@ -131,6 +131,21 @@ GPU 1: NVIDIA H100 80GB HBM3 (UUID: $U2)"
 	assert_failure 6
 }
 
+@test "FAKEHW_DEVICE_<i>_UUID variables (two claims in one container) win over FAKEHW_VISIBLE_DEVICES" {
+	# Two claims' CDI specs each set FAKEHW_VISIBLE_DEVICES; the runtime keeps
+	# the last one, but every device keeps its own FAKEHW_DEVICE_<i>_UUID.
+	FAKEHW_VISIBLE_DEVICES="$U1" FAKEHW_DEVICE_3_UUID="$U0" FAKEHW_DEVICE_5_UUID="$U1" \
+		run "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U0)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)"
+	FAKEHW_DEVICE_7_UUID="$U2" run "$SMI" --root "$ROOT" -L
+	assert_output "GPU 0: NVIDIA H100 80GB HBM3 (UUID: $U2)"
+	# Look-alike names do not count.
+	FAKEHW_DEVICE_X_UUID="$U2" FAKEHW_DEVICE_7_UUIDS="$U2" run "$SMI" --root "$ROOT" -L
+	assert_line --index 2 "GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
+}
+
 @test "FAKEHW_VISIBLE_DEVICES naming an absent GPU warns on stderr" {
 	FAKEHW_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000,$U0" \
 		run --separate-stderr "$SMI" --root "$ROOT" -L
