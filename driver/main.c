@@ -87,14 +87,6 @@ static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **cla
     return kube_request(p->kc, "GET", path, NULL, NULL, NULL, claim, err);
 }
 
-static int fetch_class(void *ctx, const char *name, json_t **device_class, struct error *err)
-{
-    struct plugin *p = ctx;
-    char path[512];
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/deviceclasses/%s", name);
-    return kube_request(p->kc, "GET", path, NULL, NULL, NULL, device_class, err);
-}
-
 static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
 {
     struct plugin *p = ctx;
@@ -309,7 +301,6 @@ static int start(struct plugin *p, struct error *err)
         .fakegpu_smi = o->fakegpu_smi ? o->fakegpu_smi : "",
         .device_metadata = o->device_metadata,
         .fetch_claim = fetch_claim,
-        .fetch_class = fetch_class,
         .lookup_device = lookup_device,
         .fetch_ctx = p,
         .on_prepared = on_claim_prepared,
