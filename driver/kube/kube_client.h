@@ -4,16 +4,21 @@
  * client certificate/key or bearer token, inline *-data or file paths) or,
  * without one, from the in-cluster service account
  * (/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt} and
- * KUBERNETES_SERVICE_HOST/PORT).
+ * KUBERNETES_SERVICE_HOST/PORT).  The environment variable
+ * KUBE_SERVICEACCOUNT_DIR replaces that directory (tests use it).
  *
  * Every request has a timeout.  Retriable failures (connection errors, 429,
  * 5xx) are retried with exponential backoff and full jitter, a bounded number
- * of times.  4xx answers are returned to the caller, not retried.  Error
+ * of times; a Retry-After header is honoured up to backoff_max_ms.  A POST is
+ * not repeated once it may have reached the server without an answer
+ * (timeout, dropped connection, 504): with generateName that would create a
+ * second object.  4xx answers are returned to the caller, not retried.  Error
  * messages name the method, the object path, the HTTP status and the API
  * server's own message ("GET /apis/.../resourceclaims/c1: 404 Not Found:
  * resourceclaims.resource.k8s.io \"c1\" not found").
  *
- * A client may be used from several threads at once. */
+ * A client may be used from several threads at once; it must outlive the
+ * requests and watches that use it. */
 #ifndef FAKEHW_DRIVER_KUBE_CLIENT_H
 #define FAKEHW_DRIVER_KUBE_CLIENT_H
 
@@ -35,8 +40,12 @@ struct kube_config {
     bool insecure_skip_tls_verify;
 };
 
-/* kubeconfig_path NULL or "": in-cluster config.  Errors name the file and the
- * missing or bad field ("kubeconfig /x: context \"kind\": cluster \"c\" not found"). */
+/* kubeconfig_path NULL or "": in-cluster config.  Errors name the file, the
+ * line and the missing or bad field
+ * ("kubeconfig /x: context \"kind\": cluster \"c\" not found in clusters").
+ * Relative file names in a kubeconfig are relative to its directory; files
+ * and *-data are checked (readable, base64, PEM) here, not at the first
+ * request.  On failure cfg is left zeroed. */
 int kube_config_load(const char *kubeconfig_path, struct kube_config *cfg, struct error *err);
 void kube_config_free(struct kube_config *cfg);
 
@@ -55,25 +64,32 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
                                     const struct kube_client_options *opts, struct error *err);
 void kube_client_free(struct kube_client *c);
 
-/* One request.  path starts with "/api" or "/apis" and may carry a query.
- * body may be NULL; content_type NULL means application/json (use
- * "application/merge-patch+json" or "application/strategic-merge-patch+json"
- * for PATCH).
+/* One request.  path starts with "/api" or "/apis" and may carry a query
+ * (escape values with kube_query_escape).  body may be NULL; content_type
+ * NULL means application/json (use "application/merge-patch+json" or
+ * "application/strategic-merge-patch+json" for PATCH).
  *
- * Returns 0 when the server answered (any status), with *status set and
- * *response the decoded JSON body (NULL when empty or not JSON; caller
- * json_decref()s it).  Returns -1 when no answer could be had after the
- * retries, or the answer was a 4xx/5xx and err is filled in that case too, so
- * callers that only care about success can test the return value and
- * callers that handle 404/409 can read *status.  status/response may be NULL. */
+ * Returns 0 when the server answered 2xx: *status is set and *response is the
+ * decoded JSON body (NULL when empty or not JSON; caller json_decref()s it).
+ * Returns -1 with err filled when the answer was not 2xx (4xx, or 5xx after
+ * the retries): *status and *response are set then too (the response is
+ * usually the metav1.Status), so callers that handle 404/409 can read
+ * *status.  Returns -1 with *status 0 when no answer could be had.
+ * status/response may be NULL. */
 int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
                  const char *content_type, long *status, json_t **response, struct error *err);
 
-/* Watches path (a list path; "watch=true" and resourceVersion are added) and
- * calls on_event for every event line: type is ADDED, MODIFIED, DELETED,
- * BOOKMARK or ERROR; object is borrowed.  Returns when on_event returns
- * non-zero (0 then), when *stop becomes true (checked at least every
- * timeout_ms), when the server ends the watch (0), or on error (-1). */
+/* Watches path (a list path, may carry a fieldSelector; "watch=true",
+ * "allowWatchBookmarks=true", the resourceVersion when not NULL/"" and
+ * "timeoutSeconds=300" unless the path has one are added) and calls on_event
+ * for every event line: type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR
+ * (object then is a metav1.Status, e.g. 410 Expired); object is borrowed.
+ * Returns when on_event returns non-zero (0 then), when *stop becomes true
+ * (checked every 100 ms, or timeout_ms if smaller; 0 then), when the server
+ * ends the watch (0), or on error (-1: no connection, a non-200 answer such
+ * as 400 for a bad field selector, a broken event line, or a server that
+ * keeps the watch open 30 s past timeoutSeconds).  There are no retries: the
+ * caller lists again and watches from the list's resourceVersion. */
 typedef int (*kube_watch_fn)(void *ctx, const char *type, json_t *object);
 int kube_watch(struct kube_client *c, const char *path, const char *resource_version,
                kube_watch_fn on_event, void *ctx, volatile bool *stop, struct error *err);
