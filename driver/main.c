@@ -410,6 +410,10 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* A ready file left by a crashed run (an emptyDir survives a container
+     * restart) must not make the pod look ready before this run registers. */
+    if (p.opt.ready_file != NULL && *p.opt.ready_file)
+        unlink(p.opt.ready_file);
     LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s", p.opt.driver_name,
           p.opt.node_name, p.opt.fakehw_root);
     struct error err;

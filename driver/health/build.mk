@@ -1,0 +1,29 @@
+# driver/health/: device health (taints, claim conditions), the claim
+# device-status writer and the retry pacing shared with driver/publish/.
+# Built as $(HEALTH_LIB).  Programs that use it link:
+#   $(HEALTH_LIB) $(KUBE_LIB) $(COMMON_LIB) $(HEALTH_LDLIBS)
+HEALTH_SRCS   := $(wildcard driver/health/*.c)
+HEALTH_OBJS   := $(HEALTH_SRCS:%.c=$(OBJ)/%.o)
+HEALTH_LIB    := $(BUILD)/lib/libhealth.a
+HEALTH_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+HEALTH_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread
+
+$(HEALTH_OBJS): CPPFLAGS += $(HEALTH_CFLAGS)
+
+$(HEALTH_LIB): $(HEALTH_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Unit tests: classification, taint values, health diffs, claim status JSON.
+UNIT_TESTS += $(BIN)/test_health
+$(BIN)/test_health: $(OBJ)/driver/health/tests/test_health.o $(HEALTH_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
+# The bats suite runs publish-test-driver (driver/publish/build.mk) against
+# the API server stand-in.
+ifneq ($(wildcard conformance/node/standins/apiserver/build.mk),)
+BATS_SUITES += driver/health/tests
+bats: $(PUBLISH_TEST_DRIVER)
+endif

@@ -1,0 +1,242 @@
+/* Building a claim's status.devices: see claim_status_json.h. */
+#include "claim_status_json.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "device_health.h"
+#include "quantity.h"
+
+static const char *str_field(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* obj.a.b.c..., NULL when any step is missing. */
+static const json_t *path_get(const json_t *obj, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n && obj != NULL; i++)
+        obj = json_object_get(obj, keys[i]);
+    return obj;
+}
+
+static const json_t *allocation_results(const json_t *claim)
+{
+    static const char *const keys[] = {"status", "allocation", "devices", "results"};
+    return path_get(claim, keys, 4);
+}
+
+static bool entry_matches(const json_t *entry, const char *driver, const char *pool,
+                          const char *device, const char *share_id)
+{
+    const char *d = str_field(entry, "driver"), *p = str_field(entry, "pool");
+    const char *dev = str_field(entry, "device"), *s = str_field(entry, "shareID");
+    return d && p && dev && strcmp(d, driver) == 0 && strcmp(p, pool) == 0 &&
+           strcmp(dev, device) == 0 && strcmp(s ? s : "", share_id ? share_id : "") == 0;
+}
+
+bool claim_status_has_results(const json_t *claim, const char *driver, const char *pool)
+{
+    const json_t *results = allocation_results(claim);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(results, i, r)
+    {
+        const char *d = str_field(r, "driver"), *p = str_field(r, "pool");
+        if (d && p && strcmp(d, driver) == 0 && strcmp(p, pool) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The conditions of an entry with Ready set from h: other types kept, Ready
+ * in its old position (or appended), lastTransitionTime kept while the
+ * status stays the same. */
+static json_t *ready_conditions(const json_t *old, const struct device_health *h, const char *now,
+                                const json_t *generation)
+{
+    json_t *out = json_array();
+    json_t *ready =
+        json_pack("{s:s, s:s, s:s, s:s}", "type", CLAIM_CONDITION_READY, "status",
+                  h->healthy ? "True" : "False", "reason", h->reason, "message", h->message);
+    if (out == NULL || ready == NULL)
+        goto fail;
+    const char *since = now;
+    bool placed = false;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(old, i, c)
+    {
+        const char *type = str_field(c, "type");
+        if (type == NULL || strcmp(type, CLAIM_CONDITION_READY) != 0) {
+            if (json_array_append(out, (json_t *)c) < 0)
+                goto fail;
+            continue;
+        }
+        if (placed)
+            continue; /* a duplicate Ready would be refused by the server */
+        const char *old_status = str_field(c, "status");
+        const char *old_since = str_field(c, "lastTransitionTime");
+        if (old_status && old_since && strcmp(old_status, h->healthy ? "True" : "False") == 0)
+            since = old_since;
+        if (json_array_append(out, ready) < 0)
+            goto fail;
+        placed = true;
+    }
+    if (!placed && json_array_append(out, ready) < 0)
+        goto fail;
+    if (json_object_set_new(ready, "lastTransitionTime", json_string(since)) < 0)
+        goto fail;
+    if (json_is_integer(generation) &&
+        json_object_set_new(ready, "observedGeneration", json_deep_copy(generation)) < 0)
+        goto fail;
+    json_decref(ready);
+    return out;
+fail:
+    json_decref(ready);
+    json_decref(out);
+    return NULL;
+}
+
+static json_t *device_data(const struct fakehw_device *dev)
+{
+    char memory[QUANTITY_STR_MAX];
+    if (quantity_format_bytes(dev->memory_bytes, memory, sizeof(memory)) < 0)
+        return NULL;
+    return json_pack("{s:s, s:s, s:s}", "uuid", dev->uuid, "productName", dev->product_name,
+                     "memory", memory);
+}
+
+/* Our entry for one allocation result, starting from the old one if any. */
+static json_t *build_entry(const json_t *old, const char *device, const char *share_id,
+                           const struct claim_status_input *in, const json_t *generation)
+{
+    json_t *entry = old ? json_deep_copy(old) : json_object();
+    if (entry == NULL)
+        return NULL;
+    if (old == NULL) {
+        if (json_object_set_new(entry, "driver", json_string(in->driver)) < 0 ||
+            json_object_set_new(entry, "pool", json_string(in->pool)) < 0 ||
+            json_object_set_new(entry, "device", json_string(device)) < 0 ||
+            (share_id && share_id[0] &&
+             json_object_set_new(entry, "shareID", json_string(share_id)) < 0))
+            goto fail;
+    }
+    const struct fakehw_device *dev = in->find(in->find_ctx, device);
+    struct device_health h;
+    if (dev != NULL)
+        device_health_classify(dev, in->tree_up, &h);
+    else
+        device_health_removed(device, &h);
+    json_t *conds = ready_conditions(json_object_get(entry, "conditions"), &h, in->now, generation);
+    if (conds == NULL || json_object_set_new(entry, "conditions", conds) < 0)
+        goto fail;
+    if (dev != NULL) {
+        json_t *data = device_data(dev);
+        if (data == NULL || json_object_set_new(entry, "data", data) < 0)
+            goto fail;
+    }
+    return entry;
+fail:
+    json_decref(entry);
+    return NULL;
+}
+
+int claim_status_devices_build(const json_t *claim, const struct claim_status_input *in,
+                               json_t **devices, struct error *err)
+{
+    static const char *const ns_key[] = {"metadata", "namespace"};
+    static const char *const name_key[] = {"metadata", "name"};
+    static const char *const gen_key[] = {"metadata", "generation"};
+    static const char *const devs_key[] = {"status", "devices"};
+    const json_t *ns_j = path_get(claim, ns_key, 2), *name_j = path_get(claim, name_key, 2);
+    const char *ns = json_is_string(ns_j) ? json_string_value(ns_j) : "?";
+    const char *name = json_is_string(name_j) ? json_string_value(name_j) : "?";
+    const json_t *results = allocation_results(claim);
+    if (results == NULL)
+        return error_set(err, "claim %s/%s: not allocated", ns, name);
+    if (!json_is_array(results))
+        return error_set(err, "claim %s/%s: status.allocation.devices.results is not a list", ns,
+                         name);
+    const json_t *generation = path_get(claim, gen_key, 2);
+    const json_t *existing = path_get(claim, devs_key, 2);
+    if (existing != NULL && !json_is_array(existing))
+        return error_set(err, "claim %s/%s: status.devices is not a list", ns, name);
+
+    json_t *out = json_array();
+    if (out == NULL)
+        return error_set(err, "out of memory");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(existing, i, e)
+    {
+        const char *d = str_field(e, "driver"), *p = str_field(e, "pool");
+        bool ours = d && p && strcmp(d, in->driver) == 0 && strcmp(p, in->pool) == 0;
+        if (!ours && json_array_append(out, (json_t *)e) < 0)
+            goto oom;
+    }
+    const json_t *r;
+    json_array_foreach(results, i, r)
+    {
+        const char *d = str_field(r, "driver"), *p = str_field(r, "pool");
+        if (!d || !p || strcmp(d, in->driver) != 0 || strcmp(p, in->pool) != 0)
+            continue;
+        const char *device = str_field(r, "device");
+        if (device == NULL || device[0] == '\0') {
+            json_decref(out);
+            return error_set(err, "claim %s/%s: status.allocation.devices.results[%zu]: no device",
+                             ns, name, i);
+        }
+        const char *share_id = str_field(r, "shareID");
+        /* One entry per key even when two requests got the same device. */
+        bool seen = false;
+        size_t j;
+        const json_t *o;
+        json_array_foreach(out, j, o)
+        {
+            if (entry_matches(o, d, p, device, share_id))
+                seen = true;
+        }
+        if (seen)
+            continue;
+        const json_t *old = NULL;
+        json_array_foreach(existing, j, o)
+        {
+            if (old == NULL && entry_matches(o, d, p, device, share_id))
+                old = o;
+        }
+        json_t *entry = build_entry(old, device, share_id, in, generation);
+        if (entry == NULL || json_array_append_new(out, entry) < 0)
+            goto oom;
+    }
+    *devices = out;
+    return 0;
+oom:
+    json_decref(out);
+    return error_set(err, "claim %s/%s: out of memory building status.devices", ns, name);
+}
+
+json_t *claim_status_patch(const json_t *claim, const json_t *devices)
+{
+    const char *rv = str_field(json_object_get(claim, "metadata"), "resourceVersion");
+    json_t *meta = rv ? json_pack("{s:s}", "resourceVersion", rv) : json_object();
+    json_t *status = json_pack("{s:O}", "devices", devices);
+    if (meta == NULL || status == NULL) {
+        json_decref(meta);
+        json_decref(status);
+        return NULL;
+    }
+    return json_pack("{s:o, s:o}", "metadata", meta, "status", status);
+}
+
+void claim_status_format_time(long long t, char *buf, size_t size)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (size == 0)
+        return;
+    if (gmtime_r(&tt, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        buf[0] = '\0';
+}

@@ -1,0 +1,63 @@
+/* The JSON of a ResourceClaim's status.devices as this driver writes it.
+ * Pure functions, no I/O; the writer thread is claim_status.h.
+ *
+ * For every allocation result of this driver and pool (status.allocation.
+ * devices.results[] with driver == ours and pool == ours) the claim gets one
+ * entry, keyed like the API's list map by driver, pool, device and shareID:
+ *
+ *   {"driver": "gpu.fakehw.example.com", "pool": "node-1", "device": "gpu-0",
+ *    "conditions": [{"type": "Ready", "status": "True" | "False",
+ *                    "reason": "DeviceHealthy" | "XID79" | ...,
+ *                    "message": "...", "lastTransitionTime": "RFC3339",
+ *                    "observedGeneration": <claim metadata.generation>}],
+ *    "data": {"uuid": "GPU-...", "productName": "NVIDIA A100-SXM4-40GB",
+ *             "memory": "40Gi"}}
+ *
+ * Entries of other drivers or pools are kept as they are and come first, in
+ * their order; ours follow in allocation order, so building twice from the
+ * same input gives the same list.  Our entries for devices no longer
+ * allocated are dropped.  Conditions of other
+ * types in our entries are kept; lastTransitionTime of Ready changes only
+ * when its status does. */
+#ifndef FAKEHW_DRIVER_CLAIM_STATUS_JSON_H
+#define FAKEHW_DRIVER_CLAIM_STATUS_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "fakehw_tree.h"
+
+#define CLAIM_CONDITION_READY "Ready"
+
+/* Looks up one of our devices by name in the current inventory; NULL when it
+ * has none (the device then reads as removed). */
+typedef const struct fakehw_device *(*claim_device_find_fn)(void *ctx, const char *name);
+
+struct claim_status_input {
+    const char *driver;
+    const char *pool;
+    claim_device_find_fn find;
+    void *find_ctx;
+    bool tree_up;    /* false: the fakehw tree is gone, every device is unhealthy */
+    const char *now; /* RFC3339 UTC ("2025-11-22T05:13:00Z"), for new transitions */
+};
+
+/* Builds the status.devices list claim should carry.  Returns 0 with
+ * *devices (a new array), or -1 with err when the claim cannot take status:
+ * "claim default/c1: not allocated", or a malformed allocation result. */
+int claim_status_devices_build(const json_t *claim, const struct claim_status_input *in,
+                               json_t **devices, struct error *err);
+
+/* True when claim has at least one allocation result of driver and pool. */
+bool claim_status_has_results(const json_t *claim, const char *driver, const char *pool);
+
+/* The merge patch that replaces status.devices, guarded by the claim's
+ * resourceVersion so a concurrent writer makes it fail with 409:
+ * {"metadata": {"resourceVersion": rv}, "status": {"devices": devices}}. */
+json_t *claim_status_patch(const json_t *claim, const json_t *devices);
+
+/* Formats t (Unix seconds) as RFC3339 UTC into buf (at least 21 bytes). */
+void claim_status_format_time(long long t, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,24 @@
+/* Retry pacing for the background threads of publish/ and health/: a
+ * monotonic clock, full-jitter exponential backoff, and condition-variable
+ * waits until a monotonic deadline. */
+#ifndef FAKEHW_DRIVER_RETRY_H
+#define FAKEHW_DRIVER_RETRY_H
+
+#include <pthread.h>
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+long long retry_now_ms(void);
+
+/* A delay in [cap/2, cap] where cap = min(max_ms, base_ms * 2^(attempt-1));
+ * attempt counts from 1.  Half the delay is random so that many nodes do not
+ * retry in step, and the wait never drops to zero (no hot loop). */
+long retry_backoff_ms(int attempt, long base_ms, long max_ms);
+
+/* Initialises cond to use CLOCK_MONOTONIC (for retry_cond_wait_until). */
+int retry_cond_init(pthread_cond_t *cond);
+
+/* Waits on cond (mutex held) until signalled or the monotonic deadline_ms;
+ * deadline_ms < 0 waits without a deadline. */
+void retry_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, long long deadline_ms);
+
+#endif

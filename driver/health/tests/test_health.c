@@ -1,0 +1,476 @@
+/* Unit tests for driver/health: health classification, taint values and
+ * taints, health diffs, and the claim status.devices JSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/health/claim_status_json.h"
+#include "driver/health/device_health.h"
+
+#define DRIVER "gpu.fakehw.example.com"
+#define POOL   "node-1"
+
+static struct fakehw_device gpu(int i, bool healthy, const char *reason)
+{
+    struct fakehw_device d;
+    memset(&d, 0, sizeof(d));
+    snprintf(d.name, sizeof(d.name), "gpu-%d", i);
+    d.index = i;
+    snprintf(d.uuid, sizeof(d.uuid), "GPU-%08d-0000-0000-0000-000000000000", i);
+    snprintf(d.product_name, sizeof(d.product_name), "NVIDIA A100-SXM4-40GB");
+    d.memory_bytes = 40ULL << 30;
+    d.healthy = healthy;
+    snprintf(d.health_reason, sizeof(d.health_reason), "%s", reason ? reason : "");
+    return d;
+}
+
+static void test_parse_effect_and_policy(void **state)
+{
+    (void)state;
+    enum taint_effect e;
+    enum unhealthy_policy p;
+    struct error err;
+    assert_int_equal(taint_effect_parse("NoExecute", &e, &err), 0);
+    assert_int_equal(e, TAINT_EFFECT_NO_EXECUTE);
+    assert_int_equal(taint_effect_parse("None", &e, &err), 0);
+    assert_string_equal(taint_effect_name(e), "None");
+    assert_int_equal(taint_effect_parse("PreferNoSchedule", &e, &err), -1);
+    assert_string_equal(err.msg,
+                        "taint effect \"PreferNoSchedule\" is not one of NoSchedule, NoExecute, "
+                        "None");
+    assert_int_equal(unhealthy_policy_parse("remove", &p, &err), 0);
+    assert_int_equal(p, UNHEALTHY_POLICY_REMOVE);
+    assert_int_equal(unhealthy_policy_parse("Taint", &p, &err), -1);
+    assert_string_equal(err.msg,
+                        "unhealthy device policy \"Taint\" is not one of taint, remove, auto");
+}
+
+static void check_value(const char *reason, const char *want)
+{
+    char buf[LABEL_VALUE_MAX + 1];
+    health_taint_value(reason, buf, sizeof(buf));
+    assert_string_equal(buf, want);
+    assert_true(label_value_valid(buf));
+}
+
+static void test_taint_value_sanitizing(void **state)
+{
+    (void)state;
+    check_value("XID 79: GPU has fallen off the bus", "XID-79");
+    check_value("xid=48 double bit ECC", "XID-48");
+    check_value("NVRM: Xid (PCI:0000:18:00): 31, pid=1", "NVRM-Xid-PCI-0000-18-00-31-pid-1");
+    check_value("ECC double-bit error", "ECC-double-bit-error");
+    check_value("maxid 5", "maxid-5");
+    check_value("", "unhealthy");
+    check_value(NULL, "unhealthy");
+    check_value("::: /// ...", "unhealthy");
+    check_value("--abc--", "abc");
+    check_value("  thermal/slowdown. ", "thermal-slowdown");
+    char longer[300];
+    memset(longer, 'a', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    longer[62] = ' '; /* the cut lands after a separator: trimmed */
+    char buf[LABEL_VALUE_MAX + 1];
+    health_taint_value(longer, buf, sizeof(buf));
+    assert_int_equal(strlen(buf), 62);
+    assert_true(label_value_valid(buf));
+}
+
+static void test_label_value_and_reason_rules(void **state)
+{
+    (void)state;
+    assert_true(label_value_valid(""));
+    assert_true(label_value_valid("XID-79"));
+    assert_false(label_value_valid("-x"));
+    assert_false(label_value_valid("x-"));
+    assert_false(label_value_valid("a b"));
+    char s64[65];
+    memset(s64, 'a', 64);
+    s64[64] = '\0';
+    assert_false(label_value_valid(s64));
+    s64[63] = '\0';
+    assert_true(label_value_valid(s64));
+    assert_true(condition_reason_valid("XID79"));
+    assert_true(condition_reason_valid("A_b,c:d"));
+    assert_false(condition_reason_valid("79XID"));
+    assert_false(condition_reason_valid(""));
+    assert_false(condition_reason_valid("Device Unhealthy"));
+}
+
+static void test_classify(void **state)
+{
+    (void)state;
+    struct device_health h;
+    struct fakehw_device ok = gpu(0, true, NULL);
+    device_health_classify(&ok, true, &h);
+    assert_true(h.healthy);
+    assert_string_equal(h.taint_value, "");
+    assert_string_equal(h.reason, "DeviceHealthy");
+    assert_true(condition_reason_valid(h.reason));
+
+    struct fakehw_device bad = gpu(1, false, "XID 79: GPU has fallen off the bus");
+    device_health_classify(&bad, true, &h);
+    assert_false(h.healthy);
+    assert_string_equal(h.taint_value, "XID-79");
+    assert_string_equal(h.reason, "XID79");
+    assert_string_equal(h.message, "XID 79: GPU has fallen off the bus");
+
+    struct fakehw_device quiet = gpu(2, false, "");
+    device_health_classify(&quiet, true, &h);
+    assert_string_equal(h.taint_value, "unhealthy");
+    assert_string_equal(h.reason, "DeviceUnhealthy");
+    assert_string_equal(h.message, "gpu-2 is unhealthy (no reason given)");
+
+    /* Tree gone: unhealthy whatever the device said. */
+    device_health_classify(&ok, false, &h);
+    assert_false(h.healthy);
+    assert_string_equal(h.taint_value, "fakehw-unavailable");
+    assert_string_equal(h.reason, "FakehwUnavailable");
+
+    device_health_removed("gpu-9", &h);
+    assert_false(h.healthy);
+    assert_string_equal(h.reason, "DeviceRemoved");
+    assert_string_equal(h.message, "gpu-9 is no longer in the fakehw inventory");
+}
+
+static void test_taint_json(void **state)
+{
+    (void)state;
+    struct device_health h;
+    struct fakehw_device bad = gpu(1, false, "XID 79");
+    device_health_classify(&bad, true, &h);
+    json_t *t = device_health_taint_json(DRIVER, &h, TAINT_EFFECT_NO_EXECUTE);
+    char *s = json_dumps(t, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(s, "{\"effect\":\"NoExecute\",\"key\":\"gpu.fakehw.example.com/"
+                           "unhealthy\",\"value\":\"XID-79\"}");
+    free(s);
+    json_decref(t);
+    struct fakehw_device ok = gpu(0, true, NULL);
+    device_health_classify(&ok, true, &h);
+    assert_null(device_health_taint_json(DRIVER, &h, TAINT_EFFECT_NO_SCHEDULE));
+}
+
+struct names {
+    char list[8][64];
+    int n;
+};
+
+static void collect(void *ctx, const char *name)
+{
+    struct names *n = ctx;
+    assert_true(n->n < 8);
+    snprintf(n->list[n->n++], 64, "%s", name);
+}
+
+static bool has(const struct names *n, const char *name)
+{
+    for (int i = 0; i < n->n; i++) {
+        if (strcmp(n->list[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void test_health_diff(void **state)
+{
+    (void)state;
+    struct fakehw_device old[3] = {gpu(0, true, NULL), gpu(1, true, NULL), gpu(2, true, NULL)};
+    struct fakehw_device cur[3] = {gpu(0, true, NULL), gpu(1, false, "XID 79"), gpu(3, true, NULL)};
+    struct names n = {0};
+    device_health_diff(old, 3, true, cur, 3, true, collect, &n);
+    assert_int_equal(n.n, 3);
+    assert_true(has(&n, "gpu-1")); /* flipped */
+    assert_true(has(&n, "gpu-3")); /* added */
+    assert_true(has(&n, "gpu-2")); /* removed */
+
+    /* Same snapshot: nothing.  Tree going away: every device. */
+    memset(&n, 0, sizeof(n));
+    device_health_diff(old, 3, true, old, 3, true, collect, &n);
+    assert_int_equal(n.n, 0);
+    device_health_diff(old, 3, true, old, 3, false, collect, &n);
+    assert_int_equal(n.n, 3);
+
+    /* A changed reason is a change; identical unhealthy state is not. */
+    struct fakehw_device a = gpu(1, false, "XID 79"), b = gpu(1, false, "XID 48");
+    memset(&n, 0, sizeof(n));
+    device_health_diff(&a, 1, true, &b, 1, true, collect, &n);
+    assert_int_equal(n.n, 1);
+    memset(&n, 0, sizeof(n));
+    device_health_diff(&a, 1, true, &a, 1, true, collect, &n);
+    assert_int_equal(n.n, 0);
+}
+
+/* --- claim status JSON --- */
+
+struct inv {
+    struct fakehw_device devs[4];
+    size_t n;
+};
+
+static const struct fakehw_device *find(void *ctx, const char *name)
+{
+    struct inv *inv = ctx;
+    for (size_t i = 0; i < inv->n; i++) {
+        if (strcmp(inv->devs[i].name, name) == 0)
+            return &inv->devs[i];
+    }
+    return NULL;
+}
+
+static json_t *claim_json(const char *status_devices)
+{
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "{\"metadata\": {\"name\": \"c1\", \"namespace\": \"default\", \"uid\": \"u1\","
+             " \"resourceVersion\": \"42\", \"generation\": 3},"
+             " \"status\": {\"allocation\": {\"devices\": {\"results\": ["
+             "  {\"request\": \"gpu\", \"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
+             "   \"device\": \"gpu-0\"},"
+             "  {\"request\": \"gpu2\", \"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
+             "   \"device\": \"gpu-0\"},"
+             "  {\"request\": \"nic\", \"driver\": \"nic.example.com\", \"pool\": \"" POOL "\","
+             "   \"device\": \"eth0\"},"
+             "  {\"request\": \"gpu3\", \"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
+             "   \"device\": \"gpu-1\"}]}}%s%s}}",
+             status_devices ? ", \"devices\": " : "", status_devices ? status_devices : "");
+    json_error_t jerr;
+    json_t *c = json_loads(text, 0, &jerr);
+    if (c == NULL)
+        fail_msg("bad test JSON: %s", jerr.text);
+    return c;
+}
+
+static const json_t *entry_for(const json_t *devices, const char *driver, const char *device)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(devices, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "driver")), driver) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "device")), device) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static const json_t *ready_of(const json_t *entry)
+{
+    const json_t *conds = json_object_get(entry, "conditions");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "type")), "Ready") == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static const char *sfield(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static void test_claim_status_fresh(void **state)
+{
+    (void)state;
+    struct inv inv = {{gpu(0, true, NULL), gpu(1, false, "XID 79: fell off the bus")}, 2};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    json_t *claim = claim_json("[{\"driver\": \"nic.example.com\", \"pool\": \"" POOL
+                               "\", \"device\": \"eth0\","
+                               "  \"networkData\": {\"interfaceName\": \"eth0\"}}]");
+    json_t *devs = NULL;
+    struct error err;
+    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    /* The NIC driver's entry first and untouched, then gpu-0 once (two
+     * requests got it), then gpu-1. */
+    assert_int_equal(json_array_size(devs), 3);
+    assert_true(json_equal(
+        json_array_get(devs, 0),
+        json_array_get(json_object_get(json_object_get(claim, "status"), "devices"), 0)));
+    const json_t *e0 = entry_for(devs, DRIVER, "gpu-0");
+    assert_ptr_equal(e0, json_array_get(devs, 1));
+    const json_t *r0 = ready_of(e0);
+    assert_string_equal(sfield(r0, "status"), "True");
+    assert_string_equal(sfield(r0, "reason"), "DeviceHealthy");
+    assert_string_equal(sfield(r0, "lastTransitionTime"), "2025-11-22T05:00:00Z");
+    assert_int_equal(json_integer_value(json_object_get(r0, "observedGeneration")), 3);
+    const json_t *data = json_object_get(e0, "data");
+    assert_string_equal(sfield(data, "uuid"), "GPU-00000000-0000-0000-0000-000000000000");
+    assert_string_equal(sfield(data, "productName"), "NVIDIA A100-SXM4-40GB");
+    assert_string_equal(sfield(data, "memory"), "40Gi");
+    const json_t *r1 = ready_of(entry_for(devs, DRIVER, "gpu-1"));
+    assert_string_equal(sfield(r1, "status"), "False");
+    assert_string_equal(sfield(r1, "reason"), "XID79");
+    assert_string_equal(sfield(r1, "message"), "XID 79: fell off the bus");
+    assert_null(json_object_get(entry_for(devs, DRIVER, "gpu-1"), "shareID"));
+
+    json_t *patch = claim_status_patch(claim, devs);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(patch, "metadata"), "resourceVersion")),
+        "42");
+    assert_true(json_equal(json_object_get(json_object_get(patch, "status"), "devices"), devs));
+    json_decref(patch);
+    json_decref(devs);
+    json_decref(claim);
+}
+
+static void test_claim_status_transitions(void **state)
+{
+    (void)state;
+    struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    json_t *claim = claim_json(NULL);
+    json_t *first = NULL;
+    struct error err;
+    assert_int_equal(claim_status_devices_build(claim, &in, &first, &err), 0);
+    /* An extra condition type in our entry survives rebuilds. */
+    json_t *e1 = (json_t *)entry_for(first, DRIVER, "gpu-1");
+    json_array_append_new(json_object_get(e1, "conditions"),
+                          json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Custom", "status", "True",
+                                    "reason", "X", "message", "", "lastTransitionTime",
+                                    "2025-01-01T00:00:00Z"));
+    json_object_set(json_object_get(claim, "status"), "devices", first);
+
+    /* Later, same health: lastTransitionTime kept, nothing changes. */
+    in.now = "2025-11-22T06:00:00Z";
+    json_t *second = NULL;
+    assert_int_equal(claim_status_devices_build(claim, &in, &second, &err), 0);
+    assert_true(json_equal(first, second));
+
+    /* gpu-1 flips: its Ready goes False with a new time, gpu-0 keeps its own. */
+    inv.devs[1] = gpu(1, false, "ECC double-bit error");
+    json_object_set(json_object_get(claim, "status"), "devices", second);
+    in.now = "2025-11-22T07:00:00Z";
+    json_t *third = NULL;
+    assert_int_equal(claim_status_devices_build(claim, &in, &third, &err), 0);
+    const json_t *r0 = ready_of(entry_for(third, DRIVER, "gpu-0"));
+    const json_t *r1 = ready_of(entry_for(third, DRIVER, "gpu-1"));
+    assert_string_equal(sfield(r0, "lastTransitionTime"), "2025-11-22T05:00:00Z");
+    assert_string_equal(sfield(r1, "status"), "False");
+    assert_string_equal(sfield(r1, "reason"), "DeviceUnhealthy");
+    assert_string_equal(sfield(r1, "lastTransitionTime"), "2025-11-22T07:00:00Z");
+    assert_int_equal(
+        json_array_size(json_object_get(entry_for(third, DRIVER, "gpu-1"), "conditions")), 2);
+
+    /* Recovery: back to True, new time. */
+    inv.devs[1] = gpu(1, true, NULL);
+    json_object_set(json_object_get(claim, "status"), "devices", third);
+    in.now = "2025-11-22T08:00:00Z";
+    json_t *fourth = NULL;
+    assert_int_equal(claim_status_devices_build(claim, &in, &fourth, &err), 0);
+    r1 = ready_of(entry_for(fourth, DRIVER, "gpu-1"));
+    assert_string_equal(sfield(r1, "status"), "True");
+    assert_string_equal(sfield(r1, "lastTransitionTime"), "2025-11-22T08:00:00Z");
+
+    /* Removed from the inventory: False, DeviceRemoved, old data kept. */
+    inv.n = 1;
+    json_object_set(json_object_get(claim, "status"), "devices", fourth);
+    json_t *fifth = NULL;
+    assert_int_equal(claim_status_devices_build(claim, &in, &fifth, &err), 0);
+    const json_t *e = entry_for(fifth, DRIVER, "gpu-1");
+    assert_string_equal(sfield(ready_of(e), "reason"), "DeviceRemoved");
+    assert_string_equal(sfield(json_object_get(e, "data"), "memory"), "40Gi");
+
+    /* Tree gone: everything unavailable. */
+    inv.n = 2;
+    in.tree_up = false;
+    json_t *sixth = NULL;
+    assert_int_equal(claim_status_devices_build(claim, &in, &sixth, &err), 0);
+    assert_string_equal(sfield(ready_of(entry_for(sixth, DRIVER, "gpu-0")), "reason"),
+                        "FakehwUnavailable");
+
+    json_decref(first);
+    json_decref(second);
+    json_decref(third);
+    json_decref(fourth);
+    json_decref(fifth);
+    json_decref(sixth);
+    json_decref(claim);
+}
+
+static void test_claim_status_drops_stale_and_errors(void **state)
+{
+    (void)state;
+    struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    /* An entry of ours for a device no longer allocated goes; one of another
+     * pool of ours is not ours to manage and stays. */
+    json_t *claim = claim_json("[{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\", \"device\":"
+                               " \"gpu-7\"}, {\"driver\": \"" DRIVER "\", \"pool\": \"node-2\","
+                               " \"device\": \"gpu-0\"}]");
+    json_t *devs = NULL;
+    struct error err;
+    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    assert_null(entry_for(devs, DRIVER, "gpu-7"));
+    assert_int_equal(json_array_size(devs), 3);
+    assert_string_equal(sfield(json_array_get(devs, 0), "pool"), "node-2");
+    json_decref(devs);
+    json_decref(claim);
+
+    json_t *unallocated = json_loads("{\"metadata\": {\"name\": \"c2\", \"namespace\": \"ns\"},"
+                                     " \"status\": {}}",
+                                     0, NULL);
+    assert_int_equal(claim_status_devices_build(unallocated, &in, &devs, &err), -1);
+    assert_string_equal(err.msg, "claim ns/c2: not allocated");
+    assert_false(claim_status_has_results(unallocated, DRIVER, POOL));
+    json_decref(unallocated);
+
+    json_t *bad = json_loads("{\"metadata\": {\"name\": \"c3\", \"namespace\": \"ns\"},"
+                             " \"status\": {\"allocation\": {\"devices\": {\"results\": ["
+                             "{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\"}]}}}}",
+                             0, NULL);
+    assert_true(claim_status_has_results(bad, DRIVER, POOL));
+    assert_int_equal(claim_status_devices_build(bad, &in, &devs, &err), -1);
+    assert_string_equal(err.msg, "claim ns/c3: status.allocation.devices.results[0]: no device");
+    json_decref(bad);
+
+    char when[32];
+    claim_status_format_time(0, when, sizeof(when));
+    assert_string_equal(when, "1970-01-01T00:00:00Z");
+}
+
+static void test_share_id_keys(void **state)
+{
+    (void)state;
+    struct inv inv = {{gpu(0, true, NULL)}, 1};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    json_t *claim = json_loads(
+        "{\"metadata\": {\"name\": \"c\", \"namespace\": \"ns\"}, \"status\": {\"allocation\":"
+        " {\"devices\": {\"results\": [{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
+        " \"device\": \"gpu-0\", \"shareID\": \"11111111-1111-1111-1111-111111111111\"},"
+        " {\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\", \"device\": \"gpu-0\","
+        " \"shareID\": \"22222222-2222-2222-2222-222222222222\"}]}}}}",
+        0, NULL);
+    json_t *devs = NULL;
+    struct error err;
+    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    assert_int_equal(json_array_size(devs), 2);
+    assert_string_equal(sfield(json_array_get(devs, 1), "shareID"),
+                        "22222222-2222-2222-2222-222222222222");
+    json_decref(devs);
+    json_decref(claim);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_effect_and_policy),
+        cmocka_unit_test(test_taint_value_sanitizing),
+        cmocka_unit_test(test_label_value_and_reason_rules),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_taint_json),
+        cmocka_unit_test(test_health_diff),
+        cmocka_unit_test(test_claim_status_fresh),
+        cmocka_unit_test(test_claim_status_transitions),
+        cmocka_unit_test(test_claim_status_drops_stale_and_errors),
+        cmocka_unit_test(test_share_id_keys),
+    };
+    return cmocka_run_group_tests_name("driver/health", tests, NULL, NULL);
+}

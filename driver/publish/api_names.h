@@ -1,0 +1,43 @@
+/* The Kubernetes API's rules for the names and values this driver publishes
+ * in ResourceSlices (resource.k8s.io/v1), as validation does on the server:
+ *
+ *   DNS label       [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 (device names)
+ *   DNS subdomain   DNS labels joined by ".", at most 253 (driver, node)
+ *   C identifier    [A-Za-z_][A-Za-z0-9_]*, at most 32 (attribute names)
+ *   qualified name  C identifier, or DNS subdomain (at most 63) "/" C identifier
+ *   semver          semantic version 2.0.0, no leading zeros in numbers
+ *   attribute       exactly one of int, bool, string, version; strings and
+ *                   versions at most 64 characters
+ *   device          attributes + capacity at most 32 entries together
+ *
+ * Each check returns true/false, or 0/-1 with err saying what is wrong. */
+#ifndef FAKEHW_DRIVER_API_NAMES_H
+#define FAKEHW_DRIVER_API_NAMES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "error.h"
+
+#define API_DNS_LABEL_MAX        63
+#define API_DNS_SUBDOMAIN_MAX    253
+#define API_C_IDENTIFIER_MAX     32
+#define API_QUALIFIED_PREFIX_MAX 63
+#define API_ATTR_STRING_MAX      64
+#define API_DEVICE_ATTRS_MAX     32 /* attributes + capacity */
+
+bool api_dns_label_valid(const char *s);
+bool api_dns_subdomain_valid(const char *s);
+bool api_c_identifier_valid(const char *s);
+bool api_qualified_name_valid(const char *s);
+bool api_semver_valid(const char *s);
+
+/* Checks one device of a slice: name a DNS label; attributes a map of
+ * qualified names to values with exactly one of int/bool/string/version
+ * (string and version at most 64 characters, version semver); capacity a map
+ * of qualified names to {"value": <non-empty string>}; at most 32 entries
+ * together.  err names the device and the attribute:
+ * "device gpu-0: attribute \"driverVersion\": version \"580.95.05\" is not semver". */
+int api_device_validate(const json_t *device, struct error *err);
+
+#endif

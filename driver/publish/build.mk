@@ -1,0 +1,41 @@
+# driver/publish/: ResourceSlice building, the pool sync plan and the slice
+# publisher threads.  Built as $(PUBLISH_LIB).  It uses device_attributes_json
+# from driver/prepare/ (one definition of the attributes for slices and device
+# metadata), so programs that use it link:
+#   $(PUBLISH_LIB) $(HEALTH_LIB) $(OBJ)/driver/prepare/device_attributes.o (or the
+#   prepare library) $(KUBE_LIB) $(COMMON_LIB) $(HEALTH_LDLIBS) $(KUBE_LDLIBS)
+PUBLISH_SRCS   := $(wildcard driver/publish/*.c)
+PUBLISH_OBJS   := $(PUBLISH_SRCS:%.c=$(OBJ)/%.o)
+PUBLISH_LIB    := $(BUILD)/lib/libpublish.a
+PUBLISH_ATTRS  := $(OBJ)/driver/prepare/device_attributes.o
+# driver/build.mk includes health/ after publish/: name its library directly.
+PUBLISH_HEALTH := $(BUILD)/lib/libhealth.a
+PUBLISH_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+
+$(PUBLISH_OBJS): CPPFLAGS += $(PUBLISH_CFLAGS)
+
+$(PUBLISH_LIB): $(PUBLISH_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Unit tests: API name rules, slice building and splitting, the sync plan.
+UNIT_TESTS += $(BIN)/test_publish
+$(BIN)/test_publish: $(OBJ)/driver/publish/tests/test_publish.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) \
+    $(PUBLISH_ATTRS) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
+# The integration test program: publisher + claim status writer + inventory,
+# no gRPC.  Lives in $(BUILD)/test-bin (not a shipped program).
+PUBLISH_TEST_DRIVER := $(BUILD)/test-bin/publish-test-driver
+$(PUBLISH_TEST_DRIVER): $(OBJ)/driver/publish/tests/publish_test_driver.o $(OBJ)/driver/inventory.o \
+    $(PUBLISH_LIB) $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(BUILD)/lib/libkube.a $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(KUBE_LDLIBS) $(HEALTH_LDLIBS) $(LDLIBS)
+
+# The bats suite runs publish-test-driver against the API server stand-in.
+ifneq ($(wildcard conformance/node/standins/apiserver/build.mk),)
+BATS_SUITES += driver/publish/tests
+bats: $(PUBLISH_TEST_DRIVER)
+endif

@@ -1,0 +1,188 @@
+/* Building the ResourceSlices of the node's pool: see slice_builder.h. */
+#include "slice_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_names.h"
+#include "driver/prepare/device_attributes.h"
+#include "quantity.h"
+
+int slice_index_digits(size_t n_slices)
+{
+    int digits = 1;
+    for (size_t v = n_slices > 0 ? n_slices - 1 : 0; v >= 16; v /= 16)
+        digits++;
+    return digits < SLICE_INDEX_MIN_DIGITS ? SLICE_INDEX_MIN_DIGITS : digits;
+}
+
+void slice_generate_name(size_t index, size_t n_slices, const char *driver, const char *node,
+                         char *buf, size_t size)
+{
+    char full[600];
+    snprintf(full, sizeof(full), "%0*zx-%s-%s-", slice_index_digits(n_slices), index, driver, node);
+    /* The server keeps the first 58 characters of a generateName base. */
+    size_t keep = strlen(full);
+    if (keep > SLICE_GENERATE_NAME_MAX)
+        keep = SLICE_GENERATE_NAME_MAX;
+    if (keep >= size)
+        keep = size - 1;
+    memcpy(buf, full, keep);
+    buf[keep] = '\0';
+}
+
+int slice_set_generation(json_t *slice, int64_t generation)
+{
+    json_t *pool = json_object_get(json_object_get(slice, "spec"), "pool");
+    if (!json_is_object(pool))
+        return -1;
+    return json_object_set_new(pool, "generation", json_integer((json_int_t)generation));
+}
+
+json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,
+                          enum taint_effect effect, struct error *err)
+{
+    char memory[QUANTITY_STR_MAX];
+    if (quantity_format_bytes(d->memory_bytes, memory, sizeof(memory)) < 0) {
+        error_set(err, "device %s: memory %llu cannot be formatted as a quantity", d->name,
+                  (unsigned long long)d->memory_bytes);
+        return NULL;
+    }
+    json_t *attrs = device_attributes_json(d, err);
+    if (attrs == NULL)
+        return NULL;
+    json_t *dev = json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", d->name, "attributes", attrs,
+                            "capacity", "memory", "value", memory);
+    if (dev == NULL) {
+        error_set(err, "device %s: out of memory", d->name);
+        return NULL;
+    }
+    struct device_health h;
+    device_health_classify(d, tree_up, &h);
+    if (!h.healthy) {
+        json_t *taint = device_health_taint_json(driver, &h, effect);
+        if (taint == NULL || json_object_set_new(dev, "taints", json_pack("[o]", taint)) < 0) {
+            json_decref(dev);
+            error_set(err, "device %s: out of memory", d->name);
+            return NULL;
+        }
+    }
+    return dev;
+}
+
+static int by_index_then_name(const void *a, const void *b)
+{
+    const struct fakehw_device *x = *(const struct fakehw_device *const *)a;
+    const struct fakehw_device *y = *(const struct fakehw_device *const *)b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int reject(json_t *rejected, const char *device, const char *why)
+{
+    return json_array_append_new(rejected, json_pack("{s:s, s:s}", "device", device, "error", why));
+}
+
+static json_t *slice_json(const struct slice_build_input *in, size_t index, size_t n_slices,
+                          json_t *devices)
+{
+    char gen_name[SLICE_GENERATE_NAME_BUF];
+    slice_generate_name(index, n_slices, in->driver, in->node, gen_name, sizeof(gen_name));
+    return json_pack("{s:s, s:s, s:{s:s, s:[{s:s, s:s, s:s, s:s, s:b}]},"
+                     " s:{s:s, s:s, s:{s:s, s:I, s:I}, s:o}}",
+                     "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata",
+                     "generateName", gen_name, "ownerReferences", "apiVersion", "v1", "kind",
+                     "Node", "name", in->node, "uid", in->node_uid, "controller", 1, "spec",
+                     "driver", in->driver, "nodeName", in->node, "pool", "name", in->node,
+                     "generation", (json_int_t)in->generation, "resourceSliceCount",
+                     (json_int_t)n_slices, "devices", devices);
+}
+
+int slice_build(const struct slice_build_input *in, struct slice_build_result *out,
+                struct error *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (!api_dns_subdomain_valid(in->driver) || strlen(in->driver) > 63)
+        return error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
+                         in->driver ? in->driver : "");
+    if (!api_dns_subdomain_valid(in->node))
+        return error_set(err, "node name \"%s\" is not a DNS subdomain", in->node ? in->node : "");
+    if (in->node_uid == NULL || in->node_uid[0] == '\0')
+        return error_set(err, "node %s: no uid for the owner reference", in->node);
+
+    const struct fakehw_device **order = NULL;
+    json_t *devices = json_array(); /* every published device, in order */
+    json_t *names = json_object();  /* the set of their names */
+    out->slices = json_array();
+    out->rejected = json_array();
+    if (in->n_devs > 0)
+        order = malloc(in->n_devs * sizeof(*order));
+    if (!devices || !names || !out->slices || !out->rejected || (in->n_devs > 0 && !order))
+        goto oom;
+    for (size_t i = 0; i < in->n_devs; i++)
+        order[i] = &in->devs[i];
+    if (in->n_devs > 1)
+        qsort(order, in->n_devs, sizeof(*order), by_index_then_name);
+
+    bool any_taint = false;
+    for (size_t i = 0; i < in->n_devs; i++) {
+        const struct fakehw_device *d = order[i];
+        struct device_health h;
+        device_health_classify(d, in->tree_up, &h);
+        if (!h.healthy && in->remove_unhealthy) {
+            out->removed++;
+            continue;
+        }
+        if (json_object_get(names, d->name) != NULL) {
+            if (reject(out->rejected, d->name, "another device of the pool has the same name") < 0)
+                goto oom;
+            continue;
+        }
+        struct error derr;
+        json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, &derr);
+        if (dev == NULL || api_device_validate(dev, &derr) < 0) {
+            json_decref(dev);
+            if (reject(out->rejected, d->name, derr.msg) < 0)
+                goto oom;
+            continue;
+        }
+        if (json_array_append_new(devices, dev) < 0 ||
+            json_object_set_new(names, d->name, json_true()) < 0)
+            goto oom;
+        any_taint = any_taint || !h.healthy;
+        out->tainted += !h.healthy;
+    }
+    out->published = json_array_size(devices);
+
+    size_t per = any_taint ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
+    size_t n_slices = out->published == 0 ? 1 : (out->published + per - 1) / per;
+    for (size_t s = 0; s < n_slices; s++) {
+        json_t *part = json_array();
+        if (part == NULL)
+            goto oom;
+        for (size_t k = s * per; k < out->published && k < (s + 1) * per; k++)
+            json_array_append(part, json_array_get(devices, k));
+        json_t *slice = slice_json(in, s, n_slices, part);
+        if (slice == NULL || json_array_append_new(out->slices, slice) < 0)
+            goto oom;
+    }
+    free(order);
+    json_decref(devices);
+    json_decref(names);
+    return 0;
+oom:
+    free(order);
+    json_decref(devices);
+    json_decref(names);
+    slice_build_result_free(out);
+    return error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
+}
+
+void slice_build_result_free(struct slice_build_result *r)
+{
+    json_decref(r->slices);
+    json_decref(r->rejected);
+    memset(r, 0, sizeof(*r));
+}

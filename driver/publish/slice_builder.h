@@ -1,0 +1,83 @@
+/* Turns the node's fake GPUs into the ResourceSlice objects of its pool.
+ * Pure: same input, same output, no I/O (docs/resourceslices.md shows the
+ * result).
+ *
+ * One pool per node: pool name = node name, spec.nodeName = node name, owner
+ * reference to the Node (apiVersion v1, kind Node, its uid, controller true).
+ * One device per GPU, named like its fakehw directory (gpu-0), with the
+ * attributes of device_attributes_json (driver/prepare/device_attributes.h,
+ * shared with the device metadata files) and capacity "memory" as a
+ * Kubernetes quantity.  An unhealthy device carries the taint of
+ * device_health_taint_json, or is left out when remove_unhealthy is set.
+ *
+ * Splitting: devices go in (index, name) order into slices of at most 128,
+ * or at most 64 when any published device of the pool carries a taint (the
+ * API's limit for slices with taints).  A pool with no device still gets one
+ * empty slice, so consumers see "no devices" rather than "no driver".
+ *
+ * Slice i is created with generateName
+ *   <i as lowercase hex, zero-padded to max(5, digits of n-1)>-<driver>-<node>-
+ * cut to 58 characters (the API server cuts any generateName base there
+ * before adding 5 random characters), as the v0.36 Go helper names them;
+ * slice_generate_name gives the exact prefix the publisher matches. */
+#ifndef FAKEHW_DRIVER_SLICE_BUILDER_H
+#define FAKEHW_DRIVER_SLICE_BUILDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver/health/device_health.h"
+#include "error.h"
+#include "fakehw_tree.h"
+
+#define SLICE_MAX_DEVICES         128
+#define SLICE_MAX_DEVICES_TAINTED 64
+#define SLICE_GENERATE_NAME_MAX   58 /* 63 - 5 random characters */
+#define SLICE_GENERATE_NAME_BUF   64
+#define SLICE_INDEX_MIN_DIGITS    5
+
+struct slice_build_input {
+    const char *driver;   /* DNS subdomain, at most 63 */
+    const char *node;     /* DNS subdomain: pool name and nodeName */
+    const char *node_uid; /* for the owner reference */
+    const struct fakehw_device *devs;
+    size_t n_devs;
+    bool tree_up; /* false: fakehw is gone, every device is unhealthy */
+    enum taint_effect effect;
+    bool remove_unhealthy; /* leave unhealthy devices out instead of tainting them */
+    int64_t generation;    /* pool.generation written into every slice */
+};
+
+struct slice_build_result {
+    json_t *slices;   /* array of ResourceSlice objects, slice order */
+    json_t *rejected; /* array of {"device": name, "error": why}: devices left out
+                         because they break an API rule (they never block the others) */
+    size_t published; /* devices in the slices */
+    size_t tainted;   /* of which carry a taint */
+    size_t removed;   /* unhealthy devices left out (remove_unhealthy) */
+};
+
+/* Builds the pool.  -1 with err only for a bad driver, node or uid (or no
+ * memory); a device that breaks an API rule is rejected, not fatal. */
+int slice_build(const struct slice_build_input *in, struct slice_build_result *out,
+                struct error *err);
+void slice_build_result_free(struct slice_build_result *r);
+
+/* Builds one device of the slice (no validation); NULL with err. */
+json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,
+                          enum taint_effect effect, struct error *err);
+
+/* Digits of the index prefix for a pool of n_slices slices. */
+int slice_index_digits(size_t n_slices);
+
+/* Writes the generateName of slice index of a pool of n_slices into buf
+ * (SLICE_GENERATE_NAME_BUF bytes). */
+void slice_generate_name(size_t index, size_t n_slices, const char *driver, const char *node,
+                         char *buf, size_t size);
+
+/* Sets spec.pool.generation of a built slice. */
+int slice_set_generation(json_t *slice, int64_t generation);
+
+#endif

@@ -1,0 +1,104 @@
+/* The slice publisher: keeps the node's pool of ResourceSlices on the API
+ * server equal to the fake GPUs the inventory sees, for as long as the
+ * plugin runs.
+ *
+ * A sync thread owns the pool.  It reads the Node's uid once (GET
+ * /api/v1/nodes/<node>, retried with backoff until it works), waits for the
+ * first slice_publisher_update, and then syncs: LIST the slices with field
+ * selector spec.nodeName=<node>,spec.driver=<driver>, build the desired
+ * slices (slice_builder.h), plan (slice_sync.h: generation rules, call
+ * order) and carry out the plan.  409 Conflict or 404 on an update re-reads
+ * and re-plans at once (a few times, then with backoff); other failures are
+ * retried with exponential backoff and jitter (retry_base_ms..retry_max_ms),
+ * never in a tight loop.
+ *
+ * The Node's uid is read again once per resync period, so a Node that was
+ * deleted and made again (same name, new uid) gets owner references that the
+ * garbage collector accepts.
+ *
+ * It syncs again when:
+ *  - slice_publisher_update brings a new device list (health included);
+ *  - a watch on the same list (its own thread) reports any change to the
+ *    driver's slices of this node, e.g. the kubelet wiping them at its start
+ *    or 30 s after losing the plugin: the pool is back within about a
+ *    second;
+ *  - resync_ms passed since the last successful sync (safety net).
+ *
+ * Unhealthy devices: with policy taint they carry the taint
+ * <driver>/unhealthy; with policy remove they are left out of the slices;
+ * with policy auto they carry the taint until the server is seen dropping
+ * the taints field (DRADeviceTaints off: a create or update answer lacks
+ * them), then they are left out, for the rest of the process's life. */
+#ifndef FAKEHW_DRIVER_SLICE_PUBLISHER_H
+#define FAKEHW_DRIVER_SLICE_PUBLISHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver/health/device_health.h"
+#include "driver/kube/kube_client.h"
+#include "error.h"
+#include "fakehw_tree.h"
+
+struct slice_publisher_options {
+    const char *driver_name; /* copied */
+    const char *node_name;   /* copied; also the pool name */
+    enum taint_effect taint_effect;
+    enum unhealthy_policy policy;
+    int resync_ms;     /* periodic full sync; 0 = 30000 */
+    int retry_base_ms; /* first retry delay after a failure; 0 = 200 */
+    int retry_max_ms;  /* cap of the doubling delay; 0 = 10000 */
+};
+
+struct slice_publisher_status {
+    bool published; /* a sync has succeeded at least once */
+    bool in_sync;   /* the last sync succeeded and no change came since */
+    bool have_node_uid;
+    int64_t generation;      /* pool generation after the last successful sync */
+    size_t slices;           /* slices of the last successful sync */
+    size_t devices;          /* devices published */
+    size_t tainted;          /* of which carry a taint */
+    size_t removed;          /* unhealthy devices left out */
+    size_t rejected;         /* devices left out because they break an API rule */
+    bool taints_dropped;     /* the server was seen dropping taints */
+    bool removing_unhealthy; /* unhealthy devices are being left out */
+    unsigned long syncs, creates, updates, deletes, conflicts, failures;
+    long last_update_latency_ms;    /* from a slice_publisher_update to the end of the
+                                       sync that published it (flip-to-taint latency) */
+    char last_error[ERROR_MSG_MAX]; /* of the last failed sync, "" after a success */
+};
+
+struct slice_publisher;
+
+/* Starts the sync and watch threads; returns at once (no API call is made
+ * here).  Nothing is published before the first slice_publisher_update.  kc
+ * must outlive the publisher.  -1/NULL with err for bad options (driver or
+ * node not a DNS subdomain). */
+struct slice_publisher *slice_publisher_start(struct kube_client *kc,
+                                              const struct slice_publisher_options *opts,
+                                              struct error *err);
+
+/* The new device list (copied; devs only read during the call) and whether
+ * the fakehw tree is up.  Never blocks on the API server; safe from any
+ * thread, e.g. the inventory listener. */
+void slice_publisher_update(struct slice_publisher *p, const struct fakehw_device *devs, size_t n,
+                            bool tree_up);
+
+/* Blocks until a sync has succeeded at least once (0) or timeout_ms passed
+ * (-1).  For the ready file. */
+int slice_publisher_wait_published(struct slice_publisher *p, int timeout_ms);
+
+/* Blocks until the last sync succeeded with nothing pending (0), or timeout_ms
+ * passed (-1).  For tests and benchmarks. */
+int slice_publisher_wait_in_sync(struct slice_publisher *p, int timeout_ms);
+
+void slice_publisher_get_status(struct slice_publisher *p, struct slice_publisher_status *st);
+
+/* Stops both threads and frees the publisher.  With delete_slices (uninstall,
+ * --cleanup-on-exit) it first deletes every slice of this driver and node,
+ * retrying for up to about 10 s; -1 with err when some could not be deleted
+ * (the publisher is freed either way).  NULL is fine. */
+int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct error *err);
+
+#endif

@@ -1,0 +1,84 @@
+/* The pool sync decision: given the ResourceSlices the API server has for
+ * this driver and node and the slices the pool should have (slice_builder),
+ * which to update, create and delete, and at which pool generation.  Pure:
+ * the publisher thread (slice_publisher.h) does the API calls.
+ *
+ * Rules (those of the Go helper's resourceslice controller, v0.36, with the
+ * differences marked):
+ *  - Only slices with spec.driver == driver and spec.nodeName == node are
+ *    looked at.  Those of another pool are stale: deleted.
+ *  - G = the highest pool.generation among the pool's slices; slices below G
+ *    are obsolete.
+ *  - A slice matches desired slice i when its name starts with i's exact
+ *    generateName (index prefix of the expected width, driver, node; the Go
+ *    helper checks only the index).  Unmatched slices and second matches of
+ *    one index are obsolete.
+ *  - A matched slice is unchanged when its spec equals the desired one
+ *    (taint timeAdded ignored; empty lists and maps equal missing ones;
+ *    taints ignored altogether with ignore_taints) and its owner reference
+ *    is ours.
+ *  - The generation stays G when there is nothing to create, at most one
+ *    slice to update and (stricter than the Go helper) no obsolete slice at
+ *    G, so a consumer never sees two slices of one generation that disagree;
+ *    otherwise it becomes G + 1 and every matched slice is updated.
+ *  - Updates keep the timeAdded of a taint that is still there (same key,
+ *    value and effect), so a taint's age survives other changes.
+ * Order of the API calls (different from the Go helper, which deletes first):
+ * updates, then creates, then deletes.  Existing slices take the new
+ * generation first so the devices they hold stay visible; new slices follow;
+ * obsolete slices go last, when they are already below the pool's
+ * generation (consumers ignore them), so the pool never looks empty and no
+ * device disappears in between. */
+#ifndef FAKEHW_DRIVER_SLICE_SYNC_H
+#define FAKEHW_DRIVER_SLICE_SYNC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct slice_sync_input {
+    const char *driver;
+    const char *node;
+    const char *node_uid;
+    const json_t *existing; /* items of the LIST answer */
+    const json_t *desired;  /* slice_build's slices */
+    bool ignore_taints;     /* the server drops taints and the policy keeps publishing */
+    /* Specs the server stored differently from what was sent, as
+     * [{"sent": spec, "stored": spec}] (may be NULL): a slice whose spec is
+     * "stored" counts as equal to "sent", so a server that rewrites a field
+     * does not make the publisher write the same slice again and again. */
+    const json_t *equivalents;
+};
+
+struct slice_sync_plan {
+    int64_t generation;   /* the pool's generation after the sync */
+    json_t *updates;      /* full objects to PUT (name and resourceVersion kept) */
+    json_t *update_index; /* parallel to updates: desired slice index (integers) */
+    json_t *creates;      /* full objects to POST */
+    json_t *create_index; /* parallel to creates */
+    json_t *deletes;      /* existing objects to DELETE (name, uid, resourceVersion) */
+    size_t unchanged;     /* matched slices left alone */
+};
+
+int slice_sync_plan(const struct slice_sync_input *in, struct slice_sync_plan *plan,
+                    struct error *err);
+void slice_sync_plan_free(struct slice_sync_plan *plan);
+
+/* True when nothing is to be done. */
+bool slice_sync_plan_empty(const struct slice_sync_plan *plan);
+
+/* Compares two slice specs the way the plan does. */
+bool slice_spec_equal(const json_t *a, const json_t *b, bool ignore_taints);
+
+/* Compares the devices lists of two slices the way the plan does. */
+bool slice_devices_equal(const json_t *a, const json_t *b, bool ignore_taints);
+
+/* True when a desired device carries a taint that the same device in
+ * returned (the object the server answered a create or update with) lacks:
+ * the server dropped the field (DRADeviceTaints off). */
+bool slice_taints_dropped(const json_t *desired_slice, const json_t *returned_slice);
+
+#endif

@@ -1,0 +1,41 @@
+# manifests/, kind/, scripts/ and the Dockerfile: the image, the cluster
+# deployment and a kind cluster to run it in.  The scripts do the work; these
+# targets only pass the variables on.  docs/install.md explains them.
+
+IMAGE             ?= localhost/fakehw-dra:dev
+K8S_VERSION       ?= v1.36.1
+KIND_CLUSTER_NAME ?= fakehw-dra
+OVERLAY           ?=
+CONTAINER_TOOL    ?= docker
+
+DEPLOY_ENV := IMAGE="$(IMAGE)" OVERLAY="$(OVERLAY)" CONTAINER_TOOL="$(CONTAINER_TOOL)"
+
+DEPLOY_SCRIPTS := scripts/common.sh scripts/image.sh scripts/runtime-packages.sh scripts/deploy.sh \
+  scripts/wait-slices.sh scripts/kind-up.sh scripts/kind-down.sh
+LINT_SHELL  += $(DEPLOY_SCRIPTS) $(wildcard manifests/tests/*.bats manifests/tests/*.bash)
+BATS_SUITES += manifests/tests
+
+.PHONY: image kind-up kind-down deploy undeploy lint-manifests
+
+image: ## build the container image $(IMAGE) (IMAGE=..., CONTAINER_TOOL=podman)
+	$(DEPLOY_ENV) scripts/image.sh
+
+kind-up: ## kind cluster with the driver deployed and every worker's slices published (K8S_VERSION=v1.36.1)
+	$(DEPLOY_ENV) K8S_VERSION="$(K8S_VERSION)" KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/kind-up.sh
+
+kind-down: ## delete the kind cluster of kind-up
+	CONTAINER_TOOL="$(CONTAINER_TOOL)" KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/kind-down.sh
+
+deploy: ## deploy the driver to the current kubeconfig context and wait for its slices (IMAGE=..., OVERLAY=...)
+	$(DEPLOY_ENV) scripts/deploy.sh apply
+	$(DEPLOY_ENV) scripts/wait-slices.sh
+
+undeploy: ## remove the driver and its ResourceSlices from the current kubeconfig context
+	$(DEPLOY_ENV) scripts/deploy.sh delete
+
+lint-manifests: ## yamllint every manifest, shellcheck the deployment scripts, render every kustomization
+	yamllint --strict -c .yamllint .yamllint manifests kind
+	shellcheck -x $(DEPLOY_SCRIPTS)
+	@command -v kubectl >/dev/null || { echo "lint-manifests: kubectl (1.27+, with kustomize v5) is needed to render the kustomizations" >&2; exit 1; }
+	@set -e; for k in $$(find manifests -name kustomization.yaml ! -path 'manifests/components/*'); do \
+	  d=$$(dirname $$k); echo "kubectl kustomize $$d"; kubectl kustomize $$d >/dev/null; done

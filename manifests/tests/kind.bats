@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# kind/ configs and scripts/kind-up.sh, without Docker or kind: the configs
+# are checked against each release's feature gates and kind's v1alpha4
+# schema, and kind-up.sh runs against stand-ins for docker, kind and
+# kubectl that record how they were called.
+
+load helpers
+
+setup() {
+    cd "$REPO" || return 1
+}
+
+@test "kind configs: one per supported minor (1.34, 1.35, 1.36)" {
+    run bash -c 'ls kind/cluster-*.yaml'
+    assert_success
+    assert_output "kind/cluster-1.34.yaml
+kind/cluster-1.35.yaml
+kind/cluster-1.36.yaml"
+}
+
+@test "kind configs: gates that exist in their release, served APIs, pinned images, CDI patches" {
+    run check kind-config kind/cluster-*.yaml
+    assert_success
+    assert_output ""
+}
+
+@test "kind config check refuses gates and APIs of another release" {
+    local bad=$BATS_TEST_TMPDIR/cluster-1.34.yaml
+    sed 's|^  DRAAdminAccess: true |  DRAListTypeAttributes: true |' kind/cluster-1.34.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "feature gate DRAListTypeAttributes does not exist in Kubernetes 1.34"
+
+    bad=$BATS_TEST_TMPDIR/cluster-1.36.yaml
+    sed 's|^  DRADeviceTaints: true |  DRAAdminAccess: true |' kind/cluster-1.36.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "feature gate DRAAdminAccess is GA and locked in 1.36"
+
+    sed 's|resource.k8s.io/v1beta2: "true"|resource.k8s.io/v1alpha3: "true"|' kind/cluster-1.36.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "runtimeConfig resource.k8s.io/v1alpha3 is not an API version Kubernetes 1.36 can serve"
+    assert_output --partial "resource.k8s.io/v1beta2 (DeviceTaintRule) is not served"
+
+    sed 's|image: kindest/node:v1.36.1@sha256:[0-9a-f]*|image: kindest/node:v1.36.1|' kind/cluster-1.36.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "pin tag and digest"
+
+    sed 's|enable_cdi = true|enable_cdi = false|' kind/cluster-1.36.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "does not set io.containerd.grpc.v1.cri.enable_cdi"
+
+    sed 's|^featureGates:|featureGate:|' kind/cluster-1.36.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "featureGate is no field of kind's v1alpha4 Cluster"
+}
+
+@test "the default K8S_VERSION is the one cluster-1.36.yaml pins, in the Makefile and kind-up.sh" {
+    run sed -n 's/^K8S_VERSION *?= *//p' manifests/build.mk
+    assert_output v1.36.1
+    # shellcheck disable=SC2016 # a sed pattern, not shell
+    run sed -n 's/^: "\${K8S_VERSION:=\(.*\)}"$/\1/p' scripts/kind-up.sh
+    assert_output v1.36.1
+    run grep -c 'image: kindest/node:v1.36.1@sha256:' kind/cluster-1.36.yaml
+    assert_output 3
+}
+
+# --- kind-up.sh with stand-ins ------------------------------------------------
+
+# Builds $BATS_TEST_TMPDIR/repo (a copy of the files kind-up.sh reads, with
+# the scripts it calls replaced by recorders) and $BATS_TEST_TMPDIR/bin
+# (docker, kind and kubectl that record their arguments in calls.log).
+# STUB_CLUSTERS lists the clusters "kind get clusters" reports.
+make_sandbox() {
+    local t=$BATS_TEST_TMPDIR
+    mkdir -p "$t/repo/scripts" "$t/bin"
+    cp -r kind manifests "$t/repo/"
+    cp scripts/common.sh scripts/kind-up.sh "$t/repo/scripts/"
+    local s
+    for s in image.sh deploy.sh wait-slices.sh; do
+        # shellcheck disable=SC2016 # expanded by the recorder when it runs
+        printf '#!/usr/bin/env bash\necho "%s $* IMAGE=$IMAGE IMAGE_ID=${IMAGE_ID:-} KUBE_CONTEXT=${KUBE_CONTEXT:-}" >>"%s/calls.log"\n' \
+            "$s" "$t" >"$t/repo/scripts/$s"
+        chmod +x "$t/repo/scripts/$s"
+    done
+    cat >"$t/bin/docker" <<EOF
+#!/usr/bin/env bash
+echo "docker \$*" >>"$t/calls.log"
+case "\$1 \$2" in
+"image inspect") echo sha256:1234 ;;
+"inspect -f") echo "\${STUB_RUNNING:-true}" ;;
+esac
+exit 0
+EOF
+    cat >"$t/bin/kind" <<EOF
+#!/usr/bin/env bash
+echo "kind \$*" >>"$t/calls.log"
+case "\$1 \$2" in
+"version ") echo "kind v\${STUB_KIND_VERSION:-0.32.0} go1.25.1 linux/amd64" ;;
+"get clusters") printf '%s\n' \${STUB_CLUSTERS:-} ;;
+esac
+exit 0
+EOF
+    cat >"$t/bin/kubectl" <<EOF
+#!/usr/bin/env bash
+echo "kubectl \$*" >>"$t/calls.log"
+[[ "\$*" == *kubeletVersion* ]] && echo "\${STUB_KUBELET_VERSION:-v1.36.1}"
+exit 0
+EOF
+    chmod +x "$t/bin/"*
+    : >"$t/calls.log"
+}
+
+kind_up() {
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" SKIP_IMAGE_BUILD=1 "$BATS_TEST_TMPDIR/repo/scripts/kind-up.sh"
+}
+
+@test "kind-up.sh creates a cluster from the config of the default version, loads and deploys" {
+    make_sandbox
+    run kind_up
+    assert_success
+    run cat "$BATS_TEST_TMPDIR/calls.log"
+    assert_line "kind create cluster --name fakehw-dra --config $BATS_TEST_TMPDIR/repo/kind/cluster-1.36.yaml --wait 120s"
+    assert_line "kind load docker-image localhost/fakehw-dra:dev --name fakehw-dra"
+    assert_line "deploy.sh apply IMAGE=localhost/fakehw-dra:dev IMAGE_ID=sha256:1234 KUBE_CONTEXT=kind-fakehw-dra"
+    assert_line --partial "wait-slices.sh  IMAGE=localhost/fakehw-dra:dev"
+    refute_line --partial "image.sh"
+}
+
+@test "kind-up.sh takes another patch release with --image and the minor's config" {
+    make_sandbox
+    K8S_VERSION=v1.35.2 run kind_up
+    assert_success
+    run grep '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output "kind create cluster --name fakehw-dra --config $BATS_TEST_TMPDIR/repo/kind/cluster-1.35.yaml --image kindest/node:v1.35.2 --wait 120s"
+}
+
+@test "kind-up.sh reuses a running cluster of the same name" {
+    make_sandbox
+    STUB_CLUSTERS="other fakehw-dra" run kind_up
+    assert_success
+    assert_output --partial "reusing the running kind cluster fakehw-dra"
+    run grep -c '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+    run grep -c '^deploy.sh apply' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 1
+}
+
+@test "kind-up.sh says so when the existing cluster runs another version" {
+    make_sandbox
+    STUB_CLUSTERS=fakehw-dra STUB_KUBELET_VERSION=v1.34.8 run kind_up
+    assert_success
+    assert_output --partial "the cluster runs v1.34.8, not v1.36.1; it is kept"
+}
+
+@test "kind-up.sh refuses a stopped cluster, saying how to recover" {
+    make_sandbox
+    STUB_CLUSTERS=fakehw-dra STUB_RUNNING=false run kind_up
+    assert_failure
+    assert_output --partial "its control plane container is not running"
+    assert_output --partial "make kind-down kind-up"
+    run grep -c '^deploy.sh' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+}
+
+@test "kind-up.sh refuses a kind older than v0.32.0" {
+    make_sandbox
+    STUB_KIND_VERSION=0.29.0 run kind_up
+    assert_failure
+    assert_output --partial "kind 0.29.0 is older than v0.32.0"
+    STUB_KIND_VERSION=0.33.1 run kind_up
+    assert_success
+}
+
+@test "kind-up.sh refuses an unsupported or malformed version before touching anything" {
+    make_sandbox
+    K8S_VERSION=v1.33.4 run kind_up
+    assert_failure
+    assert_output --partial "no kind config for Kubernetes 1.33 (kind/ has: 1.34 1.35 1.36)"
+    K8S_VERSION=1.36 run kind_up
+    assert_failure
+    assert_output --partial "expected vMAJOR.MINOR.PATCH"
+    OVERLAY=nope run kind_up
+    assert_failure
+    assert_output --partial "OVERLAY=nope: no such overlay"
+    run cat "$BATS_TEST_TMPDIR/calls.log"
+    assert_output ""
+}
+
+@test "kind-up.sh names every missing tool and where to get it" {
+    make_sandbox
+    # A PATH with the basic tools only: no docker, kind or kubectl.
+    local only=$BATS_TEST_TMPDIR/only t
+    mkdir -p "$only"
+    for t in bash env dirname basename sed sort wc head tr cat grep; do
+        ln -s "$(command -v "$t")" "$only/$t"
+    done
+    PATH=$only run "$only/bash" "$BATS_TEST_TMPDIR/repo/scripts/kind-up.sh"
+    assert_failure
+    assert_output --partial "missing required tools: docker kind kubectl"
+    assert_output --partial "https://docs.docker.com/engine/install/"
+    assert_output --partial "https://kind.sigs.k8s.io/docs/user/quick-start/#installation"
+    assert_output --partial "https://kubernetes.io/docs/tasks/tools/#kubectl"
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# The kustomizations render, and what they render fits the programs: paths
+# match the driver's flags, RBAC covers exactly the API calls the plugin
+# makes, the DeviceClasses and the admission policy name the driver, and the
+# nvidia-compat overlay leaves nothing of the default name behind.
+
+load helpers
+
+# Renders the base and every overlay once for the whole file (when kubectl
+# can); the tests below read the results and say so when they are missing.
+setup_file() {
+    cd "$REPO" || return 1
+    if command -v kubectl >/dev/null 2>&1 && kubectl version --client 2>/dev/null | grep -q '^Kustomize Version: v[5-9]'; then
+        render manifests/base "$BATS_FILE_TMPDIR/base.yaml"
+        local o
+        for o in $(overlays); do
+            render "manifests/overlays/$o" "$BATS_FILE_TMPDIR/$o.yaml"
+        done
+    fi
+}
+
+setup() {
+    cd "$REPO" || return 1
+}
+
+# rendered NAME: the file setup_file rendered for base or an overlay.
+rendered() {
+    [[ -s $BATS_FILE_TMPDIR/$1.yaml ]] || fail "kubectl kustomize of $1 failed in setup_file"
+    echo "$BATS_FILE_TMPDIR/$1.yaml"
+}
+
+@test "yamllint: manifests, kind configs and .yamllint itself are clean" {
+    command -v yamllint >/dev/null || fail "yamllint not installed (make deps)"
+    run yamllint --strict -c .yamllint .yamllint manifests kind
+    assert_success
+}
+
+@test "kustomize renders manifests/base" {
+    require_kustomize
+    run render manifests/base "$BATS_TEST_TMPDIR/base.yaml"
+    assert_success
+    run grep '^kind: ' "$BATS_TEST_TMPDIR/base.yaml"
+    assert_line "kind: DaemonSet"
+    assert_line "kind: ConfigMap"
+    assert_line "kind: ValidatingAdmissionPolicyBinding"
+}
+
+@test "kustomize renders every overlay" {
+    require_kustomize
+    local o n=0
+    for o in $(overlays); do
+        run render "manifests/overlays/$o" "$BATS_TEST_TMPDIR/$o.yaml"
+        assert_success
+        n=$((n + 1))
+    done
+    ((n >= 1)) || fail "no overlays found under manifests/overlays"
+}
+
+@test "base: DaemonSet paths, RBAC, admission policy and DeviceClasses fit $DEFAULT_DRIVER" {
+    require_kustomize
+    run check rendered --driver "$DEFAULT_DRIVER" "$(rendered base)"
+    assert_success
+    assert_output ""
+}
+
+@test "base, assembled without kustomize: the same checks (runs where no kubectl is installed)" {
+    check assemble manifests/base >"$BATS_TEST_TMPDIR/plain.yaml"
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/plain.yaml"
+    assert_success
+    assert_output ""
+    run check examples --driver "$DEFAULT_DRIVER" --rendered "$BATS_TEST_TMPDIR/plain.yaml" manifests/examples/*.yaml
+    assert_success
+    assert_output ""
+    # A kustomization that needs kustomize is refused, not half-rendered.
+    run check assemble manifests/overlays/nvidia-compat
+    assert_failure
+    assert_output --partial "uses ['components']; only kustomize itself can render that"
+}
+
+@test "base: the DaemonSet's env agrees with the --help of the built programs" {
+    require_kustomize
+    [[ -x $BIN/fakehw && -x $BIN/fakehw-kubelet-plugin ]] ||
+        skip "fakehw and fakehw-kubelet-plugin are not built in $BIN (make all)"
+    # A clean environment: --help shows the built-in defaults, not env overrides.
+    env -i "$BIN/fakehw" --help >"$BATS_TEST_TMPDIR/fakehw.help"
+    env -i "$BIN/fakehw-kubelet-plugin" --help >"$BATS_TEST_TMPDIR/plugin.help"
+    run check rendered --driver "$DEFAULT_DRIVER" --plugin-help "$BATS_TEST_TMPDIR/plugin.help" \
+        --fakehw-help "$BATS_TEST_TMPDIR/fakehw.help" "$(rendered base)"
+    assert_success
+    assert_output ""
+}
+
+@test "every overlay renames the driver everywhere and leaves no $DEFAULT_DRIVER behind" {
+    require_kustomize
+    local o driver
+    for o in $(overlays); do
+        driver=$(overlay_driver "$o")
+        [[ -n $driver ]] || fail "overlay $o: no driverName in driver-name.yaml"
+        run check rendered --driver "$driver" --forbid "$DEFAULT_DRIVER" "$(rendered "$o")"
+        assert_success
+        assert_output ""
+    done
+}
+
+@test "nvidia-compat is gpu.nvidia.com" {
+    run overlay_driver nvidia-compat
+    assert_output gpu.nvidia.com
+}
+
+@test "the checks catch broken manifests" {
+    local base=$BATS_TEST_TMPDIR/base.yaml bad=$BATS_TEST_TMPDIR/bad.yaml
+    check assemble manifests/base >"$base"
+
+    sed 's|value: /var/run/cdi$|value: /etc/cdi|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "CDI_ROOT=/etc/cdi, but the plugin's documented default is /var/run/cdi"
+
+    sed 's|^  - delete$|  - delete\n  - escalate|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "allows escalate on resourceslices"
+
+    sed 's|^  - nodes$|  - nodes/status|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "does not allow get on nodes"
+
+    sed 's|mountPropagation: Bidirectional|mountPropagation: HostToContainer|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "needs mountPropagation Bidirectional"
+
+    sed 's|path: /var/run/fakehw$|path: /run/other|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "the kubelet and the runtime need the same path"
+
+    sed 's|mountPath: /var/run$|mountPath: /var/run/fakehw|; s|path: /var/run$|path: /var/run/fakehw|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "mounts /var/run/fakehw itself"
+
+    sed 's|livenessProbe:|startupProbe:|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "no liveness probe on /var/run/fakehw/generation"
+
+    run check rendered --driver gpu.nvidia.com --forbid "$DEFAULT_DRIVER" "$base"
+    assert_failure
+    assert_output --partial "still names $DEFAULT_DRIVER"
+    assert_output --partial "DRIVER_NAME is $DEFAULT_DRIVER, want gpu.nvidia.com"
+}
+
+@test "examples: working request forms, the driver's domain, classes and claims that exist" {
+    require_kustomize
+    run check examples --driver "$DEFAULT_DRIVER" --rendered "$(rendered base)" manifests/examples/*.yaml
+    assert_success
+    assert_output ""
+}
+
+@test "the examples check refuses the seeds' short forms that an API server refuses" {
+    check assemble manifests/base >"$BATS_TEST_TMPDIR/base.yaml"
+    sed 's|matchAttribute: gpu.fakehw.example.com/productName|matchAttribute: productName|' \
+        manifests/examples/match-attribute.yaml >"$BATS_TEST_TMPDIR/short.yaml"
+    run check examples --driver "$DEFAULT_DRIVER" --rendered "$BATS_TEST_TMPDIR/base.yaml" "$BATS_TEST_TMPDIR/short.yaml"
+    assert_failure
+    assert_output --partial "matchAttribute productName must be fully qualified"
+
+    sed 's|^          exactly:$|          all:|' manifests/examples/all-devices.yaml >"$BATS_TEST_TMPDIR/all.yaml"
+    run check examples --driver "$DEFAULT_DRIVER" --rendered "$BATS_TEST_TMPDIR/base.yaml" "$BATS_TEST_TMPDIR/all.yaml"
+    assert_failure
+    assert_output --partial "unknown fields ['all']"
+}
+
+@test "fakehw config: the kind workers get different inventories" {
+    run check fakehw-config manifests/base/fakehw.yaml
+    assert_success
+    assert_output ""
+}
+
+@test "fakehw check accepts the config for both kind workers and any other node" {
+    [[ -x $BIN/fakehw ]] || skip "fakehw is not built in $BIN (make all)"
+    run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node fakehw-dra-worker
+    assert_success
+    assert_output --partial "4 devices"
+    assert_output --partial "NVIDIA A100-SXM4-80GB"
+    run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node fakehw-dra-worker2
+    assert_success
+    assert_output --partial "NVIDIA H100"
+    assert_output --partial "NVIDIA L4"
+    run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node some-other-node
+    assert_success
+    assert_output --partial "2 devices"
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# scripts/ and the Dockerfile, without a cluster: shellcheck, what deploy.sh
+# renders for an image and an overlay, wait-slices.sh against a kubectl
+# stand-in, the image's runtime packages, and the Dockerfile shipping what
+# the DaemonSet runs.
+
+load helpers
+
+setup() {
+    cd "$REPO" || return 1
+}
+
+@test "shellcheck: every deployment script and this suite" {
+    command -v shellcheck >/dev/null || fail "shellcheck not installed (make deps)"
+    run shellcheck -x scripts/common.sh scripts/image.sh scripts/runtime-packages.sh scripts/deploy.sh \
+        scripts/wait-slices.sh scripts/kind-up.sh scripts/kind-down.sh manifests/tests/*.bats manifests/tests/*.bash
+    assert_success
+}
+
+@test "every deployment script is in the Makefile's LINT_SHELL" {
+    local s lint
+    # shellcheck disable=SC2016 # a make rule, not shell
+    lint=$(make -s --no-print-directory -f Makefile -f - print-lint-shell <<<'print-lint-shell: ; @echo $(LINT_SHELL)')
+    for s in scripts/*.sh manifests/tests/*.bats manifests/tests/*.bash; do
+        [[ $s == scripts/install-deps.sh ]] && continue
+        [[ " $lint " == *" $s "* ]] || fail "$s is not in LINT_SHELL: $lint"
+    done
+}
+
+@test "deploy.sh render puts IMAGE into every container, in every form of reference" {
+    require_kustomize
+    local digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+    IMAGE=registry.example.com:5000/team/fakehw-dra:v1.2 run scripts/deploy.sh render
+    assert_success
+    run bash -c "grep 'image:' <<<\"\$0\" | sort -u" "$output"
+    assert_output "        image: registry.example.com:5000/team/fakehw-dra:v1.2"
+
+    IMAGE=registry.example.com:5000/fakehw-dra@$digest run scripts/deploy.sh render
+    assert_success
+    run bash -c "grep 'image:' <<<\"\$0\" | sort -u" "$output"
+    assert_output "        image: registry.example.com:5000/fakehw-dra@$digest"
+
+    IMAGE=localhost:5000/fakehw-dra run scripts/deploy.sh render
+    run bash -c "grep 'image:' <<<\"\$0\" | sort -u" "$output"
+    assert_output "        image: localhost:5000/fakehw-dra:latest"
+
+    IMAGE=x/y@sha256:short run scripts/deploy.sh render
+    assert_failure
+    assert_output --partial "the digest must be sha256:<64 hex digits>"
+}
+
+@test "deploy.sh render stamps IMAGE_ID on the pod template only" {
+    require_kustomize
+    IMAGE_ID=sha256:feed run scripts/deploy.sh render
+    assert_success
+    run grep -c 'fakehw.example.com/image-id: sha256:feed' <<<"$output"
+    assert_output 1
+}
+
+@test "deploy.sh driver-name follows the overlay; an unknown overlay is named with those that exist" {
+    require_kustomize
+    run scripts/deploy.sh driver-name
+    assert_success
+    assert_output "$DEFAULT_DRIVER"
+    OVERLAY=nvidia-compat run scripts/deploy.sh driver-name
+    assert_success
+    assert_output gpu.nvidia.com
+    OVERLAY=../base run scripts/deploy.sh driver-name
+    assert_failure
+    assert_output --partial "OVERLAY=../base: no such overlay in manifests/overlays (have: nvidia-compat"
+    run scripts/deploy.sh bogus
+    assert_failure
+    assert_output --partial "scripts/deploy.sh apply"
+    # The throw-away kustomizations are gone.
+    run bash -c 'ls -d build/deploy.* 2>/dev/null'
+    assert_output ""
+}
+
+# A kubectl stand-in for wait-slices.sh: two nodes run the plugin; slices
+# appear for node-a at once and for node-b on the third look.
+make_kubectl_stub() {
+    local t=$BATS_TEST_TMPDIR
+    mkdir -p "$t/bin"
+    echo 0 >"$t/looks"
+    cat >"$t/bin/kubectl" <<EOF
+#!/usr/bin/env bash
+args="\$*"
+case \$args in
+*"get daemonset"*go-template*) echo -n "app.kubernetes.io/name=fakehw-dra," ;;
+*"get daemonset"*DRIVER_NAME*) echo -n "gpu.fakehw.example.com" ;;
+*"get daemonset"*) ;;
+*"rollout status"*) echo 'daemon set "fakehw-dra-kubelet-plugin" successfully rolled out' ;;
+*"get pods"*nodeName*) printf 'node-a\nnode-b\n' ;;
+*"get resourceslices"*jsonpath*)
+    n=\$(( \$(cat "$t/looks") + 1 )); echo \$n >"$t/looks"
+    if ((n >= 3)); then printf 'node-a\nnode-b\nnode-a\n'; else printf 'node-a\n'; fi ;;
+*"get resourceslices"*) echo "SLICES \$args" ;;
+*"get deviceclasses"*) echo "CLASSES" ;;
+*) echo "unexpected kubectl \$args" >&2; exit 1 ;;
+esac
+EOF
+    chmod +x "$t/bin/kubectl"
+}
+
+@test "wait-slices.sh waits until every node with a plugin pod published, showing progress, then summarizes" {
+    make_kubectl_stub
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" WAIT_TIMEOUT=30 run scripts/wait-slices.sh
+    assert_success
+    assert_output --partial "ResourceSlices published on 1/2 nodes; waiting for: node-b"
+    assert_output --partial "every node published its devices"
+    assert_line "SLICES get resourceslices --field-selector spec.driver=gpu.fakehw.example.com"
+    assert_output --partial "CLASSES"
+}
+
+@test "wait-slices.sh times out with diagnostics when a node never publishes" {
+    make_kubectl_stub
+    echo -1000 >"$BATS_TEST_TMPDIR/looks"
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" WAIT_TIMEOUT=3 run scripts/wait-slices.sh
+    assert_failure
+    assert_output --partial "not every node published ResourceSlices of gpu.fakehw.example.com within 3s"
+    assert_output --partial "diagnostics: pods"
+}
+
+@test "runtime-packages.sh names the packages of a program's libraries, none for a static one" {
+    run scripts/runtime-packages.sh /bin/ls
+    assert_success
+    assert_line libc6
+    run scripts/runtime-packages.sh /bin/busybox
+    assert_success
+    assert_output ""
+    run scripts/runtime-packages.sh /nonexistent
+    assert_failure
+    assert_output --partial "/nonexistent: not an executable file"
+}
+
+@test "Dockerfile: Debian 12 stages, make deps, and the programs the DaemonSet runs" {
+    run grep -E '^ARG (BUILD|RUNTIME)_IMAGE=' Dockerfile
+    assert_line "ARG BUILD_IMAGE=debian:12"
+    assert_line "ARG RUNTIME_IMAGE=debian:12-slim"
+    run grep -c 'RUN make deps' Dockerfile
+    assert_output 1
+    local prog progs
+    progs=$(sed -n 's|.*\(/usr/local/bin/[a-z-]*\).*|\1|p' manifests/base/daemonset.yaml | sort -u)
+    [[ -n $progs ]] || fail "found no /usr/local/bin programs in the DaemonSet"
+    while read -r prog; do
+        grep -q "build/image/bin/${prog##*/}" Dockerfile || fail "the DaemonSet runs $prog, which the Dockerfile does not install"
+    done <<<"$progs"
+    run grep -Ex 'build|\.git' .dockerignore
+    assert_line build
+    assert_line .git
+}
