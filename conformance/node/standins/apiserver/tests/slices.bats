@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# apiserver-standin: ResourceSlice semantics the driver depends on:
+# generateName, field selectors, resourceVersion conflicts, preconditions,
+# delete collection, validation (422), taints and --drop-device-taints.
+
+setup() {
+    load helpers
+    start_standin --node node-1
+}
+
+teardown() {
+    stop_standin
+}
+
+@test "generateName: prefix + 5 characters of the real server's alphabet" {
+    api POST "$SLICES" "$(slice gpu.example.com- node-1 gpu.example.com)"
+    expect 201 '.metadata.name | test("^gpu\\.example\\.com-[bcdfghjklmnpqrstvwxz2456789]{5}$")' \
+        '.metadata.generateName == "gpu.example.com-"' '.metadata.generation == 1'
+    api POST "$SLICES" "$(slice gpu.example.com- node-1 gpu.example.com)"
+    expect 201
+    api GET "$SLICES"
+    expect 200 '.items | length == 2' '.items[0].metadata.name != .items[1].metadata.name'
+}
+
+@test "field selectors: spec.nodeName, spec.driver, both, !=, and unsupported labels" {
+    api POST "$SLICES" "$(slice a node-1 gpu.example.com)"
+    api POST "$SLICES" "$(slice b node-2 gpu.example.com)"
+    api POST "$SLICES" "$(slice c node-1 other.example.com)"
+    api GET "$SLICES?fieldSelector=spec.nodeName%3Dnode-1"
+    expect 200 '[.items[].metadata.name] == ["a", "c"]'
+    api GET "$SLICES?fieldSelector=spec.driver%3Dgpu.example.com"
+    expect 200 '[.items[].metadata.name] == ["a", "b"]'
+    api GET "$SLICES?fieldSelector=spec.nodeName%3Dnode-1%2Cspec.driver%3Dgpu.example.com"
+    expect 200 '[.items[].metadata.name] == ["a"]'
+    api GET "$SLICES?fieldSelector=spec.driver!%3Dgpu.example.com"
+    expect 200 '[.items[].metadata.name] == ["c"]'
+    api GET "$SLICES?fieldSelector=metadata.name%3Db"
+    expect 200 '[.items[].metadata.name] == ["b"]'
+    api GET "$SLICES?fieldSelector=spec.pool.name%3Dnode-1"
+    expect 400 '.reason == "BadRequest"' \
+        '.message == "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.pool.name"'
+    api GET "$SLICES?fieldSelector=metadata.namespace%3Dx"
+    expect 400
+    api GET "$SLICES?labelSelector=a%3Db"
+    expect 400 '.message | test("labelSelector")'
+    api GET "$CLAIMS?fieldSelector=spec.x%3Dy"
+    expect 400 '.message == "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""'
+}
+
+@test "PUT: resourceVersion conflict, generation on spec change, immutable fields" {
+    api POST "$SLICES" "$(slice s1 node-1 gpu.example.com)"
+    local s1=$BODY
+    api PUT "$SLICES/s1" "$(jq -c '.spec.pool.generation = 2' <<<"$s1")"
+    expect 200 '.metadata.generation == 2' '.spec.pool.generation == 2'
+    api PUT "$SLICES/s1" "$(jq -c '.spec.pool.generation = 3' <<<"$s1")"
+    expect 409 '.reason == "Conflict"' '.code == 409' '.details.name == "s1"'
+    api GET "$SLICES/s1"
+    api PUT "$SLICES/s1" "$(jq -c '.spec.nodeName = "node-2" | .spec.pool.name = "node-2"' <<<"$BODY")"
+    expect 422 '[.details.causes[].field] == ["spec.nodeName", "spec.pool.name"]' \
+        '.details.causes[0].message == "Invalid value: \"node-2\": field is immutable"'
+    # Without a resourceVersion the update is unconditional.
+    api PUT "$SLICES/s1" "$(jq -c 'del(.metadata.resourceVersion) | .spec.pool.generation = 9' <<<"$s1")"
+    expect 200 '.spec.pool.generation == 9'
+}
+
+@test "DELETE: preconditions and delete collection by field selector" {
+    api POST "$SLICES" "$(slice a node-1 gpu.example.com)"
+    local uid rv
+    uid=$(jq -r .metadata.uid <<<"$BODY")
+    rv=$(jq -r .metadata.resourceVersion <<<"$BODY")
+    api DELETE "$SLICES/a" '{"preconditions":{"resourceVersion":"999"}}'
+    expect 409 '.message == "Operation cannot be fulfilled on resourceslices.resource.k8s.io \"a\": Precondition failed: ResourceVersion in precondition: 999, ResourceVersion in object meta: '"$rv"'"'
+    api DELETE "$SLICES/a" "{\"preconditions\":{\"uid\":\"$uid\",\"resourceVersion\":\"$rv\"}}"
+    expect 200 '.metadata.name == "a"'
+    api POST "$SLICES" "$(slice b node-1 gpu.example.com)"
+    api POST "$SLICES" "$(slice c node-1 gpu.example.com)"
+    api POST "$SLICES" "$(slice d node-2 gpu.example.com)"
+    api DELETE "$SLICES?fieldSelector=spec.nodeName%3Dnode-1%2Cspec.driver%3Dgpu.example.com"
+    expect 200 '.kind == "ResourceSliceList"' '[.items[].metadata.name] == ["b", "c"]'
+    api GET "$SLICES"
+    expect 200 '[.items[].metadata.name] == ["d"]'
+}
+
+@test "validation: the fields and limits the real server checks, as 422 with field paths" {
+    api POST "$SLICES" '{"metadata":{"name":"x"},"spec":{"pool":{"name":"p","resourceSliceCount":1}}}'
+    # shellcheck disable=SC2016 # backquotes are part of the message
+    expect 422 '.reason == "Invalid"' \
+        '[.details.causes[].field] == ["spec.driver", "spec"]' \
+        '.details.causes[1].message | test("exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required")'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com | jq -c '.spec.allNodes = true')"
+    expect 422 '.details.causes[0].message | test("multiple fields are set")'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com | jq -c 'del(.spec.pool.resourceSliceCount)')"
+    expect 422 '.details.causes[0].field == "spec.pool.resourceSliceCount"'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(devices 129)")"
+    expect 422 '.details.causes[0] == {"reason":"FieldValueTooMany","message":"Too many: 129: must have at most 128 items","field":"spec.devices"}'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(devices 128)")"
+    expect 201
+    api POST "$SLICES" "$(slice y node-1 gpu.example.com "$(devices 65 '{taints: [{key: "k", effect: "NoSchedule"}]}')")"
+    expect 422 '.details.causes[0].message | test("must have at most 64 items")'
+    api POST "$SLICES" "$(slice y node-1 gpu.example.com "$(devices 1 '{attributes: ([range(33)] | map({key: "a\(.)", value: {int: .}}) | from_entries)}')")"
+    expect 422 '.details.causes[0].field == "spec.devices[0]"' \
+        '.details.causes[0].message == "Too many: 33: the total number of attributes and capacities must not exceed 32"'
+    api POST "$SLICES" "$(slice y node-1 gpu.example.com '[{"name":"gpu-0","attributes":{"a":{"int":1,"bool":true},"b":{},"c":{"string":"'"$(printf 'x%.0s' {1..65})"'"},"d":{"version":"1.2"}}}]')"
+    expect 422 '[.details.causes[].field] == ["spec.devices[0].attributes[a]", "spec.devices[0].attributes[b]", "spec.devices[0].attributes[c].string", "spec.devices[0].attributes[d].version"]' \
+        '.details.causes[2].message == "Too long: may not be more than 64 bytes"'
+    api POST "$SLICES" "$(slice y node-1 gpu.example.com '[{"name":"gpu-0","taints":[{"key":"k","effect":"PreferNoSchedule"}]},{"name":"gpu-0"}]')"
+    expect 422 '.details.causes[0].message == "Unsupported value: \"PreferNoSchedule\": supported values: \"NoExecute\", \"NoSchedule\", \"None\""' \
+        '.details.causes[1] == {"reason":"FieldValueDuplicate","message":"Duplicate value: \"gpu-0\"","field":"spec.devices[1].name"}'
+    api POST "$SLICES" "$(slice Bad node-1 gpu.example.com)"
+    expect 422 '.details.causes[0].field == "metadata.name"'
+}
+
+@test "taints get timeAdded; --drop-device-taints drops them like a server without DRADeviceTaints" {
+    local devs='[{"name":"gpu-0","taints":[{"key":"gpu.example.com/unhealthy","value":"true","effect":"NoSchedule"}]}]'
+    api POST "$SLICES" "$(slice t node-1 gpu.example.com "$devs")"
+    expect 201 '.spec.devices[0].taints[0].timeAdded | test("^[0-9-]+T[0-9:]+Z$")'
+    stop_standin
+    start_standin --drop-device-taints
+    api POST "$SLICES" "$(slice t node-1 gpu.example.com "$devs")"
+    expect 201 '.spec.devices[0].taints == null' '.spec.devices[0].name == "gpu-0"'
+    api PUT "$SLICES/t" "$(jq -c ".spec.devices = $devs" <<<"$BODY")"
+    expect 200 '.spec.devices[0].taints == null'
+}

@@ -1,0 +1,189 @@
+/* Watch streams; see watch.h. */
+#include "watch.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct watch_stream {
+    struct store *store;
+    const struct resource *res;
+    char *ns;
+    struct fsel sel;
+    uint64_t last_rv;      /* events up to this one are handled */
+    struct timespec until; /* CLOCK_REALTIME deadline (condvar clock) */
+    int fd;
+    char *pending; /* bytes not yet handed to the server */
+    size_t len, pos, cap;
+    bool done; /* end after pending is sent */
+};
+
+static int append(struct watch_stream *w, const char *type, const char *object_json)
+{
+    size_t need = strlen(type) + strlen(object_json) + 32;
+    if (w->len + need > w->cap) {
+        size_t ncap = w->cap ? w->cap : 4096;
+        while (ncap < w->len + need)
+            ncap *= 2;
+        char *p = realloc(w->pending, ncap);
+        if (p == NULL)
+            return -1;
+        w->pending = p;
+        w->cap = ncap;
+    }
+    w->len += (size_t)snprintf(w->pending + w->len, w->cap - w->len,
+                               "{\"type\":\"%s\",\"object\":%s}\n", type, object_json);
+    return 0;
+}
+
+static void expired(struct watch_stream *w, uint64_t rv, uint64_t oldest)
+{
+    char line[512];
+    snprintf(line, sizeof(line),
+             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+             "\"message\":\"too old resource version: %llu (%llu)\",\"reason\":\"Expired\","
+             "\"code\":410}",
+             (unsigned long long)rv, (unsigned long long)oldest);
+    append(w, "ERROR", line);
+    w->done = true;
+}
+
+struct watch_stream *watch_new(struct store *s, const struct resource *r, const char *ns,
+                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s)
+{
+    struct watch_stream *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return NULL;
+    w->store = s;
+    w->res = r;
+    w->fd = -1;
+    w->ns = ns ? strdup(ns) : NULL;
+    w->sel = *sel;
+    memset(sel, 0, sizeof(*sel));
+    clock_gettime(CLOCK_REALTIME, &w->until);
+    w->until.tv_sec += timeout_s;
+    if (initial) {
+        json_t *items = store_list(s, r, ns);
+        size_t i;
+        json_t *obj;
+        json_array_foreach(items, i, obj)
+        {
+            if (!fsel_match_object(&w->sel, obj))
+                continue;
+            char *text = json_dumps(obj, JSON_COMPACT);
+            if (text)
+                append(w, "ADDED", text);
+            free(text);
+        }
+        json_decref(items);
+        w->last_rv = s->rv;
+    } else if (from_rv < s->expired_rv) {
+        expired(w, from_rv, s->expired_rv + 1);
+    } else {
+        w->last_rv = from_rv;
+    }
+    return w;
+}
+
+void watch_set_fd(struct watch_stream *w, int fd)
+{
+    w->fd = fd;
+}
+
+/* Adds the events after last_rv that this watch sees; store locked. */
+static void collect(struct watch_stream *w)
+{
+    struct store *s = w->store;
+    if (w->last_rv < s->expired_rv) {
+        /* This watch fell behind the history (or asked for the future and
+         * the history moved past it): the real server ends it the same way. */
+        expired(w, w->last_rv, s->expired_rv + 1);
+        return;
+    }
+    for (size_t i = store_first_after(s, w->last_rv); i < s->ring_len; i++) {
+        const struct store_event *e = store_event_at(s, i);
+        w->last_rv = e->rv;
+        if (e->res != w->res || (w->ns && strcmp(w->ns, e->ns)))
+            continue;
+        bool now = fsel_match(&w->sel, (const char *const *)e->now);
+        const char *type = e->type;
+        if (!strcmp(type, "MODIFIED")) {
+            bool was = fsel_match(&w->sel, (const char *const *)e->was);
+            /* Moving into or out of the selection reads as ADDED / DELETED. */
+            if (!was && !now)
+                continue;
+            type = !was ? "ADDED" : !now ? "DELETED" : "MODIFIED";
+        } else if (!now) {
+            continue;
+        }
+        append(w, type, e->object_json);
+    }
+}
+
+static bool client_gone(int fd)
+{
+    if (fd < 0)
+        return false;
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0)
+        return false;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+ssize_t watch_read(struct watch_stream *w, char *buf, size_t max)
+{
+    if (w->pos == w->len && !w->done) {
+        w->pos = w->len = 0;
+        struct store *s = w->store;
+        store_lock(s);
+        for (;;) {
+            if (s->closing) {
+                w->done = true;
+                break;
+            }
+            collect(w);
+            if (w->len > 0 || w->done)
+                break;
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            if (now.tv_sec > w->until.tv_sec ||
+                (now.tv_sec == w->until.tv_sec && now.tv_nsec >= w->until.tv_nsec)) {
+                w->done = true;
+                break;
+            }
+            if (client_gone(w->fd)) {
+                w->done = true;
+                break;
+            }
+            /* Wake at least once a second to notice a client that left. */
+            struct timespec wake = now;
+            wake.tv_sec += 1;
+            if (wake.tv_sec > w->until.tv_sec ||
+                (wake.tv_sec == w->until.tv_sec && wake.tv_nsec > w->until.tv_nsec))
+                wake = w->until;
+            pthread_cond_timedwait(&s->changed, &s->lock, &wake);
+        }
+        store_unlock(s);
+    }
+    if (w->pos == w->len)
+        return -1;
+    size_t n = w->len - w->pos;
+    if (n > max)
+        n = max;
+    memcpy(buf, w->pending + w->pos, n);
+    w->pos += n;
+    return (ssize_t)n;
+}
+
+void watch_free(struct watch_stream *w)
+{
+    if (w == NULL)
+        return;
+    fsel_free(&w->sel);
+    free(w->ns);
+    free(w->pending);
+    free(w);
+}

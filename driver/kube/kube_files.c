@@ -1,0 +1,160 @@
+/* Reading credentials: whole files with a size bound, token files, base64. */
+#include "kube_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int kube_read_file(const char *path, long max, char **out, size_t *out_len, struct error *err)
+{
+    *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return error_set_errno(err, errno, "%s", path);
+    int rc = -1;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            size_t ncap = cap ? cap * 2 : 8192;
+            char *n = realloc(buf, ncap);
+            if (n == NULL) {
+                error_set(err, "%s: out of memory", path);
+                goto out;
+            }
+            buf = n;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            error_set_errno(err, errno, "%s", path);
+            goto out;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        if ((long)len > max) {
+            error_set(err, "%s: larger than %ld bytes", path, max);
+            goto out;
+        }
+    }
+    if (buf == NULL && (buf = malloc(1)) == NULL) {
+        error_set(err, "%s: out of memory", path);
+        goto out;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    buf = NULL;
+    if (out_len)
+        *out_len = len;
+    rc = 0;
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+int kube_read_token(const char *path, char **token, struct error *err)
+{
+    char *buf;
+    size_t len;
+    if (kube_read_file(path, KUBE_MAX_TOKEN, &buf, &len, err) < 0)
+        return -1;
+    size_t start = strspn(buf, " \t\r\n");
+    while (len > start && strchr(" \t\r\n", buf[len - 1]))
+        len--;
+    if (len == start) {
+        free(buf);
+        return error_set(err, "%s: the token file is empty", path);
+    }
+    for (size_t i = start; i < len; i++) {
+        /* A token goes into an HTTP header: no control characters. */
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
+            free(buf);
+            return error_set(err, "%s: the token contains a control character at byte %zu", path,
+                             i);
+        }
+    }
+    memmove(buf, buf + start, len - start);
+    buf[len - start] = '\0';
+    *token = buf;
+    return 0;
+}
+
+static int b64_value(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    if (ch == '+')
+        return 62;
+    if (ch == '/')
+        return 63;
+    return -1;
+}
+
+int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error *err)
+{
+    size_t n = strlen(in);
+    char *buf = malloc(n / 4 * 3 + 4);
+    if (buf == NULL)
+        return error_set(err, "out of memory");
+    size_t len = 0, pad = 0, digits = 0;
+    uint32_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')
+            continue;
+        if (ch == '=') {
+            pad++;
+            continue;
+        }
+        int v = b64_value(ch);
+        if (v < 0 || pad > 0) {
+            free(buf);
+            if (pad > 0)
+                return error_set(err, "invalid base64: data after the '=' padding at offset %zu",
+                                 i);
+            return error_set(err, "invalid base64: character '%c' (0x%02x) at offset %zu",
+                             ch >= 0x20 && ch < 0x7f ? ch : '?', ch, i);
+        }
+        acc = acc << 6 | (uint32_t)v;
+        if (++digits % 4 == 0) {
+            buf[len++] = (char)(acc >> 16);
+            buf[len++] = (char)(acc >> 8);
+            buf[len++] = (char)acc;
+            acc = 0;
+        }
+    }
+    switch (digits % 4) {
+    case 1:
+        free(buf);
+        return error_set(err, "invalid base64: truncated (%zu digits)", digits);
+    case 2:
+        buf[len++] = (char)(acc >> 4);
+        break;
+    case 3:
+        buf[len++] = (char)(acc >> 10);
+        buf[len++] = (char)(acc >> 2);
+        break;
+    }
+    if (pad > 2 || (pad > 0 && (digits + pad) % 4 != 0)) {
+        free(buf);
+        return error_set(err, "invalid base64: wrong padding");
+    }
+    buf[len] = '\0';
+    *out = buf;
+    if (out_len)
+        *out_len = len;
+    return 0;
+}

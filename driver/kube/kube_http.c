@@ -1,0 +1,308 @@
+/* The client object: its copy of the config, a small pool of curl handles,
+ * the options and headers every transfer shares, and HTTP error text. */
+#include "kube_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static int copy_str(char **dst, const char *src, struct error *err)
+{
+    if (src == NULL)
+        return 0;
+    *dst = strdup(src);
+    return *dst ? 0 : error_set(err, "out of memory");
+}
+
+struct kube_client *kube_client_new(const struct kube_config *cfg,
+                                    const struct kube_client_options *opts, struct error *err)
+{
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK) {
+        error_set(err, "initialising libcurl: %s", curl_easy_strerror(curl_init_rc));
+        return NULL;
+    }
+    if (cfg->server == NULL || cfg->server[0] == '\0') {
+        error_set(err, "kube client: no server URL in the config");
+        return NULL;
+    }
+    struct kube_client *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        error_set(err, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    const char *ua = opts && opts->user_agent ? opts->user_agent : "fakehw-dra/kube-client";
+    if (copy_str(&c->server, cfg->server, err) < 0 ||
+        copy_str(&c->ca_file, cfg->ca_file, err) < 0 ||
+        copy_str(&c->ca_data, cfg->ca_data, err) < 0 ||
+        copy_str(&c->cert_file, cfg->client_cert_file, err) < 0 ||
+        copy_str(&c->cert_data, cfg->client_cert_data, err) < 0 ||
+        copy_str(&c->key_file, cfg->client_key_file, err) < 0 ||
+        copy_str(&c->key_data, cfg->client_key_data, err) < 0 ||
+        copy_str(&c->token, cfg->token, err) < 0 ||
+        copy_str(&c->token_file, cfg->token_file, err) < 0 || copy_str(&c->user_agent, ua, err) < 0)
+        goto fail;
+    size_t n = strlen(c->server);
+    while (n > 0 && c->server[n - 1] == '/')
+        c->server[--n] = '\0';
+    c->insecure = cfg->insecure_skip_tls_verify;
+
+    struct kube_client_options o = {0};
+    if (opts)
+        o = *opts;
+    if (o.timeout_ms <= 0)
+        o.timeout_ms = 10000;
+    if (o.max_attempts <= 0)
+        o.max_attempts = 5;
+    if (o.backoff_base_ms <= 0)
+        o.backoff_base_ms = 100;
+    if (o.backoff_max_ms <= 0)
+        o.backoff_max_ms = 5000;
+    if (o.backoff_max_ms < o.backoff_base_ms)
+        o.backoff_max_ms = o.backoff_base_ms;
+    o.user_agent = c->user_agent;
+    c->opts = o;
+    return c;
+fail:
+    kube_client_free(c);
+    return NULL;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+    if (c == NULL)
+        return;
+    for (int i = 0; i < c->nidle; i++)
+        curl_easy_cleanup(c->idle[i]);
+    pthread_mutex_destroy(&c->lock);
+    free(c->server);
+    free(c->ca_file);
+    free(c->ca_data);
+    free(c->cert_file);
+    free(c->cert_data);
+    free(c->key_file);
+    free(c->key_data);
+    free(c->token);
+    free(c->token_file);
+    free(c->user_agent);
+    free(c);
+}
+
+CURL *kube_handle_get(struct kube_client *c)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (c->nidle > 0)
+        h = c->idle[--c->nidle];
+    pthread_mutex_unlock(&c->lock);
+    if (h == NULL)
+        return curl_easy_init();
+    /* Reset keeps the handle's open connections, so the next request reuses them. */
+    curl_easy_reset(h);
+    return h;
+}
+
+void kube_handle_put(struct kube_client *c, CURL *h)
+{
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (c->nidle < KUBE_POOL_MAX) {
+        c->idle[c->nidle++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+static void set_blob(CURL *h, CURLoption opt, const char *pem)
+{
+    /* The client owns the PEM text for longer than any transfer: no copy. */
+    struct curl_blob b = {(void *)pem, strlen(pem), CURL_BLOB_NOCOPY};
+    curl_easy_setopt(h, opt, &b);
+}
+
+void kube_http_setup(struct kube_client *c, CURL *h, long timeout_ms)
+{
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.timeout_ms);
+    if (timeout_ms > 0)
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    /* kubeconfig semantics: a given CA replaces the system trust store. */
+    if (c->ca_data) {
+        curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+        set_blob(h, CURLOPT_CAINFO_BLOB, c->ca_data);
+    } else if (c->ca_file) {
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+    }
+    if (c->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (c->cert_data)
+        set_blob(h, CURLOPT_SSLCERT_BLOB, c->cert_data);
+    else if (c->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file);
+    if (c->key_data)
+        set_blob(h, CURLOPT_SSLKEY_BLOB, c->key_data);
+    else if (c->key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
+}
+
+struct curl_slist *kube_http_headers(struct kube_client *c, const char *content_type,
+                                     struct error *err)
+{
+    struct curl_slist *h = NULL, *t;
+    char *token = NULL, *line = NULL;
+    struct error ferr;
+    if (c->token_file) {
+        /* Projected service-account tokens rotate: read the file every time,
+         * falling back to a static token when the file is gone. */
+        if (kube_read_token(c->token_file, &token, &ferr) < 0 && c->token == NULL) {
+            error_set(err, "reading the bearer token: %s", ferr.msg);
+            return NULL;
+        }
+    }
+    const char *tok = token ? token : c->token;
+    if (!(t = curl_slist_append(h, "Accept: application/json")))
+        goto oom;
+    h = t;
+    /* No "Expect: 100-continue" round trip before large bodies. */
+    if (!(t = curl_slist_append(h, "Expect:")))
+        goto oom;
+    h = t;
+    if (content_type) {
+        if (asprintf(&line, "Content-Type: %s", content_type) < 0 ||
+            !(t = curl_slist_append(h, line)))
+            goto oom;
+        h = t;
+        free(line);
+        line = NULL;
+    }
+    if (tok) {
+        if (asprintf(&line, "Authorization: Bearer %s", tok) < 0 ||
+            !(t = curl_slist_append(h, line)))
+            goto oom;
+        h = t;
+    }
+    free(line);
+    free(token);
+    return h;
+oom:
+    free(line);
+    free(token);
+    curl_slist_free_all(h);
+    error_set(err, "out of memory");
+    return NULL;
+}
+
+const char *kube_http_reason(long status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 202:
+        return "Accepted";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Gone";
+    case 413:
+        return "Request Entity Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    }
+    return "";
+}
+
+void kube_http_status_error(struct error *err, const char *method, const char *path, long status,
+                            const json_t *body, const char *raw, size_t raw_len)
+{
+    const char *reason = kube_http_reason(status);
+    const char *msg = json_string_value(json_object_get(body, "message"));
+    if (msg && msg[0]) {
+        error_set(err, "%s %s: %ld%s%s: %s", method, path, status, reason[0] ? " " : "", reason,
+                  msg);
+        return;
+    }
+    /* Not a Status object: quote the start of the text (a proxy's error page). */
+    size_t n = 0;
+    if (body == NULL && raw) {
+        while (n < raw_len && n < 200 && raw[n] != '\n' && raw[n] != '\0')
+            n++;
+    }
+    if (n > 0)
+        error_set(err, "%s %s: %ld%s%s: %.*s", method, path, status, reason[0] ? " " : "", reason,
+                  (int)n, raw);
+    else
+        error_set(err, "%s %s: %ld%s%s", method, path, status, reason[0] ? " " : "", reason);
+}
+
+int kube_buf_append(struct kube_buf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > (size_t)b->limit) {
+        b->overflow = true;
+        return -1;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t ncap = b->cap ? b->cap : 4096;
+        while (ncap < b->len + n + 1)
+            ncap *= 2;
+        char *d = realloc(b->data, ncap);
+        if (d == NULL)
+            return -1;
+        b->data = d;
+        b->cap = ncap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+void kube_buf_free(struct kube_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}

@@ -1,0 +1,91 @@
+/* Internals shared by the files of driver/kube and by its tests; not part of
+ * the client's contract (that is kube_client.h). */
+#ifndef FAKEHW_DRIVER_KUBE_INTERNAL_H
+#define FAKEHW_DRIVER_KUBE_INTERNAL_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "kube_client.h"
+
+/* Idle curl handles kept for reuse (each keeps its own connection cache). */
+#define KUBE_POOL_MAX 8
+/* Bounds on what the client reads into memory. */
+#define KUBE_MAX_BODY       (64L << 20) /* one response body */
+#define KUBE_MAX_WATCH_LINE (16L << 20) /* one watch event */
+#define KUBE_MAX_TOKEN      (64L << 10) /* a bearer token file */
+#define KUBE_MAX_PEM        (1L << 20)  /* a certificate or key file */
+/* A watch asks the server to end it after this many seconds unless the path
+ * names its own timeoutSeconds; the client gives up 30 s after that. */
+#define KUBE_WATCH_TIMEOUT_S 300
+
+struct kube_client {
+    char *server; /* no trailing slash */
+    char *ca_file, *ca_data;
+    char *cert_file, *cert_data;
+    char *key_file, *key_data;
+    char *token, *token_file;
+    bool insecure;
+    char *user_agent;
+    struct kube_client_options opts; /* defaults filled in */
+
+    pthread_mutex_t lock; /* guards idle[] */
+    CURL *idle[KUBE_POOL_MAX];
+    int nidle;
+};
+
+/* --- kube_http.c: handles and the options every transfer shares --- */
+
+/* A handle from the pool (or a new one), reset.  NULL when curl cannot make one. */
+CURL *kube_handle_get(struct kube_client *c);
+/* Gives h back to the pool (or frees it when the pool is full). */
+void kube_handle_put(struct kube_client *c, CURL *h);
+/* Sets TLS, timeouts, user agent and the no-signal mode on a reset handle. */
+void kube_http_setup(struct kube_client *c, CURL *h, long timeout_ms);
+/* Accept, Content-Type (when content_type is not NULL) and the bearer token,
+ * re-read from the token file on every call.  NULL with err on failure. */
+struct curl_slist *kube_http_headers(struct kube_client *c, const char *content_type,
+                                     struct error *err);
+/* Fills err with "METHOD PATH: 404 Not Found: <the Status message>"; body is
+ * the decoded answer (may be NULL), raw the undecoded one for non-JSON text. */
+void kube_http_status_error(struct error *err, const char *method, const char *path, long status,
+                            const json_t *body, const char *raw, size_t raw_len);
+/* "Not Found" for 404 and so on; "" for codes it does not know. */
+const char *kube_http_reason(long status);
+
+/* Growing buffer for curl write callbacks, bounded by limit. */
+struct kube_buf {
+    char *data;
+    size_t len, cap, limit;
+    bool overflow;
+};
+int kube_buf_append(struct kube_buf *b, const char *p, size_t n);
+void kube_buf_free(struct kube_buf *b);
+
+/* --- kube_backoff.c --- */
+
+/* Full-jitter exponential backoff: a delay in [0, min(max_ms, base_ms * 2^(attempt-1))]
+ * picked by rnd.  attempt counts from 1 (the delay after the first failure). */
+long kube_backoff_ms(int attempt, long base_ms, long max_ms, uint64_t rnd);
+/* A random 64-bit number; thread-safe. */
+uint64_t kube_random(void);
+/* Sleeps ms milliseconds (restarting after signals). */
+void kube_sleep_ms(long ms);
+
+/* --- kube_files.c --- */
+
+/* Decodes standard base64 (padding optional, whitespace ignored).  *out is
+ * NUL-terminated, caller frees.  err says which character is wrong. */
+int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error *err);
+/* Reads a whole file of at most max bytes, NUL-terminated; caller frees.
+ * err: "<path>: <strerror>" or "<path>: larger than N bytes". */
+int kube_read_file(const char *path, long max, char **out, size_t *out_len, struct error *err);
+/* Reads a bearer token file: surrounding whitespace trimmed; empty is an error. */
+int kube_read_token(const char *path, char **token, struct error *err);
+
+#endif

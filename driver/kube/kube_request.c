@@ -1,0 +1,202 @@
+/* One API request with a per-attempt timeout and bounded, jittered retries. */
+#include "kube_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+/* What one attempt produced. */
+struct attempt {
+    CURLcode curl_rc;
+    char curl_msg[CURL_ERROR_SIZE];
+    long status;
+    long retry_after_s; /* -1: no Retry-After header */
+    struct kube_buf body;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    struct kube_buf *b = ud;
+    return kube_buf_append(b, p, size * n) < 0 ? 0 : size * n;
+}
+
+static int attempt_once(struct kube_client *c, const char *method, const char *url,
+                        const char *payload, const char *content_type, struct attempt *a,
+                        struct error *err)
+{
+    memset(a, 0, sizeof(*a));
+    a->retry_after_s = -1;
+    a->body.limit = KUBE_MAX_BODY;
+    struct curl_slist *headers = kube_http_headers(c, payload ? content_type : NULL, err);
+    if (headers == NULL)
+        return -1;
+    CURL *h = kube_handle_get(c);
+    if (h == NULL) {
+        curl_slist_free_all(headers);
+        return error_set(err, "curl_easy_init failed");
+    }
+    kube_http_setup(c, h, c->opts.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (payload) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
+    } else if (!strcmp(method, "HEAD")) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, a->curl_msg);
+    a->curl_rc = curl_easy_perform(h);
+    if (a->curl_rc == CURLE_OK) {
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+        curl_off_t ra = -1;
+        if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+            a->retry_after_s = (long)ra;
+    } else if (a->curl_msg[0] == '\0') {
+        snprintf(a->curl_msg, sizeof(a->curl_msg), "%s", curl_easy_strerror(a->curl_rc));
+    }
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    kube_handle_put(c, h);
+    curl_slist_free_all(headers);
+    return 0;
+}
+
+/* Whether a transport failure may be retried.  Failures before the request
+ * left are always safe; after that only for methods whose repetition cannot
+ * create a second object (a POST with generateName could). */
+static bool transport_retriable(CURLcode rc, const char *method)
+{
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return true;
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return strcmp(method, "POST") != 0;
+    default:
+        return false;
+    }
+}
+
+static bool status_retriable(long status, const char *method)
+{
+    if (status == 429)
+        return true;
+    /* A 504 may mean the write happened after all: same rule as above. */
+    if (status == 504)
+        return strcmp(method, "POST") != 0;
+    return status >= 500 && status <= 599;
+}
+
+/* Appends " (after N attempts)" when the request was retried. */
+static void note_attempts(struct error *err, int attempts)
+{
+    if (err == NULL || attempts < 2)
+        return;
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof(err->msg) - n, " (after %d attempts)", attempts);
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
+                 const char *content_type, long *status, json_t **response, struct error *err)
+{
+    if (status)
+        *status = 0;
+    if (response)
+        *response = NULL;
+    if (path == NULL || path[0] != '/')
+        return error_set(err, "%s %s: the path must start with \"/\"", method,
+                         path ? path : "(null)");
+    char *url = NULL, *payload = NULL;
+    struct attempt a = {0};
+    int rc = -1, attempts = 0;
+    if (asprintf(&url, "%s%s", c->server, path) < 0) {
+        url = NULL;
+        error_set(err, "out of memory");
+        goto out;
+    }
+    if (body && (payload = json_dumps(body, JSON_COMPACT)) == NULL) {
+        error_set(err, "%s %s: cannot encode the request body as JSON", method, path);
+        goto out;
+    }
+    if (content_type == NULL)
+        content_type = "application/json";
+
+    for (int attempt = 1;; attempt++) {
+        attempts = attempt;
+        if (attempt_once(c, method, url, payload, content_type, &a, err) < 0) {
+            error_prefix(err, "%s %s", method, path);
+            goto out;
+        }
+        bool last = attempt >= c->opts.max_attempts;
+        long delay = kube_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms,
+                                     kube_random());
+        if (a.curl_rc != CURLE_OK) {
+            if (a.body.overflow) {
+                error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
+                          KUBE_MAX_BODY);
+                goto out;
+            }
+            if (last || !transport_retriable(a.curl_rc, method)) {
+                error_set(err, "%s %s: no answer from %s: %s", method, path, c->server, a.curl_msg);
+                note_attempts(err, attempt);
+                goto out;
+            }
+            LOG_W("%s %s: attempt %d of %d failed (%s); retrying in %ld ms", method, path, attempt,
+                  c->opts.max_attempts, a.curl_msg, delay);
+        } else if (!last && status_retriable(a.status, method)) {
+            /* Honour Retry-After, but never wait longer than backoff_max_ms. */
+            if (a.retry_after_s >= 0) {
+                long ra = a.retry_after_s > c->opts.backoff_max_ms / 1000 ? c->opts.backoff_max_ms
+                                                                          : a.retry_after_s * 1000;
+                if (ra > delay)
+                    delay = ra;
+            }
+            LOG_W("%s %s: attempt %d of %d answered %ld; retrying in %ld ms", method, path, attempt,
+                  c->opts.max_attempts, a.status, delay);
+        } else {
+            break;
+        }
+        kube_buf_free(&a.body);
+        kube_sleep_ms(delay);
+    }
+
+    json_t *decoded = NULL;
+    if (a.body.len > 0)
+        decoded = json_loadb(a.body.data, a.body.len, 0, NULL);
+    if (status)
+        *status = a.status;
+    LOG_V(4, "%s %s: %ld (%zu bytes)", method, path, a.status, a.body.len);
+    if (a.status >= 400 || a.status < 200) {
+        kube_http_status_error(err, method, path, a.status, decoded, a.body.data, a.body.len);
+        if (status_retriable(a.status, method))
+            note_attempts(err, attempts);
+        if (response)
+            *response = decoded;
+        else
+            json_decref(decoded);
+        goto out;
+    }
+    if (response)
+        *response = decoded;
+    else
+        json_decref(decoded);
+    rc = 0;
+out:
+    kube_buf_free(&a.body);
+    free(payload);
+    free(url);
+    return rc;
+}

@@ -1,0 +1,386 @@
+/* Unit tests for kube_config_load: kubeconfig files (good and bad) and the
+ * in-cluster service account (through KUBE_SERVICEACCOUNT_DIR). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kube_client.h"
+
+#define PEM_CERT "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+#define PEM_KEY  "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n"
+/* base64 of PEM_CERT and PEM_KEY */
+#define PEM_CERT_B64                                                                               \
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+#define PEM_KEY_B64                                                                                \
+    "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY2Zha2UKLS0tLS1FTkQgRUMgUFJJVkFURSBLRVktLS0tLQo="
+
+static char dir[64];
+
+static void write_file(const char *name, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *path_of(const char *name)
+{
+    static char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return p;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/kubeconfig-test.XXXXXX");
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    char sub[128];
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    mkdir(sub, 0755);
+    write_file("ca.crt", PEM_CERT);
+    write_file("sub/client.crt", PEM_CERT);
+    write_file("sub/client.key", PEM_KEY);
+    write_file("token", "  file-token\n");
+    write_file("not-pem", "hello\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Loads text as a kubeconfig; returns the rc and leaves cfg/err filled. */
+static int load(const char *text, struct kube_config *cfg, struct error *err)
+{
+    write_file("config", text);
+    return kube_config_load(path_of("config"), cfg, err);
+}
+
+static void expect_error(const char *text, const char *expected)
+{
+    struct kube_config cfg;
+    struct error err = {{0}};
+    assert_int_equal(load(text, &cfg, &err), -1);
+    char want[1024];
+    snprintf(want, sizeof(want), expected, path_of("config"));
+    assert_string_equal(err.msg, want);
+    assert_null(cfg.server); /* nothing left behind */
+}
+
+static void test_token(void **state)
+{
+    (void)state;
+    struct kube_config cfg;
+    struct error err = {{0}};
+    int rc = load("apiVersion: v1\nkind: Config\ncurrent-context: dev\n"
+                  "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443/\n"
+                  "    insecure-skip-tls-verify: true\n"
+                  "contexts:\n- name: dev\n  context: {cluster: c1, user: u1, namespace: x}\n"
+                  "users:\n- name: u1\n  user:\n    token: abc.def\n",
+                  &cfg, &err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(cfg.server, "https://10.0.0.1:6443");
+    assert_string_equal(cfg.token, "abc.def");
+    assert_true(cfg.insecure_skip_tls_verify);
+    assert_null(cfg.ca_file);
+    assert_null(cfg.ca_data);
+    assert_null(cfg.client_cert_data);
+    assert_null(cfg.token_file);
+    kube_config_free(&cfg);
+}
+
+static void test_client_cert_data(void **state)
+{
+    (void)state;
+    struct kube_config cfg;
+    struct error err = {{0}};
+    int rc = load("current-context: kind-kind\n"
+                  "clusters:\n- cluster:\n    certificate-authority-data: " PEM_CERT_B64 "\n"
+                  "    server: https://127.0.0.1:41233\n  name: kind-kind\n"
+                  "contexts:\n- context:\n    cluster: kind-kind\n    user: kind-kind\n"
+                  "  name: kind-kind\n"
+                  "users:\n- name: kind-kind\n  user:\n"
+                  "    client-certificate-data: " PEM_CERT_B64 "\n"
+                  "    client-key-data: " PEM_KEY_B64 "\n",
+                  &cfg, &err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(cfg.server, "https://127.0.0.1:41233");
+    assert_string_equal(cfg.ca_data, PEM_CERT);
+    assert_string_equal(cfg.client_cert_data, PEM_CERT);
+    assert_string_equal(cfg.client_key_data, PEM_KEY);
+    assert_null(cfg.token);
+    assert_false(cfg.insecure_skip_tls_verify);
+    kube_config_free(&cfg);
+}
+
+static void test_relative_files(void **state)
+{
+    (void)state;
+    struct kube_config cfg;
+    struct error err = {{0}};
+    int rc = load("current-context: a\n"
+                  "clusters:\n- name: c\n  cluster:\n    server: 127.0.0.1:6443\n"
+                  "    certificate-authority: ca.crt\n"
+                  "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
+                  "users:\n- name: u\n  user:\n    client-certificate: sub/client.crt\n"
+                  "    client-key: sub/client.key\n    tokenFile: token\n",
+                  &cfg, &err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(cfg.server, "https://127.0.0.1:6443"); /* no scheme: https */
+    char want[256];
+    snprintf(want, sizeof(want), "%s/ca.crt", dir);
+    assert_string_equal(cfg.ca_file, want);
+    snprintf(want, sizeof(want), "%s/sub/client.crt", dir);
+    assert_string_equal(cfg.client_cert_file, want);
+    snprintf(want, sizeof(want), "%s/sub/client.key", dir);
+    assert_string_equal(cfg.client_key_file, want);
+    snprintf(want, sizeof(want), "%s/token", dir);
+    assert_string_equal(cfg.token_file, want);
+    kube_config_free(&cfg);
+}
+
+static void test_absolute_file_and_current_context(void **state)
+{
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "current-context: second\n"
+             "clusters:\n- name: one\n  cluster: {server: 'http://one:1'}\n"
+             "- name: two\n  cluster:\n    server: http://two:2\n"
+             "    certificate-authority: %s/ca.crt\n"
+             "contexts:\n- name: first\n  context: {cluster: one, user: u1}\n"
+             "- name: second\n  context: {cluster: two, user: u2}\n"
+             "users:\n- name: u1\n  user: {token: one}\n- name: u2\n  user: {token: two}\n",
+             dir);
+    struct kube_config cfg;
+    struct error err = {{0}};
+    assert_int_equal(load(text, &cfg, &err), 0);
+    assert_string_equal(cfg.server, "http://two:2");
+    assert_string_equal(cfg.token, "two");
+    char want[256];
+    snprintf(want, sizeof(want), "%s/ca.crt", dir);
+    assert_string_equal(cfg.ca_file, want);
+    kube_config_free(&cfg);
+}
+
+static void test_missing_current_context(void **state)
+{
+    (void)state;
+    expect_error("clusters: []\ncontexts: []\n", "kubeconfig %s: current-context is not set");
+}
+
+static void test_unknown_context(void **state)
+{
+    (void)state;
+    expect_error("current-context: prod\ncontexts:\n- name: dev\n  context: {cluster: c}\n",
+                 "kubeconfig %s: current-context \"prod\": no such entry in contexts");
+}
+
+static void test_unknown_cluster_and_user(void **state)
+{
+    (void)state;
+    expect_error("current-context: kind\ncontexts:\n- name: kind\n  context: {cluster: c}\n",
+                 "kubeconfig %s: context \"kind\": cluster \"c\" not found in clusters");
+    expect_error("current-context: kind\ncontexts:\n- name: kind\n  context: {cluster: c, user: "
+                 "u}\nclusters:\n- name: c\n  cluster: {server: 'https://x'}\n",
+                 "kubeconfig %s: context \"kind\": user \"u\" not found in users");
+    expect_error("current-context: kind\ncontexts:\n- name: kind\n  context: {user: u}\n",
+                 "kubeconfig %s:4: context \"kind\": cluster is not set");
+}
+
+static void test_missing_server(void **state)
+{
+    (void)state;
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    insecure-skip-tls-verify: true\n",
+                 "kubeconfig %s:8: cluster \"c\": server is not set");
+}
+
+static void test_bad_base64(void **state)
+{
+    (void)state;
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"
+                 "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
+                 "users:\n- name: u\n  user:\n    client-certificate-data: LS0t*LS0\n"
+                 "    client-key-data: " PEM_KEY_B64 "\n",
+                 "kubeconfig %s:11: user \"u\": client-certificate-data: invalid base64: "
+                 "character '*' (0x2a) at offset 4");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: https://x\n"
+                 "    certificate-authority-data: aGVsbG8K\n",
+                 "kubeconfig %s:9: cluster \"c\": certificate-authority-data: no PEM block "
+                 "(\"-----BEGIN ...\") in it");
+}
+
+static void test_file_not_found(void **state)
+{
+    (void)state;
+    char want[512];
+    snprintf(want, sizeof(want),
+             "kubeconfig %%s:8: cluster \"c\": certificate-authority: %s/missing.crt: No such "
+             "file or directory",
+             dir);
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    certificate-authority: missing.crt\n"
+                 "    server: https://x\n",
+                 want);
+    struct kube_config cfg;
+    struct error err = {{0}};
+    assert_int_equal(kube_config_load("/nonexistent/kubeconfig", &cfg, &err), -1);
+    assert_string_equal(err.msg, "kubeconfig: /nonexistent/kubeconfig: No such file or directory");
+    assert_int_equal(kube_config_load("/a/config:/b/config", &cfg, &err), -1);
+    assert_string_equal(err.msg, "kubeconfig (a list of files is not supported): "
+                                 "/a/config:/b/config: No such file or directory");
+}
+
+static void test_other_errors(void **state)
+{
+    (void)state;
+    expect_error("", "kubeconfig %s: the file is empty");
+    expect_error("current-context: [a\n",
+                 "kubeconfig %s:2:1: invalid YAML: did not find expected ',' or ']'");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"
+                 "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
+                 "users:\n- name: u\n  user:\n    exec:\n      command: aws\n",
+                 "kubeconfig %s:11: user \"u\": exec credentials are not supported; use a token, "
+                 "tokenFile or client certificate");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"
+                 "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
+                 "users:\n- name: u\n  user:\n    client-certificate: sub/client.crt\n",
+                 "kubeconfig %s:11: user \"u\": client-certificate is set but client-key is not");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: https://x\n"
+                 "    certificate-authority: ca.crt\n    certificate-authority-data: aGk=\n",
+                 "kubeconfig %s:9: cluster \"c\": certificate-authority and "
+                 "certificate-authority-data are both set; use one");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: https://x\n"
+                 "    certificate-authority: ca.crt\n    insecure-skip-tls-verify: true\n",
+                 "kubeconfig %s:10: cluster \"c\": insecure-skip-tls-verify cannot be combined "
+                 "with a certificate authority");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: ftp://x\n",
+                 "kubeconfig %s:8: cluster \"c\": server \"ftp://x\" is not an http(s) URL");
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: https://x\n"
+                 "    insecure-skip-tls-verify: maybe\n",
+                 "kubeconfig %s:9: cluster \"c\": insecure-skip-tls-verify: \"maybe\" is not true "
+                 "or false");
+    expect_error("current-context: a\ncontexts: {a: b}\n",
+                 "kubeconfig %s:2: contexts must be a list");
+}
+
+/* ---------- in-cluster ---------- */
+
+static void set_in_cluster(const char *host, const char *port, const char *sa_dir)
+{
+    setenv("KUBERNETES_SERVICE_HOST", host, 1);
+    setenv("KUBERNETES_SERVICE_PORT", port, 1);
+    setenv("KUBE_SERVICEACCOUNT_DIR", sa_dir, 1);
+}
+
+static void test_in_cluster(void **state)
+{
+    (void)state;
+    char sa[128];
+    snprintf(sa, sizeof(sa), "%s/sa", dir);
+    mkdir(sa, 0755);
+    write_file("sa/token", "eyJhbGciOi.payload.sig\n");
+    write_file("sa/ca.crt", PEM_CERT);
+    set_in_cluster("10.96.0.1", "443", sa);
+    struct kube_config cfg;
+    struct error err = {{0}};
+    assert_int_equal(kube_config_load(NULL, &cfg, &err), 0);
+    assert_string_equal(cfg.server, "https://10.96.0.1:443");
+    char want[256];
+    snprintf(want, sizeof(want), "%s/token", sa);
+    assert_string_equal(cfg.token_file, want);
+    assert_null(cfg.token); /* read per request, never cached */
+    snprintf(want, sizeof(want), "%s/ca.crt", sa);
+    assert_string_equal(cfg.ca_file, want);
+    kube_config_free(&cfg);
+
+    set_in_cluster("fd00:10:96::1", "6443", sa);
+    assert_int_equal(kube_config_load("", &cfg, &err), 0);
+    assert_string_equal(cfg.server, "https://[fd00:10:96::1]:6443");
+    kube_config_free(&cfg);
+}
+
+static void test_in_cluster_errors(void **state)
+{
+    (void)state;
+    char sa[128];
+    snprintf(sa, sizeof(sa), "%s/sa-empty", dir);
+    mkdir(sa, 0755);
+    struct kube_config cfg;
+    struct error err = {{0}};
+
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    assert_int_equal(kube_config_load(NULL, &cfg, &err), -1);
+    assert_string_equal(err.msg, "in-cluster config: KUBERNETES_SERVICE_HOST and "
+                                 "KUBERNETES_SERVICE_PORT are not set (not running in a pod? "
+                                 "give a kubeconfig instead)");
+
+    set_in_cluster("10.96.0.1", "https", sa);
+    assert_int_equal(kube_config_load(NULL, &cfg, &err), -1);
+    assert_string_equal(err.msg, "in-cluster config: KUBERNETES_SERVICE_PORT \"https\" is not a "
+                                 "port");
+
+    set_in_cluster("10.96.0.1", "443", sa);
+    assert_int_equal(kube_config_load(NULL, &cfg, &err), -1);
+    char want[512];
+    snprintf(want, sizeof(want),
+             "in-cluster config: service account token: %s/token: No such file or directory", sa);
+    assert_string_equal(err.msg, want);
+    assert_null(cfg.server);
+
+    write_file("sa-empty/token", " \n");
+    assert_int_equal(kube_config_load(NULL, &cfg, &err), -1);
+    snprintf(want, sizeof(want),
+             "in-cluster config: service account token: %s/token: the token file is empty", sa);
+    assert_string_equal(err.msg, want);
+
+    write_file("sa-empty/token", "t\n");
+    assert_int_equal(kube_config_load(NULL, &cfg, &err), -1);
+    snprintf(want, sizeof(want),
+             "in-cluster config: service account CA: %s/ca.crt: No such file or directory", sa);
+    assert_string_equal(err.msg, want);
+    unsetenv("KUBE_SERVICEACCOUNT_DIR");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_token),
+        cmocka_unit_test(test_client_cert_data),
+        cmocka_unit_test(test_relative_files),
+        cmocka_unit_test(test_absolute_file_and_current_context),
+        cmocka_unit_test(test_missing_current_context),
+        cmocka_unit_test(test_unknown_context),
+        cmocka_unit_test(test_unknown_cluster_and_user),
+        cmocka_unit_test(test_missing_server),
+        cmocka_unit_test(test_bad_base64),
+        cmocka_unit_test(test_file_not_found),
+        cmocka_unit_test(test_other_errors),
+        cmocka_unit_test(test_in_cluster),
+        cmocka_unit_test(test_in_cluster_errors),
+    };
+    return cmocka_run_group_tests_name("kube_config", tests, setup, teardown);
+}
