@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# Device health with the fake driver: a device flipped unhealthy in fakehw
+# gets the <driver>/unhealthy NoSchedule taint in its slice, an Unhealthy
+# entry in the pod's allocatedResourcesStatus and a Ready=False condition in
+# the claim's device status; new claims avoid it; recovery undoes all of it.
+# Flips change a node's devices for everyone, hence "serial"; teardown flips
+# the device back even when a test fails.
+# bats file_tags=health
+
+load lib/helpers
+
+setup() { scenario_setup; }
+teardown() { scenario_teardown; }
+
+# A pod on the test node holding one device: sets VICTIM_POOL and VICTIM_DEVICE.
+start_victim() {
+    local rest
+    use_test_node
+    create_from claim CLAIM=victim COUNT=1
+    create_from pod POD=victim CLAIM_SOURCE=resourceClaimName CLAIM=victim AFFINITY="$(pin_to "$TEST_NODE")"
+    wait_pod_ready "$TEST_NAMESPACE" victim
+    IFS=$'\t' read -r VICTIM_POOL VICTIM_DEVICE rest < <(claim_results "$TEST_NAMESPACE" victim)
+    [[ -n $VICTIM_DEVICE ]] || fail "claim victim has no device"
+}
+
+# claim_device_ready NS CLAIM POOL DEVICE True|False: the device's Ready
+# condition in the claim status has that status (False must carry the reason).
+claim_device_ready() {
+    local json
+    json=$(claim_json "$1" "$2") || return 1
+    jq -e --arg p "$3" --arg dev "$4" --arg s "$5" --arg why "XID 79" '
+        any(.status.devices[]? | select(.pool == $p and .device == $dev) | .conditions[]?;
+            .type == "Ready" and .status == $s and
+            ($s == "True" or ("\(.reason // "") \(.message // "")" | contains($why))))' <<<"$json" >/dev/null || {
+        printf 'claim %s device status: %s\n' "$2" "$(jq -c '.status.devices // []' <<<"$json")"
+        return 1
+    }
+}
+
+# pod_device_health NS POD CONTAINER Healthy|Unhealthy: the container's
+# allocatedResourcesStatus entry for pod claim "gpu" reports that health.
+pod_device_health() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -e --arg c "$3" --arg h "$4" '
+        any(.status.containerStatuses[]? | select(.name == $c) | .allocatedResourcesStatus[]?
+            | select(.name | startswith("claim:gpu")) | .resources[]?; .health == $h)' <<<"$json" >/dev/null || {
+        printf 'allocatedResourcesStatus: %s\n' \
+            "$(jq -c --arg c "$3" '[.status.containerStatuses[]? | select(.name == $c) | .allocatedResourcesStatus]' <<<"$json")"
+        return 1
+    }
+}
+
+# bats test_tags=fake-only, serial
+@test "health: an unhealthy device gets the NoSchedule taint, its pod keeps running, recovery removes it" {
+    require_gate DRADeviceTaints
+    start_victim
+    flip_unhealthy "$TEST_NODE" "$VICTIM_DEVICE"
+    wait_for "taint $(unhealthy_taint_key) on $VICTIM_POOL/$VICTIM_DEVICE" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_has_unhealthy_taint "$VICTIM_POOL" "$VICTIM_DEVICE" >/dev/null
+    pod_is_ready "$TEST_NAMESPACE" victim >/dev/null ||
+        fail "a NoSchedule taint must not stop the pod that already uses the device"
+
+    fakehw_flip "$TEST_NODE" "$VICTIM_DEVICE" healthy
+    wait_for "the taint on $VICTIM_POOL/$VICTIM_DEVICE to go" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_has_no_unhealthy_taint "$VICTIM_POOL" "$VICTIM_DEVICE" >/dev/null
+}
+
+# bats test_tags=fake-only, serial
+@test "health: a new claim avoids an unhealthy device and gets it after recovery" {
+    local ns=$TEST_NAMESPACE device uuid
+    use_test_node
+    device=$(head -n 1 <<<"$TEST_NODE_DEVICES")
+    uuid=$(device_uuid "$TEST_NODE_POOL" "$device")
+    flip_unhealthy "$TEST_NODE" "$device"
+    wait_for "the driver to mark $TEST_NODE_POOL/$device unhealthy (taint or withdrawal)" \
+        "$CONFORMANCE_HEALTH_TIMEOUT" device_marked_unhealthy "$TEST_NODE_POOL" "$device" >/dev/null
+
+    create_from claim-selector CLAIM=wants-it CEL="$(cel_attribute_equals uuid string "$uuid")"
+    create_from pod POD=pod-a CLAIM_SOURCE=resourceClaimName CLAIM=wants-it
+    assert_pod_stays_pending "$ns" pod-a
+    claim_is_unallocated "$ns" wants-it
+
+    fakehw_flip "$TEST_NODE" "$device" healthy
+    wait_for "$TEST_NODE_POOL/$device to be published healthy again" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_back_to_healthy "$TEST_NODE_POOL" "$device" >/dev/null
+    wait_pod_ready "$ns" pod-a
+    assert_same "device of claim wants-it" "$TEST_NODE_POOL"$'\t'"$device" "$(claim_devices "$ns" wants-it)"
+}
+
+# bats test_tags=fake-only, serial
+@test "health: the claim's device status turns Ready=False with the reason, and back to True" {
+    require_gate DRAResourceClaimDeviceStatus
+    require_param CONFORMANCE_DEVICE_STATUS "report ResourceClaim device status"
+    start_victim
+    flip_unhealthy "$TEST_NODE" "$VICTIM_DEVICE"
+    wait_for "condition Ready=False on $VICTIM_DEVICE in claim victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        claim_device_ready "$TEST_NAMESPACE" victim "$VICTIM_POOL" "$VICTIM_DEVICE" False >/dev/null
+
+    fakehw_flip "$TEST_NODE" "$VICTIM_DEVICE" healthy
+    wait_for "condition Ready=True on $VICTIM_DEVICE in claim victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        claim_device_ready "$TEST_NAMESPACE" victim "$VICTIM_POOL" "$VICTIM_DEVICE" True >/dev/null
+}
+
+# bats test_tags=fake-only, serial
+@test "health: the pod's allocatedResourcesStatus turns Unhealthy, and Healthy after recovery" {
+    require_gate ResourceHealthStatus
+    start_victim
+    flip_unhealthy "$TEST_NODE" "$VICTIM_DEVICE"
+    wait_for "allocatedResourcesStatus Unhealthy in pod victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        pod_device_health "$TEST_NAMESPACE" victim ctr Unhealthy >/dev/null
+
+    fakehw_flip "$TEST_NODE" "$VICTIM_DEVICE" healthy
+    wait_for "allocatedResourcesStatus Healthy in pod victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        pod_device_health "$TEST_NAMESPACE" victim ctr Healthy >/dev/null
+}

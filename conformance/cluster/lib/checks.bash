@@ -1,0 +1,168 @@
+# shellcheck shell=bash
+# The suite's preconditions, checked once before any scenario (setup_suite.bash).
+# Each check fails with a message that says what is missing and what to do,
+# so a run against a broken or foreign cluster stops in seconds instead of
+# timing out scenario by scenario.
+
+check_tools() {
+    local tool missing=()
+    for tool in "$CONFORMANCE_KUBECTL" jq flock; do
+        command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+    done
+    ((${#missing[@]} == 0)) || {
+        fail "missing tools: ${missing[*]} (the suite needs kubectl, jq and flock on PATH)"
+        return 1
+    }
+}
+
+check_cluster_reachable() {
+    detect_server_version
+}
+
+check_dra_api() {
+    local versions
+    versions=$(kc api-versions 2>&1) || {
+        fail "kubectl api-versions failed: $versions"
+        return 1
+    }
+    grep -qxF resource.k8s.io/v1 <<<"$versions" && return 0
+    local served
+    served=$(grep '^resource\.k8s\.io/' <<<"$versions" | tr '\n' ' ')
+    fail "the API server does not serve resource.k8s.io/v1 (DRA is GA from Kubernetes 1.34;" \
+        "server ${CONFORMANCE_SERVER_VERSION:-?} serves: ${served:-no resource.k8s.io version})"
+}
+
+check_device_class() {
+    local out classes
+    out=$(kc get deviceclass "$CONFORMANCE_DEVICE_CLASS" -o name 2>&1) && return 0
+    classes=$(kc get deviceclasses -o name 2>/dev/null | sed 's|.*/||' | tr '\n' ' ')
+    fail "DeviceClass $CONFORMANCE_DEVICE_CLASS not found ($out)." \
+        "Deploy the driver (make deploy) or set CONFORMANCE_DEVICE_CLASS; classes here: ${classes:-none}"
+}
+
+# check_slices: the driver publishes node-local devices, at least
+# CONFORMANCE_MIN_DEVICES on one schedulable node, each with the expected
+# attributes and capacities.  Prints "<node>\t<count>" of the test node.
+check_slices() {
+    local slices counts nodes picked
+    slices=$(driver_slices 2>&1) || {
+        fail "cannot list ResourceSlices: $slices"
+        return 1
+    }
+    if [[ $(jq 'length' <<<"$slices") == 0 ]]; then
+        fail "no ResourceSlice is published by driver $CONFORMANCE_DRIVER. Is its kubelet plugin running?" \
+            "(kubectl -n $CONFORMANCE_DRIVER_NAMESPACE get pods -l $CONFORMANCE_DRIVER_POD_SELECTOR)"
+        return 1
+    fi
+    counts=$(node_device_counts <<<"$slices")
+    [[ -n $counts ]] || {
+        fail "driver $CONFORMANCE_DRIVER publishes no node-local devices (no slice has spec.nodeName);" \
+            "the scenarios need devices that belong to one node"
+        return 1
+    }
+    local missing
+    missing=$(missing_device_fields "$slices")
+    [[ -z $missing ]] || {
+        fail "devices of $CONFORMANCE_DRIVER lack expected fields (CONFORMANCE_EXPECTED_ATTRIBUTES /" \
+            "CONFORMANCE_EXPECTED_CAPACITY):"$'\n'"$missing"
+        return 1
+    }
+    nodes=$(kc get nodes -o json | schedulable_nodes) || return 1
+    local node n
+    while IFS=$'\t' read -r node n; do
+        grep -qxF -- "$node" <<<"$nodes" || continue
+        if ((n >= CONFORMANCE_MIN_DEVICES)); then
+            picked=$node$'\t'$n
+            break
+        fi
+    done <<<"$counts"
+    [[ -n ${picked:-} ]] || {
+        fail "no schedulable node has at least $CONFORMANCE_MIN_DEVICES devices of $CONFORMANCE_DRIVER" \
+            "(CONFORMANCE_MIN_DEVICES). Devices per node: $(awk -F'\t' '{printf "%s%s: %s", (NR > 1 ? ", " : ""), $1, $2}' <<<"$counts");" \
+            "schedulable nodes: $(paste -sd' ' <<<"$nodes")"
+        return 1
+    }
+    printf '%s\n' "$picked"
+}
+
+# missing_device_fields SLICES: one line per device that lacks an expected
+# attribute or capacity, at most 10 lines.
+missing_device_fields() {
+    local attrs caps
+    attrs=$(jq -cn --arg l "$CONFORMANCE_EXPECTED_ATTRIBUTES" '$l | split(" ") | map(select(. != ""))')
+    caps=$(jq -cn --arg l "$CONFORMANCE_EXPECTED_CAPACITY" '$l | split(" ") | map(select(. != ""))')
+    jq -r --argjson attrs "$attrs" --argjson caps "$caps" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        [.[] | .spec.pool.name as $pool | .spec.devices[]? | . as $dev |
+            ([$attrs[] | select(lookup($dev.attributes // {}; .) == null) | "attribute \(.)"] +
+             [$caps[] | select(lookup($dev.capacity // {}; .) == null) | "capacity \(.)"]) as $miss |
+            select($miss | length > 0) | "  \($pool)/\($dev.name): no \($miss | join(", "))"] | .[:10][]' <<<"$1"
+}
+
+# The driver's pods as JSON ('{"items":[]}' when there are none or the
+# namespace is not there).  Not fatal: only restart and health need them.
+driver_pods_json() {
+    kc get pods -n "$CONFORMANCE_DRIVER_NAMESPACE" -l "$CONFORMANCE_DRIVER_POD_SELECTOR" -o json 2>/dev/null ||
+        echo '{"items":[]}'
+}
+
+# Every driver pod must be Ready; the message names the ones that are not.
+check_driver_pods_ready() {
+    local not_ready
+    not_ready=$(jq -r '.items[] | select([.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 0)
+        | "\(.metadata.name) on \(.spec.nodeName // "-") (\(.status.phase // "?"))"' <<<"$1")
+    [[ -z $not_ready ]] || {
+        fail "driver pods in $CONFORMANCE_DRIVER_NAMESPACE are not Ready: $(tr '\n' ' ' <<<"$not_ready")"
+        return 1
+    }
+}
+
+# suite_preflight: everything setup_suite does, in order, failing fast.  Prints
+# the parameters and the capability decisions as TAP comments on stdout.
+suite_preflight() {
+    params_validate || return 1
+    check_tools || return 1
+    check_cluster_reachable || return 1
+    check_dra_api || return 1
+    check_device_class || return 1
+
+    local pods
+    pods=$(driver_pods_json)
+    params_resolve_fake "$pods"
+    if is_fake_driver; then
+        [[ $(jq '.items | length' <<<"$pods") -gt 0 ]] || {
+            fail "the fake driver's pods are not found (kubectl -n $CONFORMANCE_DRIVER_NAMESPACE get pods" \
+                "-l $CONFORMANCE_DRIVER_POD_SELECTOR); set CONFORMANCE_DRIVER_NAMESPACE and" \
+                "CONFORMANCE_DRIVER_POD_SELECTOR to where it runs"
+            return 1
+        }
+    fi
+    check_driver_pods_ready "$pods" || return 1
+
+    local picked
+    picked=$(check_slices) || return 1
+
+    : "${CONFORMANCE_RUN_ID:=$(LC_ALL=C tr -dc 'a-z0-9' </dev/urandom | head -c 8)}"
+    export CONFORMANCE_RUN_ID
+
+    # Probes run in a namespace of their own; dry-run stores nothing in it.
+    local probe_ns=$CONFORMANCE_NAMESPACE_PREFIX-probe-$CONFORMANCE_RUN_ID nodes
+    if ! create_namespace "$probe_ns" 2>/dev/null; then
+        printf '# cannot create namespace %s: feature gates decided without dry-run probes\n' "$probe_ns"
+        probe_ns=
+    fi
+    nodes=$(driver_slices | jq -r '[.[].spec.nodeName // empty] | unique[]')
+    # shellcheck disable=SC2086 # one argument per node
+    decide_all_gates "$probe_ns" $nodes
+    [[ -z $probe_ns ]] || kc delete namespace "$probe_ns" --wait=false >/dev/null 2>&1 || true
+
+    params_print | sed 's/^/# param /'
+    print_capabilities
+    printf '# test node: %s (%s devices)\n' "${picked%%$'\t'*}" "${picked#*$'\t'}"
+    local leftovers
+    leftovers=$(kc get namespaces -l app.kubernetes.io/part-of=fakehw-dra-conformance -o name 2>/dev/null |
+        grep -v "/$CONFORMANCE_NAMESPACE_PREFIX-probe-$CONFORMANCE_RUN_ID\$" | sed 's|.*/||' | tr '\n' ' ')
+    if [[ -n $leftovers ]]; then
+        printf '# note: namespaces of earlier runs still exist and may hold devices: %s\n' "$leftovers"
+        printf '# note: remove them with kubectl delete namespace -l app.kubernetes.io/part-of=fakehw-dra-conformance\n'
+    fi
+}

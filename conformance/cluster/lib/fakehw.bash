@@ -1,0 +1,145 @@
+# shellcheck shell=bash
+# Checks that only the fake driver allows: what a container sees (fakegpu-smi,
+# injected environment) and health flips through the fakehw daemon of a node.
+# Tests using them carry the fake-only tag, or call them only when
+# is_fake_driver says so.
+
+FAKEGPU_SMI=/usr/bin/fakegpu-smi
+UNHEALTHY_REASON="XID 79: GPU has fallen off the bus"
+
+# GPU UUIDs that fakegpu-smi -L lists in a container, sorted, one per line.
+container_gpu_uuids() {
+    local out
+    out=$(kc exec -n "$1" "$2" -c "$3" -- "$FAKEGPU_SMI" -L 2>&1) || {
+        fail "fakegpu-smi -L in $1/$2 container $3 failed: $out"
+        return 1
+    }
+    grep -oE 'UUID: [^)]+' <<<"$out" | sed 's/^UUID: //' | sort
+}
+
+# The value of environment variable $4 in container $3 of pod $1/$2.
+container_env() {
+    kc exec -n "$1" "$2" -c "$3" -- printenv "$4"
+}
+
+# The uuid attribute of device $2 in pool $1, from the driver's slices.
+device_uuid() {
+    driver_slices | slice_device "$1" "$2" | device_attribute uuid
+}
+
+# UUIDs of the devices allocated to claim $1/$2, sorted, one per line.
+allocated_uuids() {
+    local pool device rest results
+    results=$(claim_results "$1" "$2") || return 1
+    while IFS=$'\t' read -r pool device rest; do
+        [[ -n $device ]] || continue
+        device_uuid "$pool" "$device" || return 1
+    done <<<"$results" | sort
+}
+
+# assert_container_sees_claim NS POD CONTAINER CLAIM: fakegpu-smi inside
+# lists exactly the UUIDs of the devices allocated to CLAIM.
+assert_container_sees_claim() {
+    local seen expected
+    seen=$(container_gpu_uuids "$1" "$2" "$3") || return 1
+    expected=$(allocated_uuids "$1" "$4") || return 1
+    [[ -n $expected && $seen == "$expected" ]] || {
+        fail "container $3 of pod $1/$2 sees GPUs [$(paste -sd' ' <<<"$seen")], but claim $4 holds [$(paste -sd' ' <<<"$expected")]"
+        return 1
+    }
+}
+
+# The driver pod (Running, not being deleted) on node $1.
+driver_pod_on_node() {
+    local json
+    json=$(kc get pods -n "$CONFORMANCE_DRIVER_NAMESPACE" -l "$CONFORMANCE_DRIVER_POD_SELECTOR" \
+        --field-selector "spec.nodeName=$1" -o json) || return 1
+    jq -er --arg n "$1" '[.items[] | select(.metadata.deletionTimestamp == null and .status.phase == "Running")
+        | .metadata.name][0] // error("no running driver pod on node \($n)")' <<<"$json"
+}
+
+# fakehw_flip NODE DEVICE healthy|unhealthy [REASON]: flips a device in the
+# fakehw daemon of NODE, as an operator would.
+fakehw_flip() {
+    local node=$1 device=$2 state=$3 reason=${4:-} pod out
+    pod=$(driver_pod_on_node "$node") || return 1
+    local args=(flip --mount "$CONFORMANCE_FAKEHW_MOUNT" "$device" "$state")
+    [[ -n $reason ]] && args+=(--reason "$reason")
+    out=$(kc exec -n "$CONFORMANCE_DRIVER_NAMESPACE" "$pod" -c "$CONFORMANCE_FAKEHW_CONTAINER" -- "$CONFORMANCE_FAKEHW_BIN" "${args[@]}" 2>&1) || {
+        fail "fakehw ${args[*]} in $CONFORMANCE_DRIVER_NAMESPACE/$pod failed: $out"
+        return 1
+    }
+}
+
+# The health fakehw reports for DEVICE on NODE: healthy or unhealthy.
+fakehw_health() {
+    local pod
+    pod=$(driver_pod_on_node "$1") || return 1
+    kc exec -n "$CONFORMANCE_DRIVER_NAMESPACE" "$pod" -c "$CONFORMANCE_FAKEHW_CONTAINER" -- \
+        cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$2/health"
+}
+
+# Flips DEVICE on NODE back to healthy unless it already is, and waits until
+# the driver publishes it healthy again, so the next test finds the node whole
+# (teardown, also after a failure).
+fakehw_restore_healthy() {
+    local health pool
+    health=$(fakehw_health "$1" "$2") || return 1
+    [[ $health == healthy ]] && return 0
+    fakehw_flip "$1" "$2" healthy || return 1
+    pool=$(driver_slices | node_pool "$1") || return 1
+    wait_for "$pool/$2 to be published healthy again" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_back_to_healthy "$pool" "$2" >/dev/null
+}
+
+# Flips DEVICE on NODE unhealthy and makes sure teardown flips it back.
+flip_unhealthy() {
+    defer fakehw_restore_healthy "$1" "$2"
+    fakehw_flip "$1" "$2" unhealthy "$UNHEALTHY_REASON"
+}
+
+# The taint the fake driver puts on an unhealthy device.
+unhealthy_taint_key() {
+    printf '%s/unhealthy\n' "$CONFORMANCE_DRIVER"
+}
+
+# Succeeds when device $2 of pool $1 carries the unhealthy NoSchedule taint.
+device_has_unhealthy_taint() {
+    local taints
+    taints=$(driver_slices | device_taints "$1" "$2") || return 1
+    jq -e --arg k "$(unhealthy_taint_key)" 'any(.[]; .key == $k and .effect == "NoSchedule")' <<<"$taints" >/dev/null || {
+        printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
+        return 1
+    }
+}
+
+device_has_no_unhealthy_taint() {
+    local taints
+    taints=$(driver_slices | device_taints "$1" "$2") || return 1
+    jq -e --arg k "$(unhealthy_taint_key)" 'all(.[]; .key != $k)' <<<"$taints" >/dev/null || {
+        printf 'device %s/%s still tainted: %s\n' "$1" "$2" "$taints"
+        return 1
+    }
+}
+
+# Succeeds when the driver has reacted to an unhealthy device: it is tainted,
+# or it left the slice (the driver's policy when taints are not served).
+device_marked_unhealthy() {
+    local slices
+    slices=$(driver_slices) || return 1
+    if ! slice_device "$1" "$2" <<<"$slices" >/dev/null 2>&1; then
+        return 0
+    fi
+    device_has_unhealthy_taint "$1" "$2"
+}
+
+# Succeeds when device $2 is published in pool $1 without the unhealthy taint.
+device_back_to_healthy() {
+    local slices
+    slices=$(driver_slices) || return 1
+    slice_device "$1" "$2" <<<"$slices" >/dev/null 2>&1 || {
+        printf 'device %s/%s is not published\n' "$1" "$2"
+        return 1
+    }
+    device_has_no_unhealthy_taint "$1" "$2"
+}

@@ -1,0 +1,306 @@
+# shellcheck shell=bash
+# What the cluster can do: server version, served API versions, and the DRA
+# feature gates the scenarios need.  A scenario whose gate is off or whose
+# version is too old is skipped with the reason, never failed.
+#
+# How a gate is decided, first answer wins (docs/conformance.md has the table):
+#   1. CONFORMANCE_FEATURES=Gate=true|false      the person running the suite knows
+#   2. a behavioural probe (server-side dry-run)  what the API server really does
+#   3. kubernetes_feature_enabled metrics         apiserver /metrics, kubelet /metrics
+#   4. the release default for the server's minor version
+# Decisions are exported as CONFORMANCE_GATE_<Gate>=true|false with the reason
+# in CONFORMANCE_GATE_<Gate>_WHY, so every test of the run sees the same answer.
+
+# The gates the scenarios use, with the first minor release that enables each
+# by default (wire-contracts.md, "Feature gates by release").
+declare -gA GATE_DEFAULT_SINCE=(
+    [DRAAdminAccess]=34
+    [DRAPrioritizedList]=34
+    [DRAResourceClaimDeviceStatus]=33
+    [DRADeviceTaints]=36
+    [ResourceHealthStatus]=36
+)
+# Gates the kubelet must have as well (checked on the nodes with devices).
+declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1)
+# Gates with a dry-run probe: the function that runs it.
+declare -gA GATE_PROBE=(
+    [DRAAdminAccess]=probe_admin_access
+    [DRAPrioritizedList]=probe_prioritized_list
+    [DRADeviceTaints]=probe_device_taints
+)
+
+# --- version and API -----------------------------------------------------------
+
+# parse_server_version: `kubectl version -o json` on stdin -> "major minor gitVersion".
+# Providers append "+" to the minor ("35+"); only the digits count.
+parse_server_version() {
+    jq -ers '.[0].serverVersion // error("no serverVersion: the cluster did not answer")
+        | "\(.major | gsub("[^0-9]"; "")) \(.minor | gsub("[^0-9]"; "")) \(.gitVersion // "?")"'
+}
+
+# Sets CONFORMANCE_SERVER_MAJOR/MINOR/VERSION.  Fails with kubectl's words
+# when the cluster cannot be reached.
+detect_server_version() {
+    local json out major minor git
+    json=$(kc version -o json 2>/dev/null) || true
+    out=$(parse_server_version <<<"$json" 2>/dev/null) || {
+        out=$(kc version -o json 2>&1 >/dev/null | head -n 3 | tr '\n' ' ')
+        fail "cannot reach the cluster of the current kubeconfig" \
+            "(${KUBECONFIG:-~/.kube/config}${CONFORMANCE_KUBE_CONTEXT:+, context $CONFORMANCE_KUBE_CONTEXT}):" \
+            "${out:-kubectl version printed no server version}"
+        return 1
+    }
+    read -r major minor git <<<"$out"
+    [[ $major =~ ^[0-9]+$ && $minor =~ ^[0-9]+$ ]] || {
+        fail "cannot read the server version from kubectl version: major \"$major\", minor \"$minor\""
+        return 1
+    }
+    export CONFORMANCE_SERVER_MAJOR=$major CONFORMANCE_SERVER_MINOR=$minor CONFORMANCE_SERVER_VERSION=$git
+}
+
+# Succeeds if the server is at least 1.$1.
+server_minor_at_least() {
+    ((CONFORMANCE_SERVER_MAJOR > 1 || CONFORMANCE_SERVER_MINOR >= $1))
+}
+
+# Succeeds if GROUP/VERSION ($1) is served.
+api_version_served() {
+    local versions
+    versions=$(kc api-versions) || return 1
+    grep -qxF -- "$1" <<<"$versions"
+}
+
+# --- gate decisions ------------------------------------------------------------
+
+# metric_gate METRICS_TEXT GATE: prints 1 or 0 from kubernetes_feature_enabled,
+# nothing when the metric does not name the gate.
+metric_gate() {
+    grep -E "^kubernetes_feature_enabled\{[^}]*name=\"$2\"[,}]" <<<"$1" | awk '{print $NF; exit}'
+}
+
+# The override for gate $1 from CONFORMANCE_FEATURES, or nothing.
+gate_override() {
+    local entry list
+    IFS=, read -ra list <<<"${CONFORMANCE_FEATURES:-}"
+    for entry in "${list[@]}"; do
+        [[ ${entry%%=*} == "$1" ]] && printf '%s\n' "${entry#*=}"
+    done
+    return 0
+}
+
+# Loads the apiserver's feature metrics into _APISERVER_METRICS once per
+# process (call it directly, not in $(...), or the cache is lost); empty when
+# /metrics is not readable.
+fetch_apiserver_metrics() {
+    [[ -n ${_APISERVER_METRICS_FETCHED:-} ]] && return 0
+    _APISERVER_METRICS=$(kc get --raw /metrics 2>/dev/null | grep '^kubernetes_feature_enabled' || true)
+    _APISERVER_METRICS_FETCHED=1
+}
+
+# Kubelet metrics of node $1 through the API server's node proxy; empty when
+# not readable.
+kubelet_metrics() {
+    kc get --raw "/api/v1/nodes/$1/proxy/metrics" 2>/dev/null | grep '^kubernetes_feature_enabled' || true
+}
+
+# decide_gate GATE PROBE_NAMESPACE KUBELET_NODES...: decides one gate and
+# exports the answer.  PROBE_NAMESPACE may be empty (no probes then).
+decide_gate() {
+    local gate=$1 ns=$2
+    shift 2
+    local value='' why='' result probe=${GATE_PROBE[$gate]:-}
+
+    value=$(gate_override "$gate")
+    [[ -n $value ]] && why="set by CONFORMANCE_FEATURES"
+
+    if [[ -z $value && -n $probe && -n $ns ]]; then
+        result=$("$probe" "$ns") || result=''
+        if [[ $result == on\|* || $result == off\|* ]]; then
+            value=$([[ $result == on\|* ]] && echo true || echo false)
+            why="dry-run probe: ${result#*|}"
+        elif [[ -n $result ]]; then
+            why="dry-run probe inconclusive (${result#*|}); "
+        fi
+    fi
+
+    if [[ -z $value ]]; then
+        local m node seen='' off_on=''
+        fetch_apiserver_metrics
+        m=$(metric_gate "$_APISERVER_METRICS" "$gate")
+        if [[ -n $m ]]; then
+            seen=apiserver
+            [[ $m == 1 ]] || off_on=kube-apiserver
+        fi
+        if [[ -n ${GATE_ON_KUBELET[$gate]:-} ]]; then
+            for node in "$@"; do
+                m=$(metric_gate "$(kubelet_metrics "$node")" "$gate")
+                [[ -n $m ]] || continue
+                seen+=" kubelet/$node"
+                [[ $m == 1 ]] || off_on+=" kubelet/$node"
+            done
+        fi
+        if [[ -n $seen ]]; then
+            if [[ -z $off_on ]]; then
+                value=true
+                why+="kubernetes_feature_enabled=1 on ${seen# }"
+            else
+                value=false
+                why+="kubernetes_feature_enabled=0 on ${off_on# }"
+            fi
+        fi
+    fi
+
+    if [[ -z $value ]]; then
+        local since=${GATE_DEFAULT_SINCE[$gate]:-}
+        if [[ -n $since ]] && server_minor_at_least "$since"; then
+            value=true
+            why+="on by default since 1.$since, server is 1.$CONFORMANCE_SERVER_MINOR"
+        else
+            value=false
+            why+="off by default before 1.${since:-?}, server is 1.$CONFORMANCE_SERVER_MINOR"
+        fi
+    fi
+    export "CONFORMANCE_GATE_$gate=$value" "CONFORMANCE_GATE_${gate}_WHY=$why"
+}
+
+# decide_all_gates PROBE_NAMESPACE KUBELET_NODES...
+decide_all_gates() {
+    local gate
+    for gate in $(printf '%s\n' "${!GATE_DEFAULT_SINCE[@]}" | sort); do
+        decide_gate "$gate" "$@"
+    done
+}
+
+# --- probes ----------------------------------------------------------------------
+# Each probe creates a claim with --dry-run=server (nothing is stored) in
+# namespace $1 and prints "on|<why>", "off|<why>", or "?|<why>" when the
+# answer says nothing about the gate.  A disabled gate makes the API server
+# drop its fields from the object it returns.
+
+dry_run_create() {
+    local manifest
+    manifest=$(render_template "$@") || return 1
+    kc create --dry-run=server -o json -f - <<<"$manifest" 2>&1
+}
+
+# DRAAdminAccess: a claim with adminAccess in a namespace without the
+# admin-access label is refused when the gate is on, and comes back without
+# the field when it is off.
+probe_admin_access() {
+    local out
+    if out=$(dry_run_create probe-admin-access NAMESPACE="$1"); then
+        if jq -e '.spec.devices.requests[0].exactly.adminAccess == true' <<<"$out" >/dev/null 2>&1; then
+            echo "on|adminAccess kept (no namespace label check)"
+        elif jq -e '.kind == "ResourceClaim"' <<<"$out" >/dev/null 2>&1; then
+            echo "off|adminAccess dropped from the claim"
+        else
+            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
+        fi
+    elif [[ $out == *resource.kubernetes.io/admin-access* ]]; then
+        echo "on|adminAccess refused without the resource.kubernetes.io/admin-access namespace label"
+    else
+        echo "?|$(head -c 200 <<<"$out")"
+    fi
+}
+
+# DRAPrioritizedList: firstAvailable is dropped when off, which leaves the
+# request with neither exactly nor firstAvailable, so validation refuses it.
+probe_prioritized_list() {
+    local out
+    if out=$(dry_run_create probe-prioritized-list NAMESPACE="$1"); then
+        if jq -e '(.spec.devices.requests[0].firstAvailable | length) > 0' <<<"$out" >/dev/null 2>&1; then
+            echo "on|firstAvailable accepted"
+        elif jq -e '.kind == "ResourceClaim"' <<<"$out" >/dev/null 2>&1; then
+            echo "off|firstAvailable dropped from the claim"
+        else
+            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
+        fi
+    elif [[ $out == *firstAvailable* || $out == *"exactly one"* ]]; then
+        echo "off|firstAvailable refused: $(head -c 200 <<<"$out")"
+    else
+        echo "?|$(head -c 200 <<<"$out")"
+    fi
+}
+
+# DRADeviceTaints: request tolerations are dropped when off.
+probe_device_taints() {
+    local out
+    if out=$(dry_run_create probe-device-taints NAMESPACE="$1"); then
+        if jq -e '(.spec.devices.requests[0].exactly.tolerations | length) > 0' <<<"$out" >/dev/null 2>&1; then
+            echo "on|request tolerations kept"
+        elif jq -e '.kind == "ResourceClaim"' <<<"$out" >/dev/null 2>&1; then
+            echo "off|request tolerations dropped from the claim"
+        else
+            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
+        fi
+    else
+        echo "?|$(head -c 200 <<<"$out")"
+    fi
+}
+
+# --- skip decisions ----------------------------------------------------------------
+# Each *_missing function prints why a scenario cannot run here and succeeds,
+# or prints nothing and fails when the requirement is met.  require_* turn
+# that into a bats skip.
+
+gate_missing() {
+    local var=CONFORMANCE_GATE_$1 why_var=CONFORMANCE_GATE_${1}_WHY
+    case ${!var:-} in
+    true) return 1 ;;
+    false)
+        printf 'needs feature gate %s, which is off here (%s)\n' "$1" "${!why_var:-no reason recorded}"
+        ;;
+    *)
+        printf 'needs feature gate %s, which was not detected (setup_suite.bash did not run?)\n' "$1"
+        ;;
+    esac
+}
+
+server_minor_missing() {
+    server_minor_at_least "$1" && return 1
+    printf 'needs Kubernetes 1.%s or newer; the server is %s\n' "$1" "${CONFORMANCE_SERVER_VERSION:-1.$CONFORMANCE_SERVER_MINOR}"
+}
+
+# param_missing VAR WHAT: VAR must be "true".
+param_missing() {
+    [[ ${!1:-} == true ]] && return 1
+    printf 'the driver under test does not %s (%s=%s)\n' "$2" "$1" "${!1:-}"
+}
+
+fake_driver_missing() {
+    is_fake_driver && return 1
+    printf 'fake-driver check; the driver under test (%s) is not the fake driver (set CONFORMANCE_FAKE_DRIVER=true if it is, under another name)\n' \
+        "$CONFORMANCE_DRIVER"
+}
+
+require_gate() {
+    local why
+    if why=$(gate_missing "$1"); then skip "$why"; fi
+}
+
+require_server_minor() {
+    local why
+    if why=$(server_minor_missing "$1"); then skip "$why"; fi
+}
+
+require_param() {
+    local why
+    if why=$(param_missing "$1" "$2"); then skip "$why"; fi
+}
+
+require_fake_driver() {
+    local why
+    if why=$(fake_driver_missing); then skip "$why"; fi
+}
+
+# Prints the decisions, one "# " line each (TAP comments), for the run log.
+print_capabilities() {
+    local gate var why_var
+    printf '# server %s; resource.k8s.io/v1 served\n' "${CONFORMANCE_SERVER_VERSION:-?}"
+    printf '# driver %s, class %s, fake driver: %s\n' "$CONFORMANCE_DRIVER" "$CONFORMANCE_DEVICE_CLASS" "$CONFORMANCE_FAKE_DRIVER"
+    for gate in $(printf '%s\n' "${!GATE_DEFAULT_SINCE[@]}" | sort); do
+        var=CONFORMANCE_GATE_$gate
+        why_var=CONFORMANCE_GATE_${gate}_WHY
+        printf '# gate %s: %s (%s)\n' "$gate" "$([[ ${!var:-} == true ]] && echo on || echo off)" "${!why_var:-}"
+    done
+}

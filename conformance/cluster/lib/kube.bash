@@ -1,0 +1,352 @@
+# shellcheck shell=bash
+# kubectl access and the queries the scenarios make: waiting, pods, claims,
+# ResourceSlices, events.  Everything reads `kubectl -o json` through jq, so
+# the field paths below are the resource.k8s.io/v1 and core/v1 wire names.
+
+# kubectl with the suite's context and a bound on every request.
+kc() {
+    local args=(--request-timeout=30s)
+    [[ -n ${CONFORMANCE_KUBE_CONTEXT:-} ]] && args+=(--context "$CONFORMANCE_KUBE_CONTEXT")
+    "${CONFORMANCE_KUBECTL:-kubectl}" "${args[@]}" "$@"
+}
+
+# Prints a message on stderr and fails: the one way helpers report a failed
+# expectation, so the test output says what was expected and what was seen.
+# With no arguments the message comes from stdin (as bats-support's fail).
+fail() {
+    if (($# == 0)); then
+        cat >&2
+    else
+        printf '%s\n' "$*" >&2
+    fi
+    return 1
+}
+
+# wait_for DESCRIPTION TIMEOUT COMMAND...: runs COMMAND every
+# CONFORMANCE_POLL_INTERVAL seconds until it succeeds.  On timeout, fails with
+# DESCRIPTION and the last output of COMMAND.
+wait_for() {
+    local what=$1 timeout=$2 out
+    shift 2
+    local deadline=$((SECONDS + timeout))
+    while :; do
+        if out=$("$@" 2>&1); then
+            [[ -n $out ]] && printf '%s\n' "$out"
+            return 0
+        fi
+        if ((SECONDS >= deadline)); then
+            fail "timed out after ${timeout}s waiting for: $what" $'\n'"last check ($*) said: ${out:-<nothing>}"
+            return 1
+        fi
+        sleep "${CONFORMANCE_POLL_INTERVAL:-2}"
+    done
+}
+
+# holds_for DESCRIPTION SECONDS COMMAND...: COMMAND must keep succeeding for
+# SECONDS (a pod stays Pending, a claim stays unallocated).
+holds_for() {
+    local what=$1 seconds=$2 out
+    shift 2
+    local deadline=$((SECONDS + seconds))
+    while :; do
+        if ! out=$("$@" 2>&1); then
+            fail "expected for ${seconds}s: $what" $'\n'"but the check ($*) failed: ${out:-<nothing>}"
+            return 1
+        fi
+        ((SECONDS >= deadline)) && return 0
+        sleep "${CONFORMANCE_POLL_INTERVAL:-2}"
+    done
+}
+
+# --- pods -------------------------------------------------------------------
+
+pod_json() {
+    kc get pod -n "$1" "$2" -o json
+}
+
+# Succeeds when the pod is Ready.
+pod_is_ready() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -e '[.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 1' \
+        <<<"$json" >/dev/null || {
+        jq -r '"pod \(.metadata.name): phase \(.status.phase // "?"), " +
+            ([.status.conditions[]? | "\(.type)=\(.status)\(if .message then " (\(.message))" else "" end)"] | join(", "))' \
+            <<<"$json"
+        return 1
+    }
+}
+
+wait_pod_ready() {
+    wait_for "pod $1/$2 to become Ready" "${3:-$CONFORMANCE_TIMEOUT}" pod_is_ready "$1" "$2" >/dev/null
+}
+
+# Succeeds while the pod has not been scheduled (no node, phase Pending).
+pod_is_unscheduled() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -e '(.spec.nodeName // "") == "" and .status.phase == "Pending"' <<<"$json" >/dev/null || {
+        jq -r '"pod \(.metadata.name) is on node \(.spec.nodeName // "-") in phase \(.status.phase)"' <<<"$json"
+        return 1
+    }
+}
+
+pod_node() {
+    kc get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}'
+}
+
+pod_uid() {
+    kc get pod -n "$1" "$2" -o jsonpath='{.metadata.uid}'
+}
+
+# The name of the ResourceClaim behind pod claim $3 (pod.spec.resourceClaims[].name):
+# for a template, the generated name from pod.status.resourceClaimStatuses.
+pod_claim_name() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -er --arg n "$3" '
+        ([.spec.resourceClaims[]? | select(.name == $n) | .resourceClaimName // empty] +
+         [.status.resourceClaimStatuses[]? | select(.name == $n) | .resourceClaimName // empty])[0]' \
+        <<<"$json"
+}
+
+delete_pod() {
+    kc delete pod -n "$1" "$2" --wait=false >/dev/null
+}
+
+# Succeeds once the object is gone.
+is_gone() {
+    local out
+    if out=$(kc get "$@" -o name 2>&1); then
+        printf '%s still exists\n' "$out"
+        return 1
+    fi
+    [[ $out == *NotFound* || $out == *"not found"* ]] || {
+        printf '%s\n' "$out"
+        return 1
+    }
+}
+
+wait_gone() {
+    wait_for "$* to be deleted" "$CONFORMANCE_TIMEOUT" is_gone "$@" >/dev/null
+}
+
+# Restart count of container $3.
+container_restarts() {
+    kc get pod -n "$1" "$2" -o json |
+        jq -er --arg c "$3" '.status.containerStatuses[] | select(.name == $c) | .restartCount'
+}
+
+# --- claims -----------------------------------------------------------------
+
+claim_json() {
+    kc get resourceclaim -n "$1" "$2" -o json
+}
+
+# Allocation results of the claim for the driver under test, one line each:
+# "<pool>\t<device>\t<request>\t<adminAccess>".
+claim_results() {
+    local json
+    json=$(claim_json "$1" "$2") || return 1
+    jq -r --arg d "$CONFORMANCE_DRIVER" '.status.allocation.devices.results[]? | select(.driver == $d) |
+        "\(.pool)\t\(.device)\t\(.request)\t\(.adminAccess // false)"' <<<"$json"
+}
+
+# Succeeds when the claim is allocated; prints its results.
+claim_is_allocated() {
+    local json
+    json=$(claim_json "$1" "$2") || return 1
+    if jq -e '.status.allocation != null' <<<"$json" >/dev/null; then
+        claim_results "$1" "$2"
+        return 0
+    fi
+    printf 'claim %s/%s is not allocated\n' "$1" "$2"
+    return 1
+}
+
+wait_claim_allocated() {
+    wait_for "claim $1/$2 to be allocated" "${3:-$CONFORMANCE_TIMEOUT}" claim_is_allocated "$1" "$2" >/dev/null
+}
+
+claim_is_unallocated() {
+    local json
+    json=$(claim_json "$1" "$2") || return 1
+    jq -e '.status.allocation == null' <<<"$json" >/dev/null || {
+        printf 'claim %s/%s is allocated: %s\n' "$1" "$2" "$(jq -c '.status.allocation.devices.results' <<<"$json")"
+        return 1
+    }
+}
+
+# Succeeds when nothing reserves the claim and it carries no allocation.
+claim_is_released() {
+    local json
+    json=$(claim_json "$1" "$2") || return 1
+    jq -e '(.status.reservedFor // []) == [] and .status.allocation == null' <<<"$json" >/dev/null || {
+        jq -r '"claim \(.metadata.name): reservedFor \([.status.reservedFor[]?.name]), allocated \(.status.allocation != null)"' \
+            <<<"$json"
+        return 1
+    }
+}
+
+# UIDs of the consumers that reserve the claim, sorted, one per line.
+claim_reserved_uids() {
+    claim_json "$1" "$2" | jq -r '[.status.reservedFor[]?.uid] | sort[]'
+}
+
+# --- ResourceSlices -----------------------------------------------------------
+
+# The driver's slices of the current pool generations (older generations are
+# obsolete and ignored by the scheduler too), as one JSON array.
+driver_slices() {
+    local json
+    json=$(kc get resourceslices --field-selector "spec.driver=$CONFORMANCE_DRIVER" -o json) || return 1
+    current_slices <<<"$json"
+}
+
+# Filter: a ResourceSliceList on stdin -> array of the slices of the driver under
+# test that belong to the highest generation of their pool.
+current_slices() {
+    jq -c --arg d "$CONFORMANCE_DRIVER" '
+        [.items[]? | select(.spec.driver == $d)]
+        | group_by(.spec.pool.name)
+        | map((map(.spec.pool.generation) | max) as $g | map(select(.spec.pool.generation == $g)))
+        | add // []'
+}
+
+# "<node>\t<device count>" for every node with local devices of the driver,
+# most devices first, then by name.  Reads driver_slices output on stdin.
+node_device_counts() {
+    jq -r '[.[] | select(.spec.nodeName != null) | {node: .spec.nodeName, n: (.spec.devices // [] | length)}]
+        | group_by(.node) | map({node: .[0].node, n: (map(.n) | add)})
+        | sort_by(-.n, .node)[] | "\(.node)\t\(.n)"'
+}
+
+# Device names on node $1, sorted.  Reads driver_slices output on stdin.
+node_devices() {
+    jq -r --arg n "$1" '[.[] | select(.spec.nodeName == $n) | .spec.devices[]?.name] | sort[]'
+}
+
+# "<pool>\t<device>" of every device on node $1, sorted.  Reads
+# driver_slices output on stdin.
+node_pool_devices() {
+    jq -r --arg n "$1" '[.[] | select(.spec.nodeName == $n) | .spec.pool.name as $p | .spec.devices[]? | "\($p)\t\(.name)"] | sort[]'
+}
+
+# The pool that holds the devices of node $1.  Reads driver_slices output.
+node_pool() {
+    jq -er --arg n "$1" '[.[] | select(.spec.nodeName == $n) | .spec.pool.name] | unique
+        | if length == 1 then .[0] else error("node \($n) has \(length) pools: \(.)") end'
+}
+
+# The JSON of device $2 in pool $1.  Reads driver_slices output on stdin.
+slice_device() {
+    jq -ec --arg p "$1" --arg dev "$2" '[.[] | select(.spec.pool.name == $p) | .spec.devices[]? | select(.name == $dev)][0]
+        // error("no device \($dev) in pool \($p)")'
+}
+
+# jq definition: lookup(m; name) is the entry for attribute or capacity name
+# in map m, or null.  Names without a domain belong to the driver ($d), which
+# may also publish them fully qualified, so both spellings are looked up.
+# shellcheck disable=SC2016 # jq variables, not shell ones
+JQ_LOOKUP='def lookup(m; $n): ($n | if contains("/") then [., (if startswith($d + "/") then ltrimstr($d + "/") else empty end)]
+    else [., "\($d)/\(.)"] end) as $names | [$names[] as $k | m[$k] // empty][0];'
+
+# The value of attribute $1 of a device JSON on stdin, whatever its type, as text.
+device_attribute() {
+    jq -er --arg a "$1" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        lookup(.attributes; $a) | if . == null then error("device has no attribute \($a)")
+        else (.string // .version // .int // .bool) | tostring end'
+}
+
+# The type of attribute $1 (string, int, bool, version) of a device on stdin.
+device_attribute_type() {
+    jq -er --arg a "$1" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        lookup(.attributes; $a) | if . == null then error("device has no attribute \($a)") else keys[0] end'
+}
+
+# The quantity of capacity $1 of a device JSON on stdin.
+device_capacity() {
+    jq -er --arg a "$1" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        lookup(.capacity; $a) | if . == null then error("device has no capacity \($a)") else .value end'
+}
+
+# How many (node, value) groups of at least two devices agree on attribute
+# $1: 0 means no node can satisfy a two-device matchAttribute on it.  Reads
+# driver_slices output on stdin.
+count_agreeing_groups() {
+    jq -r --arg a "$1" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        [.[] | select(.spec.nodeName != null) | .spec.nodeName as $n | .spec.devices[]? |
+         {n: $n, v: (lookup(.attributes; $a) | tostring)} | select(.v != "null")]
+        | group_by([.n, .v]) | map(select(length >= 2)) | length'
+}
+
+# "true" when every device has attribute $1 and no two share a value (so a
+# two-device matchAttribute on it cannot be satisfied).  Reads driver_slices
+# output on stdin.
+attribute_unique() {
+    jq -r --arg a "$1" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        [.[] | .spec.devices[]? | lookup(.attributes; $a)] as $v
+        | ($v | length) > 1 and ($v | all(. != null)) and ($v | unique | length) == ($v | length)'
+}
+
+# The taints of device $2 in pool $1 as compact JSON ([] when none).
+# Reads driver_slices output on stdin.
+device_taints() {
+    jq -c --arg p "$1" --arg dev "$2" '[.[] | select(.spec.pool.name == $p) | .spec.devices[]? | select(.name == $dev) | .taints[]?]'
+}
+
+# --- nodes --------------------------------------------------------------------
+
+# Nodes a plain test pod can land on: Ready, not cordoned, no NoSchedule or
+# NoExecute taint.  One name per line.  Reads `kubectl get nodes -o json`.
+schedulable_nodes() {
+    jq -r '.items[] | select((.spec.unschedulable // false) | not)
+        | select([.spec.taints[]? | select(.effect == "NoSchedule" or .effect == "NoExecute")] | length == 0)
+        | select([.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 1)
+        | .metadata.name'
+}
+
+# The node the per-node scenarios use: the schedulable node with the most
+# devices of the driver (ties: by name).  Prints "<node>\t<device count>".
+pick_node() {
+    local slices nodes counts node n
+    slices=$(driver_slices) || return 1
+    nodes=$(kc get nodes -o json | schedulable_nodes) || return 1
+    counts=$(node_device_counts <<<"$slices") || return 1
+    while IFS=$'\t' read -r node n; do
+        if grep -qxF -- "$node" <<<"$nodes"; then
+            printf '%s\t%s\n' "$node" "$n"
+            return 0
+        fi
+    done <<<"$counts"
+    fail "no schedulable node has devices of driver $CONFORMANCE_DRIVER" \
+        $'\n'"nodes with devices: ${counts:-none}"$'\n'"schedulable nodes: ${nodes:-none}"
+}
+
+# --- events -------------------------------------------------------------------
+
+# Succeeds when pod $2 has a FailedScheduling event whose message matches
+# CONFORMANCE_UNSCHEDULABLE_REGEX; prints the message.
+pod_has_unschedulable_event() {
+    local json msg
+    json=$(kc get events -n "$1" --field-selector "involvedObject.kind=Pod,involvedObject.name=$2,reason=FailedScheduling" -o json) ||
+        return 1
+    msg=$(jq -r '[.items[] | .message] | last // ""' <<<"$json")
+    if [[ -n $msg && $msg =~ $CONFORMANCE_UNSCHEDULABLE_REGEX ]]; then
+        printf '%s\n' "$msg"
+        return 0
+    fi
+    printf 'no FailedScheduling event for pod %s matching /%s/ yet (last: %s)\n' \
+        "$2" "$CONFORMANCE_UNSCHEDULABLE_REGEX" "${msg:-none}"
+    return 1
+}
+
+# The pod must stay unscheduled for CONFORMANCE_PENDING_SECONDS and the
+# scheduler must say why.  Prints the scheduler's message.
+assert_pod_stays_pending() {
+    local ns=$1 pod=$2
+    wait_for "a FailedScheduling event for pod $ns/$pod" "$CONFORMANCE_TIMEOUT" \
+        pod_has_unschedulable_event "$ns" "$pod" || return 1
+    holds_for "pod $ns/$pod stays unscheduled" "$CONFORMANCE_PENDING_SECONDS" \
+        pod_is_unscheduled "$ns" "$pod" || return 1
+}

@@ -1,0 +1,198 @@
+# shellcheck shell=bash
+# The life of one test: its tags, its own namespace, the node lock that keeps
+# exclusive scenarios alone, cleanup that runs even when the test fails, and
+# the failure report a person reads first.
+
+# --- tags -----------------------------------------------------------------------
+# bats 1.8 filters on tags but does not tell a test its own tags, so they are
+# read back from the test file: "# bats file_tags=" lines apply to every later
+# test, a "# bats test_tags=" line to the next @test only.
+
+# test_tags FILE DESCRIPTION: prints the tags of that test, one per line.
+test_tags() {
+    local file=$1 description=$2 line name found=''
+    local -a file_tags=() next_tags=() tags=()
+    local tag_re='^[[:space:]]*#[[:space:]]*bats[[:space:]]+(file_tags|test_tags)=(.*)$'
+    # The pattern bats itself uses for a test line (bats-preprocess).
+    local test_re='^[[:blank:]]*@test[[:blank:]]+(.*[^[:blank:]])[[:blank:]]+\{(.*)$'
+    while IFS= read -r line || [[ -n $line ]]; do
+        if [[ $line =~ $tag_re ]]; then
+            local kind=${BASH_REMATCH[1]} list=${BASH_REMATCH[2]}
+            IFS=, read -ra tags <<<"$list"
+            tags=("${tags[@]// /}")
+            if [[ $kind == file_tags ]]; then
+                file_tags=("${tags[@]}")
+            else
+                next_tags=("${tags[@]}")
+            fi
+        elif [[ $line =~ $test_re ]]; then
+            name=${BASH_REMATCH[1]}
+            name=${name#[\'\"]}
+            name=${name%[\'\"]}
+            if [[ $name == "$description" ]]; then
+                found=1
+                break
+            fi
+            next_tags=()
+        fi
+    done <"$file"
+    [[ -n $found ]] || {
+        fail "test_tags: no test \"$description\" in $file"
+        return 1
+    }
+    printf '%s\n' "${file_tags[@]}" "${next_tags[@]}" | grep -v '^$' | sort -u
+}
+
+# has_tag TAG: the current test carries TAG (TEST_TAGS is set by scenario_setup).
+has_tag() {
+    grep -qxF -- "$1" <<<"${TEST_TAGS:-}"
+}
+
+# --- the node lock ---------------------------------------------------------------
+# Under `bats --jobs N` tests run at once.  Tests tagged "serial" need every
+# device of a node (All mode, health flips, driver restart): they take the
+# lock exclusively and wait for all others; the rest share it.
+
+lock_mode() {
+    if has_tag serial; then echo exclusive; else echo shared; fi
+}
+
+acquire_node_lock() {
+    local mode=$1 file=${CONFORMANCE_LOCK_FILE:-${BATS_RUN_TMPDIR:-/tmp}/conformance-node-devices.lock}
+    exec {CONFORMANCE_LOCK_FD}>>"$file" || {
+        fail "cannot open the lock file $file"
+        return 1
+    }
+    local flag=-s
+    [[ $mode == exclusive ]] && flag=-x
+    flock -w "$CONFORMANCE_LOCK_TIMEOUT" "$flag" "$CONFORMANCE_LOCK_FD" || {
+        fail "waited ${CONFORMANCE_LOCK_TIMEOUT}s for $mode use of the nodes' devices (CONFORMANCE_LOCK_TIMEOUT)"
+        return 1
+    }
+}
+
+release_node_lock() {
+    [[ -n ${CONFORMANCE_LOCK_FD:-} ]] || return 0
+    flock -u "$CONFORMANCE_LOCK_FD" 2>/dev/null || true
+    exec {CONFORMANCE_LOCK_FD}>&-
+    unset CONFORMANCE_LOCK_FD
+}
+
+# --- namespace -------------------------------------------------------------------
+
+# <prefix>-<file>-<test number>-<random>, at most 63 characters.
+new_namespace_name() {
+    local base rand
+    base=$(basename "${BATS_TEST_FILENAME:-test}" .bats)
+    base=${base#[0-9][0-9]-}
+    base=$(tr -c 'a-z0-9\n' '-' <<<"${base,,}")
+    rand=$(LC_ALL=C tr -dc 'a-z0-9' </dev/urandom | head -c 5)
+    local name="$CONFORMANCE_NAMESPACE_PREFIX-${base:0:24}-${BATS_TEST_NUMBER:-0}"
+    name=${name%-}
+    printf '%s-%s\n' "${name:0:56}" "$rand"
+}
+
+create_namespace() {
+    create_from namespace NAME="$1" RUN_ID="${CONFORMANCE_RUN_ID:-manual}"
+}
+
+# --- deferred cleanup ---------------------------------------------------------------
+
+# defer COMMAND ARGS...: run at teardown, last registered first, also when
+# the test failed.  For state outside the namespace (device health, driver pods).
+defer() {
+    printf '%q ' "$@" >>"$BATS_TEST_TMPDIR/deferred"
+    printf '\n' >>"$BATS_TEST_TMPDIR/deferred"
+}
+
+# A cluster-scoped object the test created (a DeviceClass): deleted at teardown.
+track_cluster_object() {
+    printf '%s %s\n' "$1" "$2" >>"$BATS_TEST_TMPDIR/cluster-objects"
+}
+
+run_deferred() {
+    local file=$BATS_TEST_TMPDIR/deferred line rc=0
+    [[ -f $file ]] || return 0
+    while IFS= read -r line; do
+        [[ -n $line ]] || continue
+        eval "$line" || {
+            printf 'cleanup step failed: %s\n' "$line"
+            rc=1
+        }
+    done < <(tac "$file")
+    rm -f "$file"
+    return "$rc"
+}
+
+delete_cluster_objects() {
+    local file=$BATS_TEST_TMPDIR/cluster-objects kind name
+    [[ -f $file ]] || return 0
+    while read -r kind name; do
+        kc delete "$kind" "$name" --ignore-not-found --wait=false >/dev/null || true
+    done <"$file"
+    rm -f "$file"
+}
+
+# --- setup / teardown ----------------------------------------------------------------
+
+# Every test file's setup() calls this: skip fake-only tests for other
+# drivers, take the node lock, create the test's namespace.
+scenario_setup() {
+    TEST_TAGS=$(test_tags "$BATS_TEST_FILENAME" "$BATS_TEST_DESCRIPTION") || return 1
+    export TEST_TAGS
+    if has_tag fake-only; then
+        require_fake_driver
+    fi
+    acquire_node_lock "$(lock_mode)" || return 1
+    TEST_NAMESPACE=$(new_namespace_name)
+    export TEST_NAMESPACE
+    create_namespace "$TEST_NAMESPACE" || return 1
+}
+
+# Every test file's teardown() calls this.  A failed test first gets the
+# diagnostics; then deferred steps, cluster objects and the namespace go, and
+# the namespace must really disappear (its claims deallocated and their
+# finalizers gone), or teardown fails and says so.
+scenario_teardown() {
+    local rc=0
+    if [[ -z ${BATS_TEST_COMPLETED:-} && -n ${TEST_NAMESPACE:-} ]]; then
+        print_diagnostics "$TEST_NAMESPACE" || true
+    fi
+    run_deferred || rc=1
+    delete_cluster_objects
+    if [[ -n ${TEST_NAMESPACE:-} ]]; then
+        if [[ -z ${BATS_TEST_COMPLETED:-} && $CONFORMANCE_KEEP_NAMESPACES == true ]]; then
+            printf 'keeping namespace %s for inspection (CONFORMANCE_KEEP_NAMESPACES=true)\n' "$TEST_NAMESPACE"
+        else
+            kc delete namespace "$TEST_NAMESPACE" --wait=false >/dev/null 2>&1 || true
+            wait_for "namespace $TEST_NAMESPACE to be deleted" "$CONFORMANCE_TIMEOUT" \
+                is_gone namespace "$TEST_NAMESPACE" >/dev/null || rc=1
+        fi
+    fi
+    release_node_lock
+    return "$rc"
+}
+
+# The test node for per-node scenarios: sets TEST_NODE, TEST_NODE_POOL and
+# TEST_NODE_DEVICES (the device names, sorted, one per line).
+use_test_node() {
+    local picked slices
+    picked=$(pick_node) || return 1
+    TEST_NODE=${picked%%$'\t'*}
+    slices=$(driver_slices) || return 1
+    # shellcheck disable=SC2034 # for the tests
+    TEST_NODE_POOL=$(node_pool "$TEST_NODE" <<<"$slices") || return 1
+    TEST_NODE_DEVICES=$(node_devices "$TEST_NODE" <<<"$slices") || return 1
+    [[ -n $TEST_NODE_DEVICES ]] || {
+        fail "node $TEST_NODE has no devices of $CONFORMANCE_DRIVER"
+        return 1
+    }
+}
+
+# The AFFINITY placeholder value that pins a pod to node $1.  Node affinity on
+# the metadata.name field, not the hostname label, which may differ from the
+# node name.
+pin_to() {
+    jq -cn --arg n "$1" '{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
+        {nodeSelectorTerms: [{matchFields: [{key: "metadata.name", operator: "In", values: [$n]}]}]}}}'
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs the cluster conformance suite against the cluster of the current
+# kubeconfig: TAP on stdout as the tests go, the same TAP and a JUnit report
+# in the report directory.  `make conformance` calls this; it works on its own
+# too.  Parameters are environment variables (docs/conformance.md):
+#
+#   CONFORMANCE_FILTER      which tests: a regular expression on test names, or
+#                           tags:EXPR[;EXPR...] with bats tag expressions
+#                           (EXPR = tag[,tag...], "!" negates, "," is AND,
+#                           ";" is OR), e.g. tags:fake-only  tags:generic,!serial
+#   CONFORMANCE_JOBS        parallel tests (bats --jobs, needs GNU parallel); default 1
+#   CONFORMANCE_REPORT_DIR  where cluster.tap and cluster-junit.xml go;
+#                           default conformance/reports of this repository
+#   CONFORMANCE_JUNIT       the JUnit file; default $CONFORMANCE_REPORT_DIR/cluster-junit.xml
+#   CONFORMANCE_BATS_ARGS   more bats options, split on spaces (e.g. --trace)
+#   CONFORMANCE_DRY_RUN     1: print the bats command line and exit
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=SCRIPTDIR/lib/junit.bash
+source "$here/lib/junit.bash"
+
+die() {
+    printf 'conformance: %s\n' "$*" >&2
+    exit 2
+}
+
+filter=${CONFORMANCE_FILTER:-}
+jobs=${CONFORMANCE_JOBS:-1}
+report_dir=${CONFORMANCE_REPORT_DIR:-$repo/conformance/reports}
+junit=${CONFORMANCE_JUNIT:-$report_dir/cluster-junit.xml}
+
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "CONFORMANCE_JOBS=$jobs is not a positive whole number"
+
+args=(--formatter tap --timing)
+if ((jobs > 1)); then
+    args+=(--jobs "$jobs")
+fi
+
+# FILTER: "tags:" (or "tag:") selects by tags, anything else is a name regex.
+case $filter in
+"") ;;
+tags:* | tag:*)
+    expressions=${filter#*:}
+    [[ -n $expressions ]] || die "CONFORMANCE_FILTER=$filter names no tags"
+    IFS=';' read -ra exprs <<<"$expressions"
+    for expr in "${exprs[@]}"; do
+        expr=${expr// /}
+        [[ $expr =~ ^!?[-_:[:alnum:]]+(,!?[-_:[:alnum:]]+)*$ ]] ||
+            die "CONFORMANCE_FILTER: \"$expr\" is not a tag expression (tag[,tag...], ! to negate)"
+        args+=(--filter-tags "$expr")
+    done
+    ;;
+*)
+    # bash's own regex engine is what bats matches names with.
+    re_rc=0
+    [[ "" =~ $filter ]] || re_rc=$?
+    ((re_rc != 2)) || die "CONFORMANCE_FILTER: \"$filter\" is not a valid regular expression"
+    args+=(--filter "$filter")
+    ;;
+esac
+
+if [[ -n ${CONFORMANCE_BATS_ARGS:-} ]]; then
+    read -ra extra <<<"$CONFORMANCE_BATS_ARGS"
+    args+=("${extra[@]}")
+fi
+args+=("$here")
+
+if [[ ${CONFORMANCE_DRY_RUN:-} == 1 ]]; then
+    printf '%q ' bats "${args[@]}"
+    printf '\n'
+    printf 'tap: %s\njunit: %s\n' "$report_dir/cluster.tap" "$junit"
+    exit 0
+fi
+
+command -v bats >/dev/null || die "bats is not installed (Debian: apt-get install bats)"
+# --filter-tags and the tag comments need bats 1.8.
+bats_version=$(bats --version | awk '{print $2}')
+IFS=. read -r bats_major bats_minor _ <<<"$bats_version"
+if ! [[ $bats_major =~ ^[0-9]+$ && $bats_minor =~ ^[0-9]+$ ]] || ((bats_major == 1 && bats_minor < 8 || bats_major < 1)); then
+    die "bats 1.8 or newer is needed (found ${bats_version:-unknown})"
+fi
+if ((jobs > 1)); then
+    command -v parallel >/dev/null || die "CONFORMANCE_JOBS=$jobs needs GNU parallel (Debian: apt-get install parallel)"
+fi
+mkdir -p "$report_dir" "$(dirname "$junit")" || die "cannot create $report_dir"
+
+tap=$report_dir/cluster.tap
+set +e
+bats "${args[@]}" | tee "$tap"
+rc=${PIPESTATUS[0]}
+set -e
+tap_to_junit "fakehw-dra cluster conformance" <"$tap" >"$junit.tmp" && mv "$junit.tmp" "$junit"
+printf '# TAP: %s\n# JUnit: %s\n' "$tap" "$junit"
+exit "$rc"

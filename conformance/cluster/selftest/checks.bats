@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# The suite's preflight (setup_suite) against the fake cluster: it passes on a
+# healthy cluster and prints what it decided, and each missing precondition
+# stops the run with a message that says what is wrong and what to do.
+
+# Tests set suite parameters as globals that the sourced helpers read.
+# shellcheck disable=SC2016,SC2030,SC2031,SC2034,SC2154
+load selftest
+
+setup() { selftest_setup; }
+
+@test "preflight: a healthy cluster passes and the decisions are printed" {
+    run suite_preflight
+    assert_success
+    assert_line "# param CONFORMANCE_DRIVER=gpu.fakehw.example.com"
+    assert_line "# server v1.35.6; resource.k8s.io/v1 served"
+    assert_line "# driver gpu.fakehw.example.com, class gpu.fakehw.example.com, fake driver: true"
+    assert_line --partial "# gate DRAAdminAccess: on (dry-run probe"
+    # worker-1 has 4 current devices; its obsolete generation and the
+    # tainted control plane do not count.
+    assert_line "# test node: worker-1 (4 devices)"
+    refute_output --partial "note:"
+    # The probe namespace is created and removed again.
+    run kubectl_calls
+    assert_line --regexp '^delete namespace dra-conf-probe-[a-z0-9]{8} --wait=false$'
+    run grep -l 'name: dra-conf-probe-' "$FAKE_CLUSTER"/created-*.yaml
+    assert_success
+}
+
+@test "preflight: exports the decisions for the tests" {
+    suite_preflight >/dev/null
+    assert_equal "$CONFORMANCE_FAKE_DRIVER" true
+    assert_equal "$CONFORMANCE_SERVER_MINOR" 35
+    assert_equal "$CONFORMANCE_GATE_DRAPrioritizedList" true
+    [[ $CONFORMANCE_RUN_ID =~ ^[a-z0-9]{8}$ ]]
+    run bash -c 'echo "$CONFORMANCE_GATE_DRAPrioritizedList $CONFORMANCE_FAKE_DRIVER"'
+    assert_output "true true"
+}
+
+@test "preflight: bad parameters stop the run before any kubectl call" {
+    CONFORMANCE_TIMEOUT=soon
+    run suite_preflight
+    assert_failure
+    assert_output --partial "CONFORMANCE_TIMEOUT=soon is not a whole number"
+    run kubectl_calls
+    assert_output ""
+}
+
+@test "preflight: an unreachable cluster" {
+    echo 'Unable to connect to the server: dial tcp 127.0.0.1:6443: connect: connection refused' >"$FAKE_CLUSTER/unreachable"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "cannot reach the cluster of the current kubeconfig"
+    assert_output --partial "connection refused"
+}
+
+@test "preflight: a cluster without resource.k8s.io/v1" {
+    sed -i '/^resource.k8s.io\/v1$/d' "$FAKE_CLUSTER/api-versions.txt"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "does not serve resource.k8s.io/v1 (DRA is GA from Kubernetes 1.34;"
+    assert_output --partial "serves: resource.k8s.io/v1beta1"
+}
+
+@test "preflight: the driver's DeviceClass is missing" {
+    CONFORMANCE_DEVICE_CLASS=gpu.example.com
+    run suite_preflight
+    assert_failure
+    assert_output --partial "DeviceClass gpu.example.com not found"
+    assert_output --partial "classes here: gpu.fakehw.example.com other.example.com"
+}
+
+@test "preflight: the driver publishes no ResourceSlices" {
+    jq '.items = []' "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "no ResourceSlice is published by driver gpu.fakehw.example.com"
+    assert_output --partial "kubectl -n fakehw-dra get pods -l app.kubernetes.io/name=fakehw-dra"
+}
+
+@test "preflight: too few devices on any schedulable node" {
+    CONFORMANCE_MIN_DEVICES=5
+    run suite_preflight
+    assert_failure
+    assert_output --partial "no schedulable node has at least 5 devices of gpu.fakehw.example.com"
+    assert_output --partial "Devices per node: worker-1: 4, worker-2: 2, control-plane: 1; schedulable nodes: worker-1 worker-2"
+}
+
+@test "preflight: devices without the expected attributes" {
+    jq '(.items[] | select(.metadata.name == "worker-2-a") | .spec.devices[1].attributes) |= del(.uuid)' \
+        "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "lack expected fields"
+    assert_output --partial "worker-2/gpu-1: no attribute uuid"
+}
+
+@test "preflight: fully qualified attribute names satisfy the expectation too" {
+    jq --arg d gpu.fakehw.example.com '.items[].spec.devices[]?.attributes |= with_entries(if .key == "uuid" then .key = "\($d)/uuid" else . end)' \
+        "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
+    run suite_preflight
+    assert_success
+}
+
+@test "preflight: the fake driver's pods must be found and Ready" {
+    rm "$FAKE_CLUSTER/driver-pods.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "the fake driver's pods are not found"
+
+    cp "$SELFTEST_DIR/fixtures/cluster/driver-pods.json" "$FAKE_CLUSTER/"
+    jq '.items[1].status = {phase: "Pending", conditions: [{type: "Ready", status: "False"}]}' \
+        "$FAKE_CLUSTER/driver-pods.json" >"$FAKE_CLUSTER/p" && mv "$FAKE_CLUSTER/p" "$FAKE_CLUSTER/driver-pods.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "driver pods in fakehw-dra are not Ready: fakehw-dra-fghij on worker-2 (Pending)"
+}
+
+@test "preflight: another driver needs no driver pods" {
+    rm "$FAKE_CLUSTER/driver-pods.json"
+    jq '.items[].spec.driver |= (if . == "gpu.fakehw.example.com" then "gpu.example.com" else . end)' \
+        "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
+    echo gpu.example.com >>"$FAKE_CLUSTER/deviceclasses.txt"
+    CONFORMANCE_DRIVER=gpu.example.com CONFORMANCE_DEVICE_CLASS=gpu.example.com
+    run suite_preflight
+    assert_success
+    assert_line "# driver gpu.example.com, class gpu.example.com, fake driver: false"
+}
+
+@test "preflight: namespaces of earlier runs are pointed out" {
+    printf '%s\n' dra-conf-templates-1-abcde >"$FAKE_CLUSTER/namespaces.txt"
+    run suite_preflight
+    assert_success
+    assert_line "# note: namespaces of earlier runs still exist and may hold devices: dra-conf-templates-1-abcde "
+}

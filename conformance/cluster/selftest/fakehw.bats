@@ -1,0 +1,89 @@
+#!/usr/bin/env bats
+# The fake-driver helpers against the fake cluster: what a container sees
+# (fakegpu-smi, env), health flips through the node's driver pod, and the
+# teardown that flips a device back and waits for the driver to publish it
+# healthy.  The fake kubectl stands in for fakehw and the driver: a flip
+# changes the device's taint in the fixture slices.
+
+# Tests set suite parameters as globals that the sourced helpers read.
+# shellcheck disable=SC2034
+load selftest
+
+setup() {
+    selftest_setup
+    cp "$SELFTEST_DIR"/fixtures/test-{pods,claims}.json "$FAKE_CLUSTER/"
+    mkdir -p "$FAKE_CLUSTER/smi" "$FAKE_CLUSTER/env"
+    # Pod "ready" holds worker-1/gpu-2 (claim ready-gpu-x7k2p).
+    printf 'GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-a0000002-0000-4000-8000-000000000002)\n' \
+        >"$FAKE_CLUSTER/smi/ready-ctr.txt"
+    printf 'FAKEHW_VISIBLE_DEVICES=GPU-a0000002-0000-4000-8000-000000000002\nEMPTY=\n' >"$FAKE_CLUSTER/env/ready-ctr.env"
+    CONFORMANCE_FAKE_DRIVER=true
+}
+
+@test "fake driver: the GPUs a container sees match its claim" {
+    run container_gpu_uuids ns ready ctr
+    assert_output GPU-a0000002-0000-4000-8000-000000000002
+    run allocated_uuids ns ready-gpu-x7k2p
+    assert_output GPU-a0000002-0000-4000-8000-000000000002
+    run assert_container_sees_claim ns ready ctr ready-gpu-x7k2p
+    assert_success
+    run container_env ns ready ctr FAKEHW_VISIBLE_DEVICES
+    assert_output GPU-a0000002-0000-4000-8000-000000000002
+    run container_env ns ready ctr EMPTY
+    assert_failure
+}
+
+@test "fake driver: a container that sees another GPU is reported with both lists" {
+    printf 'GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-a0000000-0000-4000-8000-000000000000)\nGPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-a0000001-0000-4000-8000-000000000001)\n' \
+        >"$FAKE_CLUSTER/smi/ready-ctr.txt"
+    run container_gpu_uuids ns ready ctr
+    assert_output $'GPU-a0000000-0000-4000-8000-000000000000\nGPU-a0000001-0000-4000-8000-000000000001'
+    run assert_container_sees_claim ns ready ctr ready-gpu-x7k2p
+    assert_failure
+    assert_output "container ctr of pod ns/ready sees GPUs [GPU-a0000000-0000-4000-8000-000000000000 GPU-a0000001-0000-4000-8000-000000000001], but claim ready-gpu-x7k2p holds [GPU-a0000002-0000-4000-8000-000000000002]"
+}
+
+@test "fake driver: a flip goes to the fakehw container of the node's driver pod" {
+    run driver_pod_on_node worker-2
+    assert_output fakehw-dra-fghij
+    fakehw_flip worker-2 gpu-1 unhealthy "XID 79: GPU has fallen off the bus"
+    run kubectl_calls
+    assert_line "exec -n fakehw-dra fakehw-dra-fghij -c fakehw -- /usr/local/bin/fakehw flip --mount /var/run/fakehw gpu-1 unhealthy --reason XID 79: GPU has fallen off the bus"
+    run fakehw_health worker-2 gpu-1
+    assert_output unhealthy
+    run device_has_unhealthy_taint worker-2 gpu-1
+    assert_success
+    run driver_pod_on_node worker-3
+    assert_failure
+    assert_output --partial "no running driver pod on node worker-3"
+}
+
+@test "fake driver: flip_unhealthy makes teardown restore the device and wait for it" {
+    flip_unhealthy worker-1 gpu-3
+    run device_marked_unhealthy worker-1 gpu-3
+    assert_success
+    run run_deferred
+    assert_success
+    run fakehw_health worker-1 gpu-3
+    assert_output healthy
+    run device_back_to_healthy worker-1 gpu-3
+    assert_success
+    # A device that is already healthy is left alone.
+    : >"$FAKE_CLUSTER/calls.log"
+    run fakehw_restore_healthy worker-1 gpu-3
+    assert_success
+    run grep -c 'fakehw flip' "$FAKE_CLUSTER/calls.log"
+    assert_output 0
+}
+
+@test "fake driver: restoring fails, and says so, when the driver never republishes the device" {
+    CONFORMANCE_HEALTH_TIMEOUT=1
+    fakehw_flip worker-1 gpu-3 unhealthy "XID 79"
+    # The "driver" withdraws the device instead of untainting it.
+    jq '(.items[] | select(.metadata.name == "worker-1-b") | .spec.devices) |= map(select(.name != "gpu-3"))' \
+        "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
+    run fakehw_restore_healthy worker-1 gpu-3
+    assert_failure
+    assert_output --partial "timed out after 1s waiting for: worker-1/gpu-3 to be published healthy again"
+    assert_output --partial "device worker-1/gpu-3 is not published"
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# run.sh (what `make conformance` runs): FILTER syntax, options and the JUnit
+# report, and two complete runs of the real suite against the fake cluster
+# where every selected scenario is skipped for a reason the fake cluster gives.
+
+# Tests set suite parameters as globals that the sourced helpers read.
+# shellcheck disable=SC2016,SC2030,SC2031,SC2034,SC2154
+load selftest
+
+setup() {
+    selftest_setup
+    # shellcheck source=SCRIPTDIR/../lib/junit.bash
+    source "$SUITE_DIR/lib/junit.bash"
+}
+
+dry_run() {
+    CONFORMANCE_DRY_RUN=1 "$SUITE_DIR/run.sh"
+}
+
+@test "run.sh: no filter runs everything, with TAP and timing" {
+    run dry_run
+    assert_success
+    assert_line --index 0 "bats --formatter tap --timing $SUITE_DIR "
+    assert_line "junit: $(cd "$SUITE_DIR/../.." && pwd)/conformance/reports/cluster-junit.xml"
+}
+
+@test "run.sh: FILTER is a name regex, or tags: with bats tag expressions" {
+    CONFORMANCE_FILTER='shared claims|templates' run dry_run
+    assert_line --index 0 "bats --formatter tap --timing --filter shared\\ claims\\|templates $SUITE_DIR "
+    CONFORMANCE_FILTER='tags:fake-only' run dry_run
+    assert_line --index 0 "bats --formatter tap --timing --filter-tags fake-only $SUITE_DIR "
+    CONFORMANCE_FILTER='tag:generic,!serial;health' run dry_run
+    assert_line --index 0 "bats --formatter tap --timing --filter-tags generic\\,\\!serial --filter-tags health $SUITE_DIR "
+}
+
+@test "run.sh: bad FILTER, JOBS and the report paths" {
+    CONFORMANCE_FILTER='tags:' run dry_run
+    assert_failure
+    assert_output --partial "names no tags"
+    CONFORMANCE_FILTER='tags:health;bad tag?' run dry_run
+    assert_failure
+    assert_output --partial '"badtag?" is not a tag expression'
+    CONFORMANCE_FILTER='shared(' run dry_run
+    assert_failure
+    assert_output --partial "is not a valid regular expression"
+    CONFORMANCE_JOBS=0 run dry_run
+    assert_failure
+    assert_output --partial "CONFORMANCE_JOBS=0 is not a positive whole number"
+    CONFORMANCE_JOBS=4 CONFORMANCE_REPORT_DIR=/tmp/out CONFORMANCE_BATS_ARGS='--trace --no-tempdir-cleanup' run dry_run
+    assert_line --index 0 "bats --formatter tap --timing --jobs 4 --trace --no-tempdir-cleanup $SUITE_DIR "
+    assert_line "tap: /tmp/out/cluster.tap"
+    assert_line "junit: /tmp/out/cluster-junit.xml"
+}
+
+# Checks that the file is well-formed XML and prints testcase results.
+junit_summary() {
+    python3 - "$1" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+print("suites", root.get("tests"), root.get("failures"), root.get("skipped"))
+for tc in root.iter("testcase"):
+    state = "passed"
+    if tc.find("failure") is not None:
+        state = "failed: " + tc.find("failure").get("message")
+    elif tc.find("skipped") is not None:
+        state = "skipped: " + tc.find("skipped").get("message")
+    print(f'{tc.get("classname")} | {tc.get("name")} | {tc.get("time")} | {state}')
+PY
+}
+
+@test "junit: passes, failures with their details, skips with reasons, odd characters" {
+    cat >"$BATS_TEST_TMPDIR/run.tap" <<'TAP'
+1..4
+# server v1.35.6; resource.k8s.io/v1 served
+ok 1 templates: each pod gets its own device in 2345ms
+not ok 2 shared claims: <two> & "containers" in 61000ms
+# (in test file conformance/cluster/20-shared-claims.bats, line 20)
+#   `wait_pod_ready "$ns" pod-a' failed
+# timed out after 120s waiting for: pod x/pod-a to become Ready
+# ==== diagnostics
+ok 3 health: taint in 5ms # skip needs feature gate DRADeviceTaints, which is off here (off by default)
+ok 4 selectors: by attribute # skip
+TAP
+    tap_to_junit "fakehw-dra cluster conformance" <"$BATS_TEST_TMPDIR/run.tap" >"$BATS_TEST_TMPDIR/junit.xml"
+    run junit_summary "$BATS_TEST_TMPDIR/junit.xml"
+    assert_success
+    assert_line "suites 4 1 2"
+    assert_line "fakehw-dra cluster conformance.templates | templates: each pod gets its own device | 2.345 | passed"
+    assert_line 'fakehw-dra cluster conformance.shared claims | shared claims: <two> & "containers" | 61.000 | failed: timed out after 120s waiting for: pod x/pod-a to become Ready'
+    assert_line "fakehw-dra cluster conformance.health | health: taint | 0.005 | skipped: needs feature gate DRADeviceTaints, which is off here (off by default)"
+    assert_line "fakehw-dra cluster conformance.selectors | selectors: by attribute | 0.000 | skipped: skipped"
+    run grep -c "==== diagnostics" "$BATS_TEST_TMPDIR/junit.xml"
+    assert_output 1
+    run grep -c "<system-out>server v1.35.6" "$BATS_TEST_TMPDIR/junit.xml"
+    assert_output 1
+}
+
+@test "junit: a failed setup_suite is a failed test case with the reason" {
+    printf '%s\n' "1..24" "# setup: DeviceClass gpu.example.com not found" "not ok 1 setup_suite" \
+        "# (from function \`setup_suite' in test file setup_suite.bash, line 18)" "#   \`return 1' failed" \
+        "# DeviceClass gpu.example.com not found" >"$BATS_TEST_TMPDIR/run.tap"
+    tap_to_junit suite <"$BATS_TEST_TMPDIR/run.tap" >"$BATS_TEST_TMPDIR/junit.xml"
+    run junit_summary "$BATS_TEST_TMPDIR/junit.xml"
+    assert_line "suites 1 1 0"
+    assert_line "suite | setup_suite | 0.000 | failed: DeviceClass gpu.example.com not found"
+}
+
+# Runs the real suite through run.sh against the fake cluster.
+run_suite() {
+    CONFORMANCE_REPORT_DIR=$BATS_TEST_TMPDIR/reports "$SUITE_DIR/run.sh"
+}
+
+@test "run.sh: a whole run against the fake cluster skips what the cluster lacks (Kubernetes 1.35)" {
+    CONFORMANCE_FILTER='device metadata' run run_suite
+    assert_success
+    assert_line --partial "# param CONFORMANCE_DRIVER=gpu.fakehw.example.com"
+    assert_line --regexp '^ok 1 device metadata: .* # skip needs Kubernetes 1.36 or newer; the server is v1.35.6$'
+    assert_line --regexp '^ok 2 device metadata: .* # skip needs Kubernetes 1.36 or newer; the server is v1.35.6$'
+    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
+    assert_line "suites 2 0 2"
+    run grep -c '^ok ' "$BATS_TEST_TMPDIR/reports/cluster.tap"
+    assert_output 2
+    # Each test made its own namespace and removed it.
+    run grep -c '^delete namespace dra-conf-device-metadata-' "$FAKE_CLUSTER/calls.log"
+    assert_output 2
+}
+
+@test "run.sh: fake-only scenarios are skipped for another driver" {
+    rm "$FAKE_CLUSTER/driver-pods.json"
+    jq '.items[].spec.driver |= (if . == "gpu.fakehw.example.com" then "gpu.example.com" else . end)' \
+        "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
+    echo gpu.example.com >>"$FAKE_CLUSTER/deviceclasses.txt"
+    CONFORMANCE_DRIVER=gpu.example.com CONFORMANCE_FILTER='tags:fake-only' run run_suite
+    assert_success
+    assert_line "1..5"
+    assert_equal "$(grep -c '# skip fake-driver check; the driver under test (gpu.example.com) is not the fake driver' \
+        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 5
+    # Skipped before any namespace was made.
+    run grep -c '^create -f -$' "$FAKE_CLUSTER/calls.log"
+    assert_output 1
+}
+
+@test "run.sh: a failing precondition fails the run and the report says why" {
+    CONFORMANCE_DEVICE_CLASS=gpu.example.com run run_suite
+    assert_failure
+    assert_line --partial "# setup: DeviceClass gpu.example.com not found"
+    assert_line "not ok 1 setup_suite"
+    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
+    assert_line --partial "setup_suite | 0.000 | failed: DeviceClass gpu.example.com not found"
+}

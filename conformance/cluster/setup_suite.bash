@@ -1,0 +1,24 @@
+# shellcheck shell=bash
+# bats runs setup_suite once before the first test of the cluster suite:
+# fail fast with a clear message when the cluster, the DRA API, the driver's
+# DeviceClass or its ResourceSlices are not there, then decide which feature
+# gates are on (lib/features.bash) and export the answers to every test.
+
+CONFORMANCE_SUITE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+setup_suite() {
+    # bats 1.8.2 leaves IFS="," in the process that runs setup_suite when
+    # --filter-tags is given; word splitting below needs the default.
+    local IFS=$' \t\n'
+    # shellcheck source=SCRIPTDIR/lib/helpers.bash
+    source "$CONFORMANCE_SUITE_DIR/lib/helpers.bash"
+    # The reason for a failure goes to the TAP stream too ("# " lines):
+    # bats shows setup_suite's stderr only with some formatters.
+    local errors=${BATS_SUITE_TMPDIR:-${BATS_RUN_TMPDIR:-/tmp}}/preflight.err
+    if ! suite_preflight 2>"$errors" >&3; then
+        sed 's/^/# setup: /' "$errors" >&3
+        cat "$errors" >&2
+        return 1
+    fi
+    sed 's/^/# /' "$errors" >&3
+}
