@@ -84,8 +84,10 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
 deps: ## install every Debian package the build and the tests need (root, apt-get)
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
 
+# Every tracked shell file, plus extensionless scripts the fragments name.
+SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
 lint: ## shellcheck every script, check C formatting
-	shellcheck -x $(LINT_SHELL)
+	shellcheck -x $(SHELL_FILES)
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 format: ## reformat every C file with the repository's .clang-format

@@ -128,8 +128,8 @@ static void test_atomic_write_replaces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_prefix_chain),  cmocka_unit_test(test_error_errno),
-        cmocka_unit_test(test_flags_precedence),    cmocka_unit_test(test_flags_errors),
+        cmocka_unit_test(test_error_prefix_chain),    cmocka_unit_test(test_error_errno),
+        cmocka_unit_test(test_flags_precedence),      cmocka_unit_test(test_flags_errors),
         cmocka_unit_test(test_atomic_write_replaces),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
