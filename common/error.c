@@ -1,5 +1,6 @@
 #include "error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,18 @@ int error_set_errno(struct error *err, int errnum, const char *fmt, ...)
     va_end(ap);
     if (n >= 0 && (size_t)n < sizeof(err->msg))
         snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, ": %s", strerror(errnum));
+    return -1;
+}
+
+int error_set_and_errno(struct error *err, int errnum, const char *fmt, ...)
+{
+    if (err != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    errno = errnum;
     return -1;
 }
 

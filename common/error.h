@@ -25,6 +25,12 @@ int error_set(struct error *err, const char *fmt, ...) __attribute__((format(pri
 int error_set_errno(struct error *err, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Like error_set, and also sets errno to errnum, for functions whose callers
+ * act on errno (a FUSE handler answers with it).  errno is set last, because
+ * formatting may clobber it; it is set even when err is NULL.  Returns -1. */
+int error_set_and_errno(struct error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Prepends "<formatted>: " to the message already in err. Returns -1. */
 int error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

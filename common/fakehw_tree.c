@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,29 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Longest DNS label (RFC 1123), the rule for device directory names. */
-#define DNS_LABEL_MAX 63
+#include "dns_names.h"
 
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 /* Room for the longest attribute of struct fakehw_device. */
 #define VALUE_MAX                                                                                  \
     MAX2(MAX2(FAKEHW_NAME_MAX, FAKEHW_TEXT_MAX), MAX2(FAKEHW_REASON_MAX, FAKEHW_PATH_MAX))
-
-/* Sets err from a format and errno to errnum; returns -1.  errno is set last
- * because formatting may clobber it. */
-static int fail(struct error *err, int errnum, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(struct error *err, int errnum, const char *fmt, ...)
-{
-    if (err != NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-        va_end(ap);
-    }
-    errno = errnum;
-    return -1;
-}
 
 static int fail_errno(struct error *err, int errnum, const char *path)
 {
@@ -71,7 +53,7 @@ static const char *quoted(char *out, size_t size, const char *s)
 int fakehw_tree_read_value(const char *path, char *buf, size_t size, struct error *err)
 {
     if (size < 2)
-        return fail(err, EINVAL, "%s: no room to read a value", path);
+        return error_set_and_errno(err, EINVAL, "%s: no room to read a value", path);
     int fd;
     do
         fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -112,12 +94,13 @@ int fakehw_tree_read_value(const char *path, char *buf, size_t size, struct erro
     if (got > 0 && buf[got - 1] == '\n')
         got--;
     if (more || got >= size)
-        return fail(err, EOVERFLOW, "%s: value is longer than %zu bytes", path, size - 1);
+        return error_set_and_errno(err, EOVERFLOW, "%s: value is longer than %zu bytes", path,
+                                   size - 1);
     buf[got] = '\0';
     if (memchr(buf, '\0', got) != NULL)
-        return fail(err, EINVAL, "%s: value holds a NUL byte", path);
+        return error_set_and_errno(err, EINVAL, "%s: value holds a NUL byte", path);
     if (memchr(buf, '\n', got) != NULL)
-        return fail(err, EINVAL, "%s: holds more than one line", path);
+        return error_set_and_errno(err, EINVAL, "%s: holds more than one line", path);
     return 0;
 }
 
@@ -128,22 +111,12 @@ static int check_printable(const char *path, const char *v, struct error *err)
         unsigned char c = (unsigned char)v[i];
         if (c < 0x20 || c == 0x7f) {
             char q[128];
-            return fail(err, EINVAL, "%s: %s holds a control character (byte 0x%02x)", path,
-                        quoted(q, sizeof(q), v), c);
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s holds a control character (byte 0x%02x)", path,
+                                       quoted(q, sizeof(q), v), c);
         }
     }
     return 0;
-}
-
-static bool is_dns_label(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > DNS_LABEL_MAX || s[0] == '-' || s[n - 1] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
-            return false;
-    return true;
 }
 
 /* Decimal digits only: no sign, blanks or base prefixes. */
@@ -275,51 +248,56 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         return -1;
     switch (a->kind) {
     case ATTR_LABEL:
-        if (!is_dns_label(v))
-            return fail(err, EINVAL,
-                        "%s: %s is not a DNS label (1-63 of a-z, 0-9, '-', alphanumeric at the "
-                        "ends)",
-                        path, quoted(q, sizeof(q), v));
+        if (!dns_label_valid(v))
+            return error_set_and_errno(
+                err, EINVAL,
+                "%s: %s is not a DNS label (1-63 of a-z, 0-9, '-', alphanumeric at the "
+                "ends)",
+                path, quoted(q, sizeof(q), v));
         break;
     case ATTR_TEXT:
         if (*v == '\0')
-            return fail(err, EINVAL, "%s: is empty", path);
+            return error_set_and_errno(err, EINVAL, "%s: is empty", path);
         break;
     case ATTR_TEXT_OPT:
         break;
     case ATTR_UUID:
         if (*v == '\0' || strpbrk(v, " ,") != NULL)
-            return fail(err, EINVAL, "%s: %s is not a UUID (non-empty, no blanks or commas)", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s is not a UUID (non-empty, no blanks or commas)",
+                                       path, quoted(q, sizeof(q), v));
         break;
     case ATTR_COUNT:
         if (!parse_long_min(v, 0, (long *)(base + a->offset)))
-            return fail(err, EINVAL, "%s: %s is not a non-negative integer", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL, "%s: %s is not a non-negative integer", path,
+                                       quoted(q, sizeof(q), v));
         return 0;
     case ATTR_NUMA:
         if (!parse_long_min(v, -1, (long *)(base + a->offset)))
-            return fail(err, EINVAL, "%s: %s is not a NUMA node (an integer >= -1)", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL, "%s: %s is not a NUMA node (an integer >= -1)",
+                                       path, quoted(q, sizeof(q), v));
         return 0;
     case ATTR_BYTES:
         if (!parse_u64(v, (uint64_t *)(base + a->offset)))
-            return fail(err, EINVAL, "%s: %s is not a byte count", path, quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL, "%s: %s is not a byte count", path,
+                                       quoted(q, sizeof(q), v));
         return 0;
     case ATTR_PCI:
         if (!is_pci_bus_id(v))
-            return fail(err, EINVAL, "%s: %s is not a PCI bus id like \"0000:18:00.0\"", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s is not a PCI bus id like \"0000:18:00.0\"", path,
+                                       quoted(q, sizeof(q), v));
         break;
     case ATTR_CC:
         if (*v != '\0' && !is_compute_capability(v))
-            return fail(err, EINVAL, "%s: %s is not a compute capability like \"9.0\"", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s is not a compute capability like \"9.0\"", path,
+                                       quoted(q, sizeof(q), v));
         break;
     case ATTR_PATH_OPT:
         if (*v != '\0' && *v != '/')
-            return fail(err, EINVAL, "%s: %s is not an absolute path", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL, "%s: %s is not an absolute path", path,
+                                       quoted(q, sizeof(q), v));
         break;
     case ATTR_HEALTH:
         if (!strcmp(v, FAKEHW_HEALTHY))
@@ -327,14 +305,14 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         else if (!strcmp(v, FAKEHW_UNHEALTHY))
             *(bool *)(base + a->offset) = false;
         else
-            return fail(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
-                        quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
+            return error_set_and_errno(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
+                                       quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
         return 0;
     case ATTR_UNIX_TIME: {
         long t;
         if (!parse_long_min(v, 0, &t))
-            return fail(err, EINVAL, "%s: %s is not a Unix time in seconds", path,
-                        quoted(q, sizeof(q), v));
+            return error_set_and_errno(err, EINVAL, "%s: %s is not a Unix time in seconds", path,
+                                       quoted(q, sizeof(q), v));
         *(int64_t *)(base + a->offset) = t;
         return 0;
     }
@@ -350,8 +328,8 @@ static int join(char *out, size_t size, const char *a, const char *b, const char
 {
     int n = c ? snprintf(out, size, "%s/%s/%s", a, b, c) : snprintf(out, size, "%s/%s", a, b);
     if (n < 0 || (size_t)n >= size)
-        return fail(err, ENAMETOOLONG, "%s/%s%s%s: path is longer than %zu bytes", a, b,
-                    c ? "/" : "", c ? c : "", size - 1);
+        return error_set_and_errno(err, ENAMETOOLONG, "%s/%s%s%s: path is longer than %zu bytes", a,
+                                   b, c ? "/" : "", c ? c : "", size - 1);
     return 0;
 }
 
@@ -361,10 +339,10 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
     char dir[PATH_MAX];
     if (join(dir, sizeof(dir), root, FAKEHW_DIR_DEVICES, name, err) < 0)
         return -1;
-    if (!is_dns_label(name)) {
+    if (!dns_label_valid(name)) {
         char q[128];
-        return fail(err, EINVAL, "%s: device directory name %s is not a DNS label", dir,
-                    quoted(q, sizeof(q), name));
+        return error_set_and_errno(err, EINVAL, "%s: device directory name %s is not a DNS label",
+                                   dir, quoted(q, sizeof(q), name));
     }
     /* Filled here and copied out only when every attribute is good. */
     struct fakehw_device d;
@@ -383,8 +361,9 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
     }
     if (strcmp(d.name, name) != 0) {
         char q[128];
-        return fail(err, EINVAL, "%s/%s: %s does not match the directory name \"%s\"", dir,
-                    FAKEHW_ATTR_NAME, quoted(q, sizeof(q), d.name), name);
+        return error_set_and_errno(err, EINVAL,
+                                   "%s/%s: %s does not match the directory name \"%s\"", dir,
+                                   FAKEHW_ATTR_NAME, quoted(q, sizeof(q), d.name), name);
     }
     *dev = d;
     return 0;
@@ -405,11 +384,11 @@ static int check_unique(const char *devdir, const struct fakehw_device *devs, si
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
             if (devs[i].index == devs[j].index)
-                return fail(err, EINVAL, "%s: devices %s and %s both have index %ld", devdir,
-                            devs[i].name, devs[j].name, devs[i].index);
+                return error_set_and_errno(err, EINVAL, "%s: devices %s and %s both have index %ld",
+                                           devdir, devs[i].name, devs[j].name, devs[i].index);
             if (!strcmp(devs[i].uuid, devs[j].uuid))
-                return fail(err, EINVAL, "%s: devices %s and %s both have uuid %s", devdir,
-                            devs[i].name, devs[j].name, devs[i].uuid);
+                return error_set_and_errno(err, EINVAL, "%s: devices %s and %s both have uuid %s",
+                                           devdir, devs[i].name, devs[j].name, devs[i].uuid);
         }
     return 0;
 }
@@ -439,10 +418,11 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
         if (de->d_name[0] == '.')
             continue;
         char q[128];
-        if (!is_dns_label(de->d_name)) {
+        if (!dns_label_valid(de->d_name)) {
             saved = EINVAL;
-            fail(err, saved, "%s: entry %s is not a DNS label (a device directory name)", devdir,
-                 quoted(q, sizeof(q), de->d_name));
+            error_set_and_errno(err, saved,
+                                "%s: entry %s is not a DNS label (a device directory name)", devdir,
+                                quoted(q, sizeof(q), de->d_name));
             goto out;
         }
         struct stat st;
@@ -455,7 +435,7 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
         }
         if (!S_ISDIR(st.st_mode)) {
             saved = ENOTDIR;
-            fail(err, saved, "%s/%s: is not a directory", devdir, de->d_name);
+            error_set_and_errno(err, saved, "%s/%s: is not a directory", devdir, de->d_name);
             goto out;
         }
         if (count == cap) {
@@ -463,7 +443,7 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
             struct fakehw_device *nl = realloc(list, ncap * sizeof(*nl));
             if (nl == NULL) {
                 saved = ENOMEM;
-                fail(err, saved, "%s: out of memory for %zu devices", devdir, ncap);
+                error_set_and_errno(err, saved, "%s: out of memory for %zu devices", devdir, ncap);
                 goto out;
             }
             list = nl;
@@ -506,12 +486,12 @@ int fakehw_tree_read_node(const char *root, char *buf, size_t size, struct error
         return -1;
     char *tmp = malloc(size);
     if (tmp == NULL)
-        return fail(err, ENOMEM, "%s: out of memory", path);
+        return error_set_and_errno(err, ENOMEM, "%s: out of memory", path);
     int rc = -1;
     if (fakehw_tree_read_value(path, tmp, size, err) < 0 || check_printable(path, tmp, err) < 0)
         goto out;
     if (*tmp == '\0') {
-        fail(err, EINVAL, "%s: is empty", path);
+        error_set_and_errno(err, EINVAL, "%s: is empty", path);
         goto out;
     }
     memcpy(buf, tmp, strlen(tmp) + 1);
@@ -530,14 +510,15 @@ int fakehw_tree_parse_generation(const char *path, const char *text, size_t len,
     if (len > 0 && text[len - 1] == '\n')
         len--;
     if (len >= sizeof(buf))
-        return fail(err, EOVERFLOW, "%s: value is longer than %zu bytes", path, sizeof(buf) - 1);
+        return error_set_and_errno(err, EOVERFLOW, "%s: value is longer than %zu bytes", path,
+                                   sizeof(buf) - 1);
     memcpy(buf, text, len);
     buf[len] = '\0';
     uint64_t v;
     if (memchr(text, '\0', len) != NULL || !parse_u64(buf, &v)) {
         char q[128];
-        return fail(err, EINVAL, "%s: %s is not a generation counter (decimal)", path,
-                    quoted(q, sizeof(q), buf));
+        return error_set_and_errno(err, EINVAL, "%s: %s is not a generation counter (decimal)",
+                                   path, quoted(q, sizeof(q), buf));
     }
     *gen = v;
     return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config_spec.h"
+#include "dns_names.h"
 #include "duration.h"
 #include "quantity.h"
 
@@ -35,15 +36,10 @@ static const char *const device_keys[] = {
     "healthReason", NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
 
+/* The rule itself lives in common/dns_names.c. */
 bool config_valid_dns_label(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
-            return false;
-    return true;
+    return dns_label_valid(s);
 }
 
 /* Matches s against a pattern where 'h' is a hex digit, 'd' a decimal

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,20 +94,6 @@ bool inventory_attribute_writable(const char *attr)
     return !strcmp(attr, FAKEHW_ATTR_HEALTH);
 }
 
-static int fail(struct error *err, int errnum, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(struct error *err, int errnum, const char *fmt, ...)
-{
-    if (err != NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-        va_end(ap);
-    }
-    errno = errnum;
-    return -1;
-}
-
 static int64_t now_seconds(void)
 {
     return (int64_t)time(NULL);
@@ -164,7 +149,7 @@ static int build(const struct gpu_device *devs, size_t n, const struct inventory
     if (live == NULL || idx == NULL) {
         free(live);
         free(idx);
-        return fail(err, ENOMEM, "out of memory for %zu devices", n);
+        return error_set_and_errno(err, ENOMEM, "out of memory for %zu devices", n);
     }
     int64_t now = now_seconds();
     *changed = old == NULL || old->n != n;
@@ -186,7 +171,8 @@ static int build(const struct gpu_device *devs, size_t n, const struct inventory
     qsort_r(idx, n, sizeof(*idx), compare_names, live);
     for (size_t i = 1; i < n; i++) {
         if (!strcmp(live[idx[i - 1]].cfg.name, live[idx[i]].cfg.name)) {
-            int rc = fail(err, EINVAL, "two devices are named %s", live[idx[i]].cfg.name);
+            int rc =
+                error_set_and_errno(err, EINVAL, "two devices are named %s", live[idx[i]].cfg.name);
             free(live);
             free(idx);
             return rc;
@@ -202,13 +188,13 @@ struct inventory *inventory_new(const char *node, const char *dev_dir,
 {
     struct inventory *inv = calloc(1, sizeof(*inv));
     if (inv == NULL) {
-        fail(err, ENOMEM, "out of memory");
+        error_set_and_errno(err, ENOMEM, "out of memory");
         return NULL;
     }
     bool changed;
     if (snprintf(inv->node, sizeof(inv->node), "%s", node) >= (int)sizeof(inv->node) ||
         snprintf(inv->dev_dir, sizeof(inv->dev_dir), "%s", dev_dir) >= (int)sizeof(inv->dev_dir)) {
-        fail(err, ENAMETOOLONG, "node name or device directory too long");
+        error_set_and_errno(err, ENAMETOOLONG, "node name or device directory too long");
         free(inv);
         return NULL;
     }
@@ -295,7 +281,7 @@ int inventory_snapshot(struct inventory *inv, struct gpu_device **devs, size_t *
     }
     pthread_mutex_unlock(&inv->lock);
     if (copy == NULL)
-        return fail(err, ENOMEM, "out of memory");
+        return error_set_and_errno(err, ENOMEM, "out of memory");
     *devs = copy;
     return 0;
 }
@@ -317,7 +303,8 @@ static bool set_health_locked(struct live_device *d, bool healthy, const char *r
 static int check_reason(const char *reason, struct error *err)
 {
     if (reason != NULL && strlen(reason) >= FAKEHW_REASON_MAX)
-        return fail(err, EINVAL, "reason is longer than %d bytes", FAKEHW_REASON_MAX - 1);
+        return error_set_and_errno(err, EINVAL, "reason is longer than %d bytes",
+                                   FAKEHW_REASON_MAX - 1);
     return 0;
 }
 
@@ -333,7 +320,7 @@ int inventory_set_health(struct inventory *inv, const char *device, bool healthy
         gen = bump_locked(inv);
     pthread_mutex_unlock(&inv->lock);
     if (d == NULL)
-        return fail(err, ENOENT, "no device %s on node %s", device, inv->node);
+        return error_set_and_errno(err, ENOENT, "no device %s on node %s", device, inv->node);
     if (gen != 0)
         notify(inv, gen);
     return 0;
@@ -363,7 +350,7 @@ int health_parse_command(const char *buf, size_t len, bool *healthy, char *reaso
         len--;
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-            return fail(err, EINVAL, "health: control character in the value");
+            return error_set_and_errno(err, EINVAL, "health: control character in the value");
     size_t word = 0;
     while (word < len && buf[word] != ' ')
         word++;
@@ -372,12 +359,12 @@ int health_parse_command(const char *buf, size_t len, bool *healthy, char *reaso
     else if (word == strlen(FAKEHW_UNHEALTHY) && !strncmp(buf, FAKEHW_UNHEALTHY, word))
         *healthy = false;
     else
-        return fail(err, EINVAL, "health: \"%.*s\" is not healthy or unhealthy",
-                    (int)(word < 64 ? word : 64), buf);
+        return error_set_and_errno(err, EINVAL, "health: \"%.*s\" is not healthy or unhealthy",
+                                   (int)(word < 64 ? word : 64), buf);
     size_t rlen = word < len ? len - word - 1 : 0;
     if (rlen >= size || rlen >= FAKEHW_REASON_MAX)
-        return fail(err, EINVAL, "health: the reason is longer than %d bytes",
-                    FAKEHW_REASON_MAX - 1);
+        return error_set_and_errno(err, EINVAL, "health: the reason is longer than %d bytes",
+                                   FAKEHW_REASON_MAX - 1);
     memcpy(reason, buf + len - rlen, rlen);
     reason[rlen] = '\0';
     return 0;
@@ -413,7 +400,7 @@ int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX
     }
     pthread_mutex_unlock(&inv->lock);
     if (copy == NULL)
-        return fail(err, ENOMEM, "out of memory");
+        return error_set_and_errno(err, ENOMEM, "out of memory");
     *names = copy;
     return 0;
 }
@@ -501,9 +488,10 @@ int inventory_read_file(struct inventory *inv, const char *device, const char *f
     }
     pthread_mutex_unlock(&inv->lock);
     if (!found)
-        return fail(err, ENOENT, "no file %s%s%s", device ? device : "", device ? "/" : "", file);
+        return error_set_and_errno(err, ENOENT, "no file %s%s%s", device ? device : "",
+                                   device ? "/" : "", file);
     if (n < 0 || (size_t)n >= size)
-        return fail(err, EOVERFLOW, "%s: value does not fit %zu bytes", file, size);
+        return error_set_and_errno(err, EOVERFLOW, "%s: value does not fit %zu bytes", file, size);
     *len = (size_t)n;
     return 0;
 }

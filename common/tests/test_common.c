@@ -1,10 +1,12 @@
-/* Unit tests for common/: error idiom, flags with env fallbacks, atomic writes. */
+/* Unit tests for common/: error idiom, flags with env fallbacks, atomic writes,
+ * DNS names. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "dns_names.h"
 #include "error.h"
 #include "flags.h"
 
@@ -31,6 +34,66 @@ static void test_error_errno(void **state)
     struct error err;
     error_set_errno(&err, 2, "opening %s", "/x");
     assert_string_equal(err.msg, "opening /x: No such file or directory");
+}
+
+static void test_error_and_errno(void **state)
+{
+    (void)state;
+    struct error err;
+    errno = 0;
+    assert_int_equal(error_set_and_errno(&err, EINVAL, "%s: holds a NUL byte", "/t/name"), -1);
+    assert_string_equal(err.msg, "/t/name: holds a NUL byte");
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_int_equal(error_set_and_errno(NULL, ENOENT, "ignored"), -1);
+    assert_int_equal(errno, ENOENT);
+}
+
+static void test_dns_names(void **state)
+{
+    (void)state;
+    char label[DNS_LABEL_MAX + 2], sub[DNS_SUBDOMAIN_MAX + 2];
+    assert_true(dns_label_valid("gpu-0"));
+    assert_true(dns_label_valid("0"));
+    assert_false(dns_label_valid(NULL));
+    assert_false(dns_label_valid(""));
+    assert_false(dns_label_valid("-gpu"));
+    assert_false(dns_label_valid("gpu-"));
+    assert_false(dns_label_valid("Gpu"));
+    assert_false(dns_label_valid("gpu.0"));
+    assert_false(dns_label_valid("gpu_0"));
+    assert_false(dns_label_valid("g\xc3\xbc"));
+    memset(label, 'a', DNS_LABEL_MAX);
+    label[DNS_LABEL_MAX] = '\0';
+    assert_true(dns_label_valid(label));
+    strcat(label, "a");
+    assert_false(dns_label_valid(label));
+
+    assert_true(dns_subdomain_valid("gpu.fakehw.example.com"));
+    assert_true(dns_subdomain_valid("node-a"));
+    assert_false(dns_subdomain_valid(NULL));
+    assert_false(dns_subdomain_valid(""));
+    assert_false(dns_subdomain_valid("a..b"));
+    assert_false(dns_subdomain_valid(".a"));
+    assert_false(dns_subdomain_valid("a."));
+    assert_false(dns_subdomain_valid("a.-b"));
+    assert_false(dns_subdomain_valid("../etc"));
+    /* 4 labels of 63 + 3 dots = 255: too long, though every label is fine. */
+    memset(sub, 'a', sizeof(sub));
+    for (size_t i = 63; i < DNS_SUBDOMAIN_MAX; i += 64)
+        sub[i] = '.';
+    sub[DNS_SUBDOMAIN_MAX] = '\0';
+    assert_true(dns_subdomain_valid(sub));
+    sub[DNS_SUBDOMAIN_MAX] = 'a';
+    sub[DNS_SUBDOMAIN_MAX + 1] = '\0';
+    assert_false(dns_subdomain_valid(sub));
+
+    /* The _n forms look at n characters only. */
+    assert_true(dns_label_valid_n("gpu-0/rest", 5));
+    assert_false(dns_label_valid_n("gpu-/rest", 4));
+    assert_true(dns_subdomain_valid_n("example.com/x", 11));
+    assert_false(dns_subdomain_valid_n("example./x", 8));
+    assert_false(dns_subdomain_valid_n("x", 0));
 }
 
 struct opts {
@@ -128,9 +191,13 @@ static void test_atomic_write_replaces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_prefix_chain),    cmocka_unit_test(test_error_errno),
-        cmocka_unit_test(test_flags_precedence),      cmocka_unit_test(test_flags_errors),
+        cmocka_unit_test(test_error_prefix_chain),
+        cmocka_unit_test(test_error_errno),
+        cmocka_unit_test(test_flags_precedence),
+        cmocka_unit_test(test_flags_errors),
         cmocka_unit_test(test_atomic_write_replaces),
+        cmocka_unit_test(test_error_and_errno),
+        cmocka_unit_test(test_dns_names),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

@@ -3,13 +3,16 @@
 # services, and their message codecs.  Everything lands in one static library;
 # the plugin links it with the prepare module that implements prepare.h:
 #   $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB) $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
-DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/registration_service.c \
+DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/rpc_wire.c \
+                    driver/grpc/registration_service.c \
                     driver/grpc/dra_service.c driver/grpc/dra_codec.c \
                     driver/grpc/health_service.c driver/grpc/health_codec.c driver/grpc/utf8.c
 DRIVER_GRPC_OBJS := $(DRIVER_GRPC_SRCS:%.c=$(OBJ)/%.o)
 DRIVER_GRPC_LIB  := $(BUILD)/lib/libdrivergrpc.a
 DRIVER_GRPC_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB)
 DRIVER_GRPC_LDLIBS := $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
+# The grpc core helpers the kubelet stand-in's client shares with the server.
+DRIVER_GRPC_WIRE_OBJ := $(OBJ)/driver/grpc/rpc_wire.o
 
 $(DRIVER_GRPC_OBJS): | $(PROTO_HEADERS)
 

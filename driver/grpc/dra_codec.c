@@ -1,3 +1,20 @@
+/* One codec for both DRA node API versions.
+ *
+ * v1 and v1beta1 are the same messages with the same field numbers; the only
+ * difference is Device.share_id (field 5), which exists in v1 alone (see
+ * /work/shared/reference/wire-contracts.md §2 and proto/dra_v1*.proto).  So:
+ *
+ *  - Requests are decoded by the rpc server with each method's own request
+ *    descriptor (v1beta1 methods with the v1beta1 one, so the method table
+ *    says what each path accepts and a message of the other version is
+ *    refused, not misread).  The claims are read through the field
+ *    descriptors by field number, which both versions share, so one reader
+ *    serves both.
+ *  - Answers are built with the v1 generated types for both versions.  For a
+ *    v1beta1 answer share_id is left unset: protobuf-c then writes no field
+ *    5, and a v1 message without field 5 is byte for byte a valid v1beta1
+ *    message.  The unit tests decode such answers with the v1beta1
+ *    descriptors and check field 5 is absent. */
 #include "dra_codec.h"
 
 #include <stdlib.h>
@@ -7,31 +24,23 @@
 #include "proto/dra_v1beta1.pb-c.h"
 #include "utf8.h"
 
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesRequest V1PrepareReq;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest V1UnprepareReq;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim V1Claim;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse V1PrepareResp;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse PrepareResp;
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse__ClaimsEntry
-    V1PrepareEntry;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourceResponse V1ClaimResp;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Device V1Device;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse V1UnprepareResp;
+    PrepareEntry;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourceResponse ClaimResp;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Device Device;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse UnprepareResp;
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse__ClaimsEntry
-    V1UnprepareEntry;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourceResponse V1UnclaimResp;
+    UnprepareEntry;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourceResponse UnclaimResp;
 
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesRequest B1PrepareReq;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourcesRequest B1UnprepareReq;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__Claim B1Claim;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse B1PrepareResp;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse__ClaimsEntry
-    B1PrepareEntry;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourceResponse B1ClaimResp;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__Device B1Device;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourcesResponse B1UnprepareResp;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourcesResponse__ClaimsEntry
-    B1UnprepareEntry;
-typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourceResponse B1UnclaimResp;
+/* Field numbers of the requests, the same in both versions. */
+enum {
+    REQUEST_CLAIMS = 1, /* Node{Prepare,Unprepare}ResourcesRequest: repeated Claim */
+    CLAIM_NAMESPACE = 1,
+    CLAIM_UID = 2,
+    CLAIM_NAME = 3,
+};
 
 const ProtobufCMessageDescriptor *dra_prepare_request_type(enum dra_api api)
 {
@@ -47,33 +56,31 @@ const ProtobufCMessageDescriptor *dra_unprepare_request_type(enum dra_api api)
                : &k8s__io__kubelet__pkg__apis__dra__v1beta1__node_unprepare_resources_request__descriptor;
 }
 
+/* Where field `number` of a decoded message lives. */
+static const void *field_at(const ProtobufCMessage *m, unsigned number, size_t *count)
+{
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field(m->descriptor, number);
+    if (count != NULL)
+        *count = *(const size_t *)((const char *)m + f->quantifier_offset);
+    return (const char *)m + f->offset;
+}
+
+static const char *string_field(const ProtobufCMessage *m, unsigned number)
+{
+    return *(char *const *)field_at(m, number, NULL);
+}
+
 int dra_request_claims(enum dra_api api, const ProtobufCMessage *req, struct dra_claim_ref **claims,
                        size_t *n, struct error *err)
 {
     const ProtobufCMessageDescriptor *d = req->descriptor;
-    size_t count = 0;
-    void **list = NULL;
-    /* Both request types of a version share the shape {n_claims, claims}. */
-    if (d == dra_prepare_request_type(api)) {
-        if (api == DRA_API_V1) {
-            count = ((const V1PrepareReq *)req)->n_claims;
-            list = (void **)((const V1PrepareReq *)req)->claims;
-        } else {
-            count = ((const B1PrepareReq *)req)->n_claims;
-            list = (void **)((const B1PrepareReq *)req)->claims;
-        }
-    } else if (d == dra_unprepare_request_type(api)) {
-        if (api == DRA_API_V1) {
-            count = ((const V1UnprepareReq *)req)->n_claims;
-            list = (void **)((const V1UnprepareReq *)req)->claims;
-        } else {
-            count = ((const B1UnprepareReq *)req)->n_claims;
-            list = (void **)((const B1UnprepareReq *)req)->claims;
-        }
-    } else {
+    if (d != dra_prepare_request_type(api) && d != dra_unprepare_request_type(api))
         return error_set(err, "%s is not a DRA %s request", d->name,
                          api == DRA_API_V1 ? "v1" : "v1beta1");
-    }
+    size_t count;
+    ProtobufCMessage *const *list =
+        *(ProtobufCMessage *const *const *)field_at(req, REQUEST_CLAIMS, &count);
     *claims = NULL;
     *n = count;
     if (count == 0)
@@ -81,19 +88,13 @@ int dra_request_claims(enum dra_api api, const ProtobufCMessage *req, struct dra
     struct dra_claim_ref *out = calloc(count, sizeof(*out));
     if (out == NULL)
         return error_set(err, "out of memory");
-    for (size_t i = 0; i < count; i++) {
-        if (api == DRA_API_V1) {
-            const V1Claim *c = list[i];
-            out[i] = (struct dra_claim_ref){c->namespace_, c->name, c->uid};
-        } else {
-            const B1Claim *c = list[i];
-            out[i] = (struct dra_claim_ref){c->namespace_, c->name, c->uid};
-        }
-    }
+    for (size_t i = 0; i < count; i++)
+        out[i] = (struct dra_claim_ref){string_field(list[i], CLAIM_NAMESPACE),
+                                        string_field(list[i], CLAIM_NAME),
+                                        string_field(list[i], CLAIM_UID)};
     *claims = out;
     return 0;
 }
-
 /* Everything an encoder allocates, freed in one go after packing. */
 struct arena {
     void **ptrs;
@@ -152,11 +153,11 @@ static int pack(const ProtobufCMessage *m, uint8_t **out, size_t *len, struct er
     return 0;
 }
 
-/* Builds the Device list of one claim for v1 (with share_id). */
-static V1Device **v1_devices(struct arena *a, const struct prepared_claim *pc)
+/* Builds the Device list of one claim; share_id only for v1 (see the top). */
+static Device **devices(struct arena *a, enum dra_api api, const struct prepared_claim *pc)
 {
-    V1Device **devs = arena_calloc(a, pc->n_devices, sizeof(*devs));
-    V1Device *d = arena_calloc(a, pc->n_devices, sizeof(*d));
+    Device **devs = arena_calloc(a, pc->n_devices, sizeof(*devs));
+    Device *d = arena_calloc(a, pc->n_devices, sizeof(*d));
     if (a->oom)
         return NULL;
     for (size_t i = 0; i < pc->n_devices; i++) {
@@ -168,41 +169,20 @@ static V1Device **v1_devices(struct arena *a, const struct prepared_claim *pc)
         d[i].device_name = p->device_name;
         d[i].n_cdi_device_ids = p->n_cdi_device_ids;
         d[i].cdi_device_ids = p->cdi_device_ids;
-        if (p->share_id)
+        if (api == DRA_API_V1 && p->share_id)
             d[i].share_id = p->share_id;
         devs[i] = &d[i];
     }
     return devs;
 }
 
-static B1Device **b1_devices(struct arena *a, const struct prepared_claim *pc)
+static int encode_prepare(struct arena *a, enum dra_api api, const struct dra_prepare_result *res,
+                          size_t n, uint8_t **out, size_t *len, struct error *err)
 {
-    B1Device **devs = arena_calloc(a, pc->n_devices, sizeof(*devs));
-    B1Device *d = arena_calloc(a, pc->n_devices, sizeof(*d));
-    if (a->oom)
-        return NULL;
-    for (size_t i = 0; i < pc->n_devices; i++) {
-        const struct prepared_device *p = &pc->devices[i];
-        k8s__io__kubelet__pkg__apis__dra__v1beta1__device__init(&d[i]);
-        d[i].n_request_names = p->n_request_names;
-        d[i].request_names = p->request_names;
-        d[i].pool_name = p->pool_name;
-        d[i].device_name = p->device_name;
-        d[i].n_cdi_device_ids = p->n_cdi_device_ids;
-        d[i].cdi_device_ids = p->cdi_device_ids;
-        devs[i] = &d[i];
-    }
-    return devs;
-}
-
-static int encode_prepare_v1(struct arena *a, const struct dra_prepare_result *res, size_t n,
-                             uint8_t **out, size_t *len, struct error *err)
-{
-    V1PrepareResp resp =
-        K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
-    V1PrepareEntry **entries = arena_calloc(a, n, sizeof(*entries));
-    V1PrepareEntry *e = arena_calloc(a, n, sizeof(*e));
-    V1ClaimResp *c = arena_calloc(a, n, sizeof(*c));
+    PrepareResp resp = K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
+    PrepareEntry **entries = arena_calloc(a, n, sizeof(*entries));
+    PrepareEntry *e = arena_calloc(a, n, sizeof(*e));
+    ClaimResp *c = arena_calloc(a, n, sizeof(*c));
     if (a->oom)
         return error_set(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -215,7 +195,7 @@ static int encode_prepare_v1(struct arena *a, const struct dra_prepare_result *r
             c[i].error = arena_text(a, res[i].error);
         } else if (res[i].claim && res[i].claim->n_devices) {
             c[i].n_devices = res[i].claim->n_devices;
-            c[i].devices = v1_devices(a, res[i].claim);
+            c[i].devices = devices(a, api, res[i].claim);
         }
         entries[i] = &e[i];
     }
@@ -226,28 +206,22 @@ static int encode_prepare_v1(struct arena *a, const struct dra_prepare_result *r
     return pack(&resp.base, out, len, err);
 }
 
-static int encode_prepare_b1(struct arena *a, const struct dra_prepare_result *res, size_t n,
-                             uint8_t **out, size_t *len, struct error *err)
+static int encode_unprepare(struct arena *a, const struct dra_unprepare_result *res, size_t n,
+                            uint8_t **out, size_t *len, struct error *err)
 {
-    B1PrepareResp resp =
-        K8S__IO__KUBELET__PKG__APIS__DRA__V1BETA1__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
-    B1PrepareEntry **entries = arena_calloc(a, n, sizeof(*entries));
-    B1PrepareEntry *e = arena_calloc(a, n, sizeof(*e));
-    B1ClaimResp *c = arena_calloc(a, n, sizeof(*c));
-    if (a->oom)
-        return error_set(err, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__claims_entry__init(
+    UnprepareResp resp =
+        K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_RESPONSE__INIT;
+    UnprepareEntry **entries = arena_calloc(a, n, sizeof(*entries));
+    UnprepareEntry *e = arena_calloc(a, n, sizeof(*e));
+    UnclaimResp *c = arena_calloc(a, n, sizeof(*c));
+    for (size_t i = 0; !a->oom && i < n; i++) {
+        k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__claims_entry__init(
             &e[i]);
-        k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resource_response__init(&c[i]);
+        k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resource_response__init(&c[i]);
         e[i].key = (char *)res[i].uid;
         e[i].value = &c[i];
-        if (res[i].error) {
+        if (res[i].error)
             c[i].error = arena_text(a, res[i].error);
-        } else if (res[i].claim && res[i].claim->n_devices) {
-            c[i].n_devices = res[i].claim->n_devices;
-            c[i].devices = b1_devices(a, res[i].claim);
-        }
         entries[i] = &e[i];
     }
     if (a->oom)
@@ -261,57 +235,18 @@ int dra_encode_prepare_response(enum dra_api api, const struct dra_prepare_resul
                                 uint8_t **out, size_t *len, struct error *err)
 {
     struct arena a = {0};
-    int rc = api == DRA_API_V1 ? encode_prepare_v1(&a, res, n, out, len, err)
-                               : encode_prepare_b1(&a, res, n, out, len, err);
+    int rc = encode_prepare(&a, api, res, n, out, len, err);
     arena_free(&a);
     return rc;
 }
 
+/* The unprepare answer has no version-specific field: one encoding for both. */
 int dra_encode_unprepare_response(enum dra_api api, const struct dra_unprepare_result *res,
                                   size_t n, uint8_t **out, size_t *len, struct error *err)
 {
+    (void)api;
     struct arena a = {0};
-    int rc = -1;
-    if (api == DRA_API_V1) {
-        V1UnprepareResp resp =
-            K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_RESPONSE__INIT;
-        V1UnprepareEntry **entries = arena_calloc(&a, n, sizeof(*entries));
-        V1UnprepareEntry *e = arena_calloc(&a, n, sizeof(*e));
-        V1UnclaimResp *c = arena_calloc(&a, n, sizeof(*c));
-        for (size_t i = 0; !a.oom && i < n; i++) {
-            k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__claims_entry__init(
-                &e[i]);
-            k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resource_response__init(&c[i]);
-            e[i].key = (char *)res[i].uid;
-            e[i].value = &c[i];
-            if (res[i].error)
-                c[i].error = arena_text(&a, res[i].error);
-            entries[i] = &e[i];
-        }
-        resp.n_claims = n;
-        resp.claims = entries;
-        rc = a.oom ? error_set(err, "out of memory") : pack(&resp.base, out, len, err);
-    } else {
-        B1UnprepareResp resp =
-            K8S__IO__KUBELET__PKG__APIS__DRA__V1BETA1__NODE_UNPREPARE_RESOURCES_RESPONSE__INIT;
-        B1UnprepareEntry **entries = arena_calloc(&a, n, sizeof(*entries));
-        B1UnprepareEntry *e = arena_calloc(&a, n, sizeof(*e));
-        B1UnclaimResp *c = arena_calloc(&a, n, sizeof(*c));
-        for (size_t i = 0; !a.oom && i < n; i++) {
-            k8s__io__kubelet__pkg__apis__dra__v1beta1__node_unprepare_resources_response__claims_entry__init(
-                &e[i]);
-            k8s__io__kubelet__pkg__apis__dra__v1beta1__node_unprepare_resource_response__init(
-                &c[i]);
-            e[i].key = (char *)res[i].uid;
-            e[i].value = &c[i];
-            if (res[i].error)
-                c[i].error = arena_text(&a, res[i].error);
-            entries[i] = &e[i];
-        }
-        resp.n_claims = n;
-        resp.claims = entries;
-        rc = a.oom ? error_set(err, "out of memory") : pack(&resp.base, out, len, err);
-    }
+    int rc = encode_unprepare(&a, res, n, out, len, err);
     arena_free(&a);
     return rc;
 }

@@ -40,12 +40,11 @@ static int check_claims(const struct dra_claim_ref *claims, size_t n, struct err
     return 0;
 }
 
-/* True when claims[i]'s uid already appeared earlier in the request: the
- * answer is a map, so a repeated claim is prepared and answered once. */
-static bool seen_before(const struct dra_claim_ref *claims, size_t i)
+/* True when uid is among the first n claims. */
+static bool has_uid(const struct dra_claim_ref *claims, size_t n, const char *uid)
 {
-    for (size_t j = 0; j < i; j++)
-        if (!strcmp(claims[j].uid, claims[i].uid))
+    for (size_t j = 0; j < n; j++)
+        if (!strcmp(claims[j].uid, uid))
             return true;
     return false;
 }
@@ -60,127 +59,168 @@ static const char *missing_field(const struct dra_claim_ref *c)
     return NULL;
 }
 
+/* A claim's error when even its text could not be copied (never freed). */
+static const char out_of_memory[] = "out of memory";
+
+/* The claims of one request, as prepare and unprepare both walk them: each
+ * distinct claim once, in request order (the answer is a map keyed by uid,
+ * so a repeated claim is prepared and answered once), and what became of it. */
+struct claim_batch {
+    const char *method; /* "NodePrepareResources", for messages */
+    const struct dra_method_ctx *mc;
+    struct dra_claim_ref *claims; /* the distinct claims */
+    size_t n;
+    const char **errors; /* errors[i] != NULL: claim i failed, with that text */
+    size_t failed;
+};
+
+/* Reads and checks the claims of req.  On failure the call is answered
+ * (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED) and -1 returned. */
+static int batch_open(struct claim_batch *b, const char *method, const struct dra_method_ctx *mc,
+                      const ProtobufCMessage *req, struct rpc_reply *reply)
+{
+    struct error err;
+    size_t n = 0;
+    *b = (struct claim_batch){.method = method, .mc = mc};
+    if (dra_request_claims(mc->api, req, &b->claims, &n, &err) < 0 ||
+        check_claims(b->claims, n, &err) < 0) {
+        rpc_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%s: %s", method, err.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!has_uid(b->claims, b->n, b->claims[i].uid))
+            b->claims[b->n++] = b->claims[i];
+    b->errors = calloc(b->n ? b->n : 1, sizeof(*b->errors));
+    if (b->errors == NULL) {
+        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Does one claim (index i of the batch); 0, or -1 with err. */
+typedef int (*claim_op)(const struct claim_batch *b, size_t i, void *arg, struct error *err);
+
+/* Runs op on every claim that has a namespace and a name; a claim that fails
+ * gets its own error and does not stop the others. */
+static void batch_run(struct claim_batch *b, claim_op op, void *arg)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const struct dra_claim_ref *c = &b->claims[i];
+        struct error err;
+        const char *missing = missing_field(c);
+        if (missing)
+            error_set(&err, "claim %s/%s (uid %s): %s is empty", c->ns, c->name, c->uid, missing);
+        else if (op(b, i, arg, &err) == 0)
+            continue;
+        char *text = strdup(err.msg);
+        b->errors[i] = text ? text : out_of_memory;
+        b->failed++;
+        LOG_E("%s (%s): %s", b->method, api_name(b->mc->api), err.msg);
+    }
+}
+
+/* Sends the packed answer, or the encoder's failure (encoded < 0). */
+static void batch_reply(const struct claim_batch *b, struct rpc_reply *reply, int encoded,
+                        const uint8_t *out, size_t len, const struct error *err)
+{
+    if (encoded < 0) {
+        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s: %s", b->method, err->msg);
+        return;
+    }
+    rpc_reply_packed(reply, out, len);
+    LOG_V(1, "%s (%s): %zu claim(s), %zu failed", b->method, api_name(b->mc->api), b->n, b->failed);
+}
+
+static void batch_close(struct claim_batch *b)
+{
+    for (size_t i = 0; b->errors && i < b->n; i++)
+        if (b->errors[i] != out_of_memory)
+            free((char *)b->errors[i]);
+    free(b->errors);
+    free(b->claims);
+}
+
+/* pcs: the batch's prepared claims, filled for the claims that succeed. */
+static int prepare_one(const struct claim_batch *b, size_t i, void *pcs, struct error *err)
+{
+    const struct dra_claim_ref *c = &b->claims[i];
+    struct prepared_claim *pc = &((struct prepared_claim *)pcs)[i];
+    if (prepare_claim(b->mc->svc->st, c->ns, c->name, c->uid, pc, err) != 0)
+        return -1;
+    LOG_V(2, "prepared claim %s/%s (uid %s): %zu device(s)", c->ns, c->name, c->uid, pc->n_devices);
+    return 0;
+}
+
+static int unprepare_one(const struct claim_batch *b, size_t i, void *unused, struct error *err)
+{
+    (void)unused;
+    const struct dra_claim_ref *c = &b->claims[i];
+    if (unprepare_claim(b->mc->svc->st, c->ns, c->name, c->uid, err) != 0)
+        return -1;
+    LOG_V(2, "unprepared claim %s/%s (uid %s)", c->ns, c->name, c->uid);
+    return 0;
+}
+
 static void prepare(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply)
 {
-    struct dra_method_ctx *mc = ctx;
-    struct error err;
-    struct dra_claim_ref *claims = NULL;
-    size_t n = 0, nres = 0;
+    struct claim_batch b;
     struct dra_prepare_result *res = NULL;
     struct prepared_claim *pcs = NULL;
-    char **errs = NULL;
     uint8_t *out = NULL;
-    size_t len;
+    size_t len = 0;
+    struct error err;
+    int rc;
 
-    if (dra_request_claims(mc->api, req, &claims, &n, &err) < 0 ||
-        check_claims(claims, n, &err) < 0) {
-        rpc_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "NodePrepareResources: %s", err.msg);
+    if (batch_open(&b, "NodePrepareResources", ctx, req, reply) < 0)
         goto out;
-    }
-    res = calloc(n ? n : 1, sizeof(*res));
-    pcs = calloc(n ? n : 1, sizeof(*pcs));
-    errs = calloc(n ? n : 1, sizeof(*errs));
-    if (!res || !pcs || !errs) {
+    res = calloc(b.n ? b.n : 1, sizeof(*res));
+    pcs = calloc(b.n ? b.n : 1, sizeof(*pcs));
+    if (!res || !pcs) {
         rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         goto out;
     }
-    size_t failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct dra_claim_ref *c = &claims[i];
-        if (seen_before(claims, i))
-            continue;
-        struct dra_prepare_result *r = &res[nres++];
-        r->uid = c->uid;
-        const char *missing = missing_field(c);
-        if (missing) {
-            error_set(&err, "claim %s/%s (uid %s): %s is empty", c->ns, c->name, c->uid, missing);
-        } else if (prepare_claim(mc->svc->st, c->ns, c->name, c->uid, &pcs[i], &err) == 0) {
-            r->claim = &pcs[i];
-            LOG_V(2, "prepared claim %s/%s (uid %s): %zu device(s)", c->ns, c->name, c->uid,
-                  pcs[i].n_devices);
-            continue;
-        }
-        errs[i] = strdup(err.msg);
-        r->error = errs[i] ? errs[i] : "out of memory";
-        failed++;
-        LOG_E("NodePrepareResources (%s): %s", api_name(mc->api), err.msg);
-    }
-    if (dra_encode_prepare_response(mc->api, res, nres, &out, &len, &err) < 0) {
-        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "NodePrepareResources: %s", err.msg);
-        goto out;
-    }
-    rpc_reply_packed(reply, out, len);
-    LOG_V(1, "NodePrepareResources (%s): %zu claim(s), %zu failed", api_name(mc->api), nres,
-          failed);
+    batch_run(&b, prepare_one, pcs);
+    for (size_t i = 0; i < b.n; i++)
+        res[i] = (struct dra_prepare_result){
+            .uid = b.claims[i].uid, .claim = b.errors[i] ? NULL : &pcs[i], .error = b.errors[i]};
+    rc = dra_encode_prepare_response(b.mc->api, res, b.n, &out, &len, &err);
+    batch_reply(&b, reply, rc, out, len, &err);
 out:
-    for (size_t k = 0; res && k < nres; k++)
-        if (res[k].claim)
-            prepared_claim_free(&pcs[res[k].claim - pcs]);
-    for (size_t i = 0; errs && i < n; i++)
-        free(errs[i]);
+    for (size_t i = 0; res && i < b.n; i++)
+        if (res[i].claim)
+            prepared_claim_free(&pcs[i]);
     free(out);
-    free(errs);
     free(pcs);
     free(res);
-    free(claims);
+    batch_close(&b);
 }
 
 static void unprepare(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply)
 {
-    struct dra_method_ctx *mc = ctx;
-    struct error err;
-    struct dra_claim_ref *claims = NULL;
-    size_t n = 0, nres = 0;
+    struct claim_batch b;
     struct dra_unprepare_result *res = NULL;
-    char **errs = NULL;
     uint8_t *out = NULL;
-    size_t len;
+    size_t len = 0;
+    struct error err;
+    int rc;
 
-    if (dra_request_claims(mc->api, req, &claims, &n, &err) < 0 ||
-        check_claims(claims, n, &err) < 0) {
-        rpc_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "NodeUnprepareResources: %s", err.msg);
+    if (batch_open(&b, "NodeUnprepareResources", ctx, req, reply) < 0)
         goto out;
-    }
-    res = calloc(n ? n : 1, sizeof(*res));
-    errs = calloc(n ? n : 1, sizeof(*errs));
-    if (!res || !errs) {
+    res = calloc(b.n ? b.n : 1, sizeof(*res));
+    if (res == NULL) {
         rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         goto out;
     }
-    size_t failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct dra_claim_ref *c = &claims[i];
-        if (seen_before(claims, i))
-            continue;
-        struct dra_unprepare_result *r = &res[nres++];
-        r->uid = c->uid;
-        const char *missing = missing_field(c);
-        if (missing) {
-            error_set(&err, "claim %s/%s (uid %s): %s is empty", c->ns, c->name, c->uid, missing);
-        } else if (unprepare_claim(mc->svc->st, c->ns, c->name, c->uid, &err) == 0) {
-            LOG_V(2, "unprepared claim %s/%s (uid %s)", c->ns, c->name, c->uid);
-            continue;
-        }
-        errs[i] = strdup(err.msg);
-        r->error = errs[i] ? errs[i] : "out of memory";
-        failed++;
-        LOG_E("NodeUnprepareResources (%s): %s", api_name(mc->api), err.msg);
-    }
-    if (dra_encode_unprepare_response(mc->api, res, nres, &out, &len, &err) < 0) {
-        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "NodeUnprepareResources: %s",
-                        err.msg);
-        goto out;
-    }
-    rpc_reply_packed(reply, out, len);
-    LOG_V(1, "NodeUnprepareResources (%s): %zu claim(s), %zu failed", api_name(mc->api), nres,
-          failed);
+    batch_run(&b, unprepare_one, NULL);
+    for (size_t i = 0; i < b.n; i++)
+        res[i] = (struct dra_unprepare_result){.uid = b.claims[i].uid, .error = b.errors[i]};
+    rc = dra_encode_unprepare_response(b.mc->api, res, b.n, &out, &len, &err);
+    batch_reply(&b, reply, rc, out, len, &err);
 out:
-    for (size_t i = 0; errs && i < n; i++)
-        free(errs[i]);
     free(out);
-    free(errs);
     free(res);
-    free(claims);
+    batch_close(&b);
 }
 
 struct dra_service *dra_service_new(struct prepare_state *st, struct error *err)

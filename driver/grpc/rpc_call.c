@@ -3,12 +3,12 @@
  * answers, rpc_stream for server streams.  See rpc_internal.h for the
  * batches and the work counting. */
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/slice.h>
 #include <stdarg.h>
 
 #include "driver/grpc/rpc_internal.h"
+#include "driver/grpc/rpc_wire.h"
 
 #define MAX_LIVE_CALLS 256 /* beyond this: RESOURCE_EXHAUSTED */
 
@@ -25,14 +25,6 @@ static grpc_byte_buffer *pack_message(const ProtobufCMessage *msg)
         return NULL;
     protobuf_c_message_pack(msg, buf);
     grpc_slice slice = grpc_slice_new(buf, len, free);
-    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
-    grpc_slice_unref(slice);
-    return bb;
-}
-
-static grpc_byte_buffer *copy_packed(const void *data, size_t len)
-{
-    grpc_slice slice = grpc_slice_from_copied_buffer(data, len);
     grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
     grpc_slice_unref(slice);
     return bb;
@@ -72,32 +64,6 @@ static void drop_queue_locked(struct rpc_stream *c)
     }
     c->q_tail = NULL;
     c->q_len = 0;
-}
-
-static const char *status_name(grpc_status_code code)
-{
-    static const char *const names[] = {
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    };
-    if ((unsigned)code < sizeof(names) / sizeof(names[0]))
-        return names[code];
-    return "?";
 }
 
 /* ---------- sending ---------- */
@@ -170,7 +136,7 @@ static void finish_with_status(struct rpc_stream *c, grpc_status_code code, cons
         enqueue_locked(c, send_item_new(NULL, true, code, details));
     }
     pthread_mutex_unlock(&c->mu);
-    LOG_V(2, "rpc %s on %s: %s: %s", c->path, c->srv->name, status_name(code), details);
+    LOG_V(2, "rpc %s on %s: %s: %s", c->path, c->srv->name, rpc_status_name(code), details);
 }
 
 /* ---------- call lifecycle ---------- */
@@ -345,17 +311,10 @@ void call_on_send(struct rpc_stream *c, bool ok)
 /* Reads the whole request into a decoded message; NULL = undecodable. */
 static ProtobufCMessage *decode_request(struct rpc_stream *c, size_t *len)
 {
-    grpc_byte_buffer_reader reader;
-    if (!grpc_byte_buffer_reader_init(&reader, c->recv_buf)) {
-        *len = 0;
-        return NULL;
-    }
-    grpc_slice all = grpc_byte_buffer_reader_readall(&reader);
-    grpc_byte_buffer_reader_destroy(&reader);
-    *len = GRPC_SLICE_LENGTH(all);
+    uint8_t *bytes = rpc_buffer_to_bytes(c->recv_buf, len);
     ProtobufCMessage *m =
-        protobuf_c_message_unpack(c->method->request, NULL, *len, GRPC_SLICE_START_PTR(all));
-    grpc_slice_unref(all);
+        bytes ? protobuf_c_message_unpack(c->method->request, NULL, *len, bytes) : NULL;
+    free(bytes);
     grpc_byte_buffer_destroy(c->recv_buf);
     c->recv_buf = NULL;
     return m;
@@ -388,7 +347,7 @@ void call_run(struct rpc_stream *c, bool stopping)
             r.code = GRPC_STATUS_INTERNAL;
             snprintf(r.details, sizeof(r.details), "the %s handler gave no answer", c->path);
         }
-        LOG_V(2, "rpc %s on %s: %s%s%s", c->path, srv->name, status_name(r.code),
+        LOG_V(2, "rpc %s on %s: %s%s%s", c->path, srv->name, rpc_status_name(r.code),
               r.code ? ": " : "", r.code ? r.details : "");
         pthread_mutex_lock(&c->mu);
         if (c->accepting) {
@@ -430,7 +389,7 @@ void rpc_reply_packed(struct rpc_reply *r, const void *data, size_t len)
 {
     if (r->msg)
         grpc_byte_buffer_destroy(r->msg);
-    r->msg = copy_packed(data, len);
+    r->msg = rpc_buffer_from_bytes(data, len);
     r->set = true;
     r->code = GRPC_STATUS_OK;
     r->details[0] = '\0';
@@ -473,7 +432,7 @@ void rpc_stream_unref(struct rpc_stream *s)
 static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool latest,
                        struct error *err)
 {
-    grpc_byte_buffer *bb = copy_packed(data, len);
+    grpc_byte_buffer *bb = rpc_buffer_from_bytes(data, len);
     pthread_mutex_lock(&s->mu);
     if (!s->accepting) {
         pthread_mutex_unlock(&s->mu);

@@ -2,10 +2,7 @@
 
 #include <string.h>
 
-static bool is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
+#include "dns_names.h"
 
 static bool is_lower_hex(char c)
 {
@@ -24,41 +21,15 @@ bool k8s_is_uid(const char *s)
     return true;
 }
 
-/* One label of n characters starting at s. */
-static bool is_label(const char *s, size_t n)
-{
-    if (n == 0 || n > K8S_DNS_LABEL_MAX)
-        return false;
-    if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-        return false;
-    for (size_t i = 1; i + 1 < n; i++)
-        if (!is_lower_alnum(s[i]) && s[i] != '-')
-            return false;
-    return true;
-}
-
+/* The rule itself lives in common/dns_names.c. */
 bool k8s_is_dns_label(const char *s)
 {
-    return s != NULL && is_label(s, strlen(s));
+    return dns_label_valid(s);
 }
 
 bool k8s_is_dns_subdomain(const char *s)
 {
-    if (s == NULL)
-        return false;
-    size_t len = strlen(s);
-    if (len == 0 || len > K8S_DNS_SUBDOMAIN_MAX)
-        return false;
-    const char *p = s;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (!is_label(p, n))
-            return false;
-        if (dot == NULL)
-            return true;
-        p = dot + 1;
-    }
+    return dns_subdomain_valid(s);
 }
 
 int k8s_check_uid(const char *what, const char *s, struct error *err)

@@ -3,10 +3,7 @@
 
 #include <string.h>
 
-static bool is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
+#include "dns_names.h"
 
 static bool is_digit(char c)
 {
@@ -18,41 +15,15 @@ static bool is_alpha(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* One DNS label of n characters at s. */
-static bool label_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > API_DNS_LABEL_MAX || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_lower_alnum(s[i]) && s[i] != '-')
-            return false;
-    }
-    return true;
-}
-
+/* The rule itself lives in common/dns_names.c. */
 bool api_dns_label_valid(const char *s)
 {
-    return s != NULL && label_ok(s, strlen(s));
-}
-
-static bool subdomain_ok(const char *s, size_t n, size_t max)
-{
-    if (n == 0 || n > max)
-        return false;
-    size_t start = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == '.') {
-            if (!label_ok(s + start, i - start))
-                return false;
-            start = i + 1;
-        }
-    }
-    return true;
+    return dns_label_valid(s);
 }
 
 bool api_dns_subdomain_valid(const char *s)
 {
-    return s != NULL && subdomain_ok(s, strlen(s), API_DNS_SUBDOMAIN_MAX);
+    return dns_subdomain_valid(s);
 }
 
 bool api_c_identifier_valid(const char *s)
@@ -74,7 +45,8 @@ bool api_qualified_name_valid(const char *s)
     const char *slash = strchr(s, '/');
     if (slash == NULL)
         return api_c_identifier_valid(s);
-    return subdomain_ok(s, (size_t)(slash - s), API_QUALIFIED_PREFIX_MAX) &&
+    size_t prefix = (size_t)(slash - s);
+    return prefix <= API_QUALIFIED_PREFIX_MAX && dns_subdomain_valid_n(s, prefix) &&
            api_c_identifier_valid(slash + 1);
 }
 

@@ -319,3 +319,26 @@ HEALTH
     run "$STANDIN" watch-health --endpoint "$T/none.sock" --timeout 2
     assert_failure 3
 }
+
+@test "prepare/unprepare: a claim repeated in one request is done and answered once" {
+    start_server
+    run "$STANDIN" prepare --endpoint "$DRA_SOCK" ns/c1/u1 ns/fail-c2/u2 ns/c1/u1 ns/fail-c2/u2 ns/c3/u3
+    assert_failure 1
+    assert_equal "${#lines[@]}" 3
+    assert_line --index 0 --partial "claim=u1 pool=node-a device=gpu-0"
+    assert_line --index 1 "claim=u2 error=claim ns/fail-c2 (uid u2): fake failure"
+    assert_line --index 2 --partial "claim=u3 pool=node-a device=gpu-0"
+    # (no exit status check: the stand-in counts the repeat's own slot as unanswered)
+    run "$STANDIN" unprepare --api v1beta1 --endpoint "$DRA_SOCK" ns/c1/u1 ns/c1/u1 ns/c3/u3
+    assert_equal "${#lines[@]}" 2
+    assert_line --index 0 "claim=u1 ok"
+    assert_line --index 1 "claim=u3 ok"
+    run grep -c "] prepared claim ns/c1 (uid u1)" "$T/server.log"
+    assert_output 1
+    run grep -c "] unprepared claim ns/c1 (uid u1)" "$T/server.log"
+    assert_output 1
+    run grep "NodePrepareResources (v1): " "$T/server.log"
+    assert_output --partial "NodePrepareResources (v1): 3 claim(s), 1 failed"
+    run grep "NodeUnprepareResources (v1beta1): " "$T/server.log"
+    assert_output --partial "NodeUnprepareResources (v1beta1): 2 claim(s), 0 failed"
+}

@@ -16,6 +16,7 @@
 #include "driver/grpc/dra_codec.h"
 #include "driver/grpc/health_codec.h"
 #include "driver/grpc/registration_service.h"
+#include "driver/grpc/rpc_wire.h"
 #include "driver/grpc/utf8.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "proto/dra_v1.pb-c.h"
@@ -182,6 +183,41 @@ static void test_prepare_response_v1beta1_has_no_share_id(void **state)
     free(out);
 }
 
+/* The one codec builds v1beta1 answers with the v1 types: the bytes must be
+ * exactly the v1 answer without share_id, and the v1beta1 descriptor must
+ * read them with no field left over (a field 5 would land in the unknown
+ * fields). */
+static void test_prepare_response_v1beta1_is_v1_without_share_id(void **state)
+{
+    (void)state;
+    struct prepared_claim shared = one_device("share-1");
+    struct dra_prepare_result res[] = {{"u1", &shared, NULL}, {"u2", NULL, "not allocated"}};
+    uint8_t *b1, *v1;
+    size_t b1_len, v1_len;
+    struct error err;
+    assert_int_equal(dra_encode_prepare_response(DRA_API_V1BETA1, res, 2, &b1, &b1_len, &err), 0);
+    struct prepared_claim plain = one_device(NULL);
+    res[0].claim = &plain;
+    assert_int_equal(dra_encode_prepare_response(DRA_API_V1, res, 2, &v1, &v1_len, &err), 0);
+    assert_int_equal(b1_len, v1_len);
+    assert_memory_equal(b1, v1, v1_len);
+
+    K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse *r =
+        k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__unpack(
+            NULL, b1_len, b1);
+    assert_non_null(r);
+    assert_int_equal(r->base.n_unknown_fields, 0);
+    assert_int_equal(r->n_claims, 2);
+    assert_int_equal(r->claims[0]->value->base.n_unknown_fields, 0);
+    assert_int_equal(r->claims[0]->value->n_devices, 1);
+    assert_int_equal(r->claims[0]->value->devices[0]->base.n_unknown_fields, 0);
+    assert_string_equal(r->claims[1]->value->error, "not allocated");
+    k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__free_unpacked(r,
+                                                                                              NULL);
+    free(b1);
+    free(v1);
+}
+
 static void test_unprepare_response_bytes(void **state)
 {
     (void)state;
@@ -330,6 +366,40 @@ static void test_registration_config_errors(void **state)
     registration_service_free(svc);
 }
 
+/* The helpers the server and the kubelet stand-in share. */
+static void test_rpc_wire(void **state)
+{
+    (void)state;
+    assert_string_equal(rpc_status_name(GRPC_STATUS_OK), "OK");
+    assert_string_equal(rpc_status_name(GRPC_STATUS_INVALID_ARGUMENT), "INVALID_ARGUMENT");
+    assert_string_equal(rpc_status_name(GRPC_STATUS_UNAUTHENTICATED), "UNAUTHENTICATED");
+    assert_string_equal(rpc_status_name((grpc_status_code)17), "UNKNOWN_CODE");
+
+    static const uint8_t bytes[] = {0x0a, 0x00, 0xff, 'x'};
+    grpc_byte_buffer *bb = rpc_buffer_from_bytes(bytes, sizeof(bytes));
+    assert_non_null(bb);
+    size_t len;
+    uint8_t *back = rpc_buffer_to_bytes(bb, &len);
+    assert_non_null(back);
+    assert_int_equal(len, sizeof(bytes));
+    assert_memory_equal(back, bytes, sizeof(bytes));
+    free(back);
+    grpc_byte_buffer_destroy(bb);
+
+    bb = rpc_buffer_from_bytes("", 0); /* an empty message is bytes too */
+    back = rpc_buffer_to_bytes(bb, &len);
+    assert_non_null(back);
+    assert_int_equal(len, 0);
+    free(back);
+    grpc_byte_buffer_destroy(bb);
+
+    grpc_slice s = grpc_slice_from_copied_buffer("ab\0c", 4);
+    char *str = rpc_slice_to_string(s);
+    assert_memory_equal(str, "ab\0c", 5);
+    free(str);
+    grpc_slice_unref(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,12 +407,14 @@ int main(void)
         cmocka_unit_test(test_request_claims),
         cmocka_unit_test(test_prepare_response_v1),
         cmocka_unit_test(test_prepare_response_v1beta1_has_no_share_id),
+        cmocka_unit_test(test_prepare_response_v1beta1_is_v1_without_share_id),
         cmocka_unit_test(test_unprepare_response_bytes),
         cmocka_unit_test(test_error_text_is_utf8),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_health_message_cut),
         cmocka_unit_test(test_health_encode),
         cmocka_unit_test(test_registration_config_errors),
+        cmocka_unit_test(test_rpc_wire),
     };
     return cmocka_run_group_tests_name("grpc codec", tests, NULL, NULL);
 }

@@ -1,7 +1,6 @@
 #include "grpc_client.h"
 
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
@@ -11,36 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/grpc/rpc_wire.h"
+
 struct rpc_client {
     grpc_channel *channel;
     char *path;
 };
-
-const char *rpc_status_name(grpc_status_code code)
-{
-    static const char *const names[] = {
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    };
-    if ((unsigned)code < sizeof(names) / sizeof(names[0]))
-        return names[code];
-    return "UNKNOWN_CODE";
-}
 
 static gpr_timespec deadline_after(double seconds)
 {
@@ -48,41 +23,6 @@ static gpr_timespec deadline_after(double seconds)
         return gpr_inf_future(GPR_CLOCK_REALTIME);
     return gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
                         gpr_time_from_millis((int64_t)(seconds * 1000), GPR_TIMESPAN));
-}
-
-static grpc_byte_buffer *make_buffer(const void *data, size_t len)
-{
-    grpc_slice s = grpc_slice_from_copied_buffer(data, len);
-    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
-    grpc_slice_unref(s);
-    return bb;
-}
-
-/* Copies a received buffer into malloc'd bytes. */
-static uint8_t *read_buffer(grpc_byte_buffer *bb, size_t *len)
-{
-    grpc_byte_buffer_reader r;
-    if (!grpc_byte_buffer_reader_init(&r, bb))
-        return NULL;
-    grpc_slice all = grpc_byte_buffer_reader_readall(&r);
-    grpc_byte_buffer_reader_destroy(&r);
-    *len = GRPC_SLICE_LENGTH(all);
-    uint8_t *out = malloc(*len ? *len : 1);
-    if (out)
-        memcpy(out, GRPC_SLICE_START_PTR(all), *len);
-    grpc_slice_unref(all);
-    return out;
-}
-
-static char *slice_to_string(grpc_slice s)
-{
-    size_t n = GRPC_SLICE_LENGTH(s);
-    char *out = malloc(n + 1);
-    if (out) {
-        memcpy(out, GRPC_SLICE_START_PTR(s), n);
-        out[n] = '\0';
-    }
-    return out;
 }
 
 /* Waits on a next-type queue until `tag` completes; other tags of the call
@@ -155,7 +95,7 @@ int rpc_client_call(struct rpc_client *c, const char *method, const void *req, s
     memset(a, 0, sizeof(*a));
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
     grpc_call *call = make_call(c, cq, method, timeout);
-    grpc_byte_buffer *send = make_buffer(req, len), *recv = NULL;
+    grpc_byte_buffer *send = rpc_buffer_from_bytes(req, len), *recv = NULL;
     grpc_metadata_array md, trailing;
     grpc_metadata_array_init(&md);
     grpc_metadata_array_init(&trailing);
@@ -184,9 +124,9 @@ int rpc_client_call(struct rpc_client *c, const char *method, const void *req, s
     }
     wait_tag(cq, 1, done, ok);
     a->status = status;
-    a->details = slice_to_string(details);
+    a->details = rpc_slice_to_string(details);
     if (status == GRPC_STATUS_OK && recv)
-        a->data = read_buffer(recv, &a->len);
+        a->data = rpc_buffer_to_bytes(recv, &a->len);
     rc = 0;
 out:
     grpc_slice_unref(details);
@@ -230,7 +170,7 @@ struct rpc_client_stream *rpc_client_stream_open(struct rpc_client *c, const cha
         return error_set(err, "out of memory"), NULL;
     s->cq = grpc_completion_queue_create_for_next(NULL);
     s->call = make_call(c, s->cq, method, timeout);
-    s->send = make_buffer(req, len);
+    s->send = rpc_buffer_from_bytes(req, len);
     grpc_metadata_array_init(&s->md);
     grpc_metadata_array_init(&s->trailing);
     s->details_slice = grpc_empty_slice();
@@ -277,7 +217,7 @@ int rpc_client_stream_next(struct rpc_client_stream *s, uint8_t **data, size_t *
             bool ok = wait_tag(s->cq, T_MSG, s->done, s->ok);
             s->started[T_MSG - 1] = false;
             if (ok && s->recv) {
-                *data = read_buffer(s->recv, len);
+                *data = rpc_buffer_to_bytes(s->recv, len);
                 grpc_byte_buffer_destroy(s->recv);
                 s->recv = NULL;
                 if (*data)
@@ -292,7 +232,7 @@ int rpc_client_stream_next(struct rpc_client_stream *s, uint8_t **data, size_t *
 grpc_status_code rpc_client_stream_status(struct rpc_client_stream *s, const char **details)
 {
     if (s->details == NULL)
-        s->details = slice_to_string(s->details_slice);
+        s->details = rpc_slice_to_string(s->details_slice);
     if (details)
         *details = s->details ? s->details : "";
     return s->status;

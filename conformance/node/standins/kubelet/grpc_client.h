@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "driver/grpc/rpc_wire.h" /* rpc_status_name */
 #include "error.h"
 
 struct rpc_client;
@@ -21,8 +22,6 @@ struct rpc_answer {
     uint8_t *data; /* the response message (OK only), NULL when none */
     size_t len;
 };
-
-const char *rpc_status_name(grpc_status_code code);
 
 /* A channel to the unix socket at path (connects lazily). */
 struct rpc_client *rpc_client_new(const char *socket_path, struct error *err);
