@@ -50,6 +50,7 @@ include common/build.mk
 -include fakehw/smi/build.mk
 -include driver/build.mk
 -include conformance/build.mk
+-include conformance/node/node-conformance.mk
 -include manifests/build.mk
 
 .PHONY: all test unit bats check valgrind clean deps help format lint
@@ -80,7 +81,7 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq python3-grpcio python3-yaml openssl libgnutls28-dev
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev
 deps: ## install every Debian package the build and the tests need (root, apt-get)
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
 

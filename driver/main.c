@@ -84,7 +84,14 @@ static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **cla
     char path[1024];
     snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
              name);
-    return kube_request(p->kc, "GET", path, NULL, NULL, NULL, claim, err);
+    /* kube_request hands back the API server's Status body on a 4xx/5xx too;
+     * the prepare path expects no claim on failure. */
+    if (kube_request(p->kc, "GET", path, NULL, NULL, NULL, claim, err) < 0) {
+        json_decref(*claim);
+        *claim = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)

@@ -4,3 +4,4 @@
 # machines without rootful podman, runc and busybox-static).
 BATS_SUITES += conformance/node/tests
 LINT_SHELL += conformance/node/lib/runtime.bash
+LINT_SHELL += conformance/node/lib/node_env.bash

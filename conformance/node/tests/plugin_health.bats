@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# Device health, driven through fakehw: a flip must reach the three places
+# that report it (the slice taint, the kubelet health stream, the claim's
+# status.devices condition) and go away again on recovery; fakehw dying must
+# turn every device unhealthy without taking the plugin down.
+# shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+load ../lib/node_env
+
+setup() {
+    node_setup
+}
+
+teardown() {
+    node_teardown
+}
+
+# taints DEVICE: "key value effect" of each taint of the published DEVICE.
+taints() {
+    slices '.[].spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key) \(.value) \(.effect)"' -r --arg d "$1"
+}
+
+# taints_are DEVICE TEXT: the device's taints print as TEXT ("" for none).
+taints_are() {
+    local now
+    now=$(taints "$1")
+    [[ $now == "$2" ]] || {
+        echo "taints of $1: \"$now\""
+        return 1
+    }
+}
+
+# tainted_devices: names of the published devices that carry a taint.
+tainted_devices() {
+    slices '.[].spec.devices[]? | select(.taints) | .name' -r
+}
+
+condition_is() {
+    local now
+    now=$(claim_condition "$1" "$2")
+    [[ $now == "$3" ]] || {
+        echo "Ready condition of $2 in claim $1: \"$now\""
+        return 1
+    }
+}
+
+@test "health: a flip taints the device, tells the kubelet and marks the claim; recovery clears all three [fakehw]" {
+    node_up
+    claim_new c1 gpu-1 gpu-2
+    run -0 prepare_claims "$(ref c1)"
+    wait_for 5 "claim c1: gpu-1 Ready" condition_is c1 gpu-1 "True DeviceHealthy"
+    health_watch_start
+    health_latest_has "device=gpu-1 health=HEALTHY "
+
+    fakehw_flip gpu-1 unhealthy "XID 79: GPU has fallen off the bus"
+    wait_for 5 "the taint on gpu-1" taints_are gpu-1 "$DRIVER/unhealthy XID-79 NoSchedule"
+    run -0 tainted_devices
+    assert_output gpu-1
+    wait_for 5 "UNHEALTHY gpu-1 on the health stream" health_latest_has \
+        "^pool=$NODE device=gpu-1 health=UNHEALTHY .* message=XID 79: GPU has fallen off the bus$" \
+        "^pool=$NODE device=gpu-0 health=HEALTHY " "^pool=$NODE device=gpu-2 health=HEALTHY "
+    wait_for 5 "claim c1: gpu-1 not Ready" condition_is c1 gpu-1 "False XID79"
+    run -0 claim_get c1
+    assert_equal "$(jq -r '.status.devices[] | select(.device == "gpu-1") | .conditions[0].message' <<<"$output")" \
+        "XID 79: GPU has fallen off the bus"
+    assert_equal "$(claim_condition c1 gpu-2)" "True DeviceHealthy"
+
+    fakehw_flip gpu-1 healthy
+    wait_for 5 "no taint on gpu-1" taints_are gpu-1 ""
+    run -0 tainted_devices
+    assert_output ""
+    wait_for 5 "HEALTHY gpu-1 on the health stream" health_latest_has "^pool=$NODE device=gpu-1 health=HEALTHY .* message=$"
+    wait_for 5 "claim c1: gpu-1 Ready again" condition_is c1 gpu-1 "True DeviceHealthy"
+    plugin_alive
+}
+
+@test "health: a reason without an XID becomes a label-safe taint value and DeviceUnhealthy [fakehw]" {
+    node_up
+    claim_new c1 gpu-3
+    run -0 prepare_claims "$(ref c1)"
+    fakehw_flip gpu-3 unhealthy "ECC double-bit error"
+    wait_for 5 "the taint on gpu-3" taints_are gpu-3 "$DRIVER/unhealthy ECC-double-bit-error NoSchedule"
+    wait_for 5 "claim c1: gpu-3 not Ready" condition_is c1 gpu-3 "False DeviceUnhealthy"
+    fakehw_flip gpu-3 unhealthy
+    wait_for 5 "the reasonless taint on gpu-3" taints_are gpu-3 "$DRIVER/unhealthy unhealthy NoSchedule"
+}
+
+@test "health: fakehw killed marks every device unhealthy, the plugin keeps serving; fakehw back heals them [fakehw]" {
+    node_up
+    claim_new c1 gpu-0
+    run -0 prepare_json "$(ref c1)"
+    local prepared=$output
+    wait_for 5 "claim c1: gpu-0 Ready" condition_is c1 gpu-0 "True DeviceHealthy"
+    health_watch_start
+
+    fakehw_kill9
+    # The mount stays behind, stale.
+    run stat "$MNT/generation"
+    assert_failure
+    assert_output --partial "Transport endpoint is not connected"
+    wait_for 5 "every device tainted fakehw-unavailable" eval \
+        '[[ $(slices "[.[].spec.devices[] | .taints[]?.value] | join(\" \")" -r) == "fakehw-unavailable fakehw-unavailable fakehw-unavailable fakehw-unavailable" ]]'
+    wait_for 5 "UNHEALTHY devices on the health stream" eval \
+        '[[ $(health_latest | grep -c " health=UNHEALTHY ") == 4 ]]'
+    wait_for 5 "claim c1: gpu-0 not Ready" condition_is c1 gpu-0 "False FakehwUnavailable"
+
+    # Still serving: GetInfo, a prepared claim from the checkpoint, unknown claims.
+    plugin_alive
+    kubelet_register
+    run -0 prepare_json "$(ref c1)"
+    assert_equal "$output" "$prepared"
+    run -1 prepare_claims "$NODE_NS/no-such-claim/6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    assert_output --regexp "^claim=6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d error=."
+    run -0 unprepare_claims "$NODE_NS/no-such-claim/6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+
+    fakehw_start --clear-stale
+    wait_for 5 "no taint left" eval '[[ -z $(tainted_devices) ]]'
+    wait_pool_published 4
+    wait_for 5 "HEALTHY devices on the health stream" eval \
+        '[[ $(health_latest | grep -c " health=HEALTHY ") == 4 ]]'
+    wait_for 5 "claim c1: gpu-0 Ready again" condition_is c1 gpu-0 "True DeviceHealthy"
+    plugin_alive
+}

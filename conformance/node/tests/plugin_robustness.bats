@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# The plugin against a misbehaving API server (errors, dropped connections,
+# a server that drops device taints) and on the way out (SIGTERM: how fast,
+# what it removes, what it keeps).
+# shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+load ../lib/node_env
+
+setup() {
+    node_setup
+}
+
+teardown() {
+    node_teardown
+}
+
+# faults_hit KIND: the stand-in's request log has requests hit by a fault of
+# KIND (status or close).
+faults_hit() {
+    standin_requests | grep -q "\"fault\":\"$1\""
+}
+
+@test "robustness: API errors and dropped connections at start-up; the plugin rides them out and converges" {
+    fakehw_config 4
+    fakehw_start
+    api_start
+    # For 2 s every API request fails: Node reads get a 500, resource.k8s.io
+    # requests lose their connection unanswered.
+    standin_fault '{"status": 500, "seconds": 2, "path": "/api/v1/"}'
+    standin_fault '{"close": true, "seconds": 2, "path": "/apis/"}'
+    plugin_start
+    kubelet_register
+    wait_for 5 "requests hit by both faults" eval 'faults_hit status && faults_hit close'
+    plugin_alive
+    wait_pool_published "" 20
+    plugin_alive
+    claim_new c1 "$(pool_devices 1)"
+    run -0 prepare_claims "$(ref c1)"
+}
+
+@test "robustness: a prepare while the API server fails gets an error; the same claim prepares afterwards" {
+    node_up
+    claim_new c1 "$(pool_devices 1)"
+    standin_fault '{"status": 500, "count": 1000, "path": "/apis/resource.k8s.io/v1/namespaces/"}'
+    run -1 prepare_claims "$(ref c1)"
+    assert_output --regexp "^claim=$CLAIM_UID error=."
+    run -0 files_mentioning "$CDI_ROOT" "$CLAIM_UID"
+    assert_output ""
+    standin_clear_faults
+    run -0 prepare_claims "$(ref c1)"
+    plugin_alive
+}
+
+@test "robustness: slice and claim status writes failing for a while still land afterwards [fakehw]" {
+    node_up
+    claim_new c1 gpu-2
+    run -0 prepare_claims "$(ref c1)"
+    wait_for 5 "claim c1: gpu-2 Ready" eval '[[ $(claim_condition c1 gpu-2) == "True DeviceHealthy" ]]'
+    # Slice writes get 500s, claim status writes lose their connection (after
+    # the write happened, so the plugin cannot know).
+    standin_fault '{"status": 500, "seconds": 2, "path": "/apis/resource.k8s.io/v1/resourceslices"}'
+    standin_fault '{"close": true, "after": true, "seconds": 2, "method": "PATCH"}'
+    standin_fault '{"close": true, "seconds": 2, "method": "GET", "path": "/apis/resource.k8s.io/v1/namespaces/"}'
+    fakehw_flip gpu-2 unhealthy "XID 48: DBE"
+    wait_for 5 "requests hit by the faults" eval 'faults_hit status && faults_hit close'
+    wait_for 20 "the taint on gpu-2" eval \
+        '[[ $(slices "[.[].spec.devices[] | select(.taints) | .name + \" \" + .taints[0].value] | join(\",\")" -r) == "gpu-2 XID-48" ]]'
+    wait_for 20 "claim c1: gpu-2 not Ready" eval '[[ $(claim_condition c1 gpu-2) == "False XID48" ]]'
+    wait_pool_published 4
+    plugin_alive
+}
+
+@test "robustness: --unhealthy-device-policy auto on a server that drops taints leaves unhealthy devices out [fake-driver,fakehw]" {
+    fakehw_config 4
+    fakehw_start
+    api_start --drop-device-taints
+    plugin_start --unhealthy-device-policy auto
+    kubelet_register
+    wait_pool_published 4
+    fakehw_flip gpu-1 unhealthy "XID 79: GPU has fallen off the bus"
+    wait_for 5 "gpu-1 to leave the pool" pool_settled 3
+    run -0 pool_devices
+    assert_output "gpu-0
+gpu-2
+gpu-3"
+    # Said once, with the policy that decided it.
+    run -0 grep -c "the API server dropped the device taints .*unhealthy devices are now left out of the ResourceSlices (--unhealthy-device-policy=auto)" "$PLUGIN_LOG"
+    assert_output 1
+    fakehw_flip gpu-1 healthy
+    wait_for 5 "gpu-1 back in the pool" pool_settled 4
+    run -0 slices '[.[].spec.devices[] | select(.taints)] | length'
+    assert_output 0
+}
+
+@test "robustness: SIGTERM stops the plugin within NODE_STOP_SECONDS and removes its sockets" {
+    node_up
+    claim_new c1 "$(pool_devices 1)"
+    run -0 prepare_claims "$(ref c1)"
+    health_watch_start
+    local reg_sock
+    reg_sock=$(registration_value socket)
+    [[ $reg_sock == /* ]] || reg_sock=$PWD/$reg_sock
+    [[ -S $reg_sock && -S $DRA_SOCK ]]
+    plugin_stop TERM
+    awk -v t="$PLUGIN_STOP_SECONDS" -v max="$NODE_STOP_SECONDS" 'BEGIN { exit !(t <= max) }' ||
+        fail "the plugin took ${PLUGIN_STOP_SECONDS}s to stop (NODE_STOP_SECONDS=$NODE_STOP_SECONDS)"
+    [[ ! -e $reg_sock ]] || fail "the registration socket $reg_sock is still there"
+    [[ ! -e $DRA_SOCK ]] || fail "the DRA socket $DRA_SOCK is still there"
+    if [[ $NODE_FAKE_DRIVER == true ]]; then
+        assert_equal "$PLUGIN_STATUS" 0
+        [[ ! -e $READY_FILE ]] || fail "the ready file is still there"
+    fi
+    # The open health stream ended.
+    wait_for 2 "watch-health to end" eval '! _ne_alive "$HEALTH_PID"'
+}
+
+@test "robustness: plain SIGTERM keeps the slices; --cleanup-on-exit deletes them [fake-driver]" {
+    node_up
+    plugin_stop TERM
+    assert_equal "$PLUGIN_STATUS" 0
+    pool_settled 4 || fail "the slices did not survive a plain SIGTERM"
+    plugin_start --cleanup-on-exit
+    kubelet_register
+    wait_pool_published 4
+    plugin_stop TERM
+    assert_equal "$PLUGIN_STATUS" 0
+    run -0 slices length
+    assert_output 0
+    run -0 grep -F "deleting this node's ResourceSlices" "$PLUGIN_LOG"
+}
