@@ -1,0 +1,35 @@
+/* A small HTTP client for the API stand-in (libcurl + jansson): setting up
+ * claims for the prepare benchmark and the HTTP round-trip floor.  One
+ * client is one keep-alive connection; use one per thread. */
+#ifndef FAKEHW_BENCH_API_CLIENT_H
+#define FAKEHW_BENCH_API_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct api_client;
+
+/* base_url: "http://127.0.0.1:PORT". */
+struct api_client *api_client_new(const char *base_url, struct error *err);
+void api_client_free(struct api_client *c);
+
+/* One request with an optional JSON body (content_type NULL: application/json).
+ * 0 on a 2xx answer, with *resp the decoded body when resp is not NULL (NULL
+ * when empty); -1 with err naming method, path, status and the answer. */
+int api_call(struct api_client *c, const char *method, const char *path, const char *content_type,
+             const char *body, json_t **resp, struct error *err);
+
+/* GET whose body is read and dropped: the round-trip floor.  0 on 200. */
+int api_get_discard(struct api_client *c, const char *path, struct error *err);
+
+/* Creates ResourceClaim ns/name (request "gpu" of `n` devices of the
+ * driver's DeviceClass), then sets status.allocation to those devices of
+ * pool `pool` and reserves it for a pod, as the scheduler would.  uid gets
+ * the claim's metadata.uid. */
+int api_create_allocated_claim(struct api_client *c, const char *ns, const char *name,
+                               const char *driver, const char *pool, char *const *devices, size_t n,
+                               char uid[64], struct error *err);
+
+#endif

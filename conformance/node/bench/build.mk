@@ -1,0 +1,29 @@
+# conformance/node/bench/: `make bench`, the benchmarks (docs/benchmarks.md).
+# fakehw-bench starts the API stand-in, fakehw and the plugin on loopback,
+# plays the kubelet itself (the kubelet stand-in's gRPC client), measures,
+# and writes $(BENCH_OUT)/results.md and results.json.  Not part of `make
+# test`: only the statistics helpers have a unit test there.
+BENCH_SRCS    := $(wildcard conformance/node/bench/*.c)
+BENCH_OBJS    := $(BENCH_SRCS:%.c=$(OBJ)/%.o)
+BENCH_PROGRAM := $(BUILD)/test-bin/fakehw-bench
+BENCH_OUT     ?= $(BUILD)/bench
+BENCH_RUNS    ?= 5
+BENCH_FLAGS   ?=
+
+$(BENCH_OBJS): | $(PROTO_HEADERS)
+
+$(BENCH_PROGRAM): $(BENCH_OBJS) $(OBJ)/conformance/node/standins/kubelet/grpc_client.o \
+                  $(DRIVER_GRPC_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DRIVER_GRPC_LDLIBS) -lcurl -ljansson -lm $(LDLIBS)
+
+.PHONY: bench
+bench: all $(BENCH_PROGRAM) ## benchmarks on loopback (latency, start-up, RSS, flips, idle CPU); table in build/bench/results.md
+	BENCH_COMMIT="$$(git describe --always --dirty 2>/dev/null || echo unknown)" \
+	  $(BENCH_PROGRAM) run --bin $(BIN) --out $(BENCH_OUT) --runs $(BENCH_RUNS) $(BENCH_FLAGS)
+
+UNIT_TESTS += $(BIN)/test_bench_stats
+$(BIN)/test_bench_stats: $(OBJ)/conformance/node/bench/tests/test_bench_stats.o \
+                         $(OBJ)/conformance/node/bench/stats.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm $(LDLIBS)

@@ -1,0 +1,67 @@
+/* `fakehw-bench echo-server --socket PATH`: the plugin's gRPC server module
+ * (driver/grpc/rpc_server.h, same worker count as the plugin's DRA socket)
+ * with one method that answers an empty message at once: the floor of a
+ * unary gRPC round trip over a unix socket. */
+#include <signal.h>
+#include <stdio.h>
+
+#include "driver/grpc/rpc_server.h"
+#include "flags.h"
+#include "log.h"
+#include "proto/dra_health_v1alpha1.pb-c.h"
+#include "suites.h"
+
+#define ECHO_METHOD "/fakehw.bench.Echo/Ping"
+
+static void ping(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply)
+{
+    (void)ctx;
+    (void)req;
+    rpc_reply_packed(reply, "", 0);
+}
+
+int echo_server_main(int argc, char **argv)
+{
+    const char *socket_path = NULL;
+    long workers = 4;
+    const struct flag flags[] = {
+        {"socket", "ECHO_SOCKET", FLAG_STRING, &socket_path, "unix socket to serve (required)"},
+        {"workers", "ECHO_WORKERS", FLAG_INT, &workers, "handler threads (the plugin's default)"},
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct error err;
+    int next;
+    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, "fakehw-bench echo-server", "--socket PATH",
+                    "Serves " ECHO_METHOD " (empty in, empty out) until SIGTERM.", flags, nflags);
+        return 0;
+    }
+    if (rc < 0 || next != argc || socket_path == NULL || workers < 1) {
+        fprintf(stderr, "fakehw-bench echo-server: %s\n",
+                rc < 0 ? err.msg : "--socket is required, --workers >= 1, no arguments");
+        return 2;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    const struct rpc_server_config cfg = {"echo", socket_path, (int)workers};
+    const struct rpc_method m = {.path = ECHO_METHOD,
+                                 .request = &v1alpha1__node_watch_resources_request__descriptor,
+                                 .unary = ping};
+    struct rpc_server *srv = rpc_server_new(&cfg, &err);
+    if (srv == NULL || rpc_server_add_method(srv, &m, &err) < 0 ||
+        rpc_server_start(srv, &err) < 0) {
+        fprintf(stderr, "fakehw-bench echo-server: %s\n", err.msg);
+        rpc_server_free(srv);
+        return 1;
+    }
+    LOG_I("echo server on %s", socket_path);
+    int sig;
+    sigwait(&set, &sig);
+    rpc_server_free(srv);
+    return 0;
+}
