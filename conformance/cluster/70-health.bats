@@ -12,15 +12,23 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
-# A pod on the test node holding one device: sets VICTIM_POOL and VICTIM_DEVICE.
+# A pod "victim" on the test node holding one device, from claim "victim"
+# (start_victim template: from a claim generated from template "victim"):
+# sets VICTIM_CLAIM, VICTIM_POOL and VICTIM_DEVICE.
 start_victim() {
-    local rest
+    local rest source=resourceClaimName
     use_test_node
-    create_from claim CLAIM=victim COUNT=1
-    create_from pod POD=victim CLAIM_SOURCE=resourceClaimName CLAIM=victim AFFINITY="$(pin_to "$TEST_NODE")"
+    if [[ ${1:-} == template ]]; then
+        create_from claim-template TEMPLATE=victim COUNT=1
+        source=resourceClaimTemplateName
+    else
+        create_from claim CLAIM=victim COUNT=1
+    fi
+    create_from pod POD=victim CLAIM_SOURCE=$source CLAIM=victim AFFINITY="$(pin_to "$TEST_NODE")"
     wait_pod_ready "$TEST_NAMESPACE" victim
-    IFS=$'\t' read -r VICTIM_POOL VICTIM_DEVICE rest < <(claim_results "$TEST_NAMESPACE" victim)
-    [[ -n $VICTIM_DEVICE ]] || fail "claim victim has no device"
+    VICTIM_CLAIM=$(pod_claim_name "$TEST_NAMESPACE" victim gpu) || fail "pod victim has no claim gpu"
+    IFS=$'\t' read -r VICTIM_POOL VICTIM_DEVICE rest < <(claim_results "$TEST_NAMESPACE" "$VICTIM_CLAIM")
+    [[ -n $VICTIM_DEVICE ]] || fail "claim $VICTIM_CLAIM has no device"
 }
 
 # claim_device_ready NS CLAIM POOL DEVICE True|False: the device's Ready
@@ -105,7 +113,10 @@ pod_device_health() {
 # bats test_tags=fake-only, serial
 @test "health: the pod's allocatedResourcesStatus turns Unhealthy, and Healthy after recovery" {
     require_gate ResourceHealthStatus
-    start_victim
+    # A generated claim: the kubelet (1.35 at least) finds a container's claim
+    # through the pod's status.resourceClaimStatuses, which lists generated
+    # claims only, and reports nothing for a claim the pod names directly.
+    start_victim template
     flip_unhealthy "$TEST_NODE" "$VICTIM_DEVICE"
     wait_for "allocatedResourcesStatus Unhealthy in pod victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
         pod_device_health "$TEST_NAMESPACE" victim ctr Unhealthy >/dev/null

@@ -428,6 +428,10 @@ def check_rbac(f, objs, driver):
         fail(w, f"variable driverName is {variables.get('driverName')}, want \"{driver}\"")
     if "authentication.kubernetes.io/node-name" not in variables.get("nodeName", ""):
         fail(w, "variable nodeName must come from the token's authentication.kubernetes.io/node-name")
+    # Without it, credentials that carry no extra at all fail the lookup with
+    # "no such key: extra" (seen on a 1.35 API server) instead of our message.
+    if not variables.get("nodeName", "").startswith("has(request.userInfo.extra) &&"):
+        fail(w, "variable nodeName must test has(request.userInfo.extra) first")
     exprs = " ".join(v.get("expression", "") for v in spec.get("validations", []))
     for needle in ("spec.nodeName == variables.nodeName", "spec.driver == variables.driverName"):
         if needle not in exprs:

@@ -141,6 +141,11 @@ rendered() {
     assert_failure
     assert_output --partial "mounts /var/run/fakehw itself"
 
+    sed 's|has(request.userInfo.extra) \&\& ||' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "variable nodeName must test has(request.userInfo.extra) first"
+
     sed 's|livenessProbe:|startupProbe:|' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure

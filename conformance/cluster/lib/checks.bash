@@ -128,11 +128,14 @@ suite_preflight() {
     local pods
     pods=$(driver_pods_json)
     params_resolve_fake "$pods"
-    if is_fake_driver; then
+    # Health flips need fakehw: in the driver pods, or through
+    # CONFORMANCE_FAKEHW_EXEC when fakehw and the plugin run outside pods.
+    if is_fake_driver && [[ -z $CONFORMANCE_FAKEHW_EXEC ]]; then
         [[ $(jq '.items | length' <<<"$pods") -gt 0 ]] || {
             fail "the fake driver's pods are not found (kubectl -n $CONFORMANCE_DRIVER_NAMESPACE get pods" \
                 "-l $CONFORMANCE_DRIVER_POD_SELECTOR); set CONFORMANCE_DRIVER_NAMESPACE and" \
-                "CONFORMANCE_DRIVER_POD_SELECTOR to where it runs"
+                "CONFORMANCE_DRIVER_POD_SELECTOR to where it runs, or CONFORMANCE_FAKEHW_EXEC" \
+                "when fakehw runs outside pods"
             return 1
         }
     fi

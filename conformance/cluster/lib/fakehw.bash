@@ -17,9 +17,14 @@ container_gpu_uuids() {
     grep -oE 'UUID: [^)]+' <<<"$out" | sed 's/^UUID: //' | sort
 }
 
-# The value of environment variable $4 in container $3 of pod $1/$2.
+# The value of environment variable $4 in container $3 of pod $1/$2; fails
+# when it is not set.  Reads `env`, not `printenv`: some busybox builds
+# (Debian's busybox-static) have no printenv applet.
 container_env() {
-    kc exec -n "$1" "$2" -c "$3" -- printenv "$4"
+    local out
+    out=$(kc exec -n "$1" "$2" -c "$3" -- env) || return 1
+    awk -v name="$4" 'index($0, name "=") == 1 { print substr($0, length(name) + 2); found = 1 }
+        END { exit !found }' <<<"$out"
 }
 
 # The uuid attribute of device $2 in pool $1, from the driver's slices.
@@ -58,25 +63,48 @@ driver_pod_on_node() {
         | .metadata.name][0] // error("no running driver pod on node \($n)")' <<<"$json"
 }
 
+# fakehw_on_node NODE CMD...: runs CMD where NODE's fakehw tree is mounted.
+# By default in the fakehw container of the node's driver pod; with
+# CONFORMANCE_FAKEHW_EXEC (fakehw run outside any pod, e.g. on the host) as
+# "<that command> CMD..." with CONFORMANCE_FAKEHW_NODE=NODE in its environment.
+# The command is the function's last one on purpose: a bare `return` in
+# teardown (an EXIT trap after a failure) would return the failure's status.
+fakehw_on_node() {
+    local node=$1 pod prefix
+    shift
+    if [[ -n $CONFORMANCE_FAKEHW_EXEC ]]; then
+        read -ra prefix <<<"$CONFORMANCE_FAKEHW_EXEC"
+        CONFORMANCE_FAKEHW_NODE=$node "${prefix[@]}" "$@"
+    else
+        pod=$(driver_pod_on_node "$node") || return 1
+        kc exec -n "$CONFORMANCE_DRIVER_NAMESPACE" "$pod" -c "$CONFORMANCE_FAKEHW_CONTAINER" -- "$@"
+    fi
+}
+
+# Where fakehw_on_node runs for NODE, for messages.
+fakehw_where() {
+    if [[ -n $CONFORMANCE_FAKEHW_EXEC ]]; then
+        printf 'through CONFORMANCE_FAKEHW_EXEC (%s) for node %s\n' "$CONFORMANCE_FAKEHW_EXEC" "$1"
+    else
+        printf 'in the %s container of the driver pod on node %s\n' "$CONFORMANCE_FAKEHW_CONTAINER" "$1"
+    fi
+}
+
 # fakehw_flip NODE DEVICE healthy|unhealthy [REASON]: flips a device in the
 # fakehw daemon of NODE, as an operator would.
 fakehw_flip() {
-    local node=$1 device=$2 state=$3 reason=${4:-} pod out
-    pod=$(driver_pod_on_node "$node") || return 1
+    local node=$1 device=$2 state=$3 reason=${4:-} out
     local args=(flip --mount "$CONFORMANCE_FAKEHW_MOUNT" "$device" "$state")
     [[ -n $reason ]] && args+=(--reason "$reason")
-    out=$(kc exec -n "$CONFORMANCE_DRIVER_NAMESPACE" "$pod" -c "$CONFORMANCE_FAKEHW_CONTAINER" -- "$CONFORMANCE_FAKEHW_BIN" "${args[@]}" 2>&1) || {
-        fail "fakehw ${args[*]} in $CONFORMANCE_DRIVER_NAMESPACE/$pod failed: $out"
+    out=$(fakehw_on_node "$node" "$CONFORMANCE_FAKEHW_BIN" "${args[@]}" 2>&1) || {
+        fail "fakehw ${args[*]} $(fakehw_where "$node") failed: $out"
         return 1
     }
 }
 
 # The health fakehw reports for DEVICE on NODE: healthy or unhealthy.
 fakehw_health() {
-    local pod
-    pod=$(driver_pod_on_node "$1") || return 1
-    kc exec -n "$CONFORMANCE_DRIVER_NAMESPACE" "$pod" -c "$CONFORMANCE_FAKEHW_CONTAINER" -- \
-        cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$2/health"
+    fakehw_on_node "$1" cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$2/health"
 }
 
 # Flips DEVICE on NODE back to healthy unless it already is, and waits until

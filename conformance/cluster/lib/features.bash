@@ -124,7 +124,7 @@ decide_gate() {
     fi
 
     if [[ -z $value ]]; then
-        local m node seen='' off_on=''
+        local m node seen='' off_on='' unread=''
         fetch_apiserver_metrics
         m=$(metric_gate "$_APISERVER_METRICS" "$gate")
         if [[ -n $m ]]; then
@@ -134,7 +134,12 @@ decide_gate() {
         if [[ -n ${GATE_ON_KUBELET[$gate]:-} ]]; then
             for node in "$@"; do
                 m=$(metric_gate "$(kubelet_metrics "$node")" "$gate")
-                [[ -n $m ]] || continue
+                # Say so when a kubelet could not be asked (the node proxy
+                # refuses some node addresses): the answer then rests on the others.
+                [[ -n $m ]] || {
+                    unread+=" kubelet/$node"
+                    continue
+                }
                 seen+=" kubelet/$node"
                 [[ $m == 1 ]] || off_on+=" kubelet/$node"
             done
@@ -147,6 +152,7 @@ decide_gate() {
                 value=false
                 why+="kubernetes_feature_enabled=0 on ${off_on# }"
             fi
+            [[ -z $unread ]] || why+="; no feature metric from${unread}"
         fi
     fi
 

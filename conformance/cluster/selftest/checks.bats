@@ -116,6 +116,18 @@ setup() { selftest_setup; }
     assert_output --partial "driver pods in fakehw-dra are not Ready: fakehw-dra-fghij on worker-2 (Pending)"
 }
 
+@test "preflight: the fake driver run outside pods needs CONFORMANCE_FAKEHW_EXEC instead of pods" {
+    rm "$FAKE_CLUSTER/driver-pods.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "or CONFORMANCE_FAKEHW_EXEC when fakehw runs outside pods"
+    CONFORMANCE_FAKEHW_EXEC="env"
+    run suite_preflight
+    assert_success
+    assert_line "# driver gpu.fakehw.example.com, class gpu.fakehw.example.com, fake driver: true"
+    assert_line "# param CONFORMANCE_FAKEHW_EXEC=env"
+}
+
 @test "preflight: another driver needs no driver pods" {
     rm "$FAKE_CLUSTER/driver-pods.json"
     jq '.items[].spec.driver |= (if . == "gpu.fakehw.example.com" then "gpu.example.com" else . end)' \

@@ -30,6 +30,9 @@ setup() {
     run container_env ns ready ctr FAKEHW_VISIBLE_DEVICES
     assert_output GPU-a0000002-0000-4000-8000-000000000002
     run container_env ns ready ctr EMPTY
+    assert_success
+    assert_output ""
+    run container_env ns ready ctr VISIBLE
     assert_failure
 }
 
@@ -86,4 +89,51 @@ setup() {
     assert_failure
     assert_output --partial "timed out after 1s waiting for: worker-1/gpu-3 to be published healthy again"
     assert_output --partial "device worker-1/gpu-3 is not published"
+}
+
+# fakehw outside any pod (e.g. on the host next to a host-run plugin):
+# CONFORMANCE_FAKEHW_EXEC runs the flips, split on spaces, with the node's
+# name in CONFORMANCE_FAKEHW_NODE; kubectl exec is not used.
+fake_host_fakehw() {
+    local mount=$BATS_TEST_TMPDIR/host-tree
+    mkdir -p "$BATS_TEST_TMPDIR/host-bin" "$mount/devices/gpu-1"
+    echo healthy >"$mount/devices/gpu-1/health"
+    cat >"$BATS_TEST_TMPDIR/host-bin/fakehw" <<'STUB'
+#!/usr/bin/env bash
+[[ $1 == flip && $2 == --mount && -d $3/devices/$4 ]] || { echo "no device $4 under $3" >&2; exit 1; }
+printf '%s %s %s\n' "${CONFORMANCE_FAKEHW_NODE:-}" "${FAKEHW_VIA:-}" "$*" >>"$3/calls.log"
+echo "$5" >"$3/devices/$4/health"
+STUB
+    chmod +x "$BATS_TEST_TMPDIR/host-bin/fakehw"
+    CONFORMANCE_FAKEHW_BIN=$BATS_TEST_TMPDIR/host-bin/fakehw
+    CONFORMANCE_FAKEHW_MOUNT=$mount
+    CONFORMANCE_FAKEHW_EXEC="env FAKEHW_VIA=exec"
+}
+
+@test "fake driver: with CONFORMANCE_FAKEHW_EXEC a flip runs through that command, not kubectl exec" {
+    fake_host_fakehw
+    rm "$FAKE_CLUSTER/driver-pods.json"
+    fakehw_flip worker-2 gpu-1 unhealthy "XID 79"
+    run cat "$CONFORMANCE_FAKEHW_MOUNT/calls.log"
+    assert_output "worker-2 exec flip --mount $CONFORMANCE_FAKEHW_MOUNT gpu-1 unhealthy --reason XID 79"
+    run fakehw_health worker-2 gpu-1
+    assert_output unhealthy
+    run kubectl_calls
+    refute_output --partial exec
+
+    run fakehw_flip worker-2 gpu-9 healthy
+    assert_failure
+    assert_output "fakehw flip --mount $CONFORMANCE_FAKEHW_MOUNT gpu-9 healthy through CONFORMANCE_FAKEHW_EXEC (env FAKEHW_VIA=exec) for node worker-2 failed: no device gpu-9 under $CONFORMANCE_FAKEHW_MOUNT"
+}
+
+@test "fake driver: a health read from an EXIT trap after a failure reports its own status" {
+    # bats runs teardown in an EXIT trap when a test fails, where a bare
+    # `return` would return the failed command's status instead.
+    fake_host_fakehw
+    health_in_exit_trap() {
+        trap 'fakehw_health worker-2 gpu-1; echo "status $?"' EXIT
+        false
+    }
+    run health_in_exit_trap
+    assert_output $'healthy\nstatus 0'
 }

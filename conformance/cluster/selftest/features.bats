@@ -124,6 +124,12 @@ set_version() {
     assert_equal "$CONFORMANCE_GATE_ResourceHealthStatus_WHY" "kubernetes_feature_enabled=0 on kubelet/worker-2"
     run kubectl_calls
     assert_line "get --raw /api/v1/nodes/worker-2/proxy/metrics"
+    # A kubelet the node proxy cannot reach is named, not silently left out.
+    rm "$FAKE_CLUSTER/kubelet-metrics-worker-2.txt" "$FAKE_CLUSTER/kubelet-metrics.txt"
+    decide_gate ResourceHealthStatus "" worker-1 worker-2
+    assert_equal "$CONFORMANCE_GATE_ResourceHealthStatus" true
+    assert_equal "$CONFORMANCE_GATE_ResourceHealthStatus_WHY" \
+        "kubernetes_feature_enabled=1 on apiserver; no feature metric from kubelet/worker-1 kubelet/worker-2"
 }
 
 @test "features: decide_all_gates decides every gate the scenarios use" {

@@ -38,6 +38,7 @@ setup() { selftest_setup; }
     CONFORMANCE_EXPECTED_ATTRIBUTES='uuid 9lives'
     CONFORMANCE_FEATURES='DRAAdminAccess=on'
     CONFORMANCE_FAKEHW_MOUNT=relative/path
+    CONFORMANCE_FAKEHW_EXEC='/no/such/node-exec --flag'
     run params_validate
     assert_failure
     assert_line --partial "CONFORMANCE_DRIVER=Not_A_Driver is not a DRA driver name"
@@ -49,7 +50,8 @@ setup() { selftest_setup; }
     assert_line --partial 'holds "9lives", which is not an attribute name'
     assert_line --partial 'holds "DRAAdminAccess=on"; write Gate=true or Gate=false'
     assert_line --partial "CONFORMANCE_FAKEHW_MOUNT=relative/path is not an absolute path"
-    assert_equal "${#lines[@]}" 9
+    assert_line --partial "CONFORMANCE_FAKEHW_EXEC=/no/such/node-exec\\ --flag does not start with a command found here (/no/such/node-exec)"
+    assert_equal "${#lines[@]}" 10
 }
 
 @test "params: qualified attribute names are accepted" {
