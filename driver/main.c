@@ -431,9 +431,12 @@ int main(int argc, char **argv)
     }
     LOG_I("serving: registration %s, DRA %s", p.reg_socket, p.dra_socket);
 
+    /* Short ticks until ready, so the ready file follows registration and
+     * publishing closely; then one a second, only to notice a lost
+     * registration, so an idle plugin hardly wakes up. */
     bool ready = false;
     for (;;) {
-        struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+        struct timespec tick = {.tv_sec = ready ? 1 : 0, .tv_nsec = ready ? 0 : 20 * 1000 * 1000};
         int sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT) {
             LOG_I("%s: shutting down%s", strsignal(sig),
