@@ -383,9 +383,12 @@ static int run(int argc, char **argv, bool prepare)
     else
         print_text(prepare, claims, views, n);
     status = extra ? EXIT_FAILED : EXIT_OK;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (find_claim(claims, i, claims[i].uid) >= 0)
+            continue; /* a repeated uid: judged by its first occurrence */
         if (!views[i].present || (views[i].error && views[i].error[0]))
             status = EXIT_FAILED;
+    }
 out:
     fflush(stdout);
     for (size_t i = 0; views && i < n; i++)
