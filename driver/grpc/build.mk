@@ -21,16 +21,18 @@ $(DRIVER_GRPC_LIB): $(DRIVER_GRPC_OBJS)
 	$(AR) rcs $@ $^
 
 # Test-only programs (never installed): a server made of this module and a
-# fake prepare implementation, driven by the bats suite with the kubelet
+# fake prepare implementation (answers are freed by the real
+# prepared_claim_free of driver/prepare), driven by the bats suite with the kubelet
 # stand-in and a Python grpcio client.
 DRIVER_GRPC_TEST_BIN := $(BUILD)/test-bin
 DRIVER_GRPC_TEST_OBJS := $(OBJ)/driver/grpc/tests/grpc_test_server.o \
-                         $(OBJ)/driver/grpc/tests/fake_prepare.o
+                         $(OBJ)/driver/grpc/tests/fake_prepare.o \
+                         $(OBJ)/driver/prepare/prepared_claim.o
 $(DRIVER_GRPC_TEST_OBJS) $(OBJ)/driver/grpc/tests/test_grpc_codec.o: | $(PROTO_HEADERS)
 
 $(DRIVER_GRPC_TEST_BIN)/grpc-test-server: $(DRIVER_GRPC_TEST_OBJS) $(DRIVER_GRPC_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DRIVER_GRPC_LDLIBS) -ljansson $(LDLIBS)
 
 UNIT_TESTS += $(BIN)/test_grpc_codec
 $(BIN)/test_grpc_codec: $(OBJ)/driver/grpc/tests/test_grpc_codec.o $(DRIVER_GRPC_LIBS)

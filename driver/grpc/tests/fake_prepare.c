@@ -119,25 +119,3 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
         return fake_failure(ns, name, uid, err);
     return 0;
 }
-
-static void strv_free(char **v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-void prepared_claim_free(struct prepared_claim *c)
-{
-    for (size_t i = 0; i < c->n_devices; i++) {
-        struct prepared_device *d = &c->devices[i];
-        strv_free(d->request_names, d->n_request_names);
-        strv_free(d->cdi_device_ids, d->n_cdi_device_ids);
-        free(d->pool_name);
-        free(d->device_name);
-        free(d->share_id);
-    }
-    free(c->devices);
-    c->devices = NULL;
-    c->n_devices = 0;
-}
