@@ -85,7 +85,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
  * for every event line: type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR
  * (object then is a metav1.Status, e.g. 410 Expired); object is borrowed.
  * Returns when on_event returns non-zero (0 then), when *stop becomes true
- * (checked every 100 ms, or timeout_ms if smaller; 0 then), when the server
+ * (0 then; seen at once when the caller then calls kube_watch_interrupt,
+ * otherwise within a second, or timeout_ms if smaller), when the server
  * ends the watch (0), or on error (-1: no connection, a non-200 answer such
  * as 400 for a bad field selector, a broken event line, or a server that
  * keeps the watch open 30 s past timeoutSeconds).  There are no retries: the
@@ -93,6 +94,12 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 typedef int (*kube_watch_fn)(void *ctx, const char *type, json_t *object);
 int kube_watch(struct kube_client *c, const char *path, const char *resource_version,
                kube_watch_fn on_event, void *ctx, volatile bool *stop, struct error *err);
+
+/* Wakes every kube_watch running with this stop flag so it sees the flag at
+ * once: set *stop first, then call this.  Safe from any thread; a watch that
+ * has not started yet or has ended is not an error.  (Without it a watch
+ * polls its flag once a second: an idle plugin should not wake up more.) */
+void kube_watch_interrupt(volatile bool *stop);
 
 /* Percent-encodes s for use in a query value (field selectors). Caller frees. */
 char *kube_query_escape(const char *s);

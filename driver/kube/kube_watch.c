@@ -2,11 +2,55 @@
  * lines ({"type":"ADDED","object":{...}}), handed to a callback one by one. */
 #include "kube_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+
+/* How often a watch looks at its stop flag when nobody interrupts it. */
+#define WATCH_STOP_POLL_MS 1000
+
+/* The running watches, so kube_watch_interrupt can find the curl multi
+ * handle that belongs to a stop flag.  An entry is added before the first
+ * poll and removed under the lock before its handle is cleaned up, so
+ * curl_multi_wakeup never sees a freed handle. */
+struct running_watch {
+    volatile bool *stop;
+    CURLM *multi;
+    struct running_watch *next;
+};
+static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct running_watch *running_watches;
+
+static void running_add(struct running_watch *r)
+{
+    pthread_mutex_lock(&running_lock);
+    r->next = running_watches;
+    running_watches = r;
+    pthread_mutex_unlock(&running_lock);
+}
+
+static void running_remove(struct running_watch *r)
+{
+    pthread_mutex_lock(&running_lock);
+    struct running_watch **p = &running_watches;
+    while (*p != NULL && *p != r)
+        p = &(*p)->next;
+    if (*p == r)
+        *p = r->next;
+    pthread_mutex_unlock(&running_lock);
+}
+
+void kube_watch_interrupt(volatile bool *stop)
+{
+    pthread_mutex_lock(&running_lock);
+    for (struct running_watch *r = running_watches; r != NULL; r = r->next)
+        if (r->stop == stop)
+            curl_multi_wakeup(r->multi);
+    pthread_mutex_unlock(&running_lock);
+}
 
 struct watch {
     struct kube_client *c;
@@ -156,9 +200,14 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
     curl_easy_setopt(w.h, CURLOPT_WRITEDATA, &w);
     curl_easy_setopt(w.h, CURLOPT_ERRORBUFFER, curl_msg);
     curl_multi_add_handle(m, w.h);
+    struct running_watch self = {.stop = stop, .multi = m};
+    if (stop != NULL)
+        running_add(&self); /* removed at out_remove, which every path from here passes */
 
-    /* Poll in short slices so *stop is seen within 100 ms (or timeout_ms). */
-    int poll_ms = c->opts.timeout_ms < 100 ? (int)c->opts.timeout_ms : 100;
+    /* Data, the end of the watch or kube_watch_interrupt end a poll at once;
+     * the timeout only bounds how late an uninterrupted *stop is seen. */
+    int poll_ms =
+        c->opts.timeout_ms < WATCH_STOP_POLL_MS ? (int)c->opts.timeout_ms : WATCH_STOP_POLL_MS;
     int running = 1;
     bool stopped = false;
     while (running) {
@@ -207,6 +256,8 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
         rc = 0;
     }
 out_remove:
+    if (stop != NULL)
+        running_remove(&self);
     curl_multi_remove_handle(m, w.h);
 out:
     if (m)

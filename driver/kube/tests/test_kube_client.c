@@ -613,10 +613,34 @@ static void test_watch_initial_state_and_stop(void **state)
     assert_int_equal(seen_count(&s), 1);
     assert_string_equal(s.types[0], "ADDED");
     assert_string_equal(s.names[0], "gpu");
+    /* Interrupted, the watch ends without waiting for its once-a-second
+     * look at the flag: well under that, even on a loaded machine. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     __atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);
+    kube_watch_interrupt(&s.stop);
+    pthread_join(t, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long waited_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_int_equal(s.rc, 0);
+    assert_true(waited_ms < 900);
+    assert_int_equal(req(c, "DELETE", CLASSES "/gpu", NULL, NULL, &st, NULL, &err), 0);
+    kube_client_free(c);
+}
+
+/* Without kube_watch_interrupt the flag is still seen, on the next poll. */
+static void test_watch_stop_without_interrupt(void **state)
+{
+    (void)state;
+    struct kube_client *c = client();
+    struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER, .c = c, .path = CLASSES};
+    pthread_t t;
+    pthread_create(&t, NULL, watch_thread, &s);
+    usleep(50000);
+    __atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);
+    kube_watch_interrupt(NULL); /* another flag: wakes nobody, is no error */
     pthread_join(t, NULL);
     assert_int_equal(s.rc, 0);
-    assert_int_equal(req(c, "DELETE", CLASSES "/gpu", NULL, NULL, &st, NULL, &err), 0);
     kube_client_free(c);
 }
 
@@ -868,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_requests),
         cmocka_unit_test(test_watch_events_from_list_rv),
         cmocka_unit_test(test_watch_initial_state_and_stop),
+        cmocka_unit_test(test_watch_stop_without_interrupt),
         cmocka_unit_test(test_watch_ends_with_the_server),
         cmocka_unit_test(test_watch_errors),
         cmocka_unit_test(test_token_file_is_reread),
