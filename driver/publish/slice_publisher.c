@@ -703,6 +703,7 @@ int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct e
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
     __atomic_store_n(&p->watch_stop, true, __ATOMIC_RELEASE);
+    kube_watch_interrupt(&p->watch_stop);
     if (p->watch_started)
         pthread_join(p->watch_thread, NULL);
     if (p->sync_started)
