@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -377,30 +378,89 @@ static int compare_devices(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-/* Same index or uuid twice means the tree is inconsistent: consumers key on both. */
-static int check_unique(const char *devdir, const struct fakehw_device *devs, size_t n,
+/* For finding equal uuids: sorted by uuid, then position. */
+static int compare_uuid_refs(const void *pa, const void *pb)
+{
+    const struct fakehw_device *a = *(const struct fakehw_device *const *)pa;
+    const struct fakehw_device *b = *(const struct fakehw_device *const *)pb;
+    int c = strcmp(a->uuid, b->uuid);
+    return c != 0 ? c : (a < b ? -1 : a > b);
+}
+
+/* Same index or uuid twice means the tree is inconsistent: consumers key on
+ * both.  devs is sorted by index; where names the tree in messages.  Sorting
+ * keeps this O(n log n): 4,096 devices pairwise would cost more than reading
+ * them. */
+static int check_unique(const char *where, const struct fakehw_device *devs, size_t n,
                         struct error *err)
 {
+    for (size_t i = 1; i < n; i++)
+        if (devs[i - 1].index == devs[i].index)
+            return error_set_and_errno(err, EINVAL, "%s: devices %s and %s both have index %ld",
+                                       where, devs[i - 1].name, devs[i].name, devs[i].index);
+    if (n < 2)
+        return 0;
+    const struct fakehw_device **refs = malloc(n * sizeof(*refs));
+    if (refs == NULL)
+        return error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", where, n);
     for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            if (devs[i].index == devs[j].index)
-                return error_set_and_errno(err, EINVAL, "%s: devices %s and %s both have index %ld",
-                                           devdir, devs[i].name, devs[j].name, devs[i].index);
-            if (!strcmp(devs[i].uuid, devs[j].uuid))
-                return error_set_and_errno(err, EINVAL, "%s: devices %s and %s both have uuid %s",
-                                           devdir, devs[i].name, devs[j].name, devs[i].uuid);
-        }
+        refs[i] = &devs[i];
+    qsort(refs, n, sizeof(*refs), compare_uuid_refs);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (!strcmp(refs[i - 1]->uuid, refs[i]->uuid))
+            rc = error_set_and_errno(err, EINVAL, "%s: devices %s and %s both have uuid %s", where,
+                                     refs[i - 1]->name, refs[i]->name, refs[i]->uuid);
+    free(refs);
+    return rc;
+}
+
+/* Makes room for one more device in *list. */
+static int grow(struct fakehw_device **list, size_t count, size_t *cap, const char *where,
+                struct error *err)
+{
+    if (count < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 8;
+    struct fakehw_device *nl = realloc(*list, ncap * sizeof(*nl));
+    if (nl == NULL)
+        return error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", where, ncap);
+    *list = nl;
+    *cap = ncap;
     return 0;
 }
 
-int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err)
+/* Sorts and checks what either way of reading found, and hands it out. */
+static int finish_list(const char *where, struct fakehw_device *list, size_t count,
+                       struct fakehw_device **devs, size_t *n, struct error *err)
+{
+    if (count > 1)
+        qsort(list, count, sizeof(*list), compare_devices);
+    if (check_unique(where, list, count, err) < 0) {
+        int saved = errno;
+        free(list);
+        errno = saved;
+        return -1;
+    }
+    if (count == 0) {
+        free(list);
+        list = NULL;
+    }
+    *devs = list;
+    *n = count;
+    return 0;
+}
+
+/* ---- the per-file walk: a plain directory, or a fakehw without snapshot ---- */
+
+static int list_walk(const char *root, struct fakehw_device **devs, size_t *n, struct error *err)
 {
     char devdir[PATH_MAX];
     if (join(devdir, sizeof(devdir), root, FAKEHW_DIR_DEVICES, NULL, err) < 0)
         return -1;
     struct fakehw_device *list = NULL;
     size_t count = 0, cap = 0;
-    int rc = -1, saved = 0;
+    int saved = 0;
     DIR *d = opendir(devdir);
     if (d == NULL)
         return fail_errno(err, errno, devdir);
@@ -411,7 +471,7 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
             if (errno != 0) {
                 saved = errno;
                 fail_errno(err, saved, devdir);
-                goto out;
+                goto fail;
             }
             break;
         }
@@ -423,7 +483,7 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
             error_set_and_errno(err, saved,
                                 "%s: entry %s is not a DNS label (a device directory name)", devdir,
                                 quoted(q, sizeof(q), de->d_name));
-            goto out;
+            goto fail;
         }
         struct stat st;
         if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
@@ -431,51 +491,438 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
                 continue; /* removed since readdir */
             saved = errno;
             error_set_errno(err, saved, "%s/%s", devdir, de->d_name);
-            goto out;
+            goto fail;
         }
         if (!S_ISDIR(st.st_mode)) {
             saved = ENOTDIR;
             error_set_and_errno(err, saved, "%s/%s: is not a directory", devdir, de->d_name);
-            goto out;
+            goto fail;
         }
-        if (count == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            struct fakehw_device *nl = realloc(list, ncap * sizeof(*nl));
-            if (nl == NULL) {
-                saved = ENOMEM;
-                error_set_and_errno(err, saved, "%s: out of memory for %zu devices", devdir, ncap);
-                goto out;
-            }
-            list = nl;
-            cap = ncap;
+        if (grow(&list, count, &cap, devdir, err) < 0) {
+            saved = errno;
+            goto fail;
         }
         if (fakehw_tree_read_device(root, de->d_name, &list[count], err) < 0) {
             saved = errno;
             if (saved == ENOENT && fstatat(dirfd(d), de->d_name, &st, 0) < 0 && errno == ENOENT)
                 continue; /* the whole device went away while we read it */
-            goto out;
+            goto fail;
         }
         count++;
     }
-    if (count > 1)
-        qsort(list, count, sizeof(*list), compare_devices);
-    if (check_unique(devdir, list, count, err) < 0) {
-        saved = errno;
-        goto out;
-    }
-    if (count == 0) {
-        free(list);
-        list = NULL;
-    }
-    *devs = list;
-    *n = count;
-    list = NULL;
-    rc = 0;
-out:
+    closedir(d);
+    return finish_list(devdir, list, count, devs, n, err);
+fail:
     closedir(d);
     free(list);
-    if (rc < 0)
-        errno = saved;
+    errno = saved;
+    return -1;
+}
+
+/* ---- <root>/snapshot: the whole tree in one file (format in fakehw_tree.h) ---- */
+
+/* Far above any real inventory (4,096 devices take about 1.6 MiB). */
+#define SNAPSHOT_MAX (64u << 20)
+
+/* Reads the whole file with as few read(2)s as the kernel allows.  On
+ * failure errno is the cause (ENOENT: there is no snapshot). */
+static int read_whole(const char *path, char **text, size_t *len, struct error *err)
+{
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return fail_errno(err, errno, path);
+    size_t cap = 256u << 10, got = 0;
+    char *buf = malloc(cap);
+    int saved = ENOMEM;
+    if (buf == NULL) {
+        error_set_and_errno(err, saved, "%s: out of memory", path);
+        goto fail;
+    }
+    for (;;) {
+        if (got == cap) {
+            char *nb = cap < SNAPSHOT_MAX ? realloc(buf, cap * 2) : NULL;
+            if (nb == NULL) {
+                saved = cap < SNAPSHOT_MAX ? ENOMEM : EOVERFLOW;
+                error_set_and_errno(err, saved, "%s: %s", path,
+                                    saved == ENOMEM ? "out of memory" : "larger than 64 MiB");
+                goto fail;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        /* The file is rendered once per open, so reading on after a short
+         * read never mixes two versions: read until EOF. */
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            saved = errno;
+            error_set_errno(err, saved, "%s", path);
+            goto fail;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    *text = buf;
+    *len = got;
+    return 0;
+fail:
+    close(fd);
+    free(buf);
+    errno = saved;
+    return -1;
+}
+
+#define N_ATTRS (sizeof(device_attrs) / sizeof(device_attrs[0]))
+
+/* A cursor over the lines of a snapshot; errors name path and line. */
+struct snap {
+    const char *path;
+    const char *text;
+    size_t len, pos;
+    size_t line; /* number of the current line, from 1 */
+    const char *key, *value;
+    size_t key_len, value_len;
+};
+
+static bool key_is(const struct snap *s, const char *key)
+{
+    return s->key_len == strlen(key) && !memcmp(s->key, key, s->key_len);
+}
+
+/* The current key, quoted for messages. */
+static const char *key_quoted(const struct snap *s, char *out, size_t size)
+{
+    char k[80];
+    size_t n = s->key_len < sizeof(k) - 1 ? s->key_len : sizeof(k) - 1;
+    memcpy(k, s->key, n);
+    k[n] = '\0';
+    return quoted(out, size, k);
+}
+
+/* Moves to the next line: 1, or 0 at the end of the text, or -1 with err
+ * for a line that is cut short, holds a NUL or has no "KEY VALUE" shape. */
+static int next_line(struct snap *s, struct error *err)
+{
+    if (s->pos == s->len)
+        return 0;
+    s->line++;
+    const char *p = s->text + s->pos;
+    const char *nl = memchr(p, '\n', s->len - s->pos);
+    if (nl == NULL)
+        return error_set_and_errno(err, EINVAL,
+                                   "%s line %zu: cut short (no newline at the end of the file)",
+                                   s->path, s->line);
+    size_t n = (size_t)(nl - p);
+    s->pos += n + 1;
+    if (memchr(p, '\0', n) != NULL)
+        return error_set_and_errno(err, EINVAL, "%s line %zu: holds a NUL byte", s->path, s->line);
+    const char *space = memchr(p, ' ', n);
+    if (space == NULL) {
+        char q[128];
+        s->key = p;
+        s->key_len = n;
+        if (n == 0)
+            return error_set_and_errno(err, EINVAL, "%s line %zu: is empty", s->path, s->line);
+        return error_set_and_errno(err, EINVAL,
+                                   "%s line %zu: %s has no space and value after the key", s->path,
+                                   s->line, key_quoted(s, q, sizeof(q)));
+    }
+    s->key = p;
+    s->key_len = (size_t)(space - p);
+    s->value = space + 1;
+    s->value_len = n - s->key_len - 1;
+    return 1;
+}
+
+/* Copies the current value into buf (size bytes, NUL included). */
+static int take_value(const struct snap *s, const char *field, char *buf, size_t size,
+                      struct error *err)
+{
+    if (s->value_len >= size)
+        return error_set_and_errno(err, EOVERFLOW,
+                                   "%s line %zu: %s: value is longer than %zu bytes", s->path,
+                                   s->line, field, size - 1);
+    memcpy(buf, s->value, s->value_len);
+    buf[s->value_len] = '\0';
+    return 0;
+}
+
+/* Reads the line that must come next: KEY VALUE with this key. */
+static int expect_line(struct snap *s, const char *key, char *buf, size_t size, struct error *err)
+{
+    int r = next_line(s, err);
+    if (r < 0)
+        return -1;
+    if (r == 0 && s->line == 0)
+        return error_set_and_errno(err, EINVAL, "%s: is empty (no %s line)", s->path, key);
+    if (r == 0)
+        return error_set_and_errno(err, EINVAL,
+                                   "%s: ends after line %zu, before the %s line (cut short)",
+                                   s->path, s->line, key);
+    if (!key_is(s, key)) {
+        char q[128];
+        return error_set_and_errno(err, EINVAL, "%s line %zu: expected the %s line, found key %s",
+                                   s->path, s->line, key, key_quoted(s, q, sizeof(q)));
+    }
+    return take_value(s, key, buf, size, err);
+}
+
+/* The attribute the current key names, trying first the one after the
+ * previous line's (fakehw writes them in table order), so a line costs one
+ * comparison instead of up to 18. */
+static const struct attr *find_attr(const struct snap *s, size_t hint)
+{
+    for (size_t k = 0; k < N_ATTRS; k++) {
+        size_t i = (hint + k) % N_ATTRS;
+        if (key_is(s, device_attrs[i].file))
+            return &device_attrs[i];
+    }
+    return NULL;
+}
+
+/* The device block being read. */
+struct block {
+    struct fakehw_device *dev; /* NULL before the first device line */
+    size_t line;               /* of its device line */
+    bool seen[N_ATTRS];
+    size_t next; /* index of the attribute after the last one read */
+};
+
+/* A block ends (at the next device line or the end line): it must have had
+ * every attribute. */
+static int end_block(const struct snap *s, const struct block *b, struct error *err)
+{
+    if (b->dev == NULL)
+        return 0;
+    for (size_t i = 0; i < N_ATTRS; i++)
+        if (!b->seen[i])
+            return error_set_and_errno(err, EINVAL,
+                                       "%s line %zu: device %s: no %s line in its block", s->path,
+                                       b->line, b->dev->name, device_attrs[i].file);
+    return 0;
+}
+
+/* An attribute line of the current block. */
+static int attr_line(const struct snap *s, struct block *b, struct error *err)
+{
+    char q[128], where[PATH_MAX + 128], value[VALUE_MAX];
+    const struct attr *a = find_attr(s, b->next);
+    if (a == NULL && (key_is(s, FAKEHW_FILE_GENERATION) || key_is(s, FAKEHW_FILE_NODE)))
+        return error_set_and_errno(err, EINVAL, "%s line %zu: a second %s line", s->path, s->line,
+                                   key_is(s, FAKEHW_FILE_NODE) ? FAKEHW_FILE_NODE
+                                                               : FAKEHW_FILE_GENERATION);
+    if (a == NULL)
+        return error_set_and_errno(err, EINVAL, "%s line %zu: unknown key %s", s->path, s->line,
+                                   key_quoted(s, q, sizeof(q)));
+    if (b->dev == NULL)
+        return error_set_and_errno(err, EINVAL, "%s line %zu: %s: comes before the first %s line",
+                                   s->path, s->line, a->file, FAKEHW_SNAPSHOT_DEVICE);
+    size_t i = (size_t)(a - device_attrs);
+    if (b->seen[i])
+        return error_set_and_errno(err, EINVAL, "%s line %zu: %s: a second %s line for device %s",
+                                   s->path, s->line, a->file, a->file, b->dev->name);
+    b->seen[i] = true;
+    b->next = i + 1;
+    if (take_value(s, a->file, value, a->size ? a->size : FAKEHW_TEXT_MAX, err) < 0)
+        return -1;
+    char name[FAKEHW_NAME_MAX];
+    memcpy(name, b->dev->name, sizeof(name));
+    /* Messages read "<where>: <claim>"; where is only built for a bad value
+     * (formatting it for each of 73,728 lines would cost more than the
+     * parse), and store_attr is called again to fill err. */
+    bool good = store_attr(a, "", value, b->dev, NULL) == 0;
+    if (good && (a->kind != ATTR_LABEL || !strcmp(b->dev->name, name)))
+        return 0;
+    snprintf(where, sizeof(where), "%s line %zu: %s", s->path, s->line, a->file);
+    if (!good)
+        return store_attr(a, where, value, b->dev, err);
+    return error_set_and_errno(err, EINVAL, "%s: %s does not match the %s line (line %zu) \"%s\"",
+                               where, quoted(q, sizeof(q), b->dev->name), FAKEHW_SNAPSHOT_DEVICE,
+                               b->line, name);
+}
+
+/* For finding a device named twice: sorted by name, then line. */
+struct named_line {
+    const char *name;
+    size_t line;
+};
+
+static int compare_named_lines(const void *pa, const void *pb)
+{
+    const struct named_line *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    return c != 0 ? c : (a->line < b->line ? -1 : a->line > b->line);
+}
+
+static int check_names_unique(const struct snap *s, const struct fakehw_device *list,
+                              const size_t *lines, size_t count, struct error *err)
+{
+    if (count < 2)
+        return 0;
+    struct named_line *nl = malloc(count * sizeof(*nl));
+    if (nl == NULL)
+        return error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", s->path,
+                                   count);
+    for (size_t i = 0; i < count; i++)
+        nl[i] = (struct named_line){list[i].name, lines[i]};
+    qsort(nl, count, sizeof(*nl), compare_named_lines);
+    int rc = 0;
+    for (size_t i = 1; i < count && rc == 0; i++)
+        if (!strcmp(nl[i - 1].name, nl[i].name))
+            rc = error_set_and_errno(err, EINVAL,
+                                     "%s line %zu: device %s: a second block for it (the first "
+                                     "is at line %zu)",
+                                     s->path, nl[i].line, nl[i].name, nl[i - 1].line);
+    free(nl);
+    return rc;
+}
+
+/* The end line: the count of device blocks, then nothing more. */
+static int end_line(struct snap *s, size_t count, struct error *err)
+{
+    char v[32], q[128];
+    uint64_t said;
+    if (take_value(s, FAKEHW_SNAPSHOT_END, v, sizeof(v), err) < 0)
+        return -1;
+    if (!parse_u64(v, &said))
+        return error_set_and_errno(err, EINVAL, "%s line %zu: %s: %s is not a device count",
+                                   s->path, s->line, FAKEHW_SNAPSHOT_END, quoted(q, sizeof(q), v));
+    if (said != count)
+        return error_set_and_errno(
+            err, EINVAL, "%s line %zu: %s: says %" PRIu64 " devices, the snapshot has %zu", s->path,
+            s->line, FAKEHW_SNAPSHOT_END, said, count);
+    size_t at = s->line;
+    int r = next_line(s, err);
+    if (r != 0)
+        return r < 0 ? -1
+                     : error_set_and_errno(err, EINVAL,
+                                           "%s line %zu: comes after the %s line (line %zu)",
+                                           s->path, s->line, FAKEHW_SNAPSHOT_END, at);
+    return 0;
+}
+
+static int parse_snapshot(const char *path, const char *text, size_t len,
+                          struct fakehw_device **devs, size_t *n, struct error *err)
+{
+    struct snap s = {.path = path, .text = text, .len = len};
+    struct fakehw_device *list = NULL;
+    size_t *lines = NULL;
+    size_t count = 0, cap = 0;
+    struct block b = {0};
+    char v[256], q[128];
+    uint64_t gen;
+    /* One allocation for all devices: count the device lines up front. */
+    for (const char *p = text, *end = text + len; p < end;) {
+        if ((size_t)(end - p) > sizeof(FAKEHW_SNAPSHOT_DEVICE) &&
+            !memcmp(p, FAKEHW_SNAPSHOT_DEVICE " ", sizeof(FAKEHW_SNAPSHOT_DEVICE)))
+            cap++;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    if (cap > 0) {
+        list = malloc(cap * sizeof(*list));
+        lines = malloc(cap * sizeof(*lines));
+        if (list == NULL || lines == NULL) {
+            error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", path, cap);
+            goto fail;
+        }
+    }
+    if (expect_line(&s, FAKEHW_FILE_GENERATION, v, 32, err) < 0)
+        goto fail;
+    if (!parse_u64(v, &gen)) {
+        error_set_and_errno(err, EINVAL,
+                            "%s line %zu: %s: %s is not a generation counter (decimal)", path,
+                            s.line, FAKEHW_FILE_GENERATION, quoted(q, sizeof(q), v));
+        goto fail;
+    }
+    if (expect_line(&s, FAKEHW_FILE_NODE, v, sizeof(v), err) < 0)
+        goto fail;
+    snprintf(q, sizeof(q), "%s line %zu: %s", path, s.line, FAKEHW_FILE_NODE);
+    if (check_printable(q, v, err) < 0)
+        goto fail;
+    if (v[0] == '\0') {
+        error_set_and_errno(err, EINVAL, "%s: is empty", q);
+        goto fail;
+    }
+    for (;;) {
+        int r = next_line(&s, err);
+        if (r < 0)
+            goto fail;
+        if (r == 0) {
+            error_set_and_errno(err, EINVAL,
+                                "%s: ends after line %zu without the %s line (cut short)", path,
+                                s.line, FAKEHW_SNAPSHOT_END);
+            goto fail;
+        }
+        if (key_is(&s, FAKEHW_SNAPSHOT_END)) {
+            if (end_block(&s, &b, err) < 0 || check_names_unique(&s, list, lines, count, err) < 0 ||
+                end_line(&s, count, err) < 0)
+                goto fail;
+            break;
+        }
+        if (!key_is(&s, FAKEHW_SNAPSHOT_DEVICE)) {
+            if (attr_line(&s, &b, err) < 0)
+                goto fail;
+            continue;
+        }
+        if (end_block(&s, &b, err) < 0)
+            goto fail;
+        if (count == cap) {
+            size_t old = cap;
+            if (grow(&list, count, &cap, path, err) < 0)
+                goto fail;
+            size_t *nl = realloc(lines, cap * sizeof(*lines));
+            if (nl == NULL) {
+                cap = old; /* list grew, lines did not: keep them in step */
+                error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", path, count);
+                goto fail;
+            }
+            lines = nl;
+        }
+        memset(&b, 0, sizeof(b));
+        b.dev = &list[count];
+        b.line = s.line;
+        lines[count] = s.line;
+        memset(b.dev, 0, sizeof(*b.dev));
+        if (take_value(&s, FAKEHW_SNAPSHOT_DEVICE, b.dev->name, sizeof(b.dev->name), err) < 0)
+            goto fail;
+        if (!dns_label_valid(b.dev->name)) {
+            error_set_and_errno(
+                err, EINVAL, "%s line %zu: %s: %s is not a DNS label (a device directory name)",
+                path, s.line, FAKEHW_SNAPSHOT_DEVICE, quoted(q, sizeof(q), b.dev->name));
+            goto fail;
+        }
+        count++;
+    }
+    free(lines);
+    return finish_list(path, list, count, devs, n, err);
+fail:;
+    int saved = errno;
+    free(lines);
+    free(list);
+    errno = saved;
+    return -1;
+}
+
+int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err)
+{
+    char path[PATH_MAX];
+    if (join(path, sizeof(path), root, FAKEHW_FILE_SNAPSHOT, NULL, err) < 0)
+        return -1;
+    char *text;
+    size_t len;
+    if (read_whole(path, &text, &len, err) < 0)
+        return errno == ENOENT ? list_walk(root, devs, n, err) : -1;
+    int rc = parse_snapshot(path, text, len, devs, n, err);
+    int saved = errno;
+    free(text);
+    errno = saved;
     return rc;
 }
 

@@ -7,6 +7,7 @@
  *   <root>/generation             change counter (decimal); bumps on every change
  *                                 to any device or to the device set; poll(2) on
  *                                 an open fd wakes when it moved past what that fd read
+ *   <root>/snapshot               the whole inventory in one file (below)
  *   <root>/devices/<name>/        one directory per device, e.g. gpu-0
  *       name, index, uuid, productName, architecture, brand, memory (bytes),
  *       computeCapability, driverVersion, cudaDriverVersion, pciBusID,
@@ -18,7 +19,33 @@
  *                      a reason was given with the flip)
  *       healthSince    Unix seconds of the last health change
  *
- * Every file holds one line of text ending in "\n". */
+ * Every file but snapshot holds one line of text ending in "\n"; no value
+ * ever holds a newline.
+ *
+ * snapshot (read-only, served by fakehw; absent on a plain directory) holds
+ * every file above as of one generation: fakehw renders it when it is
+ * opened, and every read of that open file serves the same text (open it
+ * again for a newer one).  Its stat size is 0, like a /proc file: read to
+ * EOF.  Opening it changes nothing (not the generation either).  Lines are
+ * "KEY VALUE\n": the key runs to the first space, the value is the rest of
+ * the line (it may hold spaces, may be empty) and is exactly the content of
+ * the file of that name without its "\n":
+ *
+ *   generation 7
+ *   node kind-worker
+ *   device gpu-0          starts the block of device gpu-0: then one line for
+ *   name gpu-0            each attribute file of the device, in the order
+ *   index 0               listed above (name ... healthSince)
+ *   ...
+ *   healthSince 1732252380
+ *   device gpu-1
+ *   ...
+ *   end 2                 the number of device blocks; always the last line,
+ *                         so a cut-short read is detected
+ *
+ * Devices come in index order.  Readers take it when it exists (one open for
+ * the whole inventory, consistent under concurrent flips) and walk the files
+ * otherwise (fakehw_tree_read.h). */
 #ifndef FAKEHW_COMMON_FAKEHW_TREE_H
 #define FAKEHW_COMMON_FAKEHW_TREE_H
 
@@ -29,6 +56,7 @@
 
 #define FAKEHW_FILE_NODE       "node"
 #define FAKEHW_FILE_GENERATION "generation"
+#define FAKEHW_FILE_SNAPSHOT   "snapshot"
 #define FAKEHW_DIR_DEVICES     "devices"
 
 #define FAKEHW_ATTR_NAME               "name"
@@ -49,6 +77,10 @@
 #define FAKEHW_ATTR_HEALTH             "health"
 #define FAKEHW_ATTR_HEALTH_REASON      "healthReason"
 #define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
+
+/* The keys of snapshot that are not file names. */
+#define FAKEHW_SNAPSHOT_DEVICE "device"
+#define FAKEHW_SNAPSHOT_END    "end"
 
 #define FAKEHW_HEALTHY   "healthy"
 #define FAKEHW_UNHEALTHY "unhealthy"

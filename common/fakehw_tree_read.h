@@ -2,7 +2,8 @@
  *
  * Works the same on the FUSE mount and on a plain directory with that layout.
  * Each attribute file is read with one open, read(s) and close, so a FUSE
- * mount serves a fresh value per read.  One trailing "\n" is stripped; a
+ * mount serves a fresh value per read; fakehw_tree_list reads the whole
+ * inventory from <root>/snapshot instead when there is one.  One trailing "\n" is stripped; a
  * missing file, a malformed value, a value with more than one line or a value
  * longer than its field is an error naming the file and the claim, e.g.
  *   /var/run/fakehw/devices/gpu-1/memory: "80Gx" is not a byte count
@@ -36,11 +37,25 @@ int fakehw_tree_read_value(const char *path, char *buf, size_t size, struct erro
 int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_device *dev,
                             struct error *err);
 
-/* Reads every device under <root>/devices, sorted by index, then name.
- * Entries whose name starts with "." are skipped; any other entry must be a
- * directory with a DNS-label name.  A device directory removed while the list
- * is read is left out; two devices with the same index or uuid are an error.
- * On success *devs is a malloc'ed array the caller frees (NULL when *n is 0). */
+/* Reads every device, sorted by index, then name.
+ *
+ * When <root>/snapshot exists (a fakehw mount), it is read in one open with
+ * large reads and parsed strictly (format in fakehw_tree.h): a line that is
+ * not "KEY VALUE", an unknown key, a device block that lacks an attribute
+ * or has one twice, a device named twice, a value that is malformed or too
+ * long for its field (checked as for the files), a last line cut short or a
+ * missing or wrong "end" line is an error naming the line, e.g.
+ *   /var/run/fakehw/snapshot line 10: memory: "80Gx" is not a byte count
+ * Any failure to read it but ENOENT is an error too.
+ *
+ * Without it (ENOENT: a plain directory, an older fakehw) every device under
+ * <root>/devices is read file by file: entries whose name starts with "."
+ * are skipped; any other entry must be a directory with a DNS-label name; a
+ * device directory removed while the list is read is left out.
+ *
+ * Both ways give the same devices.  Two devices with the same index or uuid
+ * are an error.  On success *devs is a malloc'ed array the caller frees
+ * (NULL when *n is 0). */
 int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err);
 
 /* Reads <root>/node into buf (a Kubernetes node name needs 254 bytes). */

@@ -36,3 +36,10 @@ $(FAKEHW_TESTS:%=$(BIN)/%): $(BIN)/%: $(OBJ)/fakehw/tests/%.o $(FAKEHW_LIB) $(CO
 
 BATS_SUITES += fakehw/tests
 LINT_SHELL  += fakehw/tests/helpers.bash
+
+# fakehw-tree-dump: the bats suite's view of what fakehw_tree_list reads.
+FAKEHW_TREE_DUMP := $(BUILD)/test-bin/fakehw-tree-dump
+$(FAKEHW_TREE_DUMP): $(OBJ)/fakehw/tests/tree_dump.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+bats: $(FAKEHW_TREE_DUMP)

@@ -29,6 +29,9 @@ struct parsed {
 struct open_file {
     struct parsed p;
     bool is_generation;
+    /* snapshot: the whole text, rendered at open; every read serves it. */
+    char *text;
+    size_t text_len;
     uint64_t gen_read;          /* what this fd last read, or saw at open */
     struct fuse_pollhandle *ph; /* pending poll, to notify on change */
     struct open_file *prev, *next;
@@ -51,6 +54,17 @@ struct fuse_tree {
 static struct fuse_tree *tree(void)
 {
     return fuse_get_context()->private_data;
+}
+
+static bool is_root_file(const char *name)
+{
+    return !strcmp(name, FAKEHW_FILE_NODE) || !strcmp(name, FAKEHW_FILE_GENERATION) ||
+           !strcmp(name, FAKEHW_FILE_SNAPSHOT);
+}
+
+static bool is_snapshot(const struct parsed *p)
+{
+    return p->kind == K_ROOT_FILE && !strcmp(p->file, FAKEHW_FILE_SNAPSHOT);
 }
 
 static bool is_attribute(const char *name)
@@ -88,8 +102,7 @@ static int parse_path(struct fuse_tree *t, const char *path, struct parsed *p)
     if (!component(&path, first, sizeof(first)))
         return -ENOENT;
     if (strcmp(first, FAKEHW_DIR_DEVICES) != 0) {
-        if (*path != '\0' ||
-            (strcmp(first, FAKEHW_FILE_NODE) != 0 && strcmp(first, FAKEHW_FILE_GENERATION) != 0))
+        if (*path != '\0' || !is_root_file(first))
             return -ENOENT;
         p->kind = K_ROOT_FILE;
         memcpy(p->file, first, sizeof(p->file));
@@ -160,11 +173,14 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
     size_t len;
     int64_t mtime;
     uint64_t gen;
-    if ((rc = render(t, &p, buf, sizeof(buf), &len, &mtime, &gen)) < 0)
+    /* snapshot is only rendered at open: its size is 0 here, as for /proc
+     * files (direct I/O reads to EOF anyway), its time that of generation. */
+    struct parsed gp = {.kind = K_ROOT_FILE, .file = FAKEHW_FILE_GENERATION};
+    if ((rc = render(t, is_snapshot(&p) ? &gp : &p, buf, sizeof(buf), &len, &mtime, &gen)) < 0)
         return rc;
     st->st_mode = S_IFREG | (writable(&p) ? 0644 : 0444);
     st->st_nlink = 1;
-    st->st_size = (off_t)len;
+    st->st_size = is_snapshot(&p) ? 0 : (off_t)len;
     st->st_mtime = st->st_ctime = (time_t)mtime;
     return 0;
 }
@@ -187,6 +203,7 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
     if (p.kind == K_ROOT) {
         fill(buf, FAKEHW_FILE_NODE, NULL, 0, 0);
         fill(buf, FAKEHW_FILE_GENERATION, NULL, 0, 0);
+        fill(buf, FAKEHW_FILE_SNAPSHOT, NULL, 0, 0);
         fill(buf, FAKEHW_DIR_DEVICES, NULL, 0, 0);
     } else if (p.kind == K_DEVICE_DIR) {
         for (const char *const *a = inventory_attributes(); *a != NULL; a++)
@@ -219,6 +236,17 @@ static int op_open(const char *path, struct fuse_file_info *fi)
     struct open_file *of = calloc(1, sizeof(*of));
     if (of == NULL)
         return -ENOMEM;
+    if (is_snapshot(&p)) {
+        /* One generation for the whole open, however it is read. */
+        struct error err;
+        uint64_t gen;
+        if (inventory_render_snapshot(t->inv, &of->text, &of->text_len, &gen, &err) < 0) {
+            int e = errno;
+            LOG_E("%s", err.msg);
+            free(of);
+            return -e;
+        }
+    }
     of->p = p;
     pthread_mutex_init(&of->snap_lock, NULL);
     of->is_generation = p.kind == K_ROOT_FILE && !strcmp(p.file, FAKEHW_FILE_GENERATION);
@@ -249,6 +277,14 @@ static int op_read(const char *path, char *out, size_t size, off_t off, struct f
     struct open_file *of = open_file_of(fi);
     if (off < 0)
         return -EINVAL;
+    if (of->text != NULL) {
+        size_t n = 0;
+        if ((size_t)off < of->text_len) {
+            n = of->text_len - (size_t)off < size ? of->text_len - (size_t)off : size;
+            memcpy(out, of->text + off, n);
+        }
+        return (int)n;
+    }
     pthread_mutex_lock(&of->snap_lock);
     if (off == 0 || !of->has_snap) {
         int64_t mtime;
@@ -326,6 +362,7 @@ static int op_release(const char *path, struct fuse_file_info *fi)
         pthread_mutex_unlock(&t->poll_lock);
     }
     pthread_mutex_destroy(&of->snap_lock);
+    free(of->text);
     free(of);
     return 0;
 }

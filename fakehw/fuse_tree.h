@@ -3,6 +3,9 @@
  *
  * Files are rendered on every read (direct I/O, no kernel caching, zero
  * entry and attribute timeouts), so readers always see the current values.
+ * `snapshot` is the exception: it is rendered once per open(2), and every
+ * read of that open serves the same text (one generation); its stat size is
+ * 0 and the text is freed at release.
  * `health` is the only writable file: one write(2) per command, "STATE" or
  * "STATE REASON"; a bad value fails with EINVAL and changes nothing.
  * poll(2) on an open `generation` file reports POLLIN|POLLPRI once the

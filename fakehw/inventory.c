@@ -183,9 +183,29 @@ static int build(const struct gpu_device *devs, size_t n, const struct inventory
     return 0;
 }
 
+/* Every value of the tree is one line: a control character (a newline
+ * above all) would split a file, and a line of snapshot, in two. */
+static bool has_control(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return true;
+    return false;
+}
+
 struct inventory *inventory_new(const char *node, const char *dev_dir,
                                 const struct gpu_device *devs, size_t n, struct error *err)
 {
+    if (*node == '\0' || has_control(node)) {
+        error_set_and_errno(err, EINVAL,
+                            "node name \"%.64s\" is empty or holds a control character", node);
+        return NULL;
+    }
+    if (has_control(dev_dir)) {
+        error_set_and_errno(err, EINVAL, "device directory \"%.200s\" holds a control character",
+                            dev_dir);
+        return NULL;
+    }
     struct inventory *inv = calloc(1, sizeof(*inv));
     if (inv == NULL) {
         error_set_and_errno(err, ENOMEM, "out of memory");
@@ -305,6 +325,8 @@ static int check_reason(const char *reason, struct error *err)
     if (reason != NULL && strlen(reason) >= FAKEHW_REASON_MAX)
         return error_set_and_errno(err, EINVAL, "reason is longer than %d bytes",
                                    FAKEHW_REASON_MAX - 1);
+    if (reason != NULL && has_control(reason))
+        return error_set_and_errno(err, EINVAL, "reason holds a control character");
     return 0;
 }
 
@@ -493,5 +515,84 @@ int inventory_read_file(struct inventory *inv, const char *device, const char *f
     if (n < 0 || (size_t)n >= size)
         return error_set_and_errno(err, EOVERFLOW, "%s: value does not fit %zu bytes", file, size);
     *len = (size_t)n;
+    return 0;
+}
+
+/* A growing text buffer; oom sticks once an append failed. */
+struct text {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void text_append(struct text *t, const char *s, size_t n)
+{
+    if (t->oom)
+        return;
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n)
+            cap *= 2;
+        char *p = realloc(t->p, cap);
+        if (p == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+}
+
+/* Appends "key value\n"; line is the rendered file, "value\n". */
+static void text_line(struct text *t, const char *key, const char *line, size_t n)
+{
+    text_append(t, key, strlen(key));
+    text_append(t, " ", 1);
+    text_append(t, line, n);
+}
+
+int inventory_render_snapshot(struct inventory *inv, char **text, size_t *len, uint64_t *generation,
+                              struct error *err)
+{
+    struct text t = {0};
+    char line[INVENTORY_FILE_MAX];
+    int64_t mtime;
+    bool bad = false;
+    pthread_mutex_lock(&inv->lock);
+    /* Lines average about 20 bytes, 19 per device. */
+    size_t guess = 256 + inv->n * (A_COUNT + 1) * 24;
+    t.p = malloc(guess);
+    t.cap = t.p ? guess : 0;
+    t.oom = t.p == NULL;
+    *generation = inv->generation;
+    int n = snprintf(line, sizeof(line), "%" PRIu64 "\n", inv->generation);
+    text_line(&t, FAKEHW_FILE_GENERATION, line, (size_t)n);
+    n = snprintf(line, sizeof(line), "%s\n", inv->node);
+    text_line(&t, FAKEHW_FILE_NODE, line, (size_t)n);
+    for (size_t i = 0; i < inv->n && !bad; i++) {
+        const struct live_device *d = &inv->devs[i];
+        n = snprintf(line, sizeof(line), "%s\n", d->cfg.name);
+        text_line(&t, FAKEHW_SNAPSHOT_DEVICE, line, (size_t)n);
+        for (int a = 0; a < A_COUNT && !bad; a++) {
+            n = render_attr_locked(inv, d, a, line, sizeof(line), &mtime);
+            if (n < 0 || (size_t)n >= sizeof(line))
+                bad = true;
+            else
+                text_line(&t, attributes[a], line, (size_t)n);
+        }
+    }
+    n = snprintf(line, sizeof(line), "%zu\n", inv->n);
+    text_line(&t, FAKEHW_SNAPSHOT_END, line, (size_t)n);
+    pthread_mutex_unlock(&inv->lock);
+    if (bad || t.oom) {
+        free(t.p);
+        return bad ? error_set_and_errno(err, EOVERFLOW, "snapshot: a value does not fit %zu bytes",
+                                         sizeof(line))
+                   : error_set_and_errno(err, ENOMEM, "snapshot: out of memory");
+    }
+    *text = t.p;
+    *len = t.len;
     return 0;
 }

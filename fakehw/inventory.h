@@ -7,6 +7,9 @@
  * attribute) bumps the generation once and then calls the listener, outside
  * the lock, so the FUSE layer can wake poll(2) waiters.
  *
+ * Every value is one line of text: a node name, device directory or health
+ * reason with a control character (a newline above all) is refused.
+ *
  * Failing calls return -1, fill err and set errno: ENOENT for an unknown
  * device or file, EINVAL for a bad health value, ENOMEM. */
 #ifndef FAKEHW_INVENTORY_H
@@ -86,6 +89,13 @@ int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX
 int inventory_read_file(struct inventory *inv, const char *device, const char *file, char *buf,
                         size_t size, size_t *len, int64_t *mtime, uint64_t *generation,
                         struct error *err);
+
+/* Renders the snapshot file (format in fakehw_tree.h): every file of the
+ * tree as of one generation, taken under the lock.  *text is malloc'ed (the
+ * caller frees it), *len its length (not NUL-terminated), *generation the
+ * counter it shows. */
+int inventory_render_snapshot(struct inventory *inv, char **text, size_t *len, uint64_t *generation,
+                              struct error *err);
 
 /* Longest content inventory_read_file can produce, NUL included. */
 #define INVENTORY_FILE_MAX (FAKEHW_REASON_MAX + FAKEHW_PATH_MAX + 64)

@@ -384,6 +384,377 @@ static void test_node_and_generation(void **state)
     assert_int_equal(gen, 12);
 }
 
+/* ---- <root>/snapshot ---- */
+
+/* A snapshot as lines, without their "\n", so tests can change single lines. */
+struct lines {
+    char line[64][600];
+    size_t n;
+};
+
+/* The attribute lines of one device, as fakehw renders them (make_device's
+ * values, health as given). */
+static void add_device_lines(struct lines *l, const char *name, int index, const char *uuid,
+                             const char *health, const char *reason)
+{
+    snprintf(l->line[l->n++], 600, "device %s", name);
+    snprintf(l->line[l->n++], 600, "name %s", name);
+    snprintf(l->line[l->n++], 600, "index %d", index);
+    snprintf(l->line[l->n++], 600, "uuid %s", uuid);
+    snprintf(l->line[l->n++], 600, "productName NVIDIA H100 80GB HBM3");
+    snprintf(l->line[l->n++], 600, "architecture Hopper");
+    snprintf(l->line[l->n++], 600, "brand Nvidia");
+    snprintf(l->line[l->n++], 600, "memory 85520809984");
+    snprintf(l->line[l->n++], 600, "computeCapability 9.0");
+    snprintf(l->line[l->n++], 600, "driverVersion 550.127.05");
+    snprintf(l->line[l->n++], 600, "cudaDriverVersion 12.4");
+    snprintf(l->line[l->n++], 600, "pciBusID 0000:%02x:00.0", 0x18 + index);
+    snprintf(l->line[l->n++], 600, "pcieRoot pci0000:17");
+    snprintf(l->line[l->n++], 600, "numaNode 1");
+    snprintf(l->line[l->n++], 600, "minor %d", index);
+    snprintf(l->line[l->n++], 600, "devicePath /dev/fakegpu%d", index);
+    snprintf(l->line[l->n++], 600, "health %s", health);
+    snprintf(l->line[l->n++], 600, "healthReason %s", reason);
+    snprintf(l->line[l->n++], 600, "healthSince 1732252380");
+}
+
+#define UUID0 "GPU-a0a0a0a0-0000-4000-8000-000000000000"
+#define UUID1 "GPU-a0a0a0a0-0000-4000-8000-000000000001"
+
+/* generation, node, gpu-0 (lines 3-21: name 4 ... memory 10 ... healthSince
+ * 21), gpu-1 (lines 22-40), "end 2" (line 41). */
+static void base_lines(struct lines *l)
+{
+    l->n = 0;
+    snprintf(l->line[l->n++], 600, "generation 42");
+    snprintf(l->line[l->n++], 600, "node kind-worker");
+    add_device_lines(l, "gpu-0", 0, UUID0, "healthy", "");
+    add_device_lines(l, "gpu-1", 1, UUID1, "unhealthy", "XID 79: GPU has fallen off the bus");
+    snprintf(l->line[l->n++], 600, "end 2");
+}
+
+static void set_line(struct lines *l, size_t number, const char *text)
+{
+    snprintf(l->line[number - 1], 600, "%s", text);
+}
+
+static void delete_line(struct lines *l, size_t number)
+{
+    memmove(l->line[number - 1], l->line[number], (l->n - number) * sizeof(l->line[0]));
+    l->n--;
+}
+
+static void insert_line(struct lines *l, size_t number, const char *text)
+{
+    memmove(l->line[number], l->line[number - 1], (l->n - number + 1) * sizeof(l->line[0]));
+    l->n++;
+    set_line(l, number, text);
+}
+
+/* Writes <root>/snapshot: the lines, each with "\n", then tail verbatim. */
+static void write_snapshot(const struct tree *t, const struct lines *l, const char *tail)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/snapshot", t->root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < l->n; i++)
+        fprintf(f, "%s\n", l->line[i]);
+    fputs(tail, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void assert_same_devices(const struct fakehw_device *a, const struct fakehw_device *b,
+                                size_t n)
+{
+    for (size_t i = 0; i < n; i++, a++, b++) {
+        assert_string_equal(a->name, b->name);
+        assert_int_equal(a->index, b->index);
+        assert_string_equal(a->uuid, b->uuid);
+        assert_string_equal(a->product_name, b->product_name);
+        assert_string_equal(a->architecture, b->architecture);
+        assert_string_equal(a->brand, b->brand);
+        assert_true(a->memory_bytes == b->memory_bytes);
+        assert_string_equal(a->compute_capability, b->compute_capability);
+        assert_string_equal(a->driver_version, b->driver_version);
+        assert_string_equal(a->cuda_driver_version, b->cuda_driver_version);
+        assert_string_equal(a->pci_bus_id, b->pci_bus_id);
+        assert_string_equal(a->pcie_root, b->pcie_root);
+        assert_int_equal(a->numa_node, b->numa_node);
+        assert_int_equal(a->minor, b->minor);
+        assert_string_equal(a->device_path, b->device_path);
+        assert_int_equal(a->healthy, b->healthy);
+        assert_string_equal(a->health_reason, b->health_reason);
+        assert_int_equal(a->health_since, b->health_since);
+    }
+}
+
+/* The same inventory as files and as a snapshot reads the same. */
+static void test_snapshot_reads_as_the_files(void **state)
+{
+    struct tree *t = *state;
+    make_device(t->root, "gpu-1", 1, UUID1);
+    write_attr(t->root, "gpu-1", "health", "unhealthy\n");
+    write_attr(t->root, "gpu-1", "healthReason", "XID 79: GPU has fallen off the bus\n");
+    write_attr(t->root, "gpu-1", "devicePath", "\n");
+    struct fakehw_device *walked = NULL, *snapped = NULL;
+    size_t n_walked = 0, n_snapped = 0;
+    struct error err;
+    assert_int_equal(fakehw_tree_list(t->root, &walked, &n_walked, &err), 0);
+    assert_int_equal(n_walked, 2);
+
+    /* Blocks in another order than the index, attributes in another order
+     * than fakehw writes them: both are fine. */
+    struct lines l;
+    l.n = 0;
+    snprintf(l.line[l.n++], 600, "generation 7");
+    snprintf(l.line[l.n++], 600, "node kind-worker");
+    add_device_lines(&l, "gpu-1", 1, UUID1, "unhealthy", "XID 79: GPU has fallen off the bus");
+    set_line(&l, 18, "devicePath ");
+    add_device_lines(&l, "gpu-0", 0, UUID0, "healthy", "");
+    char first[600];
+    memcpy(first, l.line[22], sizeof(first)); /* gpu-0's name line */
+    memcpy(l.line[22], l.line[30], sizeof(first));
+    memcpy(l.line[30], first, sizeof(first));
+    snprintf(l.line[l.n++], 600, "end 2");
+    write_snapshot(t, &l, "");
+    assert_int_equal(fakehw_tree_list(t->root, &snapped, &n_snapped, &err), 0);
+    assert_int_equal(n_snapped, 2);
+    assert_same_devices(walked, snapped, 2);
+    assert_string_equal(snapped[1].health_reason, "XID 79: GPU has fallen off the bus");
+    assert_string_equal(snapped[1].device_path, "");
+    free(walked);
+    free(snapped);
+
+    /* The snapshot wins over the files when both are there. */
+    base_lines(&l);
+    set_line(&l, 19, "health unhealthy");
+    set_line(&l, 20, "healthReason  two  spaces ");
+    write_snapshot(t, &l, "");
+    assert_int_equal(fakehw_tree_list(t->root, &snapped, &n_snapped, &err), 0);
+    assert_false(snapped[0].healthy);
+    assert_string_equal(snapped[0].health_reason, " two  spaces ");
+    free(snapped);
+
+    /* No devices: end 0. */
+    l.n = 2;
+    snprintf(l.line[l.n++], 600, "end 0");
+    write_snapshot(t, &l, "");
+    snapped = (struct fakehw_device *)&snapped;
+    assert_int_equal(fakehw_tree_list(t->root, &snapped, &n_snapped, &err), 0);
+    assert_int_equal(n_snapped, 0);
+    assert_null(snapped);
+}
+
+/* Writes l (and tail) as the snapshot and expects fakehw_tree_list to fail
+ * with "<root>/snapshot<claim>" and errnum, leaving its outputs alone. */
+static void expect_bad_snapshot(const struct tree *t, const struct lines *l, const char *tail,
+                                const char *claim, int errnum)
+{
+    char want[1024];
+    write_snapshot(t, l, tail);
+    struct fakehw_device *devs = (struct fakehw_device *)&devs;
+    size_t n = 99;
+    struct error err;
+    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), -1);
+    assert_int_equal(errno, errnum);
+    snprintf(want, sizeof(want), "%s/snapshot%s", t->root, claim);
+    assert_string_equal(err.msg, want);
+    assert_ptr_equal(devs, (struct fakehw_device *)&devs);
+    assert_int_equal(n, 99);
+}
+
+static void test_snapshot_bad_lines(void **state)
+{
+    struct tree *t = *state;
+    struct lines l;
+    char v[600];
+
+    base_lines(&l);
+    insert_line(&l, 5, "colour red");
+    expect_bad_snapshot(t, &l, "", " line 5: unknown key \"colour\"", EINVAL);
+
+    base_lines(&l);
+    delete_line(&l, 10);
+    expect_bad_snapshot(t, &l, "", " line 3: device gpu-0: no memory line in its block", EINVAL);
+    base_lines(&l);
+    delete_line(&l, 40);
+    expect_bad_snapshot(t, &l, "", " line 22: device gpu-1: no healthSince line in its block",
+                        EINVAL);
+
+    base_lines(&l);
+    insert_line(&l, 12, "memory 1024");
+    expect_bad_snapshot(t, &l, "", " line 12: memory: a second memory line for device gpu-0",
+                        EINVAL);
+
+    base_lines(&l);
+    set_line(&l, 22, "device gpu-0");
+    set_line(&l, 23, "name gpu-0");
+    expect_bad_snapshot(t, &l, "",
+                        " line 22: device gpu-0: a second block for it (the first is at line 3)",
+                        EINVAL);
+
+    base_lines(&l);
+    set_line(&l, 10, "memory 80Gx");
+    expect_bad_snapshot(t, &l, "", " line 10: memory: \"80Gx\" is not a byte count", EINVAL);
+    base_lines(&l);
+    set_line(&l, 5, "index -1");
+    expect_bad_snapshot(t, &l, "", " line 5: index: \"-1\" is not a non-negative integer", EINVAL);
+    base_lines(&l);
+    set_line(&l, 16, "numaNode -2");
+    expect_bad_snapshot(t, &l, "",
+                        " line 16: numaNode: \"-2\" is not a NUMA node (an integer >= -1)", EINVAL);
+    base_lines(&l);
+    set_line(&l, 40, "healthSince yesterday");
+    expect_bad_snapshot(
+        t, &l, "", " line 40: healthSince: \"yesterday\" is not a Unix time in seconds", EINVAL);
+    base_lines(&l);
+    set_line(&l, 19, "health sick");
+    expect_bad_snapshot(t, &l, "", " line 19: health: \"sick\" is not \"healthy\" or \"unhealthy\"",
+                        EINVAL);
+    base_lines(&l);
+    set_line(&l, 7, "productName A100\tX");
+    expect_bad_snapshot(
+        t, &l, "", " line 7: productName: \"A100\\x09X\" holds a control character (byte 0x09)",
+        EINVAL);
+    base_lines(&l);
+    set_line(&l, 18, "devicePath dev/fakegpu0");
+    expect_bad_snapshot(t, &l, "", " line 18: devicePath: \"dev/fakegpu0\" is not an absolute path",
+                        EINVAL);
+
+    /* Too long: an error, never a truncated value. */
+    base_lines(&l);
+    memset(v, 'x', sizeof(v));
+    snprintf(l.line[6], 600, "productName %.*s", FAKEHW_TEXT_MAX - 1, v);
+    write_snapshot(t, &l, "");
+    struct fakehw_device *devs = NULL;
+    size_t n = 0;
+    struct error err;
+    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), 0);
+    assert_int_equal(strlen(devs[0].product_name), FAKEHW_TEXT_MAX - 1);
+    free(devs);
+    snprintf(l.line[6], 600, "productName %.*s", FAKEHW_TEXT_MAX, v);
+    expect_bad_snapshot(t, &l, "", " line 7: productName: value is longer than 127 bytes",
+                        EOVERFLOW);
+    base_lines(&l);
+    snprintf(l.line[38], 600, "healthReason %.*s", FAKEHW_REASON_MAX, v);
+    expect_bad_snapshot(t, &l, "", " line 39: healthReason: value is longer than 511 bytes",
+                        EOVERFLOW);
+    base_lines(&l);
+    snprintf(l.line[2], 600, "device %.*s", FAKEHW_NAME_MAX, v);
+    expect_bad_snapshot(t, &l, "", " line 3: device: value is longer than 63 bytes", EOVERFLOW);
+
+    base_lines(&l);
+    set_line(&l, 3, "device GPU_0");
+    expect_bad_snapshot(t, &l, "",
+                        " line 3: device: \"GPU_0\" is not a DNS label (a device directory name)",
+                        EINVAL);
+    base_lines(&l);
+    set_line(&l, 4, "name gpu-9");
+    expect_bad_snapshot(
+        t, &l, "", " line 4: name: \"gpu-9\" does not match the device line (line 3) \"gpu-0\"",
+        EINVAL);
+    base_lines(&l);
+    set_line(&l, 24, "index 0");
+    expect_bad_snapshot(t, &l, "", ": devices gpu-0 and gpu-1 both have index 0", EINVAL);
+    base_lines(&l);
+    set_line(&l, 25, "uuid " UUID0);
+    expect_bad_snapshot(t, &l, "", ": devices gpu-0 and gpu-1 both have uuid " UUID0, EINVAL);
+}
+
+static void test_snapshot_bad_shape(void **state)
+{
+    struct tree *t = *state;
+    struct lines l;
+
+    /* The header. */
+    l.n = 0;
+    expect_bad_snapshot(t, &l, "", ": is empty (no generation line)", EINVAL);
+    base_lines(&l);
+    delete_line(&l, 1);
+    expect_bad_snapshot(t, &l, "", " line 1: expected the generation line, found key \"node\"",
+                        EINVAL);
+    base_lines(&l);
+    set_line(&l, 1, "generation 4x");
+    expect_bad_snapshot(
+        t, &l, "", " line 1: generation: \"4x\" is not a generation counter (decimal)", EINVAL);
+    base_lines(&l);
+    set_line(&l, 2, "node ");
+    expect_bad_snapshot(t, &l, "", " line 2: node: is empty", EINVAL);
+    base_lines(&l);
+    insert_line(&l, 22, "generation 43");
+    expect_bad_snapshot(t, &l, "", " line 22: a second generation line", EINVAL);
+    base_lines(&l);
+    insert_line(&l, 3, "memory 1024");
+    expect_bad_snapshot(t, &l, "", " line 3: memory: comes before the first device line", EINVAL);
+
+    /* Lines without the KEY VALUE shape. */
+    base_lines(&l);
+    set_line(&l, 20, "healthReason");
+    expect_bad_snapshot(t, &l, "",
+                        " line 20: \"healthReason\" has no space and value after the key", EINVAL);
+    base_lines(&l);
+    insert_line(&l, 22, "");
+    expect_bad_snapshot(t, &l, "", " line 22: is empty", EINVAL);
+    /* A NUL byte on line 2. */
+    char path[128], want[256];
+    snprintf(path, sizeof(path), "%s/snapshot", t->root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite("generation 1\nnode a\0b\nend 0\n", 1, 29, f), 29);
+    assert_int_equal(fclose(f), 0);
+    struct fakehw_device *devs = NULL;
+    size_t n = 0;
+    struct error err;
+    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), -1);
+    snprintf(want, sizeof(want), "%s line 2: holds a NUL byte", path);
+    assert_string_equal(err.msg, want);
+
+    /* A read that was cut short: mid-line, or without the end line. */
+    base_lines(&l);
+    l.n = 9;
+    expect_bad_snapshot(t, &l, "memory 8552",
+                        " line 10: cut short (no newline at the end of the file)", EINVAL);
+    base_lines(&l);
+    l.n = 40;
+    expect_bad_snapshot(t, &l, "", ": ends after line 40 without the end line (cut short)", EINVAL);
+    expect_bad_snapshot(t, &l, "end 2", " line 41: cut short (no newline at the end of the file)",
+                        EINVAL);
+    l.n = 2;
+    expect_bad_snapshot(t, &l, "", ": ends after line 2 without the end line (cut short)", EINVAL);
+
+    /* The end line. */
+    base_lines(&l);
+    set_line(&l, 41, "end 3");
+    expect_bad_snapshot(t, &l, "", " line 41: end: says 3 devices, the snapshot has 2", EINVAL);
+    set_line(&l, 41, "end two");
+    expect_bad_snapshot(t, &l, "", " line 41: end: \"two\" is not a device count", EINVAL);
+    set_line(&l, 41, "end 2");
+    expect_bad_snapshot(t, &l, "device gpu-2\n", " line 42: comes after the end line (line 41)",
+                        EINVAL);
+}
+
+/* Only a missing snapshot means "walk the files"; any other failure to
+ * read it is an error. */
+static void test_snapshot_unreadable(void **state)
+{
+    struct tree *t = *state;
+    char path[128], want[256];
+    snprintf(path, sizeof(path), "%s/snapshot", t->root);
+    assert_int_equal(mkdir(path, 0755), 0);
+    struct fakehw_device *devs = NULL;
+    size_t n = 0;
+    struct error err;
+    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), -1);
+    assert_int_equal(errno, EISDIR);
+    snprintf(want, sizeof(want), "%s: Is a directory", path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(rmdir(path), 0);
+    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), 0);
+    assert_int_equal(n, 1);
+    free(devs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +766,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_too_long_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tree_inconsistencies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_and_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_reads_as_the_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_bad_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_bad_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_unreadable, setup, teardown),
     };
     return cmocka_run_group_tests_name("fakehw_tree", tests, NULL, NULL);
 }

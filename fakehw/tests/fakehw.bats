@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The fakehw daemon on a real FUSE mount in a temp dir: the tree, flips by
-# write, CLI and schedule, poll wake-ups, bad configs, signals, device nodes,
-# stale mounts, reloads.  Needs root (mount, mknod) and /dev/fuse.
+# write, CLI and schedule, poll wake-ups, the snapshot file, bad configs,
+# signals, device nodes, stale mounts, reloads.  Needs root (mount, mknod) and /dev/fuse.
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -349,6 +349,9 @@ print(repr(first + rest), repr(again))' "$MNT"
 	assert_equal "$(attr gpu-0 health)" unhealthy
 	assert_equal "$(attr gpu-0 healthReason)" "XID 79"
 	[[ -c $DEV/fakegpu2 ]]
+	run diff -u <(expected_snapshot) "$MNT/snapshot"
+	assert_success
+	assert_equal "$(grep -c '^device ' "$MNT/snapshot")" 3
 
 	# A bad config on reload is logged; the old inventory stays.
 	echo "defaults: {devices: [{count: -1, profile: L4}]}" >"$cfg"
@@ -383,12 +386,112 @@ print(repr(first + rest), repr(again))' "$MNT"
 	assert_failure
 }
 
+# expected_snapshot: the snapshot as the files of $MNT say it must be.
+expected_snapshot() {
+	local d dev a n=0
+	printf 'generation %s\nnode %s\n' "$(cat "$MNT/generation")" "$(cat "$MNT/node")"
+	# Devices come in index order.
+	for d in "$MNT"/devices/*; do
+		printf '%s %s\n' "$(attr "${d##*/}" index)" "${d##*/}"
+	done | sort -n | while read -r _ dev; do
+		printf 'device %s\n' "$dev"
+		for a in name index uuid productName architecture brand memory computeCapability \
+			driverVersion cudaDriverVersion pciBusID pcieRoot numaNode minor devicePath health \
+			healthReason healthSince; do
+			printf '%s %s\n' "$a" "$(attr "$dev" "$a")"
+		done
+	done
+	n=$(find "$MNT/devices" -mindepth 1 -maxdepth 1 | wc -l)
+	printf 'end %s\n' "$n"
+}
+
+# walk_mirror DIR: a plain directory whose node, generation and devices are
+# symlinks into $MNT and which has no snapshot, so readers walk the FUSE files.
+walk_mirror() {
+	mkdir -p "$1"
+	ln -s "$MNT/node" "$1/node"
+	ln -s "$MNT/generation" "$1/generation"
+	ln -s "$MNT/devices" "$1/devices"
+}
+
+@test "snapshot holds the whole tree as one generation; readers get the same devices from it" {
+	fakehw_start --config "$CONFIGS/good-cluster.yaml" --node kind-worker
+	run ls "$MNT"
+	assert_output "$(printf 'devices\ngeneration\nnode\nsnapshot')"
+	# Like a /proc file: size 0 in stat, read to EOF.
+	assert_equal "$(stat -c '%a %s' "$MNT/snapshot")" "444 0"
+	echo "unhealthy XID 79:  two  spaces " >"$MNT/devices/gpu-1/health"
+	assert_equal "$(cat "$MNT/generation")" 2
+	cat "$MNT/snapshot" >"$BATS_TEST_TMPDIR/snapshot"
+	expected_snapshot >"$BATS_TEST_TMPDIR/expected"
+	run diff -u "$BATS_TEST_TMPDIR/expected" "$BATS_TEST_TMPDIR/snapshot"
+	assert_success
+	run head -n 4 "$BATS_TEST_TMPDIR/snapshot"
+	assert_output "$(printf 'generation 2\nnode kind-worker\ndevice gpu-0\nname gpu-0')"
+	grep -qx "healthReason XID 79:  two  spaces " "$BATS_TEST_TMPDIR/snapshot"
+	grep -qx "devicePath " "$BATS_TEST_TMPDIR/snapshot"
+	assert_equal "$(tail -n 1 "$BATS_TEST_TMPDIR/snapshot")" "end 5"
+	# Reading it is no change, and it cannot be written.
+	cat "$MNT/snapshot" "$MNT/snapshot" >/dev/null
+	assert_equal "$(cat "$MNT/generation")" 2
+	run bash -c "echo x >'$MNT/snapshot'"
+	assert_failure
+	assert_output --partial "Permission denied"
+
+	# fakehw_tree_list gives the same devices from the snapshot as from the files.
+	walk_mirror "$BATS_TEST_TMPDIR/walk"
+	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/from-snapshot"
+	"$TREE_DUMP" "$BATS_TEST_TMPDIR/walk" >"$BATS_TEST_TMPDIR/from-files"
+	run diff -u "$BATS_TEST_TMPDIR/from-files" "$BATS_TEST_TMPDIR/from-snapshot"
+	assert_success
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/from-snapshot")" $((5 * 18))
+	grep -qx "gpu-1 healthReason XID 79:  two  spaces " "$BATS_TEST_TMPDIR/from-snapshot"
+	grep -qx "gpu-1 devicePath " "$BATS_TEST_TMPDIR/from-snapshot"
+}
+
+@test "snapshot with device nodes reads the same as the files" {
+	[[ $(id -u) == 0 ]] || skip "mknod needs CAP_MKNOD"
+	fakehw_start --config "$CONFIGS/good-cluster.yaml" --node kind-worker --dev-dir "$DEV"
+	"$FAKEHW" flip --mount "$MNT" all unhealthy --reason "maintenance window 3"
+	run diff -u <(expected_snapshot) "$MNT/snapshot"
+	assert_success
+	grep -qx "devicePath $DEV/fakegpu4" "$MNT/snapshot"
+	walk_mirror "$BATS_TEST_TMPDIR/walk"
+	run diff -u <("$TREE_DUMP" "$BATS_TEST_TMPDIR/walk") <("$TREE_DUMP" "$MNT")
+	assert_success
+	assert_equal "$(grep -c "healthReason maintenance window 3$" <("$TREE_DUMP" "$MNT"))" 5
+}
+
+@test "snapshot is one generation under concurrent flips, read in small pieces" {
+	cfg=$BATS_TEST_TMPDIR/fakehw.yaml
+	printf 'defaults:\n  devices:\n    - count: 8\n      profile: L4\n' >"$cfg"
+	fakehw_start --config "$cfg" --node n
+	run /usr/bin/python3 "$SNAPSHOT_CHECK" "$MNT" 400 97
+	assert_success
+	read -r reads generations <<<"$output"
+	echo "$reads snapshots showed $generations generations"
+	# The reads really overlapped the flips.
+	((generations > 2))
+	assert_equal "$(cat "$MNT/generation")" 401
+}
+
 @test "4096 devices are served" {
 	fakehw_start --config "$CONFIGS/good-4096.yaml" --node bench
 	assert_equal "$(find "$MNT/devices" -mindepth 1 -maxdepth 1 | wc -l)" 4096
 	assert_equal "$(attr gpu-4095 pciBusID)" 007f:f9:00.0
 	assert_equal "$(attr gpu-4095 productName)" "NVIDIA B200"
 	echo unhealthy >"$MNT/devices/gpu-4095/health"
+	assert_equal "$(cat "$MNT/generation")" 2
+	# The snapshot of all of them reads fully, in one open.
+	cat "$MNT/snapshot" >"$BATS_TEST_TMPDIR/snapshot"
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 19 + 1))
+	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/snapshot")" "generation 2"
+	assert_equal "$(tail -n 1 "$BATS_TEST_TMPDIR/snapshot")" "end 4096"
+	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/dump"
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/dump")" $((4096 * 18))
+	grep -qx "gpu-4095 health unhealthy" "$BATS_TEST_TMPDIR/dump"
+	grep -qx "gpu-4094 health healthy" "$BATS_TEST_TMPDIR/dump"
+	"$TREE_DUMP" --time 5 "$MNT"
 	assert_equal "$(cat "$MNT/generation")" 2
 }
 

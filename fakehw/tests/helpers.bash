@@ -8,6 +8,9 @@ FAKEHW=${FAKEHW_BIN:?FAKEHW_BIN must point at the build/bin directory}/fakehw
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CONFIGS=$TESTS_DIR/configs
 POLLWAIT=$TESTS_DIR/pollwait.py
+SNAPSHOT_CHECK=$TESTS_DIR/snapshot_check.py
+# What fakehw_tree_list reads from a tree (fakehw/tests/tree_dump.c).
+TREE_DUMP=$FAKEHW_BIN/../test-bin/fakehw-tree-dump
 
 # setup_dirs: per-test mount point, device node dir and log.
 setup_dirs() {

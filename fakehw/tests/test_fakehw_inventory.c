@@ -367,6 +367,155 @@ static void test_concurrent(void **state)
     assert_int_equal(f->notifications, 3000);
 }
 
+/* Appends to out what snapshot must say for one file: "key <content>". */
+static void append_expected(char *out, size_t size, struct inventory *inv, const char *dev,
+                            const char *file)
+{
+    char buf[INVENTORY_FILE_MAX];
+    size_t len, used = strlen(out);
+    int64_t mtime;
+    uint64_t gen;
+    struct error err;
+    if (inventory_read_file(inv, dev, file, buf, sizeof(buf), &len, &mtime, &gen, &err) != 0)
+        fail_msg("%s/%s: %s", dev ? dev : "", file, err.msg);
+    snprintf(out + used, size - used, "%s %s", file, buf);
+}
+
+static char *render_snapshot(struct inventory *inv, uint64_t *gen)
+{
+    char *text;
+    size_t len;
+    struct error err;
+    if (inventory_render_snapshot(inv, &text, &len, gen, &err) != 0)
+        fail_msg("%s", err.msg);
+    /* Tests compare it as a string. */
+    char *copy = malloc(len + 1);
+    assert_non_null(copy);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    free(text);
+    return copy;
+}
+
+/* Every line is "key" and the content of the file of that name. */
+static void test_render_snapshot(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    assert_int_equal(inventory_set_health(f->inv, "gpu-1", false, "XID 48:  two spaces ", &err), 0);
+    assert_int_equal(f->notifications, 1);
+    uint64_t gen = 0;
+    char *text = render_snapshot(f->inv, &gen);
+    assert_int_equal(gen, 2);
+
+    char want[16384] = "";
+    append_expected(want, sizeof(want), f->inv, NULL, "generation");
+    append_expected(want, sizeof(want), f->inv, NULL, "node");
+    const char *order[] = {"gpu-0", "gpu-1", "big-0"}; /* index order */
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "device %s\n", order[i]);
+        for (const char *const *a = inventory_attributes(); *a != NULL; a++)
+            append_expected(want, sizeof(want), f->inv, order[i], *a);
+    }
+    snprintf(want + strlen(want), sizeof(want) - strlen(want), "end 3\n");
+    assert_string_equal(text, want);
+    assert_non_null(
+        strstr(text, "generation 2\nnode test-node\ndevice gpu-0\nname gpu-0\nindex 0\n"));
+    assert_non_null(strstr(text, "\nhealthReason XID 48:  two spaces \n"));
+    assert_non_null(strstr(text, "\nhealthReason \n"));
+    assert_non_null(strstr(text, "\ndevicePath /dev/fake/fakegpu1\n"));
+    free(text);
+
+    /* Rendering is no change. */
+    assert_int_equal(inventory_generation(f->inv), 2);
+    assert_int_equal(f->notifications, 1);
+
+    struct inventory *empty = inventory_new("n", "", NULL, 0, &err);
+    assert_non_null(empty);
+    text = render_snapshot(empty, &gen);
+    assert_string_equal(text, "generation 1\nnode n\nend 0\n");
+    free(text);
+    inventory_free(empty);
+}
+
+/* A newline (any control character) would split a file or a snapshot line. */
+static void test_values_are_one_line(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    assert_null(inventory_new("kind\nworker", "", f->devs, 3, &err));
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(err.msg,
+                        "node name \"kind\nworker\" is empty or holds a control character");
+    assert_null(inventory_new("", "", f->devs, 3, &err));
+    assert_int_equal(errno, EINVAL);
+    assert_null(inventory_new("n", "/dev/x\ny", f->devs, 3, &err));
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(err.msg, "device directory \"/dev/x\ny\" holds a control character");
+
+    assert_int_equal(inventory_set_health(f->inv, "gpu-0", false, "XID 79\nend 0", &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(err.msg, "reason holds a control character");
+    assert_int_equal(inventory_set_health_all(f->inv, false, "tab\there", &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(inventory_write_health(f->inv, "gpu-0", "unhealthy a\nb", 13, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(inventory_generation(f->inv), 1);
+    expect_file(f->inv, "gpu-0", "health", "healthy\n");
+}
+
+static void *toggle_gpu0(void *arg)
+{
+    struct inventory *inv = arg;
+    struct error err;
+    for (int i = 0; i < 2000; i++) {
+        char reason[32];
+        snprintf(reason, sizeof(reason), "step %d", i);
+        if (inventory_set_health(inv, "gpu-0", i % 2 == 1, i % 2 ? NULL : reason, &err) != 0)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+/* While gpu-0 toggles, every snapshot shows one generation: after k
+ * changes (generation 1 + k) gpu-0 is unhealthy exactly when k is odd, with
+ * the reason of change k - 1. */
+static void test_snapshot_consistent_under_flips(void **state)
+{
+    struct fixture *f = *state;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, toggle_gpu0, f->inv), 0);
+    int checked = 0;
+    for (int i = 0; i < 300; i++) {
+        uint64_t gen;
+        char *text = render_snapshot(f->inv, &gen);
+        unsigned long long shown;
+        assert_int_equal(sscanf(text, "generation %llu\n", &shown), 1);
+        assert_int_equal(shown, gen);
+        const char *health = strstr(text, "\nhealth ");
+        const char *reason = strstr(text, "\nhealthReason ");
+        assert_non_null(health);
+        assert_non_null(reason);
+        uint64_t k = gen - 1;
+        char want[64];
+        if (k % 2 == 1) {
+            assert_memory_equal(health, "\nhealth unhealthy\n", 18);
+            snprintf(want, sizeof(want), "\nhealthReason step %llu\n", (unsigned long long)(k - 1));
+        } else {
+            assert_memory_equal(health, "\nhealth healthy\n", 16);
+            snprintf(want, sizeof(want), "\nhealthReason \n");
+        }
+        assert_memory_equal(reason, want, strlen(want));
+        checked++;
+        free(text);
+    }
+    void *rc;
+    pthread_join(t, &rc);
+    assert_null(rc);
+    assert_int_equal(inventory_generation(f->inv), 2001);
+    assert_int_equal(checked, 300);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +527,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_render_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_values_are_one_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_consistent_under_flips, setup, teardown),
     };
     return cmocka_run_group_tests_name("fakehw inventory", tests, NULL, NULL);
 }
