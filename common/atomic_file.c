@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,8 @@ static int fsync_dir_of(const char *path, struct error *err)
     return 0;
 }
 
-int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode,
-                      struct error *err)
+static int replace_file(const char *path, const void *data, size_t len, mode_t mode, bool durable,
+                        struct error *err)
 {
     char tmp[PATH_MAX];
     const char *slash = strrchr(path, '/');
@@ -60,7 +61,7 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
         error_set_errno(err, errno, "chmod %s", tmp);
         goto fail;
     }
-    if (fsync(fd) < 0) {
+    if (durable && fsync(fd) < 0) {
         error_set_errno(err, errno, "fsync %s", tmp);
         goto fail;
     }
@@ -74,7 +75,7 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
         error_set_errno(err, errno, "renaming %s to %s", tmp, path);
         goto fail;
     }
-    return fsync_dir_of(path, err);
+    return durable ? fsync_dir_of(path, err) : 0;
 fail:
     if (fd >= 0)
         close(fd);
@@ -82,22 +83,47 @@ fail:
     return -1;
 }
 
+int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode,
+                      struct error *err)
+{
+    return replace_file(path, data, len, mode, true, err);
+}
+
+int atomic_write_file_nosync(const char *path, const void *data, size_t len, mode_t mode,
+                             struct error *err)
+{
+    return replace_file(path, data, len, mode, false, err);
+}
+
+/* Creates buf (a writable copy of the path) and, when its parent is
+ * missing, the parent first: one mkdir in the common case. */
+static int make_dirs(char *buf, mode_t mode, struct error *err)
+{
+    if (mkdir(buf, mode) == 0 || errno == EEXIST)
+        return 0;
+    char *slash = strrchr(buf, '/');
+    if (errno != ENOENT || slash == NULL || slash == buf)
+        return error_set_errno(err, errno, "creating directory %s", buf);
+    *slash = '\0';
+    int rc = make_dirs(buf, mode, err);
+    *slash = '/';
+    if (rc < 0)
+        return -1;
+    if (mkdir(buf, mode) < 0 && errno != EEXIST)
+        return error_set_errno(err, errno, "creating directory %s", buf);
+    return 0;
+}
+
 int mkdir_p(const char *path, mode_t mode, struct error *err)
 {
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
         return error_set(err, "path too long: %s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, mode) < 0 && errno != EEXIST)
-                return error_set_errno(err, errno, "creating directory %s", buf);
-            *p = c;
-            if (c == '\0')
-                break;
-        }
-    }
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/')
+        buf[--n] = '\0';
+    if (make_dirs(buf, mode, err) < 0)
+        return -1;
     struct stat st;
     if (stat(path, &st) < 0)
         return error_set_errno(err, errno, "stat %s", path);

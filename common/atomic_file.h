@@ -13,7 +13,16 @@
 int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode,
                       struct error *err);
 
-/* mkdir -p with the given mode for every directory it creates. */
+/* The same temp file and rename, without either fsync: readers still see
+ * the old content or the new, never a mix, but a crash of the machine (not
+ * of the process) can lose the new file or leave it empty.  For derived
+ * data the writer can rebuild; about 5x cheaper than atomic_write_file on a
+ * disk. */
+int atomic_write_file_nosync(const char *path, const void *data, size_t len, mode_t mode,
+                             struct error *err);
+
+/* mkdir -p with the given mode for every directory it creates.  One mkdir
+ * when the parent exists already. */
 int mkdir_p(const char *path, mode_t mode, struct error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +189,85 @@ static void test_atomic_write_replaces(void **state)
     rmdir(dir);
 }
 
+/* The variant without fsync replaces the same way: whole content, mode,
+ * no temp file left, and a failure names the file and leaves nothing. */
+static void test_atomic_write_nosync(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_common.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300], bad[320];
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    struct error err;
+    assert_int_equal(atomic_write_file_nosync(path, "first", 5, 0600, &err), 0);
+    assert_int_equal(atomic_write_file_nosync(path, "2nd", 3, 0644, &err), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[16] = {0};
+    assert_int_equal(fread(buf, 1, sizeof(buf), f), 3);
+    fclose(f);
+    assert_string_equal(buf, "2nd");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    /* A directory in the way: the rename fails, the temp file is removed. */
+    snprintf(bad, sizeof(bad), "%s/blocked", dir);
+    assert_int_equal(mkdir(bad, 0700), 0);
+    snprintf(path, sizeof(path), "%s/x", bad);
+    assert_int_equal(atomic_write_file_nosync(path, "x", 1, 0600, &err), 0);
+    assert_int_equal(atomic_write_file_nosync(bad, "x", 1, 0600, &err), -1);
+    assert_non_null(strstr(err.msg, "blocked"));
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)) != NULL)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(entries, 2); /* spec.json, blocked: no temp file */
+    unlink(path);
+    rmdir(bad);
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* mkdir_p: deep paths, existing ones, a trailing slash, the mode of what it
+ * creates, and a file in the way. */
+static void test_mkdir_p(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_common.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300], file[300];
+    struct error err;
+    snprintf(path, sizeof(path), "%s/a/b/c/", dir);
+    assert_int_equal(mkdir_p(path, 0750, &err), 0);
+    assert_int_equal(mkdir_p(path, 0750, &err), 0);
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/a/b", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(st.st_mode & 0777, 0750 & ~mask);
+    snprintf(file, sizeof(file), "%s/a/f", dir);
+    assert_int_equal(atomic_write_file(file, "x", 1, 0600, &err), 0);
+    assert_int_equal(mkdir_p(file, 0755, &err), -1);
+    assert_non_null(strstr(err.msg, "is not a directory"));
+    snprintf(path, sizeof(path), "%s/a/f/sub", dir);
+    assert_int_equal(mkdir_p(path, 0755, &err), -1);
+    assert_non_null(strstr(err.msg, "creating directory"));
+    assert_non_null(strstr(err.msg, "a/f/sub"));
+    unlink(file);
+    const char *dirs[] = {"a/b/c", "a/b", "a"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, dirs[i]);
+        assert_int_equal(rmdir(path), 0);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +276,8 @@ int main(void)
         cmocka_unit_test(test_flags_precedence),
         cmocka_unit_test(test_flags_errors),
         cmocka_unit_test(test_atomic_write_replaces),
+        cmocka_unit_test(test_atomic_write_nosync),
+        cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_error_and_errno),
         cmocka_unit_test(test_dns_names),
     };

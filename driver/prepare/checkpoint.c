@@ -160,10 +160,12 @@ int checkpoint_decode(const char *text, size_t len, const char *driver, json_t *
     return rc;
 }
 
-int checkpoint_load(const char *path, const char *driver, json_t **claims, int *corrupt,
-                    struct error *err)
+int checkpoint_read_file(const char *path, char **text, size_t *len, int *corrupt,
+                         struct error *err)
 {
     *corrupt = 0;
+    *text = NULL;
+    *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT)
@@ -183,18 +185,18 @@ int checkpoint_load(const char *path, const char *driver, json_t **claims, int *
                          (long long)st.st_size);
     }
     size_t size = (size_t)st.st_size, got = 0;
-    char *text = malloc(size + 1);
-    if (text == NULL) {
+    char *buf = malloc(size + 1);
+    if (buf == NULL) {
         close(fd);
         return error_set(err, "%s: out of memory", path);
     }
     while (got < size) {
-        ssize_t r = read(fd, text + got, size - got);
+        ssize_t r = read(fd, buf + got, size - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
             int e = errno;
-            free(text);
+            free(buf);
             close(fd);
             return error_set_errno(err, e, "reading %s", path);
         }
@@ -203,7 +205,21 @@ int checkpoint_load(const char *path, const char *driver, json_t **claims, int *
         got += (size_t)r;
     }
     close(fd);
-    int rc = checkpoint_decode(text, got, driver, claims, err);
+    buf[got] = '\0';
+    *text = buf;
+    *len = got;
+    return 0;
+}
+
+int checkpoint_load(const char *path, const char *driver, json_t **claims, int *corrupt,
+                    struct error *err)
+{
+    char *text;
+    size_t len;
+    int rc = checkpoint_read_file(path, &text, &len, corrupt, err);
+    if (rc != 0)
+        return rc;
+    rc = checkpoint_decode(text, len, driver, claims, err);
     free(text);
     if (rc < 0) {
         *corrupt = 1;

@@ -1,5 +1,7 @@
-/* The checkpoint file: every claim this driver prepared, so a restarted
+/* The checkpoint snapshot: every claim this driver prepared, so a restarted
  * plugin answers repeated prepares the same and still cleans up on unprepare.
+ * The changes made since it was written are in checkpoint.journal next to it
+ * (checkpoint_journal.h); checkpoint_store.h writes both.
  *
  *   <plugin dir>/checkpoint.json
  *   {
@@ -10,7 +12,8 @@
  *   }
  *   RECORD = {
  *     "uid", "namespace", "name",
- *     "state": "PrepareStarted" | "PrepareCompleted",
+ *     "state": "PrepareCompleted" | "PrepareStarted" (only in files written
+ *              before the journal: such claims are rolled back at start-up),
  *     "devices": [...],          the prepare answer (prepared_claim.h)
  *     "cdiSpecs": ["k8s.<driver>-gpu_<uid>.json", "<driver>_metadata_<uid>_<req>.json", ...],
  *     "metadataDir": "<ns>_<name>"   only when metadata files were written
@@ -48,6 +51,13 @@ int checkpoint_decode(const char *text, size_t len, const char *driver, json_t *
 /* Checks one record (also used for records rebuilt from CDI specs). */
 int checkpoint_check_record(const char *driver, const char *uid, const json_t *rec,
                             struct error *err);
+
+/* Reads a whole checkpoint file (snapshot or journal).  Returns 0 with
+ * *text (NUL-terminated, caller frees) and *len, 1 when the file does not
+ * exist, -1 with *corrupt set when it is larger than any checkpoint can be,
+ * -1 with *corrupt clear when it could not be read. */
+int checkpoint_read_file(const char *path, char **text, size_t *len, int *corrupt,
+                         struct error *err);
 
 /* Reads path.  Returns 0 with *claims, 1 when the file does not exist, -1
  * with *corrupt set when the content is bad (err says what), -1 with

@@ -1,14 +1,18 @@
 /* The prepare and unprepare flows of prepare.h: per-claim serialisation,
- * the checkpoint protocol (PrepareStarted, files, PrepareCompleted, answer)
+ * the checkpoint protocol (files, then the journal line, then the answer),
+ * the check that a claim answered from the checkpoint still has its files,
  * and rollback on failure. */
 #include "driver/prepare/prepare.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "checkpoint.h"
+#include "checkpoint_journal.h"
+#include "checkpoint_store.h"
 #include "claim_files.h"
 #include "device_metadata.h"
 #include "log.h"
@@ -47,16 +51,113 @@ static void uid_release(struct prepare_state *st, struct busy_uid *slot)
 
 /* ---- checkpoint and files ---- */
 
-int prepare_save(struct prepare_state *st, struct error *err)
+static const char *rec_str(const json_t *rec, const char *key)
 {
-    pthread_mutex_lock(&st->save_lock);
+    return json_string_value(json_object_get(rec, key));
+}
+
+static bool is_completed(const json_t *rec)
+{
+    return rec != NULL && strcmp(rec_str(rec, "state"), CHECKPOINT_COMPLETED) == 0;
+}
+
+/* The snapshot callback of the store: the claims in the checkpoint, i.e.
+ * those in state PrepareCompleted (a PrepareStarted one is in flight). */
+static char *snapshot_text(void *ctx, struct error *err)
+{
+    struct prepare_state *st = ctx;
+    json_t *durable = json_object();
+    char *text = NULL;
     pthread_mutex_lock(&st->lock);
-    char *text = checkpoint_encode(st->claims, err);
+    bool ok = durable != NULL;
+    const char *uid;
+    json_t *rec;
+    json_object_foreach(st->claims, uid, rec)
+    {
+        if (ok && is_completed(rec))
+            ok = json_object_set(durable, uid, rec) == 0;
+    }
+    if (ok)
+        text = checkpoint_encode(durable, err);
+    else
+        error_set(err, "checkpoint: out of memory");
+    json_decref(durable);
     pthread_mutex_unlock(&st->lock);
-    int rc = text ? checkpoint_write(st->checkpoint_path, text, err) : -1;
-    pthread_mutex_unlock(&st->save_lock);
-    free(text);
+    return text;
+}
+
+/* A change of st->claims, applied once its journal line is durable. */
+struct change {
+    struct prepare_state *st;
+    const char *uid;
+    json_t *record; /* in st->claims, becomes PrepareCompleted; NULL = remove uid */
+};
+
+static void apply_change(void *ctx)
+{
+    const struct change *c = ctx;
+    pthread_mutex_lock(&c->st->lock);
+    if (c->record != NULL)
+        json_object_set_new(c->record, "state", json_string(CHECKPOINT_COMPLETED));
+    else
+        json_object_del(c->st->claims, c->uid);
+    pthread_mutex_unlock(&c->st->lock);
+}
+
+/* Records a change in the checkpoint: record (in st->claims) is prepared, or
+ * (NULL) uid is gone.  Returns once the journal line is durable and the
+ * change applied to st->claims; -1 with err and st->claims unchanged. */
+static int journal_change(struct prepare_state *st, const char *uid, json_t *record,
+                          struct error *err)
+{
+    char *line = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&st->lock);
+    json_t *completed = record ? json_copy(record) : NULL;
+    if (record != NULL &&
+        (completed == NULL ||
+         json_object_set_new(completed, "state", json_string(CHECKPOINT_COMPLETED)) < 0))
+        error_set(err, "out of memory");
+    else
+        line = checkpoint_journal_line(uid, completed, &len, err);
+    json_decref(completed);
+    pthread_mutex_unlock(&st->lock);
+    if (line == NULL)
+        return -1;
+    struct change c = {st, uid, record};
+    int rc = checkpoint_store_append(st->store, line, len, apply_change, &c, err);
+    free(line);
     return rc;
+}
+
+/* A regular file with content at path? */
+static bool file_present(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
+}
+
+bool prepare_record_missing_file(const struct prepare_state *st, const json_t *rec, char *path,
+                                 size_t size)
+{
+    const char *md = rec_str(rec, "metadataDir");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(rec, "cdiSpecs"), i, v)
+    {
+        const char *spec = json_string_value(v);
+        char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
+        snprintf(path, size, "%s/%s", st->cfg.cdi_root, spec);
+        if (!file_present(path))
+            return true;
+        if (md == NULL ||
+            claim_file_kind(st->cfg.driver_name, spec, uid, req) != CLAIM_FILE_METADATA_SPEC)
+            continue;
+        snprintf(path, size, "%s/%s/%s/%s", st->metadata_root, md, req, DEVICE_METADATA_FILE);
+        if (!file_present(path))
+            return true;
+    }
+    return false;
 }
 
 int prepare_remove_record_files(const struct prepare_state *st, const json_t *rec,
@@ -95,18 +196,16 @@ static int write_plan_files(const struct prepare_plan *plan, struct error *err)
             if (mkdir_p(dir, 0755, err) < 0)
                 return -1;
         }
-        if (atomic_write_file(f->path, f->text, strlen(f->text), 0644, err) < 0)
+        /* Derived data: atomic for readers, but no fsync.  The journal line
+         * makes the claim durable; a file lost in a crash is found missing
+         * and the claim prepared afresh. */
+        if (atomic_write_file_nosync(f->path, f->text, strlen(f->text), 0644, err) < 0)
             return -1;
     }
     return 0;
 }
 
 /* ---- prepare ---- */
-
-static const char *rec_str(const json_t *rec, const char *key)
-{
-    return json_string_value(json_object_get(rec, key));
-}
 
 /* Another uid with the same namespace/name would share the metadata directory. */
 static const char *same_name_uid(const struct prepare_state *st, const char *ns, const char *name,
@@ -123,60 +222,74 @@ static const char *same_name_uid(const struct prepare_state *st, const char *ns,
     return NULL;
 }
 
-/* Removes a claim's files, then its record from memory and the checkpoint.
- * On failure the record stays, so a retry (or the next start) cleans up. */
+/* Removes a claim's files, then its record: through the journal when it is
+ * in the checkpoint, from memory only when it is not.  On failure the record
+ * stays, so a retry (or the next start) cleans up. */
 static int drop_record(struct prepare_state *st, const char *uid, struct error *err)
 {
     pthread_mutex_lock(&st->lock);
     json_t *rec = json_incref(json_object_get(st->claims, uid));
+    bool durable = is_completed(rec);
     pthread_mutex_unlock(&st->lock);
     if (rec == NULL)
         return 0;
     int rc = prepare_remove_record_files(st, rec, err);
-    if (rc == 0) {
+    if (rc == 0 && durable) {
+        rc = journal_change(st, uid, NULL, err);
+    } else if (rc == 0) {
         pthread_mutex_lock(&st->lock);
         json_object_del(st->claims, uid);
         pthread_mutex_unlock(&st->lock);
-        rc = prepare_save(st, err);
-        if (rc < 0) {
-            pthread_mutex_lock(&st->lock);
-            json_object_set(st->claims, uid, rec);
-            pthread_mutex_unlock(&st->lock);
-        }
     }
     json_decref(rec);
     return rc;
 }
 
-/* Undoes a failed prepare.  A record that cannot be dropped stays as
- * PrepareStarted: never answered from, dropped by the next prepare of the
- * claim or rolled back at the next start. */
-static void rollback(struct prepare_state *st, json_t *rec, const char *uid)
+/* Undoes a failed prepare (its record is PrepareStarted, only in memory).
+ * A record whose files cannot be removed stays: never answered from,
+ * dropped by the next prepare of the claim, and, since it is not in the
+ * checkpoint, its files are swept at the next start. */
+static void rollback(struct prepare_state *st, const char *uid)
 {
-    pthread_mutex_lock(&st->lock);
-    json_object_set_new(rec, "state", json_string(CHECKPOINT_STARTED));
-    pthread_mutex_unlock(&st->lock);
     struct error e;
     if (drop_record(st, uid, &e) < 0)
         LOG_E("claim %s: rolling back a failed prepare: %s", uid, e.msg);
 }
 
-/* Answers from a PrepareCompleted record.  Returns 1 when there is none. */
+/* Answers from a PrepareCompleted record whose files are all there.
+ * Returns 0 when answered, 1 when there is no such record (a record with a
+ * missing file is dropped first, so the claim is prepared afresh), -1 with
+ * err. */
 static int answer_from_checkpoint(struct prepare_state *st, const char *ns, const char *name,
                                   const char *uid, struct prepared_claim *out, struct error *err)
 {
     pthread_mutex_lock(&st->lock);
-    const json_t *rec = json_object_get(st->claims, uid);
+    json_t *rec = json_object_get(st->claims, uid);
     int rc = 1;
-    if (rec && !strcmp(rec_str(rec, "state"), CHECKPOINT_COMPLETED)) {
+    if (is_completed(rec)) {
         if (strcmp(rec_str(rec, "namespace"), ns) != 0 || strcmp(rec_str(rec, "name"), name))
             rc = error_set(err, "uid %s is already prepared for claim %s/%s", uid,
                            rec_str(rec, "namespace"), rec_str(rec, "name"));
         else
             rc = prepared_claim_from_json(json_object_get(rec, "devices"), out, err);
     }
+    /* Only this thread changes this uid's record (it holds the uid). */
+    rec = rc == 0 ? json_incref(rec) : NULL;
     pthread_mutex_unlock(&st->lock);
-    return rc;
+    if (rec == NULL)
+        return rc;
+    char missing[PATH_MAX];
+    bool gone = prepare_record_missing_file(st, rec, missing, sizeof(missing));
+    json_decref(rec);
+    if (!gone)
+        return 0;
+    prepared_claim_free(out);
+    LOG_W("claim %s/%s (uid %s): %s is missing or empty (lost in a reboot or a crash); "
+          "preparing the claim afresh",
+          ns, name, uid, missing);
+    if (drop_record(st, uid, err) < 0)
+        return error_prefix(err, "dropping the claim's remaining files");
+    return 1;
 }
 
 static int prepare_locked(struct prepare_state *st, const char *ns, const char *name,
@@ -210,23 +323,10 @@ static int prepare_locked(struct prepare_state *st, const char *ns, const char *
     pthread_mutex_unlock(&st->lock);
     if (rc < 0)
         goto out;
-    if (prepare_save(st, err) < 0) {
-        pthread_mutex_lock(&st->lock);
-        json_object_del(st->claims, uid);
-        pthread_mutex_unlock(&st->lock);
-        rc = -1;
-        goto out;
-    }
-    if (write_plan_files(&plan, err) < 0) {
-        rollback(st, plan.record, uid);
-        rc = -1;
-        goto out;
-    }
-    pthread_mutex_lock(&st->lock);
-    json_object_set_new(plan.record, "state", json_string(CHECKPOINT_COMPLETED));
-    pthread_mutex_unlock(&st->lock);
-    if (prepare_save(st, err) < 0) {
-        rollback(st, plan.record, uid);
+    /* Files first, then the journal line: a crash in between leaves files
+     * that no claim in the checkpoint owns, which the next start sweeps. */
+    if (write_plan_files(&plan, err) < 0 || journal_change(st, uid, plan.record, err) < 0) {
+        rollback(st, uid);
         rc = -1;
         goto out;
     }
@@ -343,7 +443,6 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
     }
     st->cfg = *cfg;
     pthread_mutex_init(&st->lock, NULL);
-    pthread_mutex_init(&st->save_lock, NULL);
     pthread_cond_init(&st->idle, NULL);
     /* The metadata kind is also needed to recover metadata specs written
      * while device metadata was on. */
@@ -361,11 +460,21 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
     }
     snprintf(st->checkpoint_path, sizeof(st->checkpoint_path), "%s/%s", cfg->plugin_dir,
              CHECKPOINT_FILE);
+    snprintf(st->journal_path, sizeof(st->journal_path), "%s/%s", cfg->plugin_dir,
+             CHECKPOINT_JOURNAL_FILE);
     snprintf(st->metadata_root, sizeof(st->metadata_root), "%s/%s", cfg->plugin_dir,
              DEVICE_METADATA_DIR);
     if (mkdir_p(cfg->plugin_dir, 0755, err) < 0 || mkdir_p(cfg->cdi_root, 0755, err) < 0 ||
         prepare_recover(st, err) < 0)
         goto fail;
+    /* Writes the recovered claims as the new snapshot, with an empty journal. */
+    st->store =
+        checkpoint_store_open(cfg->plugin_dir, cfg->journal_max_lines, 0, snapshot_text, st, err);
+    if (st->store == NULL) {
+        error_prefix(err, "writing the checkpoint");
+        goto fail;
+    }
+    LOG_V(1, "prepare state: %zu prepared claim(s)", json_object_size(st->claims));
     return st;
 fail:
     prepare_state_close(st);
@@ -376,9 +485,16 @@ void prepare_state_close(struct prepare_state *st)
 {
     if (st == NULL)
         return;
+    if (st->store != NULL) {
+        /* An empty journal: the next start reads one file, and a plugin that
+         * knows only checkpoint.json still finds every claim. */
+        struct error e;
+        if (checkpoint_store_compact(st->store, &e) < 0)
+            LOG_E("compacting the checkpoint on exit: %s", e.msg);
+        checkpoint_store_close(st->store);
+    }
     json_decref(st->claims);
     pthread_cond_destroy(&st->idle);
-    pthread_mutex_destroy(&st->save_lock);
     pthread_mutex_destroy(&st->lock);
     free(st);
 }

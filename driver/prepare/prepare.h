@@ -5,14 +5,17 @@
  *
  * Prepare: fetch the ResourceClaim (through claim_fetch_fn), check uid and
  * allocation, select this driver's results, apply opaque config (class first,
- * then claim), record the claim as PrepareStarted in the checkpoint, write the
- * device metadata and CDI specs, record it as PrepareCompleted, and only then
- * answer.  Idempotent: a claim already prepared with the same uid answers from
- * the checkpoint without fetching or rewriting anything.  Serialised per claim
- * uid; different claims prepare in parallel.
+ * then claim), write the device metadata and CDI specs (atomically, without
+ * fsync: they are derived data), append the claim to the checkpoint journal
+ * (one write and one fdatasync), and only then answer.  Idempotent: a claim
+ * already prepared with the same uid answers from the checkpoint without
+ * fetching or rewriting anything, once a stat per file shows its files are
+ * all there; when one is missing (a reboot empties /var/run/cdi), the claim
+ * is dropped and prepared afresh.  Serialised per claim uid; different
+ * claims prepare in parallel.
  *
- * Unprepare: remove the claim's CDI specs, metadata and checkpoint entry.
- * An unknown claim succeeds.
+ * Unprepare: remove the claim's CDI specs and metadata, then append its
+ * removal to the checkpoint journal.  An unknown claim succeeds.
  *
  * Namespaces, names and uids are checked (DNS label, DNS subdomain, UID)
  * before they reach any path. */
@@ -64,6 +67,9 @@ struct prepare_config {
     prepare_hook_fn on_prepared;   /* NULL = none */
     prepare_hook_fn on_unprepared; /* NULL = none */
     void *hook_ctx;
+    /* Compact the checkpoint (new checkpoint.json, empty journal) once the
+     * journal has more lines than this; 0 = 1024.  Tests set it low. */
+    size_t journal_max_lines;
 };
 
 /* One Device of NodePrepareResourceResponse. */
@@ -87,10 +93,13 @@ struct prepare_state;
 /* Loads (or creates) the checkpoint in cfg->plugin_dir and reconciles it with
  * the CDI specs on disk by the documented recovery rule (docs/prepare.md): a
  * corrupt or missing checkpoint is logged, moved aside and rebuilt from the
- * claim CDI specs; claims left PrepareStarted are rolled back; files of this
- * driver no claim owns are removed.  Creates plugin_dir and cdi_root.  NULL
+ * claim CDI specs; a torn last journal line is dropped; claims left
+ * PrepareStarted (old checkpoints) or with a missing file are dropped; files
+ * of this driver no claim owns are removed; the result is written as a new
+ * snapshot with an empty journal.  Creates plugin_dir and cdi_root.  NULL
  * with err on a bad config or an I/O error.  cfg's strings must outlive the
- * state; no call may be in flight at prepare_state_close. */
+ * state; no call may be in flight at prepare_state_close, which compacts the
+ * checkpoint once more. */
 struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err);
 void prepare_state_close(struct prepare_state *st);
 

@@ -1,16 +1,26 @@
-/* Startup recovery (docs/prepare.md, "Checkpoint and recovery"):
+/* Startup recovery (docs/prepare.md, "Recovery rule at start-up"):
  *
- * 1. Load <plugin dir>/checkpoint.json.  If it is corrupt (not JSON, wrong
- *    checksum, unknown version, bad record), log an error naming the file
- *    and the fault, move it aside to checkpoint.json.corrupt-<UTC time>, and
- *    rebuild the claims from the claim CDI specs in the CDI root, which are
- *    complete by construction (the claim spec is the last file a prepare
- *    writes, atomically).  A missing checkpoint is rebuilt the same way.
- * 2. Roll back claims left PrepareStarted: the kubelet never got an answer
- *    for them, so no container uses their files.
- * 3. Remove files of this driver that no claim owns: spec files, metadata
- *    directories, and temp files of interrupted atomic writes.
- * 4. Save the checkpoint. */
+ * 1. Load <plugin dir>/checkpoint.json and replay checkpoint.journal onto it
+ *    (a torn last journal line is dropped with a warning).  If either is
+ *    corrupt (not JSON, wrong checksum, unknown version, bad record, a bad
+ *    journal line that is not the last, a journal without a snapshot), log
+ *    an error naming the file, the line and the fault, move the files aside
+ *    to <name>.corrupt-<UTC time>, and rebuild the claims from the claim CDI
+ *    specs in the CDI root, which are complete by construction (the claim
+ *    spec is the last file a prepare writes, atomically).  A missing
+ *    checkpoint is rebuilt the same way.
+ * 2. Roll back claims left PrepareStarted (only checkpoints written before
+ *    the journal have them): the kubelet never got an answer for them, so
+ *    no container uses their files.
+ * 3. Drop claims whose CDI spec or metadata file is missing (a reboot
+ *    empties the CDI root; the files are written without fsync): the rule a
+ *    repeated prepare applies too, so the kubelet's next prepare prepares
+ *    them afresh.
+ * 4. Remove files of this driver that no claim owns: spec files, metadata
+ *    directories, and temp files of interrupted atomic writes.  A crash
+ *    during a prepare leaves only such files, since the claim's journal line
+ *    comes after them.
+ * The caller then writes the result as a new snapshot with an empty journal. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +31,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "checkpoint_journal.h"
 #include "claim_allocation.h"
 #include "claim_files.h"
 #include "log.h"
@@ -303,6 +314,64 @@ static int move_aside(const char *path, char *aside, size_t size, struct error *
     return error_set(err, "moving %s aside: too many corrupt copies", path);
 }
 
+/* Moves the snapshot and the journal, those that exist (and the journal only
+ * when it is not empty), aside; says what went where in moved ("A to A' and
+ * B to B'"). */
+static int move_checkpoint_aside(const struct prepare_state *st, char *moved, size_t size,
+                                 struct error *err)
+{
+    const char *paths[] = {st->checkpoint_path, st->journal_path};
+    size_t used = 0;
+    moved[0] = '\0';
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        char aside[PATH_MAX];
+        struct stat sb;
+        /* An empty journal holds nothing to look at later. */
+        if (stat(paths[i], &sb) != 0 || (i == 1 && sb.st_size == 0))
+            continue;
+        if (move_aside(paths[i], aside, sizeof(aside), err) < 0)
+            return -1;
+        int w =
+            snprintf(moved + used, size - used, "%s%s to %s", used ? " and " : "", paths[i], aside);
+        used = w < 0 || (size_t)w >= size - used ? size - 1 : used + (size_t)w;
+    }
+    return 0;
+}
+
+/* Loads the snapshot and replays the journal onto it.  0 with *claims, 1
+ * when there is no checkpoint, -1 with *corrupt set when it is corrupt (err
+ * names the file and the fault), -1 with *corrupt clear on an I/O error. */
+static int load_checkpoint(const struct prepare_state *st, json_t **claims, int *corrupt,
+                           struct error *err)
+{
+    const char *driver = st->cfg.driver_name;
+    int rc = checkpoint_load(st->checkpoint_path, driver, claims, corrupt, err);
+    if (rc < 0)
+        return -1;
+    if (rc == 1) {
+        struct stat sb;
+        if (stat(st->journal_path, &sb) < 0 || sb.st_size == 0)
+            return 1;
+        *corrupt = 1;
+        return error_set(err, "%s: %lld bytes of changes, but there is no %s to apply them to",
+                         st->journal_path, (long long)sb.st_size, st->checkpoint_path);
+    }
+    struct checkpoint_journal_replay r;
+    rc = checkpoint_journal_load(st->journal_path, driver, *claims, &r, corrupt, err);
+    if (rc < 0) {
+        json_decref(*claims);
+        *claims = NULL;
+        return -1;
+    }
+    if (r.torn_line > 0)
+        LOG_W("%s: line %zu is torn (%s): an append cut short by a crash, never answered; "
+              "dropped it",
+              st->journal_path, r.torn_line, r.torn_why);
+    if (r.lines > 0)
+        LOG_V(1, "%s: replayed %zu change(s)", st->journal_path, r.lines);
+    return 0;
+}
+
 static int rollback_started(struct prepare_state *st, struct error *err)
 {
     const char *uid;
@@ -317,6 +386,28 @@ static int rollback_started(struct prepare_state *st, struct error *err)
               json_string_value(json_object_get(rec, "name")), uid);
         if (prepare_remove_record_files(st, rec, err) < 0)
             return error_prefix(err, "rolling back claim %s", uid);
+        json_object_del(st->claims, uid);
+    }
+    return 0;
+}
+
+/* Drops claims with a missing or empty CDI spec or metadata file (the
+ * rule answer_from_checkpoint applies to a repeated prepare). */
+static int drop_incomplete(struct prepare_state *st, struct error *err)
+{
+    const char *uid;
+    json_t *rec, *tmp;
+    json_object_foreach_safe(st->claims, tmp, uid, rec)
+    {
+        char missing[PATH_MAX];
+        if (!prepare_record_missing_file(st, rec, missing, sizeof(missing)))
+            continue;
+        LOG_W("claim %s/%s (uid %s): %s is missing or empty (lost in a reboot or a crash); "
+              "dropping the claim, its next prepare prepares it afresh",
+              json_string_value(json_object_get(rec, "namespace")),
+              json_string_value(json_object_get(rec, "name")), uid, missing);
+        if (prepare_remove_record_files(st, rec, err) < 0)
+            return error_prefix(err, "dropping claim %s", uid);
         json_object_del(st->claims, uid);
     }
     return 0;
@@ -419,19 +510,18 @@ int prepare_recover(struct prepare_state *st, struct error *err)
 {
     int corrupt = 0;
     json_t *claims = NULL;
-    int rc = checkpoint_load(st->checkpoint_path, st->cfg.driver_name, &claims, &corrupt, err);
+    int rc = load_checkpoint(st, &claims, &corrupt, err);
     if (rc < 0 && !corrupt)
         return -1;
     if (rc != 0) {
-        char aside[PATH_MAX] = "";
         if (corrupt) {
-            char why[ERROR_MSG_MAX];
+            char why[ERROR_MSG_MAX], moved[3 * PATH_MAX];
             snprintf(why, sizeof(why), "%s", err->msg);
-            if (move_aside(st->checkpoint_path, aside, sizeof(aside), err) < 0)
+            if (move_checkpoint_aside(st, moved, sizeof(moved), err) < 0)
                 return error_prefix(err, "checkpoint is corrupt (%s)", why);
-            LOG_E("checkpoint is corrupt: %s; moved it to %s; rebuilding the prepared claims "
-                  "from the CDI specs in %s",
-                  why, aside, st->cfg.cdi_root);
+            LOG_E("checkpoint is corrupt: %s; moved %s; rebuilding the prepared claims from the "
+                  "CDI specs in %s",
+                  why, moved, st->cfg.cdi_root);
         }
         if ((claims = rebuild(st, err)) == NULL)
             return error_prefix(err, "rebuilding the prepared claims");
@@ -440,10 +530,9 @@ int prepare_recover(struct prepare_state *st, struct error *err)
                   json_object_size(claims), st->cfg.cdi_root);
     }
     st->claims = claims;
-    if (rollback_started(st, err) < 0 || sweep_dir(st, st->cfg.cdi_root, true, err) < 0 ||
-        sweep_dir(st, st->cfg.plugin_dir, false, err) < 0 || sweep_metadata(st, err) < 0 ||
-        prepare_save(st, err) < 0)
+    if (rollback_started(st, err) < 0 || drop_incomplete(st, err) < 0 ||
+        sweep_dir(st, st->cfg.cdi_root, true, err) < 0 ||
+        sweep_dir(st, st->cfg.plugin_dir, false, err) < 0 || sweep_metadata(st, err) < 0)
         return -1;
-    LOG_V(1, "prepare state: %zu prepared claim(s)", json_object_size(st->claims));
     return 0;
 }

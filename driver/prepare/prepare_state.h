@@ -22,14 +22,20 @@ struct prepare_state {
     struct prepare_config cfg;
     char claim_kind[CDI_NAME_MAX];    /* k8s.<driver>/gpu */
     char metadata_kind[CDI_NAME_MAX]; /* <driver>/metadata */
-    char checkpoint_path[PATH_MAX];
-    char metadata_root[PATH_MAX]; /* <plugin dir>/dra-device-metadata */
+    char checkpoint_path[PATH_MAX];   /* <plugin dir>/checkpoint.json */
+    char journal_path[PATH_MAX];      /* <plugin dir>/checkpoint.journal */
+    char metadata_root[PATH_MAX];     /* <plugin dir>/dra-device-metadata */
 
-    pthread_mutex_t lock;      /* claims and busy */
-    pthread_cond_t idle;       /* a uid left busy */
-    pthread_mutex_t save_lock; /* one checkpoint write at a time, in order */
-    json_t *claims;            /* uid -> checkpoint record */
-    struct busy_uid *busy;     /* uids being prepared or unprepared */
+    /* Durable changes, in order; NULL until recovery is done.  Its lock is
+     * taken before lock, never after. */
+    struct checkpoint_store *store;
+    pthread_mutex_t lock; /* claims and busy */
+    pthread_cond_t idle;  /* a uid left busy */
+    /* uid -> checkpoint record.  PrepareCompleted: in the checkpoint (its
+     * journal line is durable).  PrepareStarted: a prepare in flight, or one
+     * whose rollback could not remove its files; only in memory. */
+    json_t *claims;
+    struct busy_uid *busy; /* uids being prepared or unprepared */
 };
 
 /* A file prepare writes. */
@@ -58,12 +64,17 @@ void prepare_plan_free(struct prepare_plan *plan);
 int prepare_remove_record_files(const struct prepare_state *st, const json_t *rec,
                                 struct error *err);
 
-/* Saves st->claims to the checkpoint. */
-int prepare_save(struct prepare_state *st, struct error *err);
+/* Is a file of the record missing (or empty)?  Returns true and names it in
+ * path; false when its CDI specs and metadata files are all there.  One
+ * stat per file. */
+bool prepare_record_missing_file(const struct prepare_state *st, const json_t *rec, char *path,
+                                 size_t size);
 
-/* Startup, before the state is shared: loads the checkpoint or rebuilds the
- * claims from the CDI specs, rolls back PrepareStarted claims, removes files
- * of this driver that no claim owns, and saves. */
+/* Startup, before the state is shared: loads the checkpoint (snapshot and
+ * journal) or rebuilds the claims from the CDI specs, rolls back
+ * PrepareStarted claims, drops claims with a missing file, and removes files
+ * of this driver that no claim owns.  Fills st->claims; opening the store
+ * afterwards writes it. */
 int prepare_recover(struct prepare_state *st, struct error *err);
 
 #endif

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "driver/prepare/checkpoint.h"
+#include "driver/prepare/checkpoint_journal.h"
 #include "driver/prepare/claim_files.h"
 #include "log.h"
 
@@ -225,4 +227,58 @@ void fixture_spec_path(const struct fixture *f, const char *uid, char *buf, size
     char name[256];
     snprintf(name, sizeof(name), "k8s.%s-gpu_%s.json", FIXTURE_DRIVER, uid);
     fixture_path(buf, size, f->cdi_root, name);
+}
+
+json_t *fixture_checkpoint_claims(const struct fixture *f)
+{
+    char path[PATH_MAX];
+    struct error err;
+    json_t *claims = NULL;
+    int corrupt;
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    if (checkpoint_load(path, FIXTURE_DRIVER, &claims, &corrupt, &err) != 0)
+        fail_msg("checkpoint_load: %s", err.msg);
+    struct checkpoint_journal_replay r;
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    if (checkpoint_journal_load(path, FIXTURE_DRIVER, claims, &r, &corrupt, &err) != 0)
+        fail_msg("checkpoint_journal_load: %s", err.msg);
+    if (r.torn_line != 0)
+        fail_msg("%s: line %zu is torn: %s", path, r.torn_line, r.torn_why);
+    return claims;
+}
+
+size_t fixture_journal_lines(const struct fixture *f)
+{
+    char path[PATH_MAX];
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    char *text = fixture_read(path);
+    size_t n = 0;
+    for (const char *p = text; p && *p; p++)
+        n += *p == '\n';
+    free(text);
+    return n;
+}
+
+void fixture_disk_save(const struct fixture *f, struct fixture_disk *d)
+{
+    char path[PATH_MAX];
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    d->snapshot = fixture_read(path);
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    d->journal = fixture_read(path);
+    assert_non_null(d->snapshot);
+    assert_non_null(d->journal);
+}
+
+void fixture_disk_restore(const struct fixture *f, struct fixture_disk *d)
+{
+    char path[PATH_MAX];
+    struct error err;
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
+    assert_int_equal(atomic_write_file(path, d->snapshot, strlen(d->snapshot), 0600, &err), 0);
+    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    assert_int_equal(atomic_write_file(path, d->journal, strlen(d->journal), 0600, &err), 0);
+    free(d->snapshot);
+    free(d->journal);
+    d->snapshot = d->journal = NULL;
 }

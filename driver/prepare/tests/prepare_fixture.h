@@ -60,4 +60,19 @@ void fixture_path(char *buf, size_t size, const char *dir, const char *name);
 /* Path of the claim spec of uid in f's CDI root. */
 void fixture_spec_path(const struct fixture *f, const char *uid, char *buf, size_t size);
 
+/* The claims f's checkpoint holds on disk: checkpoint.json with
+ * checkpoint.journal replayed onto it.  Fails the test if either is corrupt
+ * or the journal has a torn line. */
+json_t *fixture_checkpoint_claims(const struct fixture *f);
+/* Lines in f's checkpoint.journal (0 if missing). */
+size_t fixture_journal_lines(const struct fixture *f);
+
+/* The bytes of f's checkpoint.json and checkpoint.journal, to put back
+ * later: the state of the disk at a simulated crash. */
+struct fixture_disk {
+    char *snapshot, *journal;
+};
+void fixture_disk_save(const struct fixture *f, struct fixture_disk *d);
+void fixture_disk_restore(const struct fixture *f, struct fixture_disk *d); /* frees d */
+
 #endif

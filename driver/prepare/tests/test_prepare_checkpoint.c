@@ -1,6 +1,7 @@
 /* Unit tests: checkpoint encoding, corruption detection, and the recovery
  * rule at startup (corrupt or missing checkpoint rebuilt from the CDI specs,
- * PrepareStarted rolled back, unowned files removed). */
+ * a torn last journal line dropped, a bad one before it taken for
+ * corruption, PrepareStarted rolled back, unowned files removed). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "atomic_file.h"
 #include "driver/prepare/checkpoint.h"
+#include "driver/prepare/checkpoint_journal.h"
 #include "prepare_fixture.h"
 
 #define SPEC1 "k8s.gpu.fakehw.example.com-gpu_" UID1 ".json"
@@ -309,6 +311,10 @@ static void test_started_rolled_back(void **state)
     assert_int_equal(checkpoint_write(path, text, &err), 0);
     free(text);
     json_decref(claims);
+    /* The layout of a plugin from before the journal: one file. */
+    char journal[PATH_MAX];
+    fixture_path(journal, sizeof(journal), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    assert_int_equal(unlink(journal), 0);
 
     struct prepare_state *st = open_state(f);
     char spec[PATH_MAX], md[PATH_MAX];
@@ -318,6 +324,7 @@ static void test_started_rolled_back(void **state)
     assert_false(fixture_exists(md));
     assert_int_equal(fixture_count(f->cdi_root), 2); /* c2's specs stay */
     assert_int_equal(count_corrupt_copies(f), 0);
+    assert_true(fixture_exists(journal));
     /* c1 is prepared afresh; c2 is answered from the checkpoint. */
     int fetches = fixture_fetches(f);
     char *b1 = prepare_text(st, "c1", UID1), *b2 = prepare_text(st, "c2", UID2);
@@ -418,14 +425,164 @@ static void test_unreadable_checkpoint_fails(void **state)
     assert_non_null(strstr(err.msg, "checkpoint.json"));
 }
 
+/* ---- the journal at startup ---- */
+
+/* Prepares c1 (two requests) and c2, and leaves the disk as a crash then
+ * would: the snapshot from before, and one journal line per claim. */
+static void crash_after_two(struct fixture *f, char **a1, char **a2)
+{
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, TWO_REQUESTS, NULL, NULL));
+    fixture_put_claim(
+        f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    *a1 = prepare_text(st, "c1", UID1);
+    *a2 = prepare_text(st, "c2", UID2);
+    struct fixture_disk disk;
+    fixture_disk_save(f, &disk);
+    prepare_state_close(st);
+    fixture_disk_restore(f, &disk);
+    assert_int_equal(fixture_journal_lines(f), 2);
+}
+
+static char *journal_path(const struct fixture *f, char *buf, size_t size)
+{
+    fixture_path(buf, size, f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    return buf;
+}
+
+static void append_bytes(const char *path, const char *bytes, size_t n)
+{
+    FILE *fp = fopen(path, "a");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static size_t count_prefixed(const struct fixture *f, const char *prefix)
+{
+    DIR *d = opendir(f->plugin_dir);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Both claims come back from the journal, answered without the API. */
+static void expect_both(struct fixture *f, struct prepare_state *st, const char *a1, const char *a2)
+{
+    int fetches = fixture_fetches(f);
+    char *b1 = prepare_text(st, "c1", UID1), *b2 = prepare_text(st, "c2", UID2);
+    assert_string_equal(b1, a1);
+    assert_string_equal(b2, a2);
+    assert_int_equal(fixture_fetches(f), fetches);
+    free(b1);
+    free(b2);
+}
+
+/* The last line was being appended when the plugin died (its unprepare of
+ * c1 was never answered): it is dropped, the rest replayed, nothing is
+ * taken for corruption, and the journal starts empty. */
+static void test_torn_journal_line(void **state)
+{
+    struct fixture *f = *state;
+    for (int how = 0; how < 2; how++) {
+        char *a1, *a2, path[PATH_MAX];
+        crash_after_two(f, &a1, &a2);
+        struct error err;
+        size_t len;
+        char *line = checkpoint_journal_line(UID1, NULL, &len, &err);
+        if (how == 0) {
+            append_bytes(journal_path(f, path, sizeof(path)), line, len / 2); /* no newline */
+        } else {
+            line[len - 3] ^= 0x20; /* complete, checksum wrong */
+            append_bytes(journal_path(f, path, sizeof(path)), line, len);
+        }
+        free(line);
+        struct prepare_state *st = open_state(f);
+        assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
+        assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 0);
+        assert_int_equal(fixture_journal_lines(f), 0);
+        json_t *claims = fixture_checkpoint_claims(f);
+        assert_int_equal(json_object_size(claims), 2);
+        json_decref(claims);
+        expect_both(f, st, a1, a2);
+        assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+        assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+        assert_int_equal(fixture_count(f->cdi_root), 0);
+        prepare_state_close(st);
+        free(a1);
+        free(a2);
+    }
+}
+
+/* A bad line before the last is not a torn append: the checkpoint is
+ * corrupt.  Both files go aside and the claims are rebuilt from the specs. */
+static void test_bad_journal_line_is_corruption(void **state)
+{
+    struct fixture *f = *state;
+    char *a1, *a2, path[PATH_MAX];
+    crash_after_two(f, &a1, &a2);
+    char *text = fixture_read(journal_path(f, path, sizeof(path)));
+    *strstr(text, "\"gpu-0\"") = 'X'; /* in line 1 */
+    struct error err;
+    assert_int_equal(atomic_write_file(path, text, strlen(text), 0600, &err), 0);
+    int fetches = fixture_fetches(f);
+    struct prepare_state *st = open_state(f);
+    assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 1);
+    assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 1);
+    /* The damaged journal is kept as it was. */
+    DIR *d = opendir(f->plugin_dir);
+    struct dirent *e;
+    char aside[PATH_MAX] = "";
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "checkpoint.journal.corrupt-", 27) == 0)
+            fixture_path(aside, sizeof(aside), f->plugin_dir, e->d_name);
+    closedir(d);
+    char *kept = fixture_read(aside);
+    assert_string_equal(kept, text);
+    free(kept);
+    free(text);
+    expect_both(f, st, a1, a2);
+    assert_int_equal(fixture_fetches(f), fetches);
+    assert_int_equal(fixture_count(f->cdi_root), 5);
+    prepare_state_close(st);
+    free(a1);
+    free(a2);
+}
+
+/* A journal without its snapshot cannot be applied: corrupt too. */
+static void test_journal_without_snapshot(void **state)
+{
+    struct fixture *f = *state;
+    char *a1, *a2, path[PATH_MAX];
+    crash_after_two(f, &a1, &a2);
+    assert_int_equal(unlink(checkpoint_path(f, path, sizeof(path))), 0);
+    struct prepare_state *st = open_state(f);
+    assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
+    assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 1);
+    expect_both(f, st, a1, a2);
+    prepare_state_close(st);
+    free(a1);
+    free(a2);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crc32),          cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_corruption),     T(test_recovery_from_corruption),
-        T(test_started_rolled_back),           T(test_sweep),
-        T(test_rebuild_skips_unreadable_spec), T(test_unreadable_checkpoint_fails),
+        cmocka_unit_test(test_crc32),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_corruption),
+        T(test_recovery_from_corruption),
+        T(test_started_rolled_back),
+        T(test_sweep),
+        T(test_rebuild_skips_unreadable_spec),
+        T(test_unreadable_checkpoint_fails),
+        T(test_torn_journal_line),
+        T(test_bad_journal_line_is_corruption),
+        T(test_journal_without_snapshot),
     };
     return cmocka_run_group_tests_name("prepare checkpoint", tests, NULL, NULL);
 }

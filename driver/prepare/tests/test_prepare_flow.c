@@ -1,12 +1,15 @@
 /* Unit tests of the prepare flow on temp dirs: answers and files, idempotence,
  * restart, unprepare, validation before any path is built, rollback on
- * failure, per-claim serialisation across threads. */
+ * failure, the checkpoint writes (one journal line per change), files found
+ * missing on a repeated prepare, what a crash leaves behind, per-claim
+ * serialisation and group commit across threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,17 +135,15 @@ static void test_prepare_writes(void **state)
                         f->devs[2].uuid);
     json_decref(meta);
 
-    /* The checkpoint holds the claim as completed. */
-    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
-    char *text = fixture_read(path);
-    json_t *claims = NULL;
-    struct error err;
-    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &claims, &err), 0);
+    /* The checkpoint holds the claim as completed, in one journal line. */
+    json_t *claims = fixture_checkpoint_claims(f);
     json_t *rec = json_object_get(claims, UID1);
+    assert_non_null(rec);
     assert_string_equal(json_string_value(json_object_get(rec, "state")), CHECKPOINT_COMPLETED);
     assert_int_equal(json_array_size(json_object_get(rec, "cdiSpecs")), 3);
+    assert_string_equal(json_string_value(json_object_get(rec, "metadataDir")), "default_c1");
     json_decref(claims);
-    free(text);
+    assert_int_equal(fixture_journal_lines(f), 1);
     prepared_claim_free(&out);
     prepare_state_close(st);
 }
@@ -271,11 +272,10 @@ static void test_claim_errors(void **state)
                        "claim default/c1 (uid " UID1 "): allocation result for device "
                        "gpu-9: device gpu-9 not found");
     /* Nothing was recorded either. */
-    char path[PATH_MAX];
-    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
-    char *text = fixture_read(path);
-    assert_non_null(strstr(text, "\"claims\": {}"));
-    free(text);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
+    assert_int_equal(fixture_journal_lines(f), 0);
     prepare_state_close(st);
 }
 
@@ -300,7 +300,7 @@ static void test_zero_results_and_metadata_off(void **state)
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(out.devices[i].n_cdi_device_ids, 1);
     assert_int_equal(fixture_count(f->cdi_root), 1);
-    assert_int_equal(fixture_count(f->plugin_dir), 1); /* checkpoint only */
+    assert_int_equal(fixture_count(f->plugin_dir), 2); /* checkpoint.json and .journal only */
     prepared_claim_free(&out);
     prepare_state_close(st);
 }
@@ -378,11 +378,10 @@ static void test_rollback_on_write_failure(void **state)
     assert_false(fixture_exists(first));
     assert_false(fixture_exists(blocker));
     assert_int_equal(fixture_count(f->cdi_root), 0);
-    char path[PATH_MAX];
-    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
-    char *text = fixture_read(path);
-    assert_non_null(strstr(text, "\"claims\": {}"));
-    free(text);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
+    assert_int_equal(fixture_journal_lines(f), 0);
 
     /* The rollback cleared the way: the next try succeeds. */
     must_prepare(st, "default", "c1", UID1, &out);
@@ -393,8 +392,9 @@ static void test_rollback_on_write_failure(void **state)
 
 /* The claim spec cannot be written and its path cannot be cleared either (a
  * non-empty directory is in its place): the other files are removed, the
- * claim stays PrepareStarted and is never answered from; once the way is
- * clear, a restart rolls it back and the next prepare succeeds. */
+ * claim stays PrepareStarted in memory only, is never answered from and never
+ * written to the checkpoint; once the way is clear, the next prepare (here
+ * after a restart) succeeds. */
 static void test_rollback_blocked(void **state)
 {
     struct fixture *f = *state;
@@ -415,18 +415,22 @@ static void test_rollback_blocked(void **state)
         snprintf(path, sizeof(path), "%s/dra-device-metadata/default_c1", f->plugin_dir);
         assert_false(fixture_exists(path));
     }
-    fixture_path(path, sizeof(path), f->plugin_dir, CHECKPOINT_FILE);
-    char *text = fixture_read(path);
-    assert_non_null(strstr(text, "\"state\": \"PrepareStarted\""));
-    free(text);
+    assert_int_equal(fixture_journal_lines(f), 0);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
     prepare_state_close(st);
+    /* The compaction at exit did not write the record either. */
+    claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
 
     assert_int_equal(unlink(inside), 0);
     assert_int_equal(rmdir(spec), 0);
     st = open_state(f);
-    text = fixture_read(path);
-    assert_non_null(strstr(text, "\"claims\": {}"));
-    free(text);
+    claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
     must_prepare(st, "default", "c1", UID1, &out);
     check_three(&out);
     prepared_claim_free(&out);
@@ -507,6 +511,433 @@ static void test_parallel(void **state)
     prepare_state_close(st);
 }
 
+/* ---- the checkpoint: what each call writes ---- */
+
+/* A prepare appends one journal line and an unprepare another; neither
+ * rewrites checkpoint.json, and a repeated prepare or an unprepare of an
+ * unknown claim writes nothing.  Closing compacts. */
+static void test_write_pattern(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    char ckpt[PATH_MAX];
+    fixture_path(ckpt, sizeof(ckpt), f->plugin_dir, CHECKPOINT_FILE);
+    ino_t ino = inode_of(ckpt);
+    struct prepared_claim out;
+    struct error err;
+    must_prepare(st, "default", "c1", UID1, &out);
+    prepared_claim_free(&out);
+    assert_int_equal(fixture_journal_lines(f), 1);
+    must_prepare(st, "default", "c1", UID1, &out);
+    prepared_claim_free(&out);
+    assert_int_equal(fixture_journal_lines(f), 1);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_int_equal(fixture_journal_lines(f), 2);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_int_equal(fixture_journal_lines(f), 2);
+    assert_int_equal(inode_of(ckpt), ino);
+    must_prepare(st, "default", "c1", UID1, &out);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+    /* The clean stop left one file that holds everything. */
+    assert_int_equal(fixture_journal_lines(f), 0);
+    assert_int_not_equal(inode_of(ckpt), ino);
+    char *text = fixture_read(ckpt);
+    json_t *claims = NULL;
+    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &claims, &err), 0);
+    assert_non_null(json_object_get(claims, UID1));
+    json_decref(claims);
+    free(text);
+}
+
+/* Past the bound the journal is folded into a new checkpoint.json. */
+static void test_compaction_bound(void **state)
+{
+    struct fixture *f = *state;
+    f->cfg.journal_max_lines = 3;
+    const char *names[] = {"c1", "c2", "c3"}, *uids[] = {UID1, UID2, UID3};
+    for (int i = 0; i < 3; i++)
+        fixture_put_claim(f, fixture_claim("default", names[i], uids[i],
+                                           "[" RESULT("gpus", "gpu-1") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    struct error err;
+    for (int i = 0; i < 3; i++) {
+        must_prepare(st, "default", names[i], uids[i], &out);
+        prepared_claim_free(&out);
+    }
+    assert_int_equal(fixture_journal_lines(f), 3);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_int_equal(fixture_journal_lines(f), 0);
+    char ckpt[PATH_MAX];
+    fixture_path(ckpt, sizeof(ckpt), f->plugin_dir, CHECKPOINT_FILE);
+    char *text = fixture_read(ckpt);
+    json_t *claims = NULL;
+    assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &claims, &err), 0);
+    assert_int_equal(json_object_size(claims), 2);
+    assert_null(json_object_get(claims, UID1));
+    json_decref(claims);
+    free(text);
+    /* And the appends go on after it. */
+    assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+    assert_int_equal(fixture_journal_lines(f), 1);
+    claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 1);
+    assert_non_null(json_object_get(claims, UID3));
+    json_decref(claims);
+    prepare_state_close(st);
+}
+
+/* ---- files found missing ---- */
+
+static void remove_specs(const struct fixture *f)
+{
+    DIR *d = opendir(f->cdi_root);
+    assert_non_null(d);
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        fixture_path(path, sizeof(path), f->cdi_root, e->d_name);
+        assert_int_equal(unlink(path), 0);
+    }
+    closedir(d);
+}
+
+/* A repeated prepare checks the claim's files: when one is missing or empty
+ * (a reboot empties /var/run/cdi; the files are written without fsync), the
+ * claim is prepared afresh, with the same answer.  When that fails, the
+ * claim is dropped and nothing of it is left. */
+static void test_missing_file_reprepared(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim first, again;
+    struct error err;
+    must_prepare(st, "default", "c1", UID1, &first);
+    assert_int_equal(fixture_fetches(f), 1);
+
+    remove_specs(f);
+    must_prepare(st, "default", "c1", UID1, &again);
+    assert_same_answer(&first, &again);
+    prepared_claim_free(&again);
+    assert_int_equal(fixture_fetches(f), 2);
+    assert_int_equal(fixture_count(f->cdi_root), 3);
+
+    char meta[PATH_MAX];
+    snprintf(meta, sizeof(meta), "%s/dra-device-metadata/default_c1/extra/metadata.json",
+             f->plugin_dir);
+    assert_int_equal(truncate(meta, 0), 0);
+    must_prepare(st, "default", "c1", UID1, &again);
+    assert_same_answer(&first, &again);
+    prepared_claim_free(&again);
+    assert_int_equal(fixture_fetches(f), 3);
+    char *text = fixture_read(meta);
+    assert_true(strlen(text) > 0);
+    free(text);
+    /* With every file there, no fetch. */
+    must_prepare(st, "default", "c1", UID1, &again);
+    prepared_claim_free(&again);
+    assert_int_equal(fixture_fetches(f), 3);
+
+    /* Missing again, and the API server has another claim by that name now. */
+    char spec[PATH_MAX];
+    fixture_spec_path(f, UID1, spec, sizeof(spec));
+    assert_int_equal(unlink(spec), 0);
+    fixture_put_claim(f, fixture_claim("default", "c1", UID2, "[]", NULL, NULL));
+    assert_int_equal(prepare_claim(st, "default", "c1", UID1, &again, &err), -1);
+    assert_non_null(strstr(err.msg, "got replaced"));
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    char md[PATH_MAX];
+    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+    assert_int_equal(fixture_count(md), 0);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepared_claim_free(&first);
+    prepare_state_close(st);
+}
+
+/* At start-up the same rule: a claim whose file is gone is dropped (its
+ * other files removed), and its next prepare prepares it afresh; claims
+ * with all their files stay. */
+static void test_restart_with_missing_files(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    fixture_put_claim(
+        f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim a1, a2, b;
+    must_prepare(st, "default", "c1", UID1, &a1);
+    must_prepare(st, "default", "c2", UID2, &a2);
+    prepare_state_close(st);
+
+    /* Only c2's claim spec is gone. */
+    char spec[PATH_MAX], md[PATH_MAX];
+    fixture_spec_path(f, UID2, spec, sizeof(spec));
+    assert_int_equal(unlink(spec), 0);
+    st = open_state(f);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 1);
+    assert_non_null(json_object_get(claims, UID1));
+    json_decref(claims);
+    snprintf(md, sizeof(md), "%s/dra-device-metadata/default_c2", f->plugin_dir);
+    assert_false(fixture_exists(md));
+    assert_int_equal(fixture_count(f->cdi_root), 3); /* c1's */
+    int fetches = fixture_fetches(f);
+    must_prepare(st, "default", "c1", UID1, &b);
+    assert_same_answer(&a1, &b);
+    prepared_claim_free(&b);
+    assert_int_equal(fixture_fetches(f), fetches);
+    must_prepare(st, "default", "c2", UID2, &b);
+    assert_same_answer(&a2, &b);
+    prepared_claim_free(&b);
+    assert_int_equal(fixture_fetches(f), fetches + 1);
+    prepare_state_close(st);
+
+    /* A reboot: the CDI root is empty. */
+    remove_specs(f);
+    st = open_state(f);
+    claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
+    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+    assert_int_equal(fixture_count(md), 0);
+    must_prepare(st, "default", "c1", UID1, &b);
+    assert_same_answer(&a1, &b);
+    prepared_claim_free(&b);
+    assert_int_equal(fixture_count(f->cdi_root), 3);
+    prepared_claim_free(&a1);
+    prepared_claim_free(&a2);
+    prepare_state_close(st);
+}
+
+/* ---- crashes ---- */
+
+static void put_file(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    struct error err;
+    fixture_path(path, sizeof(path), dir, name);
+    assert_int_equal(atomic_write_file(path, "{", 1, 0600, &err), 0);
+}
+
+/* A crash after a prepare wrote its files but before its journal line was
+ * durable (so before its answer), with temp files of interrupted writes
+ * around: the next start leaves nothing of that claim, keeps the others, and
+ * the claim prepares afresh. */
+static void test_crash_before_journal_line(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
+    fixture_put_claim(f, fixture_claim("default", "c2", UID2, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim a1, a2, b;
+    must_prepare(st, "default", "c1", UID1, &a1);
+    struct fixture_disk before;
+    fixture_disk_save(f, &before);
+    must_prepare(st, "default", "c2", UID2, &a2);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/dra-device-metadata/default_c2/extra", f->plugin_dir);
+    put_file(dir, ".metadata.json.tmp.Xy12Zz");
+    put_file(f->cdi_root, ".k8s.gpu.fakehw.example.com-gpu_" UID2 ".json.tmp.Ab12Cd");
+    put_file(f->cdi_root, "." FIXTURE_DRIVER "_metadata_" UID2 "_gpus.json.tmp.Cd34Ef");
+    put_file(f->plugin_dir, ".checkpoint.json.tmp.Q1w2E3");
+    prepare_state_close(st);
+    fixture_disk_restore(f, &before);
+
+    st = open_state(f);
+    assert_int_equal(fixture_count(f->cdi_root), 2); /* c1's claim and metadata specs */
+    char md[PATH_MAX];
+    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+    assert_int_equal(fixture_count(md), 1);            /* default_c1 */
+    assert_int_equal(fixture_count(f->plugin_dir), 3); /* checkpoint.json, .journal, metadata */
+    int fetches = fixture_fetches(f);
+    must_prepare(st, "default", "c1", UID1, &b);
+    assert_same_answer(&a1, &b);
+    prepared_claim_free(&b);
+    assert_int_equal(fixture_fetches(f), fetches);
+    must_prepare(st, "default", "c2", UID2, &b);
+    assert_same_answer(&a2, &b);
+    prepared_claim_free(&b);
+    assert_int_equal(fixture_fetches(f), fetches + 1);
+    prepared_claim_free(&a1);
+    prepared_claim_free(&a2);
+    prepare_state_close(st);
+}
+
+static void assert_claims(const struct fixture *f, const char *const *uids, size_t n)
+{
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), n);
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(json_object_get(claims, uids[i]));
+    json_decref(claims);
+}
+
+/* A compaction writes checkpoint.json, then empties the journal.  A crash
+ * before the new snapshot is in place, or between the two steps, loses
+ * nothing: replaying the old lines onto either snapshot gives the same
+ * claims. */
+static void test_compaction_crash_points(void **state)
+{
+    struct fixture *f = *state;
+    const char *names[] = {"c1", "c2", "c3"}, *uids[] = {UID1, UID2, UID3};
+    for (int i = 0; i < 3; i++)
+        fixture_put_claim(f, fixture_claim("default", names[i], uids[i],
+                                           "[" RESULT("gpus", "gpu-2") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    struct error err;
+    must_prepare(st, "default", "c1", UID1, &out);
+    prepared_claim_free(&out);
+    must_prepare(st, "default", "c2", UID2, &out);
+    prepared_claim_free(&out);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    must_prepare(st, "default", "c3", UID3, &out);
+    prepared_claim_free(&out);
+    struct fixture_disk old;
+    fixture_disk_save(f, &old); /* empty snapshot, 4 lines */
+    prepare_state_close(st);    /* compacts */
+    char journal[PATH_MAX], spec1[PATH_MAX];
+    fixture_path(journal, sizeof(journal), f->plugin_dir, "checkpoint.journal");
+    fixture_spec_path(f, UID1, spec1, sizeof(spec1));
+
+    /* Between the two steps: the new snapshot and the old lines. */
+    assert_int_equal(atomic_write_file(journal, old.journal, strlen(old.journal), 0600, &err), 0);
+    assert_int_equal(fixture_journal_lines(f), 4);
+    assert_claims(f, uids + 1, 2);
+    st = open_state(f);
+    assert_int_equal(fixture_journal_lines(f), 0);
+    assert_claims(f, uids + 1, 2);
+    prepare_state_close(st);
+
+    /* Before the rename: the old snapshot and the old lines. */
+    fixture_disk_restore(f, &old);
+    st = open_state(f);
+    assert_claims(f, uids + 1, 2);
+    int fetches = fixture_fetches(f);
+    for (int i = 1; i < 3; i++) {
+        must_prepare(st, "default", names[i], uids[i], &out);
+        prepared_claim_free(&out);
+    }
+    assert_int_equal(fixture_fetches(f), fetches);
+    assert_false(fixture_exists(spec1));
+    prepare_state_close(st);
+}
+
+/* An old plugin's checkpoint (one file, no journal) is read, and the
+ * journal is created next to it. */
+static void test_upgrade_from_single_file(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(
+        f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim a, b;
+    must_prepare(st, "default", "c1", UID1, &a);
+    prepare_state_close(st);
+    char journal[PATH_MAX];
+    fixture_path(journal, sizeof(journal), f->plugin_dir, "checkpoint.journal");
+    assert_int_equal(unlink(journal), 0);
+    st = open_state(f);
+    assert_true(fixture_exists(journal));
+    must_prepare(st, "default", "c1", UID1, &b);
+    assert_same_answer(&a, &b);
+    assert_int_equal(fixture_fetches(f), 1);
+    prepared_claim_free(&a);
+    prepared_claim_free(&b);
+    struct error err;
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_int_equal(fixture_journal_lines(f), 1);
+    prepare_state_close(st);
+}
+
+/* ---- many callers ---- */
+
+#define CYCLERS 8
+#define CYCLES  12
+
+struct cycler {
+    struct prepare_state *st;
+    char name[16], uid[40];
+    bool keep; /* leave the claim prepared at the end */
+    int failures;
+    char msg[ERROR_MSG_MAX];
+};
+
+static void *cycle(void *arg)
+{
+    struct cycler *c = arg;
+    struct error err;
+    struct prepared_claim out;
+    for (int i = 0; i < CYCLES; i++) {
+        if (prepare_claim(c->st, "default", c->name, c->uid, &out, &err) < 0 ||
+            out.n_devices != 1 || (prepared_claim_free(&out), i == CYCLES - 1 && c->keep) ||
+            unprepare_claim(c->st, "default", c->name, c->uid, &err) < 0) {
+            if (i == CYCLES - 1 && c->keep)
+                break;
+            c->failures++;
+            snprintf(c->msg, sizeof(c->msg), "%s", err.msg);
+        }
+    }
+    return NULL;
+}
+
+/* 8 callers prepare and unprepare their own claims at once, with a journal
+ * bound so low that compactions run among the appends: every change is in
+ * the checkpoint, in order, and survives a restart. */
+static void test_parallel_cycles(void **state)
+{
+    struct fixture *f = *state;
+    f->cfg.journal_max_lines = 5;
+    struct cycler c[CYCLERS];
+    pthread_t t[CYCLERS];
+    for (int i = 0; i < CYCLERS; i++) {
+        c[i] = (struct cycler){.keep = i % 2 == 1};
+        snprintf(c[i].name, sizeof(c[i].name), "cyc-%d", i);
+        snprintf(c[i].uid, sizeof(c[i].uid), "%08x-1111-4222-8333-%012x", 0xc0ffee00u + i, i);
+        char results[256];
+        snprintf(results, sizeof(results), "[" RESULT("gpus", "gpu-%d") "]", i % FIXTURE_NDEVS);
+        fixture_put_claim(f, fixture_claim("default", c[i].name, c[i].uid, results, NULL, NULL));
+    }
+    struct prepare_state *st = open_state(f);
+    for (int i = 0; i < CYCLERS; i++) {
+        c[i].st = st;
+        assert_int_equal(pthread_create(&t[i], NULL, cycle, &c[i]), 0);
+    }
+    for (int i = 0; i < CYCLERS; i++) {
+        pthread_join(t[i], NULL);
+        if (c[i].failures)
+            fail_msg("caller %d: %d failure(s), the last: %s", i, c[i].failures, c[i].msg);
+    }
+    assert_int_equal(fixture_fetches(f), CYCLERS * CYCLES);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), CYCLERS / 2);
+    for (int i = 0; i < CYCLERS; i++)
+        assert_int_equal(json_object_get(claims, c[i].uid) != NULL, c[i].keep);
+    json_decref(claims);
+    /* Half the claims' files, nothing else. */
+    assert_int_equal(fixture_count(f->cdi_root), CYCLERS);
+    prepare_state_close(st);
+
+    st = open_state(f);
+    struct prepared_claim out;
+    for (int i = 0; i < CYCLERS; i += 2) {
+        must_prepare(st, "default", c[i + 1].name, c[i + 1].uid, &out);
+        prepared_claim_free(&out);
+    }
+    assert_int_equal(fixture_fetches(f), CYCLERS * CYCLES);
+    prepare_state_close(st);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
@@ -521,6 +952,14 @@ int main(void)
         T(test_rollback_on_write_failure),
         T(test_rollback_blocked),
         T(test_parallel),
+        T(test_write_pattern),
+        T(test_compaction_bound),
+        T(test_missing_file_reprepared),
+        T(test_restart_with_missing_files),
+        T(test_crash_before_journal_line),
+        T(test_compaction_crash_points),
+        T(test_upgrade_from_single_file),
+        T(test_parallel_cycles),
     };
     return cmocka_run_group_tests_name("prepare flow", tests, NULL, NULL);
 }

@@ -1,0 +1,259 @@
+#include "checkpoint_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "checkpoint_journal.h"
+#include "claim_files.h"
+#include "log.h"
+
+struct checkpoint_store {
+    char snapshot_path[PATH_MAX];
+    char journal_path[PATH_MAX];
+    size_t max_lines, max_bytes;
+    checkpoint_snapshot_fn snapshot;
+    void *ctx;
+    int fd; /* the journal, O_APPEND */
+
+    pthread_mutex_t mu; /* everything below, and the order of the lines */
+    pthread_cond_t cv;  /* a sync ended, an appender finished, a compaction ended */
+    off_t size;         /* bytes in the journal */
+    size_t lines;       /* lines in the journal */
+    uint64_t written;   /* sequence number of the last line written (never reset) */
+    uint64_t synced;    /* lines up to this one are durable */
+    off_t synced_size;  /* size and lines when they became durable */
+    size_t synced_lines;
+    uint64_t failed; /* lines up to this one failed their sync */
+    int failed_errno;
+    bool syncing;    /* one appender runs fdatasync for everyone */
+    unsigned active; /* appenders between their write and their apply */
+    bool compacting;
+    bool dirty; /* the journal may hold bytes of failed appends: compact before appending */
+};
+
+static int fsync_dir(const char *dir, struct error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return error_set_errno(err, errno, "opening directory %s", dir);
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    return rc < 0 ? error_set_errno(err, e, "fsync of directory %s", dir) : 0;
+}
+
+/* Writes a new snapshot and empties the journal.  With mu held; waits until
+ * every written line has been applied (or failed), and keeps new appends out
+ * meanwhile. */
+static int compact_locked(struct checkpoint_store *s, struct error *err)
+{
+    s->compacting = true;
+    while (s->active > 0 || s->syncing)
+        pthread_cond_wait(&s->cv, &s->mu);
+    int rc = -1;
+    char *text = s->snapshot(s->ctx, err);
+    if (text == NULL || checkpoint_write(s->snapshot_path, text, err) < 0)
+        goto out;
+    /* The snapshot holds every line now: a crash before the truncation is
+     * durable only replays them onto it again, which changes nothing. */
+    if (ftruncate(s->fd, 0) < 0 || fsync(s->fd) < 0) {
+        error_set_errno(err, errno, "emptying %s after writing %s", s->journal_path,
+                        s->snapshot_path);
+        s->dirty = true;
+        goto out;
+    }
+    s->size = s->synced_size = 0;
+    s->lines = s->synced_lines = 0;
+    s->synced = s->written;
+    s->dirty = false;
+    rc = 0;
+out:
+    free(text);
+    s->compacting = false;
+    pthread_cond_broadcast(&s->cv);
+    return rc;
+}
+
+/* Makes line number me durable, syncing for everyone written so far when no
+ * one else is.  With mu held.  0 when durable, -1 when its sync failed. */
+static int wait_durable(struct checkpoint_store *s, uint64_t me)
+{
+    while (s->synced < me && s->failed < me) {
+        if (s->syncing) {
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        s->syncing = true;
+        uint64_t target = s->written;
+        off_t size = s->size;
+        size_t lines = s->lines;
+        pthread_mutex_unlock(&s->mu);
+        int rc = fdatasync(s->fd);
+        int e = errno;
+        pthread_mutex_lock(&s->mu);
+        s->syncing = false;
+        if (rc == 0) {
+            s->synced = target;
+            s->synced_size = size;
+            s->synced_lines = lines;
+        } else {
+            /* Every line not known durable fails; cut them off again (best
+             * effort: the next append compacts anyway). */
+            s->failed = s->written;
+            s->failed_errno = e;
+            if (ftruncate(s->fd, s->synced_size) == 0) {
+                s->size = s->synced_size;
+                s->lines = s->synced_lines;
+            }
+            s->dirty = true;
+        }
+        pthread_cond_broadcast(&s->cv);
+    }
+    return s->synced >= me ? 0 : -1;
+}
+
+static ssize_t write_all_once(int fd, const char *buf, size_t len)
+{
+    ssize_t w;
+    do
+        w = write(fd, buf, len);
+    while (w < 0 && errno == EINTR);
+    return w;
+}
+
+int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t len,
+                            checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->compacting)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->dirty)
+            break;
+        if (compact_locked(s, err) < 0) {
+            pthread_mutex_unlock(&s->mu);
+            return error_prefix(err, "the checkpoint journal had a failed write");
+        }
+    }
+    off_t before = s->size;
+    ssize_t w = write_all_once(s->fd, line, len);
+    if (w < 0 || (size_t)w != len) {
+        if (w < 0)
+            error_set_errno(err, errno, "appending to %s", s->journal_path);
+        else
+            error_set(err, "appending to %s: wrote %zd of %zu bytes", s->journal_path, w, len);
+        /* A partial line must not stay in front of later ones. */
+        if (w > 0 && ftruncate(s->fd, before) < 0)
+            s->dirty = true;
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    s->size += (off_t)len;
+    s->lines++;
+    uint64_t me = ++s->written;
+    s->active++;
+    int rc = wait_durable(s, me);
+    if (rc == 0 && apply != NULL)
+        apply(apply_ctx);
+    int e = s->failed_errno;
+    s->active--;
+    pthread_cond_broadcast(&s->cv);
+    if (rc == 0 && !s->compacting && (s->lines > s->max_lines || (size_t)s->size > s->max_bytes)) {
+        /* The change is durable already: a failed compaction does not fail it. */
+        struct error ce;
+        if (compact_locked(s, &ce) < 0)
+            LOG_E("compacting the checkpoint: %s; the journal keeps growing until it works",
+                  ce.msg);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0)
+        return error_set_errno(err, e, "fdatasync of %s", s->journal_path);
+    return 0;
+}
+
+int checkpoint_store_compact(struct checkpoint_store *s, struct error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->compacting)
+        pthread_cond_wait(&s->cv, &s->mu);
+    int rc = compact_locked(s, err);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+size_t checkpoint_store_lines(struct checkpoint_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->lines;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* Opens the journal for appending; creating it makes its name durable. */
+static int open_journal(const char *dir, const char *path, struct error *err)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT) {
+        if (fd < 0)
+            error_set_errno(err, errno, "opening %s", path);
+        return fd;
+    }
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return error_set_errno(err, errno, "creating %s", path);
+    if (fsync_dir(dir, err) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines, size_t max_bytes,
+                                               checkpoint_snapshot_fn snapshot, void *ctx,
+                                               struct error *err)
+{
+    struct checkpoint_store *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        error_set(err, "out of memory");
+        return NULL;
+    }
+    s->fd = -1;
+    if (claim_join(dir, CHECKPOINT_FILE, s->snapshot_path, sizeof(s->snapshot_path), err) < 0 ||
+        claim_join(dir, CHECKPOINT_JOURNAL_FILE, s->journal_path, sizeof(s->journal_path), err) <
+            0) {
+        free(s);
+        return NULL;
+    }
+    s->max_lines = max_lines ? max_lines : CHECKPOINT_JOURNAL_MAX_LINES;
+    s->max_bytes = max_bytes ? max_bytes : CHECKPOINT_JOURNAL_MAX_BYTES;
+    s->snapshot = snapshot;
+    s->ctx = ctx;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if ((s->fd = open_journal(dir, s->journal_path, err)) < 0 ||
+        checkpoint_store_compact(s, err) < 0) {
+        checkpoint_store_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+void checkpoint_store_close(struct checkpoint_store *s)
+{
+    if (s == NULL)
+        return;
+    if (s->fd >= 0)
+        close(s->fd);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
