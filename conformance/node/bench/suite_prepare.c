@@ -1,7 +1,8 @@
 /* Prepare and unprepare: the kubelet's NodePrepareResources and
  * NodeUnprepareResources of one claim per call, against the real plugin
- * (which GETs the claim from the API stand-in, writes the CDI spec and its
- * checkpoint) on a node of 64 fake GPUs.  Each caller owns one claim on
+ * (which GETs the claim from the API stand-in, writes the CDI specs and the
+ * device metadata without fsync and appends one line to its checkpoint
+ * journal) on a node of 64 fake GPUs.  Each caller owns one claim on
  * devices of its own and cycles it: prepare, unprepare, prepare, ...  as pods
  * come and go; the cycles per second are the sustained prepare rate. */
 #include <math.h>
