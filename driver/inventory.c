@@ -19,23 +19,22 @@ struct inventory {
     bool thread_started;
     volatile bool stopping;
 
-    pthread_mutex_t lock; /* guards devs, n_devs, up */
-    struct fakehw_device *devs;
-    size_t n_devs;
-    bool up;
+    pthread_mutex_t lock;         /* guards snap (the pointer, not what it points to) */
+    struct device_snapshot *snap; /* the current snapshot; one reference */
 };
 
-/* Installs a new snapshot (taking ownership of devs) and tells the listeners. */
-static void publish(struct inventory *inv, struct fakehw_device *devs, size_t n, bool up)
+/* Makes snap (one reference, handed over) the current snapshot and lends it
+ * to the listeners.  The previous snapshot lives on for as long as a listener
+ * or a reader still holds it. */
+static void publish(struct inventory *inv, struct device_snapshot *snap)
 {
     pthread_mutex_lock(&inv->lock);
-    free(inv->devs);
-    inv->devs = devs;
-    inv->n_devs = n;
-    inv->up = up;
+    struct device_snapshot *old = inv->snap;
+    inv->snap = snap;
     pthread_mutex_unlock(&inv->lock);
+    device_snapshot_put(old);
     for (size_t i = 0; i < inv->n_listeners; i++)
-        inv->listeners[i].on_change(inv->listeners[i].ctx, devs, n, up);
+        inv->listeners[i].on_change(inv->listeners[i].ctx, snap);
 }
 
 /* Re-reads the tree; on failure keeps the previous snapshot (the watcher
@@ -50,25 +49,31 @@ static void reload(struct inventory *inv)
         return;
     }
     LOG_V(2, "fakehw tree %s: %zu devices", inv->root, n);
-    publish(inv, devs, n, true);
+    struct device_snapshot *snap = device_snapshot_new(devs, n, true, &err);
+    if (snap == NULL) {
+        LOG_E("fakehw tree %s: %s", inv->root, err.msg);
+        return;
+    }
+    publish(inv, snap);
 }
 
-/* The tree went away: every known device turns unhealthy, saying why. */
+/* The tree went away: every known device turns unhealthy, saying why, in a
+ * new snapshot (the current one may be in use anywhere and never changes). */
 static void mark_gone(struct inventory *inv)
 {
-    pthread_mutex_lock(&inv->lock);
-    size_t n = inv->n_devs;
+    struct device_snapshot *cur = inventory_current(inv);
+    size_t n = cur != NULL ? cur->n : 0;
     struct fakehw_device *devs = NULL;
     if (n > 0) {
         devs = malloc(n * sizeof(*devs));
-        if (devs != NULL)
-            memcpy(devs, inv->devs, n * sizeof(*devs));
+        if (devs == NULL) {
+            device_snapshot_put(cur);
+            LOG_E("out of memory marking devices unhealthy");
+            return;
+        }
+        memcpy(devs, cur->devs, n * sizeof(*devs));
     }
-    pthread_mutex_unlock(&inv->lock);
-    if (n > 0 && devs == NULL) {
-        LOG_E("out of memory marking devices unhealthy");
-        return;
-    }
+    device_snapshot_put(cur);
     const char *why = fakehw_watch_down_reason(inv->watch);
     int64_t now = (int64_t)time(NULL);
     for (size_t i = 0; i < n; i++) {
@@ -78,7 +83,13 @@ static void mark_gone(struct inventory *inv)
         devs[i].health_since = now;
     }
     LOG_E("fakehw tree %s is gone (%s): %zu devices now unhealthy", inv->root, why, n);
-    publish(inv, devs, n, false);
+    struct error err;
+    struct device_snapshot *snap = device_snapshot_new(devs, n, false, &err);
+    if (snap == NULL) {
+        LOG_E("marking devices unhealthy: %s", err.msg);
+        return;
+    }
+    publish(inv, snap);
 }
 
 static void *watch_thread(void *arg)
@@ -145,7 +156,10 @@ struct inventory *inventory_start(const struct inventory_options *opts,
         reload(inv);
     } else {
         LOG_W("fakehw tree %s is not there yet; waiting for it", inv->root);
-        publish(inv, NULL, 0, false);
+        struct device_snapshot *empty = device_snapshot_new(NULL, 0, false, err);
+        if (empty == NULL)
+            goto fail;
+        publish(inv, empty);
     }
     if (pthread_create(&inv->thread, NULL, watch_thread, inv) != 0) {
         error_set(err, "cannot start the inventory thread");
@@ -169,50 +183,56 @@ void inventory_stop(struct inventory *inv)
     }
     fakehw_watch_close(inv->watch);
     pthread_mutex_destroy(&inv->lock);
-    free(inv->devs);
+    device_snapshot_put(inv->snap);
     free(inv->listeners);
     free(inv->root);
     free(inv);
 }
 
+struct device_snapshot *inventory_current(struct inventory *inv)
+{
+    pthread_mutex_lock(&inv->lock);
+    struct device_snapshot *snap = device_snapshot_get(inv->snap);
+    pthread_mutex_unlock(&inv->lock);
+    return snap;
+}
+
 int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_device *dev,
                      struct error *err)
 {
-    int rc = -1;
-    pthread_mutex_lock(&inv->lock);
-    for (size_t i = 0; i < inv->n_devs; i++) {
-        if (strcmp(inv->devs[i].name, name) == 0) {
-            *dev = inv->devs[i];
-            rc = 0;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&inv->lock);
-    if (rc < 0)
-        error_set(err, "device %s is not in the fakehw tree %s", name, inv->root);
-    return rc;
+    /* The search runs on a reference, outside the lock: a reload never
+     * waits for a lookup. */
+    struct device_snapshot *snap = inventory_current(inv);
+    const struct fakehw_device *d = device_snapshot_find(snap, name);
+    bool found = d != NULL;
+    if (found)
+        *dev = *d;
+    device_snapshot_put(snap);
+    if (!found)
+        return error_set(err, "device %s is not in the fakehw tree %s", name, inv->root);
+    return 0;
 }
 
 struct fakehw_device *inventory_snapshot(struct inventory *inv, size_t *n)
 {
-    pthread_mutex_lock(&inv->lock);
+    struct device_snapshot *snap = inventory_current(inv);
     struct fakehw_device *copy = NULL;
     *n = 0;
-    if (inv->n_devs > 0) {
-        copy = malloc(inv->n_devs * sizeof(*copy));
+    if (snap != NULL && snap->n > 0) {
+        copy = malloc(snap->n * sizeof(*copy));
         if (copy != NULL) {
-            memcpy(copy, inv->devs, inv->n_devs * sizeof(*copy));
-            *n = inv->n_devs;
+            memcpy(copy, snap->devs, snap->n * sizeof(*copy));
+            *n = snap->n;
         }
     }
-    pthread_mutex_unlock(&inv->lock);
+    device_snapshot_put(snap);
     return copy;
 }
 
 bool inventory_tree_up(struct inventory *inv)
 {
     pthread_mutex_lock(&inv->lock);
-    bool up = inv->up;
+    bool up = inv->snap != NULL && inv->snap->tree_up;
     pthread_mutex_unlock(&inv->lock);
     return up;
 }

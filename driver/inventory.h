@@ -1,27 +1,31 @@
 /* The plugin's view of the node's fake GPUs.
  *
  * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after
- * every change, and hands a snapshot of the devices to each listener.  While
- * the tree is gone (fakehw unmounted or killed) the last known devices are
- * reported unhealthy with a reason that says so; when it returns they are
- * read again.  Listeners run on the inventory thread, one after the other,
- * and must not block for long (the publisher and the health services only
- * queue work).
+ * every change, and hands each listener the new snapshot of the devices
+ * (driver/health/device_snapshot.h: immutable, reference-counted, shared by
+ * everyone instead of copied).  While the tree is gone (fakehw unmounted or
+ * killed) the last known devices are reported unhealthy with a reason that
+ * says so, in a new snapshot; when the tree returns it is read again.
+ * Listeners run on the inventory thread, one after the other, and must not
+ * block for long (the publisher and the health services only queue work).
  *
- * inventory_lookup is safe from any thread (the prepare path uses it). */
+ * inventory_lookup, inventory_current and inventory_snapshot are safe from
+ * any thread (the prepare path uses them). */
 #ifndef FAKEHW_DRIVER_INVENTORY_H
 #define FAKEHW_DRIVER_INVENTORY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "driver/health/device_snapshot.h"
 #include "error.h"
 #include "fakehw_tree.h"
 
-/* devs is only valid during the call.  tree_up is false while the fakehw
- * tree is gone (devs are then the last known devices, marked unhealthy). */
-typedef void (*inventory_change_fn)(void *ctx, const struct fakehw_device *devs, size_t n,
-                                    bool tree_up);
+/* snap is lent for the call: a listener that keeps it takes a reference
+ * (device_snapshot_get) and drops it later (device_snapshot_put).
+ * snap->tree_up is false while the fakehw tree is gone (the devices are then
+ * the last known ones, marked unhealthy). */
+typedef void (*inventory_change_fn)(void *ctx, struct device_snapshot *snap);
 
 struct inventory_listener {
     inventory_change_fn on_change;
@@ -52,7 +56,11 @@ void inventory_stop(struct inventory *inv);
 int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_device *dev,
                      struct error *err);
 
-/* A malloc'ed copy of the current snapshot (NULL when empty); *n its length. */
+/* A reference to the current snapshot (drop it with device_snapshot_put),
+ * or NULL before the tree was first read. */
+struct device_snapshot *inventory_current(struct inventory *inv);
+
+/* A malloc'ed copy of the current devices (NULL when empty); *n its length. */
 struct fakehw_device *inventory_snapshot(struct inventory *inv, size_t *n);
 
 /* True while the tree is readable. */

@@ -7,6 +7,7 @@
  * and runs until SIGTERM/SIGINT. */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,38 +123,50 @@ static void on_claim_unprepared(void *ctx, const char *ns, const char *name, con
         claim_status_unprepared(p->status, uid);
 }
 
-/* Inventory listener: the health stream gets every device with its state. */
-static void send_health(struct plugin *p, const struct fakehw_device *devs, size_t n, bool tree_up)
+/* Inventory listener: the health stream gets every device with its state.
+ * Only the unhealthy devices' messages are kept (a full classification is
+ * about 900 bytes; 4,096 of them at once would be 3.6 MB for nothing). */
+static void send_health(struct plugin *p, const struct device_snapshot *snap)
 {
+    size_t n = snap->n;
     struct health_entry *list = n > 0 ? calloc(n, sizeof(*list)) : NULL;
-    struct device_health *h = n > 0 ? calloc(n, sizeof(*h)) : NULL;
-    if (n > 0 && (list == NULL || h == NULL)) {
+    if (n > 0 && list == NULL) {
         LOG_E("out of memory building the health list");
-        goto out;
+        return;
     }
-    for (size_t i = 0; i < n; i++) {
-        device_health_classify(&devs[i], tree_up, &h[i]);
-        list[i].pool = p->opt.node_name;
-        list[i].device = devs[i].name;
-        list[i].health = h[i].healthy ? HEALTH_ENTRY_HEALTHY : HEALTH_ENTRY_UNHEALTHY;
-        list[i].last_updated = devs[i].health_since;
-        list[i].message = h[i].healthy ? "" : h[i].message;
+    size_t built = 0;
+    for (; built < n; built++) {
+        const struct fakehw_device *d = &snap->devs[built];
+        struct device_health h;
+        device_health_classify(d, snap->tree_up, &h);
+        list[built].pool = p->opt.node_name;
+        list[built].device = d->name;
+        list[built].health = h.healthy ? HEALTH_ENTRY_HEALTHY : HEALTH_ENTRY_UNHEALTHY;
+        list[built].last_updated = d->health_since;
+        list[built].message = h.healthy ? "" : strdup(h.message);
+        if (list[built].message == NULL) {
+            LOG_E("out of memory building the health list");
+            goto out;
+        }
     }
     struct error err;
     if (health_service_update(p->health, list, n, &err) < 0)
         LOG_E("health stream update: %s", err.msg);
 out:
+    for (size_t i = 0; i < built; i++) {
+        if (list[i].health == HEALTH_ENTRY_UNHEALTHY)
+            free((char *)list[i].message);
+    }
     free(list);
-    free(h);
 }
 
-static void on_inventory(void *ctx, const struct fakehw_device *devs, size_t n, bool tree_up)
+static void on_inventory(void *ctx, struct device_snapshot *snap)
 {
     struct plugin *p = ctx;
-    slice_publisher_update(p->pub, devs, n, tree_up);
+    slice_publisher_update(p->pub, snap);
     if (p->status != NULL)
-        claim_status_devices_changed(p->status, devs, n, tree_up);
-    send_health(p, devs, n, tree_up);
+        claim_status_devices_changed(p->status, snap);
+    send_health(p, snap);
 }
 
 /* --- start and stop --- */
@@ -404,6 +417,14 @@ static void update_ready_file(struct plugin *p, bool *ready)
 
 int main(int argc, char **argv)
 {
+    /* One malloc arena for all threads.  The big allocations (a LIST answer
+     * of the whole pool, about 26 MB with 4,096 GPUs, the device snapshot)
+     * happen on different threads one after the other; with an arena per
+     * thread, memory freed by one thread stays resident and the next thread
+     * takes fresh pages, so the peak was their sum (88 MiB on a restart with
+     * 4,096 published GPUs, 61 MiB with one arena).  Before any thread
+     * starts; tcache keeps small allocations off the arena lock. */
+    mallopt(M_ARENA_MAX, 1);
     struct plugin p = {0};
     if (parse_options(&p, argc, argv) < 0)
         return 2;

@@ -12,3 +12,11 @@ $(BIN)/fakehw-kubelet-plugin: $(PLUGIN_OBJS) $(PLUGIN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJS) $(PLUGIN_LIBS) $(KUBE_LDLIBS) $(HEALTH_LDLIBS) \
 	    $(PREPARE_LIBS) $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+
+# Unit test of the inventory on a plain tree (shared, immutable snapshots).
+# Its source is driver/tests/test_inventory.c.
+UNIT_TESTS += $(BIN)/test_inventory
+$(BIN)/test_inventory: $(OBJ)/driver/tests/test_inventory.o $(OBJ)/driver/inventory.o \
+    $(HEALTH_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)

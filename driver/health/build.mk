@@ -21,6 +21,14 @@ $(BIN)/test_health: $(OBJ)/driver/health/tests/test_health.o $(HEALTH_LIB) $(COM
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
+# Unit tests: the shared device snapshot (ownership, reference counting
+# across threads).
+UNIT_TESTS += $(BIN)/test_device_snapshot
+$(BIN)/test_device_snapshot: $(OBJ)/driver/health/tests/test_device_snapshot.o $(HEALTH_LIB) \
+    $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
 # The bats suite runs publish-test-driver (driver/publish/build.mk) against
 # the API server stand-in.
 ifneq ($(wildcard conformance/node/standins/apiserver/build.mk),)

@@ -35,8 +35,7 @@ struct claim_status_writer {
     pthread_cond_t cond;  /* wakes the thread; also signals idleness to waiters */
     bool stopping;
 
-    struct fakehw_device *devs; /* the last inventory snapshot */
-    size_t n_devs;
+    struct device_snapshot *snap; /* the last inventory snapshot (a reference); NULL before */
     bool tree_up;
     bool have_inventory;
 
@@ -155,29 +154,21 @@ oom:
     LOG_E("claim status: out of memory noting a health change of %s", device_name);
 }
 
-void claim_status_devices_changed(struct claim_status_writer *w, const struct fakehw_device *devs,
-                                  size_t n, bool tree_up)
+void claim_status_devices_changed(struct claim_status_writer *w, struct device_snapshot *snap)
 {
-    if (w == NULL)
+    if (w == NULL || snap == NULL)
         return;
-    struct fakehw_device *copy = NULL;
-    if (n > 0) {
-        copy = malloc(n * sizeof(*copy));
-        if (copy == NULL) {
-            LOG_E("claim status: out of memory copying %zu devices", n);
-            return;
-        }
-        memcpy(copy, devs, n * sizeof(*copy));
-    }
+    device_snapshot_get(snap);
     pthread_mutex_lock(&w->lock);
-    device_health_diff(w->devs, w->n_devs, w->tree_up, copy, n, tree_up, note_changed, w);
-    free(w->devs);
-    w->devs = copy;
-    w->n_devs = n;
-    w->tree_up = tree_up;
+    struct device_snapshot *old = w->snap;
+    device_health_diff(old ? old->devs : NULL, old ? old->n : 0, w->tree_up, snap->devs, snap->n,
+                       snap->tree_up, note_changed, w);
+    w->snap = snap;
+    w->tree_up = snap->tree_up;
     w->have_inventory = true;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
+    device_snapshot_put(old);
 }
 
 /* --- finding the claims that hold changed devices (no writer lock held) --- */
@@ -249,12 +240,7 @@ enum outcome { DONE, RETRY, CONFLICT };
 
 static const struct fakehw_device *find_dev(void *ctx, const char *name)
 {
-    struct claim_status_writer *w = ctx;
-    for (size_t i = 0; i < w->n_devs; i++) {
-        if (strcmp(w->devs[i].name, name) == 0)
-            return &w->devs[i];
-    }
-    return NULL;
+    return device_snapshot_find(ctx, name);
 }
 
 /* Namespaces and claim names are DNS labels/subdomains; anything else must
@@ -317,10 +303,15 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
     }
     char now[32];
     claim_status_format_time((long long)time(NULL), now, sizeof(now));
+    /* Built from a reference to the last snapshot, outside the lock: a new
+     * snapshot meanwhile queues the claim again. */
     pthread_mutex_lock(&w->lock);
-    struct claim_status_input in = {w->driver, w->pool, find_dev, w, w->tree_up, now};
-    int rc = claim_status_devices_build(claim, &in, &devices, err);
+    struct device_snapshot *snap = device_snapshot_get(w->snap);
+    bool tree_up = w->tree_up;
     pthread_mutex_unlock(&w->lock);
+    struct claim_status_input in = {w->driver, w->pool, find_dev, snap, tree_up, now};
+    int rc = claim_status_devices_build(claim, &in, &devices, err);
+    device_snapshot_put(snap);
     if (rc < 0) {
         LOG_E("claim status: %s", err->msg);
         out = DONE; /* the claim itself is malformed: retrying cannot help */
@@ -546,7 +537,7 @@ void claim_status_stop(struct claim_status_writer *w)
     for (size_t i = 0; i < w->n_changed; i++)
         free(w->changed[i]);
     free(w->changed);
-    free(w->devs);
+    device_snapshot_put(w->snap);
     free(w->driver);
     free(w->pool);
     pthread_cond_destroy(&w->cond);

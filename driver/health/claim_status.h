@@ -17,9 +17,10 @@
  * Inputs:
  *  - claim_status_devices_changed: every inventory snapshot (the inventory
  *    listener).  The writer diffs it against the previous one
- *    (device_health_diff) and asks `holders` which prepared claims hold a
- *    changed device; those claims are queued.  Until the first snapshot
- *    arrives nothing is written (device data would be missing).
+ *    (device_health_diff), keeps a reference to it (no copy) and asks
+ *    `holders` which prepared claims hold a changed device; those claims are
+ *    queued.  Until the first snapshot arrives nothing is written (device
+ *    data would be missing).
  *  - claim_status_prepared: after a successful prepare.
  *  - claim_status_unprepared: forgets queued work for a claim.
  * All three may be called from any thread and return at once. */
@@ -29,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "driver/health/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "driver/prepare/prepare.h"
 #include "error.h"
@@ -66,9 +68,8 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
                                                const struct claim_status_options *opts,
                                                struct error *err);
 
-/* A new inventory snapshot (devs only read during the call). */
-void claim_status_devices_changed(struct claim_status_writer *w, const struct fakehw_device *devs,
-                                  size_t n, bool tree_up);
+/* A new inventory snapshot: the writer takes its own reference. */
+void claim_status_devices_changed(struct claim_status_writer *w, struct device_snapshot *snap);
 
 /* Queues a status write for the claim (strings copied). */
 void claim_status_prepared(struct claim_status_writer *w, const char *ns, const char *name,

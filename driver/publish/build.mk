@@ -26,6 +26,14 @@ $(BIN)/test_publish: $(OBJ)/driver/publish/tests/test_publish.o $(PUBLISH_LIB) $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
+# Unit tests: the slice-by-slice sync (one desired slice at a time, call
+# order, sharing without changing the LIST answer, the comparison).
+UNIT_TESTS += $(BIN)/test_sync_run
+$(BIN)/test_sync_run: $(OBJ)/driver/publish/tests/test_sync_run.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) \
+    $(PUBLISH_ATTRS) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
 # The integration test program: publisher + claim status writer + inventory,
 # no gRPC.  Lives in $(BUILD)/test-bin (not a shipped program).
 PUBLISH_TEST_DRIVER := $(BUILD)/test-bin/publish-test-driver

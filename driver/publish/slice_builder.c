@@ -100,10 +100,8 @@ static json_t *slice_json(const struct slice_build_input *in, size_t index, size
                      (json_int_t)n_slices, "devices", devices);
 }
 
-int slice_build(const struct slice_build_input *in, struct slice_build_result *out,
-                struct error *err)
+static int check_input(const struct slice_build_input *in, struct error *err)
 {
-    memset(out, 0, sizeof(*out));
     if (!api_dns_subdomain_valid(in->driver) || strlen(in->driver) > 63)
         return error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
                          in->driver ? in->driver : "");
@@ -111,24 +109,32 @@ int slice_build(const struct slice_build_input *in, struct slice_build_result *o
         return error_set(err, "node name \"%s\" is not a DNS subdomain", in->node ? in->node : "");
     if (in->node_uid == NULL || in->node_uid[0] == '\0')
         return error_set(err, "node %s: no uid for the owner reference", in->node);
+    return 0;
+}
 
-    const struct fakehw_device **order = NULL;
-    json_t *devices = json_array(); /* every published device, in order */
-    json_t *names = json_object();  /* the set of their names */
-    out->slices = json_array();
+int slice_layout_make(const struct slice_build_input *in, struct slice_layout *out,
+                      struct error *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (check_input(in, err) < 0)
+        return -1;
+    const struct fakehw_device **sorted = NULL;
+    json_t *names = json_object(); /* the set of the published names */
     out->rejected = json_array();
-    if (in->n_devs > 0)
-        order = malloc(in->n_devs * sizeof(*order));
-    if (!devices || !names || !out->slices || !out->rejected || (in->n_devs > 0 && !order))
+    if (in->n_devs > 0) {
+        sorted = malloc(in->n_devs * sizeof(*sorted));
+        out->order = malloc(in->n_devs * sizeof(*out->order));
+    }
+    if (!names || !out->rejected || (in->n_devs > 0 && (!sorted || !out->order)))
         goto oom;
     for (size_t i = 0; i < in->n_devs; i++)
-        order[i] = &in->devs[i];
+        sorted[i] = &in->devs[i];
     if (in->n_devs > 1)
-        qsort(order, in->n_devs, sizeof(*order), by_index_then_name);
+        qsort(sorted, in->n_devs, sizeof(*sorted), by_index_then_name);
 
     bool any_taint = false;
     for (size_t i = 0; i < in->n_devs; i++) {
-        const struct fakehw_device *d = order[i];
+        const struct fakehw_device *d = sorted[i];
         struct device_health h;
         device_health_classify(d, in->tree_up, &h);
         if (!h.healthy && in->remove_unhealthy) {
@@ -140,44 +146,97 @@ int slice_build(const struct slice_build_input *in, struct slice_build_result *o
                 goto oom;
             continue;
         }
+        /* The JSON only serves the check here; slice_layout_slice builds it
+         * again, one slice at a time. */
         struct error derr;
         json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, &derr);
-        if (dev == NULL || api_device_validate(dev, &derr) < 0) {
-            json_decref(dev);
+        int bad = dev == NULL || api_device_validate(dev, &derr) < 0;
+        json_decref(dev);
+        if (bad) {
             if (reject(out->rejected, d->name, derr.msg) < 0)
                 goto oom;
             continue;
         }
-        if (json_array_append_new(devices, dev) < 0 ||
-            json_object_set_new(names, d->name, json_true()) < 0)
+        if (json_object_set_new(names, d->name, json_true()) < 0)
             goto oom;
+        out->order[out->published++] = d;
         any_taint = any_taint || !h.healthy;
         out->tainted += !h.healthy;
     }
-    out->published = json_array_size(devices);
-
-    size_t per = any_taint ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
-    size_t n_slices = out->published == 0 ? 1 : (out->published + per - 1) / per;
-    for (size_t s = 0; s < n_slices; s++) {
-        json_t *part = json_array();
-        if (part == NULL)
-            goto oom;
-        for (size_t k = s * per; k < out->published && k < (s + 1) * per; k++)
-            json_array_append(part, json_array_get(devices, k));
-        json_t *slice = slice_json(in, s, n_slices, part);
-        if (slice == NULL || json_array_append_new(out->slices, slice) < 0)
-            goto oom;
-    }
-    free(order);
-    json_decref(devices);
+    out->per_slice = any_taint ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
+    out->n_slices =
+        out->published == 0 ? 1 : (out->published + out->per_slice - 1) / out->per_slice;
+    free(sorted);
     json_decref(names);
     return 0;
 oom:
-    free(order);
-    json_decref(devices);
+    free(sorted);
     json_decref(names);
-    slice_build_result_free(out);
+    slice_layout_free(out);
     return error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
+}
+
+void slice_layout_free(struct slice_layout *l)
+{
+    free(l->order);
+    json_decref(l->rejected);
+    memset(l, 0, sizeof(*l));
+}
+
+json_t *slice_layout_slice(const struct slice_build_input *in, const struct slice_layout *l,
+                           size_t index, struct error *err)
+{
+    json_t *devices = json_array();
+    if (devices == NULL)
+        goto oom;
+    for (size_t k = index * l->per_slice; k < l->published && k < (index + 1) * l->per_slice; k++) {
+        json_t *dev = slice_device_json(l->order[k], in->driver, in->tree_up, in->effect, err);
+        if (dev == NULL) {
+            json_decref(devices);
+            return NULL;
+        }
+        if (json_array_append_new(devices, dev) < 0) {
+            json_decref(devices);
+            goto oom;
+        }
+    }
+    json_t *slice = slice_json(in, index, l->n_slices, devices); /* steals devices */
+    if (slice == NULL)
+        goto oom;
+    return slice;
+oom:
+    error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
+    return NULL;
+}
+
+int slice_build(const struct slice_build_input *in, struct slice_build_result *out,
+                struct error *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct slice_layout l;
+    if (slice_layout_make(in, &l, err) < 0)
+        return -1;
+    out->slices = json_array();
+    if (out->slices == NULL) {
+        slice_layout_free(&l);
+        return error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
+    }
+    for (size_t s = 0; s < l.n_slices; s++) {
+        json_t *slice = slice_layout_slice(in, &l, s, err);
+        if (slice == NULL || json_array_append_new(out->slices, slice) < 0) {
+            slice_layout_free(&l);
+            slice_build_result_free(out);
+            return slice ? error_set(err, "out of memory building the ResourceSlices of node %s",
+                                     in->node)
+                         : -1;
+        }
+    }
+    out->rejected = json_incref(l.rejected);
+    out->published = l.published;
+    out->tainted = l.tainted;
+    out->removed = l.removed;
+    slice_layout_free(&l);
+    return 0;
 }
 
 void slice_build_result_free(struct slice_build_result *r)

@@ -15,6 +15,12 @@
  * API's limit for slices with taints).  A pool with no device still gets one
  * empty slice, so consumers see "no devices" rather than "no driver".
  *
+ * The pool can be built whole (slice_build) or one slice at a time
+ * (slice_layout_make, then slice_layout_slice for each index): the layout
+ * decides which devices are published, in which order and how many per
+ * slice, without keeping their JSON, so a sync holds one slice's JSON at a
+ * time instead of the whole pool's.  Both give the same slices.
+ *
  * Slice i is created with generateName
  *   <i as lowercase hex, zero-padded to max(5, digits of n-1)>-<driver>-<node>-
  * cut to 58 characters (the API server cuts any generateName base there
@@ -64,6 +70,29 @@ struct slice_build_result {
 int slice_build(const struct slice_build_input *in, struct slice_build_result *out,
                 struct error *err);
 void slice_build_result_free(struct slice_build_result *r);
+
+/* The shape of the pool: which devices are published, in slice order, and
+ * how they split.  It points into the input's devices, which must stay
+ * unchanged while it is used. */
+struct slice_layout {
+    const struct fakehw_device **order; /* the published devices, slice order */
+    json_t *rejected;                   /* as in slice_build_result */
+    size_t published, tainted, removed; /* as in slice_build_result */
+    size_t per_slice;                   /* SLICE_MAX_DEVICES or SLICE_MAX_DEVICES_TAINTED */
+    size_t n_slices;                    /* at least 1 */
+};
+
+/* Decides the layout: checks the input like slice_build, builds and checks
+ * each device's JSON one at a time and keeps none of it.  -1 with err like
+ * slice_build. */
+int slice_layout_make(const struct slice_build_input *in, struct slice_layout *out,
+                      struct error *err);
+void slice_layout_free(struct slice_layout *l);
+
+/* Builds slice index (< l->n_slices) of the pool l was made for, from the
+ * same input; NULL with err (out of memory). */
+json_t *slice_layout_slice(const struct slice_build_input *in, const struct slice_layout *l,
+                           size_t index, struct error *err);
 
 /* Builds one device of the slice (no validation); NULL with err. */
 json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,

@@ -23,11 +23,17 @@
 #define CLEANUP_BUDGET_MS 10000
 /* Kept "sent vs stored" spec pairs (see slice_sync_input.equivalents). */
 #define EQUIVALENTS_MAX 16
+/* Own writes whose watch events may still come (see "echoes" below), and
+ * how long one is waited for. */
+#define ECHOES_MAX      1024
+#define ECHO_TTL_MS     60000
+#define UNEXPLAINED_MAX 256
 
 struct slice_publisher {
     struct kube_client *kc;
     char *driver, *node;
-    char *list_path; /* SLICES_PATH?fieldSelector=... */
+    char *list_path;  /* SLICES_PATH?fieldSelector=... */
+    char *watch_path; /* list_path&limit=1: the watch's LIST only wants the resourceVersion */
     enum taint_effect effect;
     enum unhealthy_policy policy;
     int resync_ms, retry_base_ms, retry_max_ms;
@@ -36,12 +42,13 @@ struct slice_publisher {
     bool sync_started, watch_started;
     volatile bool watch_stop; /* read by kube_watch */
 
+    /* Held while a LIST answer is in memory, so the sync's and the watch's
+     * (on servers that ignore limit: the whole pool) are never both there. */
+    pthread_mutex_t list_lock;
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;
     bool stopping;
-    struct fakehw_device *devs; /* desired input */
-    size_t n_devs;
-    bool tree_up;
+    struct device_snapshot *snap; /* desired input (a reference) */
     bool have_desired;
     bool dirty;               /* a sync is wanted */
     long long kick_at;        /* a watch event asks for a sync at this time; -1: none */
@@ -50,6 +57,15 @@ struct slice_publisher {
     long long uid_checked_at; /* when the node's uid was last read */
     char node_uid[128];
     bool taints_dropped;
+    /* Echoes: the watch reports our own writes too.  Each successful write
+     * is remembered by its key (echo_key) -> the time it was made; a watch
+     * event with that key is no news and starts no sync.  Events that match
+     * nothing yet (an event can come before the write's answer) wait in
+     * unexplained; a sync that only they asked for is skipped when they all
+     * turn out to be echoes. */
+    json_t *echoes;                    /* key -> time (ms) */
+    json_t *unexplained;               /* keys of events not matched yet */
+    bool foreign;                      /* a change that is not ours, or too many to track */
     json_t *equivalents;               /* sync thread only */
     char last_rejected[ERROR_MSG_MAX]; /* sync thread only: what was last logged */
     struct slice_publisher_status st;
@@ -57,25 +73,14 @@ struct slice_publisher {
 
 /* --- input side --- */
 
-void slice_publisher_update(struct slice_publisher *p, const struct fakehw_device *devs, size_t n,
-                            bool tree_up)
+void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *snap)
 {
-    if (p == NULL)
+    if (p == NULL || snap == NULL)
         return;
-    struct fakehw_device *copy = NULL;
-    if (n > 0) {
-        copy = malloc(n * sizeof(*copy));
-        if (copy == NULL) {
-            LOG_E("slice publisher: out of memory copying %zu devices", n);
-            return;
-        }
-        memcpy(copy, devs, n * sizeof(*copy));
-    }
+    device_snapshot_get(snap);
     pthread_mutex_lock(&p->lock);
-    free(p->devs);
-    p->devs = copy;
-    p->n_devs = n;
-    p->tree_up = tree_up;
+    struct device_snapshot *old = p->snap;
+    p->snap = snap;
     p->have_desired = true;
     p->dirty = true;
     if (p->pending_since < 0)
@@ -83,16 +88,83 @@ void slice_publisher_update(struct slice_publisher *p, const struct fakehw_devic
     p->st.in_sync = false;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
+    device_snapshot_put(old);
 }
 
-static void kick(struct slice_publisher *p, long long delay_ms)
+static void kick_locked(struct slice_publisher *p, long long delay_ms)
 {
-    pthread_mutex_lock(&p->lock);
     long long at = retry_now_ms() + delay_ms;
     if (p->kick_at < 0 || at < p->kick_at)
         p->kick_at = at;
     pthread_cond_broadcast(&p->cond);
+}
+
+/* Asks for a sync whatever the echoes say (e.g. after the watch listed
+ * again: anything may have happened while it was down). */
+static void kick(struct slice_publisher *p, long long delay_ms)
+{
+    pthread_mutex_lock(&p->lock);
+    p->foreign = true;
+    kick_locked(p, delay_ms);
     pthread_mutex_unlock(&p->lock);
+}
+
+/* --- echoes of our own writes --- */
+
+/* The key of a write or watch event: "W\n<name>\n<resourceVersion>" for a
+ * create or update, "D\n<name>" for a delete.  -1 when a part is missing. */
+static int echo_key(char *buf, size_t size, bool deleted, const char *name, const char *rv)
+{
+    if (name == NULL || name[0] == '\0' || (!deleted && (rv == NULL || rv[0] == '\0')))
+        return -1;
+    int n =
+        deleted ? snprintf(buf, size, "D\n%s", name) : snprintf(buf, size, "W\n%s\n%s", name, rv);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* After a successful write: its watch event will be an echo. */
+static void remember_echo(struct slice_publisher *p, bool deleted, const char *name, const char *rv)
+{
+    char key[512];
+    if (echo_key(key, sizeof(key), deleted, name, rv) < 0)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if (json_object_size(p->echoes) < ECHOES_MAX)
+        json_object_set_new(p->echoes, key, json_integer(retry_now_ms()));
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Sync thread, lock held: true when every event since the last sync was an
+ * echo of our own writes (those are then forgotten). */
+static bool only_echoes_locked(struct slice_publisher *p)
+{
+    if (p->foreign)
+        return false;
+    size_t i;
+    json_t *k;
+    json_array_foreach(p->unexplained, i, k)
+    {
+        if (json_object_get(p->echoes, json_string_value(k)) == NULL)
+            return false;
+    }
+    json_array_foreach(p->unexplained, i, k) json_object_del(p->echoes, json_string_value(k));
+    json_array_clear(p->unexplained);
+    return true;
+}
+
+/* Sync thread, lock held, as a sync starts: its LIST sees every change so
+ * far; echoes that never came are forgotten after a while. */
+static void start_sync_locked(struct slice_publisher *p, long long now)
+{
+    json_array_clear(p->unexplained);
+    p->foreign = false;
+    const char *key;
+    json_t *at, *tmp;
+    json_object_foreach_safe(p->echoes, tmp, key, at)
+    {
+        if (now - (long long)json_integer_value(at) > ECHO_TTL_MS)
+            json_object_del(p->echoes, key);
+    }
 }
 
 /* --- one sync --- */
@@ -105,18 +177,18 @@ static const char *str_at(const json_t *obj, const char *a, const char *b)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static int list_slices(struct slice_publisher *p, json_t **items, char *rv, size_t rv_size,
-                       struct error *err)
+static int list_slices(struct slice_publisher *p, const char *path, json_t **items, char *rv,
+                       size_t rv_size, struct error *err)
 {
     json_t *answer = NULL;
-    if (kube_request(p->kc, "GET", p->list_path, NULL, NULL, NULL, &answer, err) < 0) {
+    if (kube_request(p->kc, "GET", path, NULL, NULL, NULL, &answer, err) < 0) {
         json_decref(answer); /* the Status of a failed answer */
         return -1;
     }
     json_t *list = json_object_get(answer, "items");
     if (list != NULL && !json_is_array(list)) {
         json_decref(answer);
-        return error_set(err, "GET %s: items is not a list", p->list_path);
+        return error_set(err, "GET %s: items is not a list", path);
     }
     if (rv != NULL) {
         const char *v = str_at(answer, "metadata", "resourceVersion");
@@ -240,32 +312,48 @@ static enum step apply_one(struct slice_publisher *p, const char *method, const 
         p->st.deletes++;
     pthread_mutex_unlock(&p->lock);
     LOG_V(3, "slice publisher: %s %s: %ld", method, name ? name : path, status);
+    if (method[0] == 'P')
+        remember_echo(p, false, str_at(answer, "metadata", "name"),
+                      str_at(answer, "metadata", "resourceVersion"));
+    else
+        remember_echo(p, true, name, NULL);
     if (method[0] == 'P' && json_is_object(answer) && check_stored(p, obj, answer, ignore_taints))
         out = STEP_REPLAN;
     json_decref(answer);
     return out;
 }
 
-static enum step apply_list(struct slice_publisher *p, const char *method, const json_t *objs,
-                            bool ignore_taints, struct error *err)
-{
-    size_t i;
-    const json_t *o;
-    json_array_foreach(objs, i, o)
-    {
-        enum step s = apply_one(p, method, o, ignore_taints, err);
-        if (s != STEP_OK)
-            return s;
-    }
-    return STEP_OK;
-}
-
 struct sync_input {
-    struct fakehw_device *devs;
-    size_t n_devs;
-    bool tree_up;
+    struct device_snapshot *snap; /* a reference */
     char node_uid[128];
 };
+
+/* The run's builder and writer (slice_sync_run): one slice of the layout at
+ * a time, one API call at a time. */
+struct sync_call {
+    struct slice_publisher *p;
+    const struct slice_build_input *bin;
+    const struct slice_layout *layout;
+    bool ignore_taints;
+};
+
+static json_t *build_slice(void *ctx, size_t index, struct error *err)
+{
+    struct sync_call *c = ctx;
+    return slice_layout_slice(c->bin, c->layout, index, err);
+}
+
+static int write_slice(void *ctx, enum slice_sync_op op, size_t index, const json_t *obj,
+                       struct error *err)
+{
+    (void)index;
+    struct sync_call *c = ctx;
+    const char *method = op == SLICE_SYNC_UPDATE   ? "PUT"
+                         : op == SLICE_SYNC_CREATE ? "POST"
+                                                   : "DELETE";
+    enum step s = apply_one(c->p, method, obj, c->ignore_taints, err);
+    return s == STEP_OK ? 0 : s == STEP_REPLAN ? 1 : -1;
+}
 
 static int sync_once(struct slice_publisher *p, const struct sync_input *in, struct error *err)
 {
@@ -281,20 +369,22 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .driver = p->driver,
             .node = p->node,
             .node_uid = in->node_uid,
-            .devs = in->devs,
-            .n_devs = in->n_devs,
-            .tree_up = in->tree_up,
+            .devs = in->snap->devs,
+            .n_devs = in->snap->n,
+            .tree_up = in->snap->tree_up,
             .effect = p->effect,
             .remove_unhealthy = remove,
         };
-        struct slice_build_result built;
-        if (slice_build(&bin, &built, err) < 0)
+        struct slice_layout layout;
+        if (slice_layout_make(&bin, &layout, err) < 0)
             return -1;
-        log_rejected(p, built.rejected);
+        log_rejected(p, layout.rejected);
 
         json_t *items = NULL;
-        if (list_slices(p, &items, NULL, 0, err) < 0) {
-            slice_build_result_free(&built);
+        pthread_mutex_lock(&p->list_lock);
+        if (list_slices(p, p->list_path, &items, NULL, 0, err) < 0) {
+            pthread_mutex_unlock(&p->list_lock);
+            slice_layout_free(&layout);
             return -1;
         }
         struct slice_sync_input sin = {
@@ -302,54 +392,43 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .node = p->node,
             .node_uid = in->node_uid,
             .existing = items,
-            .desired = built.slices,
             .ignore_taints = ignore_taints,
             .equivalents = p->equivalents,
         };
-        struct slice_sync_plan plan;
-        if (slice_sync_plan(&sin, &plan, err) < 0) {
-            json_decref(items);
-            slice_build_result_free(&built);
-            return -1;
-        }
-        bool wrote = !slice_sync_plan_empty(&plan);
-        enum step s = apply_list(p, "PUT", plan.updates, ignore_taints, err);
-        if (s == STEP_OK)
-            s = apply_list(p, "POST", plan.creates, ignore_taints, err);
-        if (s == STEP_OK)
-            s = apply_list(p, "DELETE", plan.deletes, ignore_taints, err);
-        if (s == STEP_OK) {
+        struct sync_call call = {p, &bin, &layout, ignore_taints};
+        struct slice_sync_summary sum;
+        int rc = slice_sync_run(&sin, layout.n_slices, build_slice, write_slice, &call, &sum, err);
+        json_decref(items); /* the biggest thing a sync holds: freed first */
+        pthread_mutex_unlock(&p->list_lock);
+        if (rc == 0) {
+            bool wrote = sum.updates + sum.creates + sum.deletes > 0;
             pthread_mutex_lock(&p->lock);
-            bool changed_shape = p->st.generation != plan.generation ||
-                                 p->st.devices != built.published ||
-                                 p->st.tainted != built.tainted || !p->st.published;
-            p->st.generation = plan.generation;
-            p->st.slices = json_array_size(built.slices);
-            p->st.devices = built.published;
-            p->st.tainted = built.tainted;
-            p->st.removed = built.removed;
-            p->st.rejected = json_array_size(built.rejected);
+            bool changed_shape = p->st.generation != sum.generation ||
+                                 p->st.devices != layout.published ||
+                                 p->st.tainted != layout.tainted || !p->st.published;
+            p->st.generation = sum.generation;
+            p->st.slices = layout.n_slices;
+            p->st.devices = layout.published;
+            p->st.tainted = layout.tainted;
+            p->st.removed = layout.removed;
+            p->st.rejected = json_array_size(layout.rejected);
             p->st.removing_unhealthy = remove;
             pthread_mutex_unlock(&p->lock);
             if (wrote && changed_shape)
                 LOG_I("slice publisher: pool %s generation %lld: %zu devices in %zu slices "
                       "(%zu tainted, %zu left out as unhealthy, %zu rejected)",
-                      p->node, (long long)plan.generation, built.published,
-                      json_array_size(built.slices), built.tainted, built.removed,
-                      json_array_size(built.rejected));
+                      p->node, (long long)sum.generation, layout.published, layout.n_slices,
+                      layout.tainted, layout.removed, json_array_size(layout.rejected));
             else if (wrote)
                 LOG_V(2,
                       "slice publisher: pool %s generation %lld: %zu updated, %zu created, "
                       "%zu deleted",
-                      p->node, (long long)plan.generation, json_array_size(plan.updates),
-                      json_array_size(plan.creates), json_array_size(plan.deletes));
+                      p->node, (long long)sum.generation, sum.updates, sum.creates, sum.deletes);
         }
-        slice_sync_plan_free(&plan);
-        json_decref(items);
-        slice_build_result_free(&built);
-        if (s == STEP_OK)
+        slice_layout_free(&layout);
+        if (rc == 0)
             return 0;
-        if (s == STEP_FAIL)
+        if (rc < 0)
             return -1;
     }
     return error_set(err, "pool %s: still conflicting after %d re-reads", p->node, QUICK_REPLANS);
@@ -427,6 +506,14 @@ static void *sync_thread(void *arg)
             retry_cond_wait_until(&p->cond, &p->lock, deadline);
             continue;
         }
+        if (!p->dirty && now < p->next_resync && only_echoes_locked(p)) {
+            /* Only our own writes came back through the watch: the pool is
+             * as the last sync left it. */
+            p->kick_at = -1;
+            p->st.echoes++;
+            pthread_cond_broadcast(&p->cond);
+            continue;
+        }
         if (now - p->uid_checked_at >= p->resync_ms) {
             pthread_mutex_unlock(&p->lock);
             struct error uerr;
@@ -436,19 +523,12 @@ static void *sync_thread(void *arg)
             p->uid_checked_at = retry_now_ms(); /* also after a failure: once per period */
             continue;
         }
-        struct sync_input in = {.n_devs = p->n_devs, .tree_up = p->tree_up};
-        if (p->n_devs > 0) {
-            in.devs = malloc(p->n_devs * sizeof(*in.devs));
-            if (in.devs == NULL) {
-                LOG_E("slice publisher: out of memory");
-                retry_at = now + p->retry_max_ms;
-                continue;
-            }
-            memcpy(in.devs, p->devs, p->n_devs * sizeof(*in.devs));
-        }
+        /* A reference, not a copy: the snapshot never changes. */
+        struct sync_input in = {.snap = device_snapshot_get(p->snap)};
         snprintf(in.node_uid, sizeof(in.node_uid), "%s", p->node_uid);
         p->dirty = false;
         p->kick_at = -1;
+        start_sync_locked(p, now);
         p->st.syncs++;
         long long since = p->pending_since;
         p->pending_since = -1;
@@ -456,7 +536,7 @@ static void *sync_thread(void *arg)
 
         struct error err = {{0}};
         int rc = sync_once(p, &in, &err);
-        free(in.devs);
+        device_snapshot_put(in.snap);
 
         pthread_mutex_lock(&p->lock);
         now = retry_now_ms();
@@ -498,9 +578,22 @@ static int on_event(void *ctx, const char *type, json_t *object)
     }
     if (strcmp(type, "BOOKMARK") == 0)
         return 0;
-    LOG_V(4, "slice publisher: watch: %s %s", type,
-          str_at(object, "metadata", "name") ? str_at(object, "metadata", "name") : "?");
-    kick(p, WATCH_DEBOUNCE_MS);
+    const char *name = str_at(object, "metadata", "name");
+    LOG_V(4, "slice publisher: watch: %s %s", type, name ? name : "?");
+    char key[512];
+    bool keyed = echo_key(key, sizeof(key), strcmp(type, "DELETED") == 0, name,
+                          str_at(object, "metadata", "resourceVersion")) == 0;
+    pthread_mutex_lock(&p->lock);
+    if (keyed && json_object_get(p->echoes, key) != NULL) {
+        /* Our own write coming back: no news. */
+        json_object_del(p->echoes, key);
+    } else {
+        if (!keyed || json_array_size(p->unexplained) >= UNEXPLAINED_MAX ||
+            json_array_append_new(p->unexplained, json_string(key)) < 0)
+            p->foreign = true;
+        kick_locked(p, WATCH_DEBOUNCE_MS);
+    }
+    pthread_mutex_unlock(&p->lock);
     return 0;
 }
 
@@ -522,7 +615,11 @@ static void *watch_thread(void *arg)
         char rv[128];
         json_t *items = NULL;
         struct error err = {{0}};
-        if (list_slices(p, &items, rv, sizeof(rv), &err) < 0) {
+        pthread_mutex_lock(&p->list_lock);
+        int listed = list_slices(p, p->watch_path, &items, rv, sizeof(rv), &err);
+        json_decref(items);
+        pthread_mutex_unlock(&p->list_lock);
+        if (listed < 0) {
             failures++;
             long delay = retry_backoff_ms(failures, p->retry_base_ms, p->retry_max_ms);
             LOG_V(2, "slice publisher: listing for the watch (retry in %ld ms): %s", delay,
@@ -530,7 +627,6 @@ static void *watch_thread(void *arg)
             watch_pause(p, delay);
             continue;
         }
-        json_decref(items);
         /* Anything may have happened while no watch was open, including
          * before the first one (the sync may have run while listing failed). */
         kick(p, 0);
@@ -579,18 +675,25 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->kick_at = -1;
     p->pending_since = -1;
     p->equivalents = json_array();
+    p->echoes = json_object();
+    p->unexplained = json_array();
     char selector[400];
     snprintf(selector, sizeof(selector), "spec.nodeName=%s,spec.driver=%s", p->node, p->driver);
     char *escaped = kube_query_escape(selector);
     if (escaped != NULL && asprintf(&p->list_path, "%s?fieldSelector=%s", SLICES_PATH, escaped) < 0)
         p->list_path = NULL;
     free(escaped);
-    if (!p->driver || !p->node || !p->equivalents || !p->list_path) {
+    if (p->list_path != NULL && asprintf(&p->watch_path, "%s&limit=1", p->list_path) < 0)
+        p->watch_path = NULL;
+    if (!p->driver || !p->node || !p->equivalents || !p->echoes || !p->unexplained ||
+        !p->list_path || !p->watch_path) {
         error_set(err, "out of memory");
         goto fail;
     }
     pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->list_lock, NULL);
     if (retry_cond_init(&p->cond) < 0) {
+        pthread_mutex_destroy(&p->list_lock);
         pthread_mutex_destroy(&p->lock);
         error_set(err, "slice publisher: cannot create a condition variable");
         goto fail;
@@ -613,6 +716,9 @@ fail_threads:
     return NULL;
 fail:
     json_decref(p->equivalents);
+    json_decref(p->echoes);
+    json_decref(p->unexplained);
+    free(p->watch_path);
     free(p->list_path);
     free(p->driver);
     free(p->node);
@@ -657,7 +763,7 @@ static int delete_all(struct slice_publisher *p, struct error *err)
         json_t *items = NULL;
         int failed = 0;
         size_t deleted = 0;
-        if (list_slices(p, &items, NULL, 0, err) < 0) {
+        if (list_slices(p, p->list_path, &items, NULL, 0, err) < 0) {
             failed = 1;
         } else {
             size_t i;
@@ -712,9 +818,13 @@ int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct e
     if (delete_slices)
         rc = delete_all(p, err);
     pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->list_lock);
     pthread_mutex_destroy(&p->lock);
     json_decref(p->equivalents);
-    free(p->devs);
+    json_decref(p->echoes);
+    json_decref(p->unexplained);
+    device_snapshot_put(p->snap);
+    free(p->watch_path);
     free(p->list_path);
     free(p->driver);
     free(p->node);

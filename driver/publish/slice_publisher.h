@@ -4,10 +4,11 @@
  *
  * A sync thread owns the pool.  It reads the Node's uid once (GET
  * /api/v1/nodes/<node>, retried with backoff until it works), waits for the
- * first slice_publisher_update, and then syncs: LIST the slices with field
- * selector spec.nodeName=<node>,spec.driver=<driver>, build the desired
- * slices (slice_builder.h), plan (slice_sync.h: generation rules, call
- * order) and carry out the plan.  409 Conflict or 404 on an update re-reads
+ * first slice_publisher_update, and then syncs: lay out the desired slices
+ * (slice_builder.h), LIST the slices with field selector
+ * spec.nodeName=<node>,spec.driver=<driver>, then compare and write slice by
+ * slice (slice_sync.h: generation rules, call order), building each desired
+ * slice only when it is compared or written.  409 Conflict or 404 on an update re-reads
  * and re-plans at once (a few times, then with backoff); other failures are
  * retried with exponential backoff and jitter (retry_base_ms..retry_max_ms),
  * never in a tight loop.
@@ -21,7 +22,10 @@
  *  - a watch on the same list (its own thread) reports any change to the
  *    driver's slices of this node, e.g. the kubelet wiping them at its start
  *    or 30 s after losing the plugin: the pool is back within about a
- *    second;
+ *    second.  The publisher's own writes come back through the watch too;
+ *    those echoes (same name and resourceVersion as a write's answer, or the
+ *    name of a slice it deleted) start no sync, so a write costs one LIST,
+ *    not two;
  *  - resync_ms passed since the last successful sync (safety net).
  *
  * Unhealthy devices: with policy taint they carry the taint
@@ -37,6 +41,7 @@
 #include <stdint.h>
 
 #include "driver/health/device_health.h"
+#include "driver/health/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
 #include "fakehw_tree.h"
@@ -64,6 +69,7 @@ struct slice_publisher_status {
     bool taints_dropped;     /* the server was seen dropping taints */
     bool removing_unhealthy; /* unhealthy devices are being left out */
     unsigned long syncs, creates, updates, deletes, conflicts, failures;
+    unsigned long echoes;           /* syncs skipped: the watch only saw our own writes */
     long last_update_latency_ms;    /* from a slice_publisher_update to the end of the
                                        sync that published it (flip-to-taint latency) */
     char last_error[ERROR_MSG_MAX]; /* of the last failed sync, "" after a success */
@@ -79,11 +85,10 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
                                               const struct slice_publisher_options *opts,
                                               struct error *err);
 
-/* The new device list (copied; devs only read during the call) and whether
- * the fakehw tree is up.  Never blocks on the API server; safe from any
- * thread, e.g. the inventory listener. */
-void slice_publisher_update(struct slice_publisher *p, const struct fakehw_device *devs, size_t n,
-                            bool tree_up);
+/* The new device snapshot (its tree_up says whether the fakehw tree is up);
+ * the publisher takes its own reference, no copy.  Never blocks on the API
+ * server; safe from any thread, e.g. the inventory listener. */
+void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *snap);
 
 /* Blocks until a sync has succeeded at least once (0) or timeout_ms passed
  * (-1).  For the ready file. */

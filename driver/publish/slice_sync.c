@@ -15,83 +15,95 @@ static const char *str_at(const json_t *obj, const char *a, const char *b)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static bool is_empty(const json_t *v)
+/* --- comparing, normalised on the fly ---
+ *
+ * Two values are compared as if normalised first: no nulls, no empty lists
+ * or maps in a map (the server omits them), no taint timeAdded (the server
+ * fills it in), and no taints at all with drop_taints.  in_taints: the value
+ * is (an element of) a "taints" list.  Nothing is copied: a 4,096-device pool
+ * compared this way costs no memory. */
+
+static bool skipped(const char *key, bool drop_taints, bool in_taints)
 {
-    return json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
-           (json_is_object(v) && json_object_size(v) == 0);
+    return (in_taints && strcmp(key, "timeAdded") == 0) ||
+           (drop_taints && strcmp(key, "taints") == 0);
 }
 
-/* A copy of v for comparison: no nulls, no empty lists or maps (the server
- * omits them), no taint timeAdded (the server fills it in), and no taints at
- * all with drop_taints.  in_taints: v is an element of a "taints" list. */
-static json_t *normalized(const json_t *v, bool drop_taints, bool in_taints)
+static bool norm_equal(const json_t *a, const json_t *b, bool drop_taints, bool in_taints);
+
+/* True when v normalises to nothing, so a map leaves it out. */
+static bool norm_empty(const json_t *v, bool drop_taints, bool in_taints)
 {
-    if (json_is_array(v)) {
-        json_t *out = json_array();
-        size_t i;
-        const json_t *e;
-        json_array_foreach(v, i, e)
-        {
-            json_t *n = normalized(e, drop_taints, in_taints);
-            if (n == NULL || json_array_append_new(out, n) < 0) {
-                json_decref(out);
-                return NULL;
-            }
-        }
-        return out;
-    }
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (json_is_array(v))
+        return json_array_size(v) == 0;
     if (!json_is_object(v))
-        return json_deep_copy(v);
-    json_t *out = json_object();
+        return false;
     const char *key;
     const json_t *e;
     json_object_foreach((json_t *)v, key, e)
     {
-        if (in_taints && strcmp(key, "timeAdded") == 0)
-            continue;
-        bool taints = strcmp(key, "taints") == 0;
-        if (taints && drop_taints)
-            continue;
-        json_t *n = normalized(e, drop_taints, taints);
-        if (n == NULL) {
-            json_decref(out);
-            return NULL;
-        }
-        if (is_empty(n)) {
-            json_decref(n);
-            continue;
-        }
-        if (json_object_set_new(out, key, n) < 0) {
-            json_decref(out);
-            return NULL;
-        }
+        if (!skipped(key, drop_taints, in_taints) &&
+            !norm_empty(e, drop_taints, strcmp(key, "taints") == 0))
+            return false;
     }
-    return out;
+    return true;
 }
 
-static bool equal_normalized(const json_t *a, const json_t *b, bool drop_taints)
+/* The members of a that normalisation keeps are in b, normalised equal. */
+static bool norm_members_in(const json_t *a, const json_t *b, bool drop_taints, bool in_taints,
+                            bool compare)
 {
-    json_t *na = normalized(a, drop_taints, false);
-    json_t *nb = normalized(b, drop_taints, false);
-    bool eq = na != NULL && nb != NULL && json_equal(na, nb);
-    json_decref(na);
-    json_decref(nb);
-    return eq;
+    const char *key;
+    const json_t *ea;
+    json_object_foreach((json_t *)a, key, ea)
+    {
+        bool taints = strcmp(key, "taints") == 0;
+        if (skipped(key, drop_taints, in_taints) || norm_empty(ea, drop_taints, taints))
+            continue;
+        const json_t *eb = json_object_get(b, key);
+        if (eb == NULL || norm_empty(eb, drop_taints, taints))
+            return false;
+        if (compare && !norm_equal(ea, eb, drop_taints, taints))
+            return false;
+    }
+    return true;
+}
+
+static bool norm_equal(const json_t *a, const json_t *b, bool drop_taints, bool in_taints)
+{
+    if (json_is_object(a)) {
+        /* Every kept member of a is equal in b, and b keeps no other. */
+        return json_is_object(b) && norm_members_in(a, b, drop_taints, in_taints, true) &&
+               norm_members_in(b, a, drop_taints, in_taints, false);
+    }
+    if (json_is_array(a)) {
+        size_t n = json_array_size(a);
+        if (!json_is_array(b) || json_array_size(b) != n)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            if (!norm_equal(json_array_get(a, i), json_array_get(b, i), drop_taints, in_taints))
+                return false;
+        }
+        return true;
+    }
+    return a != NULL && b != NULL && json_equal((json_t *)a, (json_t *)b);
 }
 
 bool slice_spec_equal(const json_t *a, const json_t *b, bool ignore_taints)
 {
-    return equal_normalized(a, b, ignore_taints);
+    return norm_equal(a, b, ignore_taints, false);
 }
 
 bool slice_devices_equal(const json_t *a, const json_t *b, bool ignore_taints)
 {
-    json_t *wa = json_pack("{s:O?}", "devices", a);
-    json_t *wb = json_pack("{s:O?}", "devices", b);
-    bool eq = wa != NULL && wb != NULL && equal_normalized(wa, wb, ignore_taints);
-    json_decref(wa);
-    json_decref(wb);
-    return eq;
+    /* As members "devices" of two maps: empty and missing are alike. */
+    bool empty_a = norm_empty(a, ignore_taints, false),
+         empty_b = norm_empty(b, ignore_taints, false);
+    if (empty_a || empty_b)
+        return empty_a && empty_b;
+    return norm_equal(a, b, ignore_taints, false);
 }
 
 static const json_t *find_device(const json_t *devices, const char *name)
@@ -175,30 +187,17 @@ static bool owner_ok(const json_t *slice, const char *node, const char *uid)
 static bool equivalent(const json_t *existing_spec, const json_t *want, const json_t *pairs,
                        bool drop_taints)
 {
-    if (equal_normalized(existing_spec, want, drop_taints))
+    if (norm_equal(existing_spec, want, drop_taints, false))
         return true;
     size_t i;
     const json_t *p;
     json_array_foreach(pairs, i, p)
     {
-        if (equal_normalized(json_object_get(p, "sent"), want, drop_taints) &&
-            equal_normalized(json_object_get(p, "stored"), existing_spec, drop_taints))
+        if (norm_equal(json_object_get(p, "sent"), want, drop_taints, false) &&
+            norm_equal(json_object_get(p, "stored"), existing_spec, drop_taints, false))
             return true;
     }
     return false;
-}
-
-/* Desired slice i's spec with the plan's generation. */
-static json_t *desired_spec(const json_t *desired_slice, int64_t generation)
-{
-    json_t *spec = json_deep_copy(json_object_get(desired_slice, "spec"));
-    json_t *pool = json_object_get(spec, "pool");
-    if (spec == NULL || !json_is_object(pool) ||
-        json_object_set_new(pool, "generation", json_integer((json_int_t)generation)) < 0) {
-        json_decref(spec);
-        return NULL;
-    }
-    return spec;
 }
 
 static bool same_taint(const json_t *a, const json_t *b)
@@ -242,24 +241,27 @@ static void keep_time_added(json_t *spec, const json_t *existing_spec)
     }
 }
 
-/* existing with spec and owner reference replaced; name, uid and
- * resourceVersion kept. */
-static json_t *updated_object(const json_t *existing, const json_t *desired_slice,
-                              int64_t generation)
+/* The object to PUT: existing with its spec replaced by want's (want is the
+ * run's own desired slice, its taint times are filled in from existing) and
+ * its Node owner replaced by ours.  Shallow: the result shares existing's
+ * values and want's spec, and changes neither.  NULL when out of memory. */
+static json_t *updated_object(const json_t *existing, json_t *want)
 {
-    json_t *obj = json_deep_copy(existing);
-    json_t *spec = desired_spec(desired_slice, generation);
-    json_t *meta = json_object_get(obj, "metadata");
-    json_t *our_refs =
-        json_object_get(json_object_get(desired_slice, "metadata"), "ownerReferences");
-    json_t *refs = json_array();
-    if (obj == NULL || spec == NULL || !json_is_object(meta) || refs == NULL)
-        goto fail;
+    json_t *spec = json_object_get(want, "spec");
+    const json_t *old_meta = json_object_get(existing, "metadata");
+    json_t *our_refs = json_object_get(json_object_get(want, "metadata"), "ownerReferences");
+    if (!json_is_object(spec) || !json_is_object(old_meta))
+        return NULL;
     keep_time_added(spec, json_object_get(existing, "spec"));
+    json_t *obj = json_copy((json_t *)existing);
+    json_t *meta = json_copy((json_t *)old_meta);
+    json_t *refs = json_array();
+    if (obj == NULL || meta == NULL || refs == NULL)
+        goto fail;
     /* Keep owners that are not a Node; ours replaces any Node owner. */
     size_t i;
     json_t *r;
-    json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
+    json_array_foreach(json_object_get(old_meta, "ownerReferences"), i, r)
     {
         const char *kind = str_at(r, "kind", NULL);
         if ((kind == NULL || strcmp(kind, "Node") != 0) && json_array_append(refs, r) < 0)
@@ -271,16 +273,237 @@ static json_t *updated_object(const json_t *existing, const json_t *desired_slic
     refs = NULL;
     if (rc < 0)
         goto fail;
-    rc = json_object_set_new(obj, "spec", spec); /* steals spec */
-    spec = NULL;
-    if (rc < 0)
+    rc = json_object_set_new(obj, "metadata", meta); /* steals meta */
+    meta = NULL;
+    if (rc < 0 || json_object_set(obj, "spec", spec) < 0)
         goto fail;
     return obj;
 fail:
     json_decref(refs);
-    json_decref(spec);
+    json_decref(meta);
     json_decref(obj);
     return NULL;
+}
+
+/* --- the run --- */
+
+/* What the LIST answer means for the pool: which existing slice stands for
+ * which desired index, and which go.  Borrowed pointers into in->existing. */
+struct pool_match {
+    const json_t **matched; /* per desired index, or NULL: to create */
+    const json_t **deletes; /* stale and obsolete slices, in call order */
+    size_t n_deletes;
+    size_t n_new;         /* desired slices without a match */
+    size_t obsolete_at_g; /* slices to delete at the pool's generation */
+    int64_t g;            /* the highest generation among the pool's slices */
+};
+
+static void pool_match_free(struct pool_match *m)
+{
+    free(m->matched);
+    free(m->deletes);
+}
+
+static int pool_match(const struct slice_sync_input *in, size_t n_desired, struct pool_match *m)
+{
+    memset(m, 0, sizeof(*m));
+    size_t n_existing = json_array_size(in->existing);
+    const json_t **pool = calloc(n_existing + 1, sizeof(*pool)); /* ours: driver, node, pool */
+    size_t n_pool = 0;
+    m->matched = calloc(n_desired, sizeof(*m->matched));
+    m->deletes = calloc(n_existing + 1, sizeof(*m->deletes));
+    if (pool == NULL || m->matched == NULL || m->deletes == NULL) {
+        free(pool);
+        pool_match_free(m);
+        return -1;
+    }
+    size_t i;
+    const json_t *s;
+    json_array_foreach(in->existing, i, s)
+    {
+        const char *drv = str_at(s, "spec", "driver"), *node = str_at(s, "spec", "nodeName");
+        if (!drv || !node || strcmp(drv, in->driver) != 0 || strcmp(node, in->node) != 0)
+            continue; /* not ours to touch */
+        const char *name = str_at(json_object_get(s, "spec"), "pool", "name");
+        if (name && strcmp(name, in->node) == 0)
+            pool[n_pool++] = s;
+        else
+            m->deletes[m->n_deletes++] = s; /* another pool of ours: stale */
+    }
+    for (i = 0; i < n_pool; i++) {
+        if (generation_of(pool[i]) > m->g)
+            m->g = generation_of(pool[i]);
+    }
+    for (i = 0; i < n_pool; i++) {
+        s = pool[i];
+        long idx = generation_of(s) < m->g ? -1 : match_index(s, n_desired, in->driver, in->node);
+        if (idx >= 0 && m->matched[idx] == NULL) {
+            m->matched[idx] = s;
+            continue;
+        }
+        m->obsolete_at_g += generation_of(s) == m->g;
+        m->deletes[m->n_deletes++] = s;
+    }
+    for (size_t k = 0; k < n_desired; k++)
+        m->n_new += m->matched[k] == NULL;
+    free(pool);
+    return 0;
+}
+
+/* Desired slice index from the builder, at generation. */
+static json_t *build_at(slice_sync_build_fn build_fn, void *ctx, size_t index, int64_t generation,
+                        const char *node, struct error *err)
+{
+    json_t *want = build_fn(ctx, index, err);
+    if (want == NULL)
+        return NULL;
+    if (slice_set_generation(want, generation) < 0) {
+        json_decref(want);
+        error_set(err, "pool %s: desired slice %zu has no spec.pool", node, index);
+        return NULL;
+    }
+    return want;
+}
+
+static bool slice_changed(const json_t *existing, const json_t *want,
+                          const struct slice_sync_input *in)
+{
+    return !equivalent(json_object_get(existing, "spec"), json_object_get(want, "spec"),
+                       in->equivalents, in->ignore_taints) ||
+           !owner_ok(existing, in->node, in->node_uid);
+}
+
+int slice_sync_run(const struct slice_sync_input *in, size_t n_slices, slice_sync_build_fn build_fn,
+                   slice_sync_write_fn write_fn, void *ctx, struct slice_sync_summary *sum,
+                   struct error *err)
+{
+    memset(sum, 0, sizeof(*sum));
+    if (n_slices == 0)
+        return error_set(err, "pool %s: no desired slice", in->node);
+    struct pool_match m;
+    if (pool_match(in, n_slices, &m) < 0)
+        return error_set(err, "pool %s: out of memory planning the sync", in->node);
+    int rc = -1;
+    json_t *kept = NULL; /* the one changed slice the comparison found */
+    size_t kept_index = 0;
+
+    /* The generation stays only when nothing is new, nothing obsolete at G
+     * and at most one slice changed: compare one slice at a time, and stop
+     * at the second change. */
+    bool bump = m.n_new > 0 || m.obsolete_at_g > 0;
+    for (size_t k = 0; k < n_slices && !bump; k++) {
+        json_t *want = build_at(build_fn, ctx, k, m.g, in->node, err);
+        if (want == NULL)
+            goto out;
+        if (!slice_changed(m.matched[k], want, in)) {
+            json_decref(want);
+        } else if (kept == NULL) {
+            kept = want;
+            kept_index = k;
+        } else {
+            json_decref(want);
+            json_decref(kept);
+            kept = NULL;
+            bump = true;
+        }
+    }
+    sum->generation = bump ? m.g + 1 : m.g;
+
+    /* Updates first: existing slices take the new generation while they
+     * still hold their devices. */
+    for (size_t k = 0; k < n_slices; k++) {
+        if (m.matched[k] == NULL)
+            continue;
+        json_t *want = NULL;
+        if (bump) {
+            want = build_at(build_fn, ctx, k, sum->generation, in->node, err);
+            if (want == NULL)
+                goto out;
+        } else if (kept != NULL && k == kept_index) {
+            want = kept;
+            kept = NULL;
+        } else {
+            sum->unchanged++;
+            continue;
+        }
+        json_t *obj = updated_object(m.matched[k], want);
+        if (obj == NULL) {
+            json_decref(want);
+            error_set(err, "pool %s: out of memory planning the sync", in->node);
+            goto out;
+        }
+        int w = write_fn(ctx, SLICE_SYNC_UPDATE, k, obj, err);
+        json_decref(obj);
+        json_decref(want);
+        if (w != 0) {
+            rc = w;
+            goto out;
+        }
+        sum->updates++;
+    }
+    /* Then creates. */
+    for (size_t k = 0; k < n_slices; k++) {
+        if (m.matched[k] != NULL)
+            continue;
+        json_t *want = build_at(build_fn, ctx, k, sum->generation, in->node, err);
+        if (want == NULL)
+            goto out;
+        int w = write_fn(ctx, SLICE_SYNC_CREATE, k, want, err);
+        json_decref(want);
+        if (w != 0) {
+            rc = w;
+            goto out;
+        }
+        sum->creates++;
+    }
+    /* Deletes last, when the slices are already below the pool's
+     * generation. */
+    for (size_t i = 0; i < m.n_deletes; i++) {
+        int w = write_fn(ctx, SLICE_SYNC_DELETE, 0, m.deletes[i], err);
+        if (w != 0) {
+            rc = w;
+            goto out;
+        }
+        sum->deletes++;
+    }
+    rc = 0;
+out:
+    json_decref(kept);
+    pool_match_free(&m);
+    return rc;
+}
+
+/* --- the whole plan at once --- */
+
+struct plan_ctx {
+    const struct slice_sync_input *in;
+    struct slice_sync_plan *plan;
+};
+
+static json_t *plan_build(void *ctx, size_t index, struct error *err)
+{
+    struct plan_ctx *c = ctx;
+    json_t *copy = json_deep_copy(json_array_get(c->in->desired, index));
+    if (copy == NULL)
+        error_set(err, "pool %s: out of memory planning the sync", c->in->node);
+    return copy;
+}
+
+static int plan_write(void *ctx, enum slice_sync_op op, size_t index, const json_t *obj,
+                      struct error *err)
+{
+    struct plan_ctx *c = ctx;
+    struct slice_sync_plan *plan = c->plan;
+    json_t *list = op == SLICE_SYNC_UPDATE   ? plan->updates
+                   : op == SLICE_SYNC_CREATE ? plan->creates
+                                             : plan->deletes;
+    json_t *idx = op == SLICE_SYNC_UPDATE   ? plan->update_index
+                  : op == SLICE_SYNC_CREATE ? plan->create_index
+                                            : NULL;
+    if (json_array_append(list, (json_t *)obj) < 0 ||
+        (idx != NULL && json_array_append_new(idx, json_integer((json_int_t)index)) < 0))
+        return error_set(err, "pool %s: out of memory planning the sync", c->in->node);
+    return 0;
 }
 
 void slice_sync_plan_free(struct slice_sync_plan *plan)
@@ -303,110 +526,24 @@ int slice_sync_plan(const struct slice_sync_input *in, struct slice_sync_plan *p
                     struct error *err)
 {
     memset(plan, 0, sizeof(*plan));
-    size_t n_desired = json_array_size(in->desired);
-    if (n_desired == 0)
-        return error_set(err, "pool %s: no desired slice", in->node);
-    const json_t **matched = calloc(n_desired, sizeof(*matched));
-    json_t *pool_slices = json_array(); /* ours: driver, node and pool match */
     plan->updates = json_array();
     plan->update_index = json_array();
     plan->creates = json_array();
     plan->create_index = json_array();
     plan->deletes = json_array();
-    if (!matched || !pool_slices || !plan->updates || !plan->update_index || !plan->creates ||
-        !plan->create_index || !plan->deletes)
-        goto oom;
-
-    size_t i;
-    const json_t *s;
-    json_array_foreach(in->existing, i, s)
-    {
-        const char *drv = str_at(s, "spec", "driver"), *node = str_at(s, "spec", "nodeName");
-        if (!drv || !node || strcmp(drv, in->driver) != 0 || strcmp(node, in->node) != 0)
-            continue; /* not ours to touch */
-        const char *pool = str_at(json_object_get(s, "spec"), "pool", "name");
-        int rc = pool && strcmp(pool, in->node) == 0
-                     ? json_array_append(pool_slices, (json_t *)s)
-                     : json_array_append(plan->deletes, (json_t *)s);
-        if (rc < 0)
-            goto oom;
+    if (!plan->updates || !plan->update_index || !plan->creates || !plan->create_index ||
+        !plan->deletes) {
+        slice_sync_plan_free(plan);
+        return error_set(err, "pool %s: out of memory planning the sync", in->node);
     }
-
-    int64_t g = 0;
-    json_array_foreach(pool_slices, i, s)
-    {
-        if (generation_of(s) > g)
-            g = generation_of(s);
+    struct plan_ctx c = {in, plan};
+    struct slice_sync_summary sum;
+    if (slice_sync_run(in, json_array_size(in->desired), plan_build, plan_write, &c, &sum, err) !=
+        0) {
+        slice_sync_plan_free(plan);
+        return -1;
     }
-    size_t obsolete_at_g = 0;
-    json_array_foreach(pool_slices, i, s)
-    {
-        long idx = generation_of(s) < g ? -1 : match_index(s, n_desired, in->driver, in->node);
-        if (idx >= 0 && matched[idx] == NULL) {
-            matched[idx] = s;
-            continue;
-        }
-        obsolete_at_g += generation_of(s) == g;
-        if (json_array_append(plan->deletes, (json_t *)s) < 0)
-            goto oom;
-    }
-
-    size_t n_new = 0, n_changed = 0;
-    bool *changed = calloc(n_desired, sizeof(*changed));
-    if (changed == NULL)
-        goto oom;
-    for (size_t k = 0; k < n_desired; k++) {
-        if (matched[k] == NULL) {
-            n_new++;
-            continue;
-        }
-        json_t *want = desired_spec(json_array_get(in->desired, k), g);
-        if (want == NULL) {
-            free(changed);
-            goto oom;
-        }
-        changed[k] = !equivalent(json_object_get(matched[k], "spec"), want, in->equivalents,
-                                 in->ignore_taints) ||
-                     !owner_ok(matched[k], in->node, in->node_uid);
-        json_decref(want);
-        n_changed += changed[k];
-    }
-    bool bump = !(n_new == 0 && n_changed <= 1 && obsolete_at_g == 0);
-    plan->generation = bump ? g + 1 : g;
-
-    for (size_t k = 0; k < n_desired; k++) {
-        const json_t *want = json_array_get(in->desired, k);
-        json_t *obj;
-        json_t *list, *index;
-        if (matched[k] == NULL) {
-            obj = json_deep_copy(want);
-            if (obj && slice_set_generation(obj, plan->generation) < 0) {
-                json_decref(obj);
-                obj = NULL;
-            }
-            list = plan->creates;
-            index = plan->create_index;
-        } else if (changed[k] || bump) {
-            obj = updated_object(matched[k], want, plan->generation);
-            list = plan->updates;
-            index = plan->update_index;
-        } else {
-            plan->unchanged++;
-            continue;
-        }
-        if (obj == NULL || json_array_append_new(list, obj) < 0 ||
-            json_array_append_new(index, json_integer((json_int_t)k)) < 0) {
-            free(changed);
-            goto oom;
-        }
-    }
-    free(changed);
-    free(matched);
-    json_decref(pool_slices);
+    plan->generation = sum.generation;
+    plan->unchanged = sum.unchanged;
     return 0;
-oom:
-    free(matched);
-    json_decref(pool_slices);
-    slice_sync_plan_free(plan);
-    return error_set(err, "pool %s: out of memory planning the sync", in->node);
 }

@@ -28,7 +28,15 @@
  * generation first so the devices they hold stay visible; new slices follow;
  * obsolete slices go last, when they are already below the pool's
  * generation (consumers ignore them), so the pool never looks empty and no
- * device disappears in between. */
+ * device disappears in between.
+ *
+ * Memory: slice_sync_run takes the desired slices one at a time from a
+ * builder and hands each API call's object to a writer as soon as it is
+ * decided, so a sync holds the LIST answer plus about one desired slice, not
+ * the whole pool several times over.  Comparisons normalise on the fly (no
+ * copies), and an update object shares the existing object's metadata
+ * values and the desired spec instead of copying them.  slice_sync_plan is
+ * the same run collected into lists (tests, small pools). */
 #ifndef FAKEHW_DRIVER_SLICE_SYNC_H
 #define FAKEHW_DRIVER_SLICE_SYNC_H
 
@@ -44,7 +52,7 @@ struct slice_sync_input {
     const char *node;
     const char *node_uid;
     const json_t *existing; /* items of the LIST answer */
-    const json_t *desired;  /* slice_build's slices */
+    const json_t *desired;  /* slice_build's slices (slice_sync_plan only) */
     bool ignore_taints;     /* the server drops taints and the policy keeps publishing */
     /* Specs the server stored differently from what was sent, as
      * [{"sent": spec, "stored": spec}] (may be NULL): a slice whose spec is
@@ -65,12 +73,43 @@ struct slice_sync_plan {
 
 int slice_sync_plan(const struct slice_sync_input *in, struct slice_sync_plan *plan,
                     struct error *err);
+
 void slice_sync_plan_free(struct slice_sync_plan *plan);
 
 /* True when nothing is to be done. */
 bool slice_sync_plan_empty(const struct slice_sync_plan *plan);
 
-/* Compares two slice specs the way the plan does. */
+enum slice_sync_op { SLICE_SYNC_UPDATE, SLICE_SYNC_CREATE, SLICE_SYNC_DELETE };
+
+/* Builds desired slice index (of n_slices) as a new reference the run may
+ * change (it sets the generation and taint times); NULL with err. */
+typedef json_t *(*slice_sync_build_fn)(void *ctx, size_t index, struct error *err);
+
+/* Carries out one call: obj is the full object to PUT or POST, or the
+ * existing object to DELETE; index is the desired slice's (0 for a delete).
+ * obj is lent for the call (take a reference to keep any part of it).
+ * Returns 0 to go on, 1 to stop the run (re-read and re-plan), -1 with err to
+ * fail it. */
+typedef int (*slice_sync_write_fn)(void *ctx, enum slice_sync_op op, size_t index,
+                                   const json_t *obj, struct error *err);
+
+struct slice_sync_summary {
+    int64_t generation; /* the pool's generation after the sync */
+    size_t updates, creates, deletes, unchanged;
+};
+
+/* Plans and carries out the sync slice by slice: the pool's n_slices desired
+ * slices come from build_fn (in->desired is not used), every call goes to
+ * write_fn, in the order above.  Returns 0 when every call was made, 1 when
+ * write_fn stopped the run, -1 with err (out of memory, build or write
+ * failed).  *sum counts the calls made. */
+int slice_sync_run(const struct slice_sync_input *in, size_t n_slices, slice_sync_build_fn build_fn,
+                   slice_sync_write_fn write_fn, void *ctx, struct slice_sync_summary *sum,
+                   struct error *err);
+
+/* Compares two slice specs the way the plan does: nulls, empty lists and
+ * empty maps equal missing fields, taint timeAdded is ignored, and so are
+ * taints altogether with ignore_taints. */
 bool slice_spec_equal(const json_t *a, const json_t *b, bool ignore_taints);
 
 /* Compares the devices lists of two slices the way the plan does. */

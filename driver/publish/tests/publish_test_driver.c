@@ -117,12 +117,12 @@ static void queue_line(void *ctx, const char *ns, const char *name, const char *
 
 /* --- wiring --- */
 
-static void on_inventory(void *ctx, const struct fakehw_device *devs, size_t n, bool tree_up)
+static void on_inventory(void *ctx, struct device_snapshot *snap)
 {
     struct driver *d = ctx;
-    slice_publisher_update(d->pub, devs, n, tree_up);
+    slice_publisher_update(d->pub, snap);
     if (d->status != NULL)
-        claim_status_devices_changed(d->status, devs, n, tree_up);
+        claim_status_devices_changed(d->status, snap);
 }
 
 static char *status_json(struct driver *d)
@@ -131,7 +131,7 @@ static char *status_json(struct driver *d)
     slice_publisher_get_status(d->pub, &st);
     json_t *j = json_pack(
         "{s:{s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I, s:I, s:I, s:I, s:I, "
-        "s:I, s:I, s:s}}",
+        "s:I, s:I, s:I, s:s}}",
         "publisher", "published", st.published, "in_sync", st.in_sync, "have_node_uid",
         st.have_node_uid, "generation", (json_int_t)st.generation, "slices", (json_int_t)st.slices,
         "devices", (json_int_t)st.devices, "tainted", (json_int_t)st.tainted, "removed",
@@ -139,8 +139,8 @@ static char *status_json(struct driver *d)
         st.taints_dropped, "removing_unhealthy", st.removing_unhealthy, "syncs",
         (json_int_t)st.syncs, "creates", (json_int_t)st.creates, "updates", (json_int_t)st.updates,
         "deletes", (json_int_t)st.deletes, "conflicts", (json_int_t)st.conflicts, "failures",
-        (json_int_t)st.failures, "latency_ms", (json_int_t)st.last_update_latency_ms, "last_error",
-        st.last_error);
+        (json_int_t)st.failures, "echoes", (json_int_t)st.echoes, "latency_ms",
+        (json_int_t)st.last_update_latency_ms, "last_error", st.last_error);
     if (j != NULL && d->status != NULL) {
         struct claim_status_stats cs;
         claim_status_get_stats(d->status, &cs);

@@ -95,6 +95,27 @@ teardown() {
     wait_for 3 pool_is 4 1
 }
 
+@test "its own writes coming back through the watch start no sync; someone else's do" {
+    make_tree "$TREE" 300
+    start_standin
+    start_driver --resync-ms 600000
+    wait_for 10 pool_is 300 3
+    wait_for 5 status_is .publisher.in_sync true
+    sleep 0.6 # past the watch debounce: any sync the start caused has run
+    local syncs
+    syncs=$(status_field .publisher.syncs)
+    # Someone deletes a slice: one sync puts it back (2 updates, 1 create).
+    # The 3 events of those writes are echoes: no second sync.
+    api DELETE "$SLICES/$(slices | jq -r '.[1].metadata.name')" >/dev/null
+    wait_for 5 status_is .publisher.syncs $((syncs + 1))
+    wait_for 5 pool_is 300 3
+    wait_for 5 status_is .publisher.in_sync true
+    sleep 0.6
+    assert_equal "$(status_field .publisher.syncs)" $((syncs + 1))
+    assert_equal "$(status_field .publisher.creates)" 4
+    assert_equal "$(status_field .publisher.updates)" 2
+}
+
 @test "stale slices of this driver and node go; other drivers' and nodes' stay" {
     make_tree "$TREE" 2
     start_standin --node "$NODE,node-2"

@@ -1,0 +1,284 @@
+/* Tests of the plugin's inventory (driver/inventory.h) on a plain fakehw
+ * tree: every listener gets the same shared snapshot (no copies), a change
+ * or the tree going away makes a new snapshot and leaves the old one as it
+ * was for whoever still holds it, and references keep snapshots alive after
+ * the inventory has moved on or stopped. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver/inventory.h"
+
+#define N_DEVICES 3
+#define KEPT_MAX  64
+#define WAIT_MS   10000
+
+static void put_file(const char *dir, const char *file, const char *value)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", value);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void make_device(const char *root, int i)
+{
+    char dir[PATH_MAX], v[128];
+    snprintf(dir, sizeof(dir), "%s/" FAKEHW_DIR_DEVICES "/gpu-%d", root, i);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(v, sizeof(v), "gpu-%d", i);
+    put_file(dir, FAKEHW_ATTR_NAME, v);
+    snprintf(v, sizeof(v), "%d", i);
+    put_file(dir, FAKEHW_ATTR_INDEX, v);
+    put_file(dir, FAKEHW_ATTR_MINOR, v);
+    snprintf(v, sizeof(v), "GPU-%08x-1111-2222-3333-444444444444", i);
+    put_file(dir, FAKEHW_ATTR_UUID, v);
+    put_file(dir, FAKEHW_ATTR_PRODUCT_NAME, "NVIDIA H100 80GB HBM3");
+    put_file(dir, FAKEHW_ATTR_ARCHITECTURE, "Hopper");
+    put_file(dir, FAKEHW_ATTR_BRAND, "NVIDIA");
+    put_file(dir, FAKEHW_ATTR_MEMORY, "85520809984");
+    put_file(dir, FAKEHW_ATTR_COMPUTE_CAPABILITY, "9.0");
+    put_file(dir, FAKEHW_ATTR_DRIVER_VERSION, "580.95.05");
+    put_file(dir, FAKEHW_ATTR_CUDA_DRIVER_VER, "13.0");
+    snprintf(v, sizeof(v), "0000:%02x:00.0", 0x18 + i);
+    put_file(dir, FAKEHW_ATTR_PCI_BUS_ID, v);
+    put_file(dir, FAKEHW_ATTR_PCIE_ROOT, "pci0000:17");
+    put_file(dir, FAKEHW_ATTR_NUMA_NODE, "0");
+    put_file(dir, FAKEHW_ATTR_DEVICE_PATH, "");
+    put_file(dir, FAKEHW_ATTR_HEALTH, FAKEHW_HEALTHY);
+    put_file(dir, FAKEHW_ATTR_HEALTH_REASON, "");
+    put_file(dir, FAKEHW_ATTR_HEALTH_SINCE, "1732252380");
+}
+
+/* A listener that keeps every snapshot it is lent (a reference each). */
+struct keeper {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct device_snapshot *kept[KEPT_MAX];
+    size_t n;
+};
+
+static void keep(void *ctx, struct device_snapshot *snap)
+{
+    struct keeper *k = ctx;
+    pthread_mutex_lock(&k->lock);
+    if (k->n < KEPT_MAX)
+        k->kept[k->n++] = device_snapshot_get(snap);
+    pthread_cond_broadcast(&k->cond);
+    pthread_mutex_unlock(&k->lock);
+}
+
+/* A listener that only looks: it must see the very same snapshot. */
+struct peeker {
+    struct device_snapshot *last; /* not a reference: only compared */
+    size_t calls;
+};
+
+static void peek(void *ctx, struct device_snapshot *snap)
+{
+    struct peeker *p = ctx;
+    p->last = snap;
+    p->calls++;
+}
+
+typedef bool (*snap_pred)(const struct device_snapshot *s);
+
+/* Waits until a kept snapshot after the first `after` satisfies pred. */
+static struct device_snapshot *wait_for(struct keeper *k, size_t after, snap_pred pred)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += WAIT_MS / 1000;
+    struct device_snapshot *found = NULL;
+    pthread_mutex_lock(&k->lock);
+    while (found == NULL) {
+        for (size_t i = after; i < k->n && found == NULL; i++) {
+            if (pred(k->kept[i]))
+                found = k->kept[i];
+        }
+        if (found == NULL && pthread_cond_timedwait(&k->cond, &k->lock, &deadline) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (found == NULL)
+        fail_msg("no matching snapshot within %d ms", WAIT_MS);
+    return found;
+}
+
+static bool gpu1_unhealthy(const struct device_snapshot *s)
+{
+    return s->tree_up && s->n == N_DEVICES && !s->devs[1].healthy;
+}
+
+static bool tree_gone(const struct device_snapshot *s)
+{
+    return !s->tree_up;
+}
+
+static bool tree_back(const struct device_snapshot *s)
+{
+    return s->tree_up && s->n == N_DEVICES;
+}
+
+static void test_shared_immutable_snapshots(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/test-inventory-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char devices[PATH_MAX], moved[PATH_MAX];
+    snprintf(devices, sizeof(devices), "%s/" FAKEHW_DIR_DEVICES, root);
+    snprintf(moved, sizeof(moved), "%s/devices-away", root);
+    assert_int_equal(mkdir(devices, 0755), 0);
+    put_file(root, FAKEHW_FILE_NODE, "node-1");
+    put_file(root, FAKEHW_FILE_GENERATION, "1");
+    for (int i = 0; i < N_DEVICES; i++)
+        make_device(root, i);
+
+    struct keeper k = {.n = 0};
+    pthread_mutex_init(&k.lock, NULL);
+    pthread_cond_init(&k.cond, NULL);
+    struct peeker pk = {0};
+    struct inventory_listener listeners[] = {{keep, &k}, {peek, &pk}};
+    struct inventory_options opts = {.root = root, .retry_ms = 50};
+    struct error err;
+    struct inventory *inv = inventory_start(&opts, listeners, 2, &err);
+    if (inv == NULL)
+        fail_msg("inventory_start: %s", err.msg);
+
+    /* The first snapshot: one object for everyone. */
+    pthread_mutex_lock(&k.lock);
+    assert_int_equal(k.n, 1);
+    struct device_snapshot *s0 = k.kept[0];
+    pthread_mutex_unlock(&k.lock);
+    assert_ptr_equal(pk.last, s0);
+    assert_int_equal(s0->n, N_DEVICES);
+    assert_true(s0->tree_up);
+    assert_true(s0->devs[1].healthy);
+    struct device_snapshot *cur = inventory_current(inv);
+    assert_ptr_equal(cur, s0);
+    device_snapshot_put(cur);
+
+    /* The prepare path's lookups copy one device. */
+    struct fakehw_device one;
+    assert_int_equal(inventory_lookup(inv, "gpu-2", &one, &err), 0);
+    assert_string_equal(one.uuid, "GPU-00000002-1111-2222-3333-444444444444");
+    assert_int_equal(inventory_lookup(inv, "gpu-7", &one, &err), -1);
+    assert_non_null(strstr(err.msg, "device gpu-7 is not in the fakehw tree"));
+    size_t n = 0;
+    struct fakehw_device *copy = inventory_snapshot(inv, &n);
+    assert_int_equal(n, N_DEVICES);
+    assert_true(copy != s0->devs);
+    assert_memory_equal(copy, s0->devs, n * sizeof(*copy));
+    free(copy);
+
+    /* A flip makes a new snapshot; the old one does not change, and only its
+     * holders keep it (the inventory let go). */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/gpu-1", devices);
+    put_file(dir, FAKEHW_ATTR_HEALTH_REASON, "XID 79");
+    put_file(dir, FAKEHW_ATTR_HEALTH, FAKEHW_UNHEALTHY);
+    struct device_snapshot *s1 = wait_for(&k, 1, gpu1_unhealthy);
+    assert_true(s1 != s0);
+    assert_true(s0->devs[1].healthy);
+    assert_string_equal(s0->devs[1].health_reason, "");
+    assert_string_equal(s1->devs[1].health_reason, "XID 79");
+    assert_int_equal(device_snapshot_refs(s0), 1);
+    assert_false(inventory_lookup(inv, "gpu-1", &one, &err) < 0 || one.healthy);
+
+    /* The tree goes away: a new snapshot marks everything unhealthy; the
+     * one before it is untouched. */
+    pthread_mutex_lock(&k.lock);
+    size_t before_gone = k.n;
+    struct device_snapshot *last_up = k.kept[k.n - 1];
+    pthread_mutex_unlock(&k.lock);
+    assert_int_equal(rename(devices, moved), 0);
+    struct device_snapshot *sg = wait_for(&k, before_gone, tree_gone);
+    assert_int_equal(sg->n, N_DEVICES);
+    for (size_t i = 0; i < sg->n; i++) {
+        assert_false(sg->devs[i].healthy);
+        assert_non_null(strstr(sg->devs[i].health_reason, "fakehw is not serving"));
+    }
+    assert_true(last_up->tree_up);
+    assert_true(last_up->devs[0].healthy);
+    assert_string_equal(last_up->devs[0].health_reason, "");
+    assert_false(inventory_tree_up(inv));
+
+    /* And comes back. */
+    pthread_mutex_lock(&k.lock);
+    size_t before_back = k.n;
+    pthread_mutex_unlock(&k.lock);
+    assert_int_equal(rename(moved, devices), 0);
+    struct device_snapshot *sb = wait_for(&k, before_back, tree_back);
+    assert_true(sb->devs[0].healthy);
+    assert_false(sb->devs[1].healthy);
+    assert_true(inventory_tree_up(inv));
+
+    /* Every snapshot the keeper holds outlives the inventory. */
+    inventory_stop(inv);
+    pthread_mutex_lock(&k.lock);
+    for (size_t i = 0; i < k.n; i++) {
+        assert_int_equal(device_snapshot_refs(k.kept[i]), 1);
+        assert_string_equal(k.kept[i]->devs[0].name, "gpu-0");
+        device_snapshot_put(k.kept[i]);
+    }
+    pthread_mutex_unlock(&k.lock);
+    assert_true(pk.calls >= 4);
+    pthread_cond_destroy(&k.cond);
+    pthread_mutex_destroy(&k.lock);
+
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* No tree yet: the listeners still get a snapshot (empty, tree down). */
+static void test_tree_missing_at_start(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/test-inventory-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    struct keeper k = {.n = 0};
+    pthread_mutex_init(&k.lock, NULL);
+    pthread_cond_init(&k.cond, NULL);
+    struct inventory_listener l = {keep, &k};
+    struct inventory_options opts = {.root = root, .retry_ms = 50};
+    struct error err;
+    struct inventory *inv = inventory_start(&opts, &l, 1, &err);
+    assert_non_null(inv);
+    pthread_mutex_lock(&k.lock);
+    assert_int_equal(k.n, 1);
+    assert_int_equal(k.kept[0]->n, 0);
+    assert_false(k.kept[0]->tree_up);
+    pthread_mutex_unlock(&k.lock);
+    assert_false(inventory_tree_up(inv));
+    size_t n = 1;
+    assert_null(inventory_snapshot(inv, &n));
+    assert_int_equal(n, 0);
+    inventory_stop(inv);
+    device_snapshot_put(k.kept[0]);
+    pthread_cond_destroy(&k.cond);
+    pthread_mutex_destroy(&k.lock);
+    rmdir(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_immutable_snapshots),
+        cmocka_unit_test(test_tree_missing_at_start),
+    };
+    return cmocka_run_group_tests_name("driver inventory", tests, NULL, NULL);
+}
