@@ -120,6 +120,63 @@ out:
     return rc;
 }
 
+/* The label of the 1-device sequential configuration on a plugin without
+ * the two optional features that add file-system and API work to each
+ * prepare: it shows what those features cost, in the same run. */
+#define LEAN_LABEL "1 device, sequential, device metadata and claim device status off"
+
+static int run_lean(struct bench *b, struct error *err)
+{
+    struct world w;
+    struct prep_ctx *p = calloc(1, sizeof(*p));
+    char name[64];
+    int rc = -1;
+    if (p == NULL)
+        return error_set(err, "out of memory");
+    bench_world_name(b, "prepare-lean", name, sizeof(name));
+    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+        goto out_free;
+    w.plugin_flags[0] = "--device-metadata=false";
+    w.plugin_flags[1] = "--device-status=false";
+    if (world_start(&w, PREPARE_GPUS, err) < 0 || create_claims(&w, p, err) < 0 ||
+        (p->grpc = rpc_client_new(w.dra_sock, err)) == NULL)
+        goto out;
+    p->cfg = 0;
+    struct samples s[2] = {{0}, {0}};
+    double wall;
+    int per_caller = b->quick ? 20 : 200;
+    if (load_run(1, 5, op_cycle, p, 2, s, &wall, err) == 0) {
+        samples_clear(&s[0]);
+        samples_clear(&s[1]);
+        if (load_run(1, per_caller, op_cycle, p, 2, s, &wall, err) == 0) {
+            struct report *r = b->report;
+            double p50 = samples_percentile(&s[0], 50);
+            figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p50", LEAN_LABEL),
+                           p50);
+            figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p99", LEAN_LABEL),
+                           samples_percentile(&s[0], 99));
+            if (!isnan(b->prepare_floor_ms))
+                figure_add_run(report_figure(r, GROUP_PREPARE, "x",
+                                             "prepare, %s, p50 / prepare floor", LEAN_LABEL),
+                               p50 / b->prepare_floor_ms);
+            rc = 0;
+        }
+    }
+    samples_free(&s[0]);
+    samples_free(&s[1]);
+out:
+    rpc_client_free(p->grpc);
+    for (size_t k = 0; k < N_CONFIGS; k++)
+        for (int c = 0; c < MAX_CALLERS; c++)
+            dra_claim_free(&p->claims[k][c]);
+    struct error e;
+    if (world_stop(&w, &e) < 0 && rc == 0)
+        rc = error_set(err, "%s", e.msg);
+out_free:
+    free(p);
+    return rc;
+}
+
 int suite_prepare(struct bench *b, struct error *err)
 {
     struct world w;
@@ -138,6 +195,12 @@ int suite_prepare(struct bench *b, struct error *err)
         for (size_t k = 0; k < N_CONFIGS; k++)
             if (run_config(b, p, k, err) < 0)
                 goto out;
+    }
+    for (int run = 0; run < b->runs; run++) {
+        fprintf(stderr, "bench: prepare without device metadata and device status, run %d/%d\n",
+                run + 1, b->runs);
+        if (run_lean(b, err) < 0)
+            goto out;
     }
     struct report *r = b->report;
     if (!isnan(b->prepare_floor_ms))

@@ -109,15 +109,19 @@ int world_spawn_plugin(struct world *w, struct error *err)
     PATHF(log, "%s/plugin.log", w->dir);
     if (access(exe, X_OK) < 0)
         return error_set_errno(err, errno, "%s", exe);
-    char *argv[] = {exe,           "--node-name",
-                    WORLD_NODE,    "--kubeconfig",
-                    w->kubeconfig, "--kubelet-registrar-directory-path",
-                    w->registrar,  "--kubelet-plugins-directory-path",
-                    w->plugins,    "--cdi-root",
-                    w->cdi,        "--fakehw-root",
-                    w->mount,      "--fakegpu-smi",
-                    smi,           "--ready-file",
-                    w->ready_file, NULL};
+    char *argv[24] = {exe,           "--node-name",
+                      WORLD_NODE,    "--kubeconfig",
+                      w->kubeconfig, "--kubelet-registrar-directory-path",
+                      w->registrar,  "--kubelet-plugins-directory-path",
+                      w->plugins,    "--cdi-root",
+                      w->cdi,        "--fakehw-root",
+                      w->mount,      "--fakegpu-smi",
+                      smi,           "--ready-file",
+                      w->ready_file, NULL};
+    size_t n = 17;
+    for (size_t i = 0; i < 4 && w->plugin_flags[i] != NULL; i++)
+        argv[n++] = (char *)w->plugin_flags[i];
+    argv[n] = NULL;
     return proc_spawn(&w->plugin, "fakehw-kubelet-plugin", argv, log, &w->plugin_spawn_ns, err);
 }
 

@@ -23,7 +23,8 @@ struct world {
     char event_log[2300], mount[2300], registrar[2300], plugins[2300], cdi[2300];
     char kubeconfig[2300], ready_file[2300], dra_sock[2400], reg_sock[2400];
     struct proc api, fakehw, plugin;
-    int64_t plugin_spawn_ns; /* CLOCK_REALTIME right before the plugin was started */
+    int64_t plugin_spawn_ns;     /* CLOCK_REALTIME right before the plugin was started */
+    const char *plugin_flags[4]; /* extra plugin flags (NULL-terminated; set after world_init) */
     struct health_watch *health;
 };
 
