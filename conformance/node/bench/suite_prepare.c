@@ -83,7 +83,10 @@ static int create_claims(struct world *w, struct prep_ctx *p, struct error *err)
     return rc;
 }
 
-static int run_config(struct bench *b, struct prep_ctx *p, size_t k, struct error *err)
+/* Cycles configuration k's claims on p's plugin and adds its figures under
+ * label; the 1-device sequential one also as a ratio to the prepare floor. */
+static int run_config(struct bench *b, struct prep_ctx *p, size_t k, const char *label,
+                      struct error *err)
 {
     const struct config *c = &configs[k];
     p->cfg = k;
@@ -99,20 +102,20 @@ static int run_config(struct bench *b, struct prep_ctx *p, size_t k, struct erro
         goto out;
     struct report *r = b->report;
     double p50 = samples_percentile(&s[0], 50);
-    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p50", c->label), p50);
-    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p99", c->label),
+    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p50", label), p50);
+    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p99", label),
                    samples_percentile(&s[0], 99));
-    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "unprepare, %s, p50", c->label),
+    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "unprepare, %s, p50", label),
                    samples_percentile(&s[1], 50));
-    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "unprepare, %s, p99", c->label),
+    figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "unprepare, %s, p99", label),
                    samples_percentile(&s[1], 99));
     figure_add_run(report_figure(r, GROUP_PREPARE, "/s",
-                                 "prepares per second (each with its unprepare), %s", c->label),
+                                 "prepares per second (each with its unprepare), %s", label),
                    (double)s[0].n / (wall / 1000.0));
-    if (k == 0 && !isnan(b->prepare_floor_ms))
-        figure_add_run(report_figure(r, GROUP_PREPARE, "x",
-                                     "prepare, 1 device, sequential, p50 / prepare floor"),
-                       p50 / b->prepare_floor_ms);
+    if (c->devices == 1 && c->callers == 1 && !isnan(b->prepare_floor_ms))
+        figure_add_run(
+            report_figure(r, GROUP_PREPARE, "x", "prepare, %s, p50 / prepare floor", label),
+            p50 / b->prepare_floor_ms);
     rc = 0;
 out:
     samples_free(&s[0]);
@@ -120,9 +123,9 @@ out:
     return rc;
 }
 
-/* The label of the 1-device sequential configuration on a plugin without
- * the two optional features that add file-system and API work to each
- * prepare: it shows what those features cost, in the same run. */
+/* Configuration 0 (1 device, sequential) on a plugin without the two
+ * optional features that add file-system and API work to each prepare: it
+ * shows what those features cost, in the same run. */
 #define LEAN_LABEL "1 device, sequential, device metadata and claim device status off"
 
 static int run_lean(struct bench *b, struct error *err)
@@ -138,33 +141,9 @@ static int run_lean(struct bench *b, struct error *err)
         goto out_free;
     w.plugin_flags[0] = "--device-metadata=false";
     w.plugin_flags[1] = "--device-status=false";
-    if (world_start(&w, PREPARE_GPUS, err) < 0 || create_claims(&w, p, err) < 0 ||
-        (p->grpc = rpc_client_new(w.dra_sock, err)) == NULL)
-        goto out;
-    p->cfg = 0;
-    struct samples s[2] = {{0}, {0}};
-    double wall;
-    int per_caller = b->quick ? 20 : 200;
-    if (load_run(1, 5, op_cycle, p, 2, s, &wall, err) == 0) {
-        samples_clear(&s[0]);
-        samples_clear(&s[1]);
-        if (load_run(1, per_caller, op_cycle, p, 2, s, &wall, err) == 0) {
-            struct report *r = b->report;
-            double p50 = samples_percentile(&s[0], 50);
-            figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p50", LEAN_LABEL),
-                           p50);
-            figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p99", LEAN_LABEL),
-                           samples_percentile(&s[0], 99));
-            if (!isnan(b->prepare_floor_ms))
-                figure_add_run(report_figure(r, GROUP_PREPARE, "x",
-                                             "prepare, %s, p50 / prepare floor", LEAN_LABEL),
-                               p50 / b->prepare_floor_ms);
-            rc = 0;
-        }
-    }
-    samples_free(&s[0]);
-    samples_free(&s[1]);
-out:
+    if (world_start(&w, PREPARE_GPUS, err) == 0 && create_claims(&w, p, err) == 0 &&
+        (p->grpc = rpc_client_new(w.dra_sock, err)) != NULL)
+        rc = run_config(b, p, 0, LEAN_LABEL, err);
     rpc_client_free(p->grpc);
     for (size_t k = 0; k < N_CONFIGS; k++)
         for (int c = 0; c < MAX_CALLERS; c++)
@@ -193,7 +172,7 @@ int suite_prepare(struct bench *b, struct error *err)
     for (int run = 0; run < b->runs; run++) {
         fprintf(stderr, "bench: prepare and unprepare, run %d/%d\n", run + 1, b->runs);
         for (size_t k = 0; k < N_CONFIGS; k++)
-            if (run_config(b, p, k, err) < 0)
+            if (run_config(b, p, k, configs[k].label, err) < 0)
                 goto out;
     }
     for (int run = 0; run < b->runs; run++) {
