@@ -10,6 +10,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int fsync_dir(const char *dir, struct error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return error_set_errno(err, errno, "opening directory %s", dir);
+    int rc = fsync(fd);
+    int saved = errno;
+    close(fd);
+    if (rc < 0)
+        return error_set_errno(err, saved, "fsync of directory %s", dir);
+    return 0;
+}
+
 static int fsync_dir_of(const char *path, struct error *err)
 {
     char dir[PATH_MAX];
@@ -21,15 +34,7 @@ static int fsync_dir_of(const char *path, struct error *err)
         *slash = '\0';
     else
         snprintf(dir, sizeof(dir), ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return error_set_errno(err, errno, "opening directory %s", dir);
-    int rc = fsync(fd);
-    int saved = errno;
-    close(fd);
-    if (rc < 0)
-        return error_set_errno(err, saved, "fsync of directory %s", dir);
-    return 0;
+    return fsync_dir(dir, err);
 }
 
 static int replace_file(const char *path, const void *data, size_t len, mode_t mode, bool durable,

@@ -21,6 +21,9 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
 int atomic_write_file_nosync(const char *path, const void *data, size_t len, mode_t mode,
                              struct error *err);
 
+/* fsync of directory dir, so a name created or renamed in it is durable. */
+int fsync_dir(const char *dir, struct error *err);
+
 /* mkdir -p with the given mode for every directory it creates.  One mkdir
  * when the parent exists already. */
 int mkdir_p(const char *path, mode_t mode, struct error *err);

@@ -213,22 +213,6 @@ int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_devi
     return 0;
 }
 
-struct fakehw_device *inventory_snapshot(struct inventory *inv, size_t *n)
-{
-    struct device_snapshot *snap = inventory_current(inv);
-    struct fakehw_device *copy = NULL;
-    *n = 0;
-    if (snap != NULL && snap->n > 0) {
-        copy = malloc(snap->n * sizeof(*copy));
-        if (copy != NULL) {
-            memcpy(copy, snap->devs, snap->n * sizeof(*copy));
-            *n = snap->n;
-        }
-    }
-    device_snapshot_put(snap);
-    return copy;
-}
-
 bool inventory_tree_up(struct inventory *inv)
 {
     pthread_mutex_lock(&inv->lock);

@@ -9,8 +9,8 @@
  * Listeners run on the inventory thread, one after the other, and must not
  * block for long (the publisher and the health services only queue work).
  *
- * inventory_lookup, inventory_current and inventory_snapshot are safe from
- * any thread (the prepare path uses them). */
+ * inventory_lookup and inventory_current are safe from any thread (the
+ * prepare path uses them). */
 #ifndef FAKEHW_DRIVER_INVENTORY_H
 #define FAKEHW_DRIVER_INVENTORY_H
 
@@ -59,9 +59,6 @@ int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_devi
 /* A reference to the current snapshot (drop it with device_snapshot_put),
  * or NULL before the tree was first read. */
 struct device_snapshot *inventory_current(struct inventory *inv);
-
-/* A malloc'ed copy of the current devices (NULL when empty); *n its length. */
-struct fakehw_device *inventory_snapshot(struct inventory *inv, size_t *n);
 
 /* True while the tree is readable. */
 bool inventory_tree_up(struct inventory *inv);

@@ -36,8 +36,6 @@ struct claim_status_writer {
     bool stopping;
 
     struct device_snapshot *snap; /* the last inventory snapshot (a reference); NULL before */
-    bool tree_up;
-    bool have_inventory;
 
     char **changed; /* device names whose holders must be queued */
     size_t n_changed, cap_changed;
@@ -161,11 +159,10 @@ void claim_status_devices_changed(struct claim_status_writer *w, struct device_s
     device_snapshot_get(snap);
     pthread_mutex_lock(&w->lock);
     struct device_snapshot *old = w->snap;
-    device_health_diff(old ? old->devs : NULL, old ? old->n : 0, w->tree_up, snap->devs, snap->n,
-                       snap->tree_up, note_changed, w);
+    /* Before the first snapshot nothing was reported: as if healthy and up. */
+    device_health_diff(old ? old->devs : NULL, old ? old->n : 0, old ? old->tree_up : true,
+                       snap->devs, snap->n, snap->tree_up, note_changed, w);
     w->snap = snap;
-    w->tree_up = snap->tree_up;
-    w->have_inventory = true;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
     device_snapshot_put(old);
@@ -307,9 +304,9 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
      * snapshot meanwhile queues the claim again. */
     pthread_mutex_lock(&w->lock);
     struct device_snapshot *snap = device_snapshot_get(w->snap);
-    bool tree_up = w->tree_up;
     pthread_mutex_unlock(&w->lock);
-    struct claim_status_input in = {w->driver, w->pool, find_dev, snap, tree_up, now};
+    struct claim_status_input in = {
+        w->driver, w->pool, find_dev, snap, snap != NULL ? snap->tree_up : true, now};
     int rc = claim_status_devices_build(claim, &in, &devices, err);
     device_snapshot_put(snap);
     if (rc < 0) {
@@ -418,12 +415,12 @@ static void *writer_thread(void *arg)
     struct claim_status_writer *w = arg;
     pthread_mutex_lock(&w->lock);
     while (!w->stopping) {
-        if (w->have_inventory && w->n_changed > 0) {
+        if (w->snap != NULL && w->n_changed > 0) {
             queue_holders_locked(w);
             continue;
         }
         long long due = -1;
-        struct item *it = w->have_inventory ? earliest_locked(w, &due) : NULL;
+        struct item *it = w->snap != NULL ? earliest_locked(w, &due) : NULL;
         if (it == NULL || due > retry_now_ms()) {
             pthread_cond_broadcast(&w->cond); /* wakes claim_status_wait_idle */
             retry_cond_wait_until(&w->cond, &w->lock, due);
@@ -468,7 +465,6 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 500;
     w->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 30000;
     w->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 12;
-    w->tree_up = true;
     if (w->driver == NULL || w->pool == NULL) {
         error_set(err, "out of memory");
         goto fail_alloc;
@@ -502,7 +498,7 @@ int claim_status_wait_idle(struct claim_status_writer *w, int timeout_ms)
     long long deadline = retry_now_ms() + timeout_ms;
     pthread_mutex_lock(&w->lock);
     int rc = 0;
-    while (w->items != NULL || w->busy_uid != NULL || (w->have_inventory && w->n_changed > 0)) {
+    while (w->items != NULL || w->busy_uid != NULL || (w->snap != NULL && w->n_changed > 0)) {
         if (retry_now_ms() >= deadline) {
             rc = -1;
             break;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "checkpoint.h"
 #include "checkpoint_journal.h"
 #include "claim_files.h"
@@ -39,17 +40,6 @@ struct checkpoint_store {
     bool compacting;
     bool dirty; /* the journal may hold bytes of failed appends: compact before appending */
 };
-
-static int fsync_dir(const char *dir, struct error *err)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return error_set_errno(err, errno, "opening directory %s", dir);
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    return rc < 0 ? error_set_errno(err, e, "fsync of directory %s", dir) : 0;
-}
 
 /* Writes a new snapshot and empties the journal.  With mu held; waits until
  * every written line has been applied (or failed), and keeps new appends out

@@ -123,12 +123,15 @@ out:
     return rc;
 }
 
-/* Configuration 0 (1 device, sequential) on a plugin without the two
- * optional features that add file-system and API work to each prepare: it
- * shows what those features cost, in the same run. */
+/* The lean world: a plugin without the two optional features that add
+ * file-system and API work to each prepare, measured on configuration 0
+ * (1 device, sequential) only.  It shows what those features cost, in the
+ * same run. */
 #define LEAN_LABEL "1 device, sequential, device metadata and claim device status off"
 
-static int run_lean(struct bench *b, struct error *err)
+/* One world of PREPARE_GPUS with its claims; every run measures all
+ * configurations, or (lean) configuration 0 on the lean plugin. */
+static int measure_world(struct bench *b, bool lean, struct error *err)
 {
     struct world w;
     struct prep_ctx *p = calloc(1, sizeof(*p));
@@ -136,58 +139,25 @@ static int run_lean(struct bench *b, struct error *err)
     int rc = -1;
     if (p == NULL)
         return error_set(err, "out of memory");
-    bench_world_name(b, "prepare-lean", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
-        goto out_free;
-    w.plugin_flags[0] = "--device-metadata=false";
-    w.plugin_flags[1] = "--device-status=false";
-    if (world_start(&w, PREPARE_GPUS, err) == 0 && create_claims(&w, p, err) == 0 &&
-        (p->grpc = rpc_client_new(w.dra_sock, err)) != NULL)
-        rc = run_config(b, p, 0, LEAN_LABEL, err);
-    rpc_client_free(p->grpc);
-    for (size_t k = 0; k < N_CONFIGS; k++)
-        for (int c = 0; c < MAX_CALLERS; c++)
-            dra_claim_free(&p->claims[k][c]);
-    struct error e;
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
-out_free:
-    free(p);
-    return rc;
-}
-
-int suite_prepare(struct bench *b, struct error *err)
-{
-    struct world w;
-    struct prep_ctx *p = calloc(1, sizeof(*p));
-    char name[64];
-    int rc = -1;
-    if (p == NULL)
-        return error_set(err, "out of memory");
-    bench_world_name(b, "prepare", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
-        world_start(&w, PREPARE_GPUS, err) < 0 || create_claims(&w, p, err) < 0 ||
+    bench_world_name(b, lean ? "prepare-lean" : "prepare", name, sizeof(name));
+    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0) {
+        free(p);
+        return -1;
+    }
+    if (lean) {
+        w.plugin_flags[0] = "--device-metadata=false";
+        w.plugin_flags[1] = "--device-status=false";
+    }
+    if (world_start(&w, PREPARE_GPUS, err) < 0 || create_claims(&w, p, err) < 0 ||
         (p->grpc = rpc_client_new(w.dra_sock, err)) == NULL)
         goto out;
     for (int run = 0; run < b->runs; run++) {
-        fprintf(stderr, "bench: prepare and unprepare, run %d/%d\n", run + 1, b->runs);
-        for (size_t k = 0; k < N_CONFIGS; k++)
-            if (run_config(b, p, k, configs[k].label, err) < 0)
+        fprintf(stderr, "bench: prepare and unprepare%s, run %d/%d\n",
+                lean ? " without device metadata and device status" : "", run + 1, b->runs);
+        for (size_t k = 0; k < (lean ? 1 : N_CONFIGS); k++)
+            if (run_config(b, p, k, lean ? LEAN_LABEL : configs[k].label, err) < 0)
                 goto out;
     }
-    for (int run = 0; run < b->runs; run++) {
-        fprintf(stderr, "bench: prepare without device metadata and device status, run %d/%d\n",
-                run + 1, b->runs);
-        if (run_lean(b, err) < 0)
-            goto out;
-    }
-    struct report *r = b->report;
-    if (!isnan(b->prepare_floor_ms))
-        figure_target_below(report_figure(r, GROUP_PREPARE, "x",
-                                          "prepare, 1 device, sequential, p50 / prepare floor"),
-                            3, "< 3x");
-    figure_target_below(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p99", configs[0].label),
-                        10, "< 10 ms");
     rc = 0;
 out:
     rpc_client_free(p->grpc);
@@ -199,4 +169,18 @@ out:
     if (world_stop(&w, &e) < 0 && rc == 0)
         rc = error_set(err, "%s", e.msg);
     return rc;
+}
+
+int suite_prepare(struct bench *b, struct error *err)
+{
+    if (measure_world(b, false, err) < 0 || measure_world(b, true, err) < 0)
+        return -1;
+    struct report *r = b->report;
+    if (!isnan(b->prepare_floor_ms))
+        figure_target_below(report_figure(r, GROUP_PREPARE, "x",
+                                          "prepare, 1 device, sequential, p50 / prepare floor"),
+                            3, "< 3x");
+    figure_target_below(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p99", configs[0].label),
+                        10, "< 10 ms");
+    return 0;
 }
