@@ -1,8 +1,13 @@
+/* Answers are built with the v1 generated types for both versions: v1 and
+ * v1alpha1 share every field number and enum value, so the packed bytes are a
+ * valid message of either (the unit tests decode them with both descriptors).
+ * Requests are decoded with each method's own descriptor. */
 #include "health_codec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/dra_health_v1.pb-c.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "utf8.h"
 
@@ -24,19 +29,20 @@ void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1])
     free(clean);
 }
 
-const ProtobufCMessageDescriptor *health_watch_request_type(void)
+const ProtobufCMessageDescriptor *health_watch_request_type(enum health_api api)
 {
-    return &v1alpha1__node_watch_resources_request__descriptor;
+    return api == HEALTH_API_V1 ? &v1__node_watch_resources_request__descriptor
+                                : &v1alpha1__node_watch_resources_request__descriptor;
 }
 
 int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size_t *len,
                   struct error *err)
 {
     int rc = -1;
-    V1alpha1__NodeWatchResourcesResponse resp = V1ALPHA1__NODE_WATCH_RESOURCES_RESPONSE__INIT;
-    V1alpha1__DeviceHealth **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-    V1alpha1__DeviceHealth *dh = calloc(n ? n : 1, sizeof(*dh));
-    V1alpha1__DeviceIdentifier *ids = calloc(n ? n : 1, sizeof(*ids));
+    V1__NodeWatchResourcesResponse resp = V1__NODE_WATCH_RESOURCES_RESPONSE__INIT;
+    V1__DeviceHealth **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    V1__DeviceHealth *dh = calloc(n ? n : 1, sizeof(*dh));
+    V1__DeviceIdentifier *ids = calloc(n ? n : 1, sizeof(*ids));
     char(*msgs)[HEALTH_MESSAGE_MAX + 1] = calloc(n ? n : 1, sizeof(*msgs));
     *out = NULL;
     if (!ptrs || !dh || !ids || !msgs) {
@@ -60,12 +66,12 @@ int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size
                       d->device, (int)d->health);
             goto out;
         }
-        v1alpha1__device_identifier__init(&ids[i]);
+        v1__device_identifier__init(&ids[i]);
         ids[i].pool_name = (char *)d->pool;
         ids[i].device_name = (char *)d->device;
-        v1alpha1__device_health__init(&dh[i]);
+        v1__device_health__init(&dh[i]);
         dh[i].device = &ids[i];
-        dh[i].health = (V1alpha1__HealthStatus)d->health;
+        dh[i].health = (V1__HealthStatus)d->health;
         dh[i].last_updated_time = d->last_updated;
         dh[i].health_check_timeout_seconds =
             d->health_check_timeout_seconds > 0 ? d->health_check_timeout_seconds : 0;

@@ -1,5 +1,7 @@
-/* The v1alpha1 health stream message (NodeWatchResourcesResponse): the
- * driver-side device health list and its encoding. */
+/* The health stream message (NodeWatchResourcesResponse) of both health API
+ * versions: the driver-side device health list and its encoding.  v1 (1.37+)
+ * and v1alpha1 have the same messages, field numbers and enum values, and
+ * differ only in the package, so one encoding serves both. */
 #ifndef FAKEHW_DRIVER_HEALTH_CODEC_H
 #define FAKEHW_DRIVER_HEALTH_CODEC_H
 
@@ -9,7 +11,12 @@
 
 #include "error.h"
 
-#define HEALTH_WATCH_METHOD "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+enum health_api { HEALTH_API_V1, HEALTH_API_V1ALPHA1 };
+
+#define HEALTH_V1_SERVICE             "v1.DRAResourceHealth"
+#define HEALTH_V1ALPHA1_SERVICE       "v1alpha1.DRAResourceHealth"
+#define HEALTH_V1_WATCH_METHOD        "/v1.DRAResourceHealth/NodeWatchResources"
+#define HEALTH_V1ALPHA1_WATCH_METHOD  "/v1alpha1.DRAResourceHealth/NodeWatchResources"
 
 /* Values of the wire enum HealthStatus. */
 enum health_entry_status {
@@ -36,9 +43,11 @@ struct health_entry {
  * HEALTH_MESSAGE_MAX - 3 bytes followed by "...". */
 void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1]);
 
-const ProtobufCMessageDescriptor *health_watch_request_type(void);
+/* The request descriptor of NodeWatchResources of that version. */
+const ProtobufCMessageDescriptor *health_watch_request_type(enum health_api api);
 
-/* Packs a NodeWatchResourcesResponse listing every device (malloc'd *out).
+/* Packs a NodeWatchResourcesResponse listing every device (malloc'd *out);
+ * the bytes are the same message in both versions.
  * Fails, naming the entry, on an empty pool or device name or an unknown
  * health value. */
 int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size_t *len,

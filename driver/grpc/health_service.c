@@ -77,14 +77,24 @@ struct health_service *health_service_new(struct error *err)
 
 int health_service_register(struct health_service *svc, struct rpc_server *srv, struct error *err)
 {
-    const struct rpc_method m = {
-        .path = HEALTH_WATCH_METHOD,
-        .request = health_watch_request_type(),
-        .stream_open = on_open,
-        .stream_closed = on_closed,
-        .ctx = svc,
+    /* Both versions share the stream list and the packed message: a kubelet
+     * 1.37+ opens v1, older ones v1alpha1. */
+    const struct rpc_method methods[] = {
+        {.path = HEALTH_V1_WATCH_METHOD,
+         .request = health_watch_request_type(HEALTH_API_V1),
+         .stream_open = on_open,
+         .stream_closed = on_closed,
+         .ctx = svc},
+        {.path = HEALTH_V1ALPHA1_WATCH_METHOD,
+         .request = health_watch_request_type(HEALTH_API_V1ALPHA1),
+         .stream_open = on_open,
+         .stream_closed = on_closed,
+         .ctx = svc},
     };
-    return rpc_server_add_method(srv, &m, err);
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+        if (rpc_server_add_method(srv, &methods[i], err) < 0)
+            return -1;
+    return 0;
 }
 
 int health_service_update(struct health_service *svc, const struct health_entry *list, size_t n,

@@ -1,4 +1,5 @@
-/* v1alpha1.DRAResourceHealth/NodeWatchResources: the kubelet's health stream.
+/* {v1,v1alpha1}.DRAResourceHealth/NodeWatchResources: the kubelet's health
+ * stream, both versions served from one device list.
  *
  * On open a stream gets the full current device list at once and stays open;
  * every health_service_update() sends the full list again to every open
@@ -18,7 +19,7 @@ struct health_service;
 /* Starts with an empty device list. */
 struct health_service *health_service_new(struct error *err);
 
-/* Adds NodeWatchResources to srv (before rpc_server_start). */
+/* Adds NodeWatchResources of both versions to srv (before rpc_server_start). */
 int health_service_register(struct health_service *svc, struct rpc_server *srv, struct error *err);
 
 /* Replaces the device list (copied; list may be freed after) and sends it to

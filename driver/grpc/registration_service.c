@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health_codec.h"
 #include "log.h"
 #include "proto/pluginregistration.pb-c.h"
 #include "utf8.h"
@@ -11,7 +12,8 @@
 const char *const registration_default_versions[] = {
     "v1.DRAPlugin",
     "v1beta1.DRAPlugin",
-    "v1alpha1.DRAResourceHealth",
+    HEALTH_V1_SERVICE,
+    HEALTH_V1ALPHA1_SERVICE,
 };
 const size_t registration_n_default_versions =
     sizeof(registration_default_versions) / sizeof(registration_default_versions[0]);

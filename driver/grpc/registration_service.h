@@ -19,7 +19,8 @@
 
 /* The services this plugin offers on its DRA socket, in the order the
  * kubelet should consider them: v1 first, v1beta1 for older kubelets, and the
- * health stream. */
+ * health stream, v1 (picked by 1.37+ kubelets) before v1alpha1 (the only one
+ * 1.34-1.36 kubelets call; they skip strings they do not know). */
 extern const char *const registration_default_versions[];
 extern const size_t registration_n_default_versions;
 

@@ -613,9 +613,13 @@ ks() {
 # kubelet_register: registers the plugin like the kubelet (waits up to 10 s
 # for its registration socket); sets REGISTRATION (the key=value output) and
 # DRA_SOCK (the endpoint it announced).
+# NODE_KUBELET_HEALTH_SERVICES: the health services the stand-in kubelet
+# knows, newest first (default the 1.37 kubelet's v1,v1alpha1; set
+# v1alpha1.DRAResourceHealth to behave as 1.34-1.36).
 kubelet_register() {
     local status=0
-    REGISTRATION=$(ks register --registry-dir "$REG_DIR" --driver "$DRIVER" --timeout "$((10 * NODE_WAIT_SCALE))" 2>&1) || status=$?
+    REGISTRATION=$(ks register --registry-dir "$REG_DIR" --driver "$DRIVER" --timeout "$((10 * NODE_WAIT_SCALE))" \
+        --kubelet-health-services "${NODE_KUBELET_HEALTH_SERVICES:-v1.DRAResourceHealth,v1alpha1.DRAResourceHealth}" 2>&1) || status=$?
     if ((status != 0)) || [[ $REGISTRATION != *registered=true* ]]; then
         printf 'kubelet-standin register failed (status %s):\n%s\n' "$status" "$REGISTRATION" >&2
         plugin_alive || echo "the plugin is not running" >&2
@@ -652,10 +656,16 @@ cdi_ids() {
 }
 
 # health_watch_start: kubelet-standin watch-health in the background, its
-# output in $HEALTH_OUT.
+# output in $HEALTH_OUT, on the health service the registration picked
+# (health_version; NODE_HEALTH_SERVICE forces one).
 health_watch_start() {
+    local service=${NODE_HEALTH_SERVICE:-$(registration_value health_version)}
+    [[ -n $service ]] || {
+        echo "the registration picked no health service (the plugin advertises none the kubelet knows)" >&2
+        return 1
+    }
     : >"$HEALTH_OUT"
-    _ne_spawn "$HEALTH_OUT" "$NODE_BIN/kubelet-standin" watch-health --endpoint "$DRA_SOCK" --timeout 120
+    _ne_spawn "$HEALTH_OUT" "$NODE_BIN/kubelet-standin" watch-health --endpoint "$DRA_SOCK" --timeout 120 --service "$service"
     HEALTH_PID=$_NE_PID
     NODE_BG_PIDS+=("$HEALTH_PID")
     wait_for 5 "the first health message" grep -q '^--- update=1 ' "$HEALTH_OUT"

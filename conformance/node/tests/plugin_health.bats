@@ -124,3 +124,35 @@ condition_is() {
     wait_for 5 "claim c1: gpu-0 Ready again" condition_is c1 gpu-0 "True DeviceHealthy"
     plugin_alive
 }
+
+@test "health: each advertised health version streams the full list and a flip; a 1.37 kubelet picks v1, an older one v1alpha1 [fakehw]" {
+    node_up
+    local versions svc served=0
+    versions=$(registration_value supported_versions)
+    if [[ $NODE_FAKE_DRIVER == true || ,$versions, == *,v1.DRAResourceHealth,* ]]; then
+        assert_equal "$(registration_value health_version)" v1.DRAResourceHealth
+    fi
+    if [[ ,$versions, == *,v1alpha1.DRAResourceHealth,* ]]; then
+        # A 1.34-1.36 kubelet knows only v1alpha1 and skips the v1 string.
+        NODE_KUBELET_HEALTH_SERVICES=v1alpha1.DRAResourceHealth kubelet_register
+        assert_equal "$(registration_value health_version)" v1alpha1.DRAResourceHealth
+        assert_equal "$(registration_value version)" v1.DRAPlugin
+    fi
+    for svc in v1.DRAResourceHealth v1alpha1.DRAResourceHealth; do
+        [[ ,$versions, == *,$svc,* ]] || continue
+        served=$((served + 1))
+        NODE_HEALTH_SERVICE=$svc health_watch_start
+        health_latest_has "^pool=$NODE device=gpu-0 health=HEALTHY " "^pool=$NODE device=gpu-1 health=HEALTHY " \
+            "^pool=$NODE device=gpu-2 health=HEALTHY " "^pool=$NODE device=gpu-3 health=HEALTHY "
+        fakehw_flip gpu-2 unhealthy "XID 48: double bit ECC error"
+        wait_for 5 "UNHEALTHY gpu-2 on the $svc stream" health_latest_has \
+            "^pool=$NODE device=gpu-2 health=UNHEALTHY .* message=XID 48: double bit ECC error$" \
+            "^pool=$NODE device=gpu-1 health=HEALTHY "
+        fakehw_flip gpu-2 healthy
+        wait_for 5 "HEALTHY gpu-2 on the $svc stream" health_latest_has "^pool=$NODE device=gpu-2 health=HEALTHY .* message=$"
+        _ne_reap "$HEALTH_PID" TERM 2 || true
+    done
+    ((served > 0)) || fail "the plugin advertises no health service: $versions"
+    [[ $NODE_FAKE_DRIVER != true ]] || assert_equal "$served" 2
+    plugin_alive
+}

@@ -38,7 +38,7 @@ ready_file_stays_absent() {
     [[ $endpoint == /* && -S $endpoint ]] || fail "endpoint \"$endpoint\" is not an absolute path of a socket"
     versions=$(registration_value supported_versions)
     if [[ $NODE_FAKE_DRIVER == true ]]; then
-        assert_equal "$versions" v1.DRAPlugin,v1beta1.DRAPlugin,v1alpha1.DRAResourceHealth
+        assert_equal "$versions" v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth,v1alpha1.DRAResourceHealth
         assert_equal "$endpoint" "$DRA_SOCK"
         assert_equal "$(registration_value socket)" "$REG_SOCK"
     else

@@ -70,11 +70,12 @@ now_ms() {
     assert_line --index 1 "type=DRAPlugin"
     assert_line --index 2 "driver=$DRIVER"
     assert_line --index 3 "endpoint=$DRA_SOCK"
-    assert_line --index 4 "supported_versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1alpha1.DRAResourceHealth"
+    assert_line --index 4 "supported_versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth,v1alpha1.DRAResourceHealth"
     assert_line --index 5 "version=v1.DRAPlugin"
     assert_line --index 6 "health_service=true"
-    assert_line --index 7 "registered=true"
-    assert_line --index 8 "notify_status=OK"
+    assert_line --index 7 "health_version=v1.DRAResourceHealth"
+    assert_line --index 8 "registered=true"
+    assert_line --index 9 "notify_status=OK"
     assert_file_exists "$T/ready"
     grep -q "kubelet registered driver $DRIVER" "$T/server.log"
 }
@@ -90,12 +91,31 @@ now_ms() {
     assert_line "version=v1beta1.DRAPlugin"
 }
 
+@test "register: the health service is the kubelet's newest the plugin offers (1.37: v1, 1.34-1.36: v1alpha1)" {
+    start_server
+    run "$STANDIN" register --registry-dir "$REG_DIR" --kubelet-health-services v1alpha1.DRAResourceHealth
+    assert_success
+    assert_line "version=v1.DRAPlugin"
+    assert_line "health_service=true"
+    assert_line "health_version=v1alpha1.DRAResourceHealth"
+    # The kubelet's order decides, not the plugin's.
+    run "$STANDIN" register --registry-dir "$REG_DIR" \
+        --kubelet-health-services v1alpha1.DRAResourceHealth,v1.DRAResourceHealth
+    assert_success
+    assert_line "health_version=v1alpha1.DRAResourceHealth"
+    run "$STANDIN" register --registry-dir "$REG_DIR" --kubelet-health-services ""
+    assert_success
+    assert_line "health_service=false"
+    assert_line "health_version="
+    assert_line "registered=true"
+}
+
 @test "register: a refusal reaches the plugin with the kubelet's reason" {
     start_server
     run "$STANDIN" register --registry-dir "$REG_DIR" --kubelet-services v1alpha4.NodeService
     assert_failure 1
     assert_line "registered=false"
-    assert_line --partial "error=none of services supported by the plugin [v1.DRAPlugin v1beta1.DRAPlugin v1alpha1.DRAResourceHealth] are supported by the kubelet [v1alpha4.NodeService]"
+    assert_line --partial "error=none of services supported by the plugin [v1.DRAPlugin v1beta1.DRAPlugin v1.DRAResourceHealth v1alpha1.DRAResourceHealth] are supported by the kubelet [v1alpha4.NodeService]"
     grep -q "kubelet refused to register driver $DRIVER: none of services" "$T/server.log"
     assert_file_not_exists "$T/ready"
 }
@@ -213,11 +233,13 @@ HEALTH
     assert_line --index 6 "--- update=2 devices=3"
 }
 
-@test "health: every open stream gets the update" {
+@test "health: every open stream gets the update, of either version" {
     start_server
-    "$STANDIN" watch-health --json --endpoint "$DRA_SOCK" --count 2 --timeout 20 >"$T/w1" &
+    "$STANDIN" watch-health --json --endpoint "$DRA_SOCK" --count 2 --timeout 20 \
+        --service v1.DRAResourceHealth >"$T/w1" &
     local w1=$!
-    "$STANDIN" watch-health --json --endpoint "$DRA_SOCK" --count 2 --timeout 20 >"$T/w2" &
+    "$STANDIN" watch-health --json --endpoint "$DRA_SOCK" --count 2 --timeout 20 \
+        --service v1alpha1.DRAResourceHealth >"$T/w2" &
     local w2=$!
     for _ in $(seq 1 100); do
         [ -s "$T/w1" ] && [ -s "$T/w2" ] && break
@@ -229,9 +251,24 @@ HEALTH
     wait "$w2"
     for f in "$T/w1" "$T/w2"; do
         [ "$(jq -s 'length' "$f")" = 2 ]
+        [ "$(jq -rs '.[0].devices[1].message' "$f")" = "ECC errors" ]
         [ "$(jq -rs '.[1].devices[0].health' "$f")" = UNHEALTHY ]
         [ "$(jq -rs '.[1].devices | length' "$f")" = 1 ]
     done
+}
+
+@test "health: the v1alpha1 stream gives the same list; an unknown service is a usage error" {
+    start_server
+    run "$STANDIN" watch-health --endpoint "$DRA_SOCK" --count 1 --timeout 5 --service v1alpha1.DRAResourceHealth
+    assert_success
+    assert_line --index 1 "pool=node-a device=gpu-1 health=UNHEALTHY last_updated=1700000100 timeout=60 message=ECC errors"
+    assert_line --index 2 "--- update=1 devices=2"
+    run "$STANDIN" watch-health --endpoint "$DRA_SOCK" --count 1 --timeout 5 --service v2.DRAResourceHealth
+    assert_failure 2
+    assert_output --partial "--service wants v1.DRAResourceHealth or v1alpha1.DRAResourceHealth"
+    # A health version the plugin does not serve is UNIMPLEMENTED.
+    run "$STANDIN" call --endpoint "$DRA_SOCK" --method /v1beta1.DRAResourceHealth/NodeWatchResources
+    assert_line "status=UNIMPLEMENTED"
 }
 
 @test "shutdown: SIGTERM with a health stream open ends within 1 s and removes the sockets" {

@@ -18,6 +18,7 @@
 #include "driver/grpc/registration_service.h"
 #include "driver/grpc/rpc_wire.h"
 #include "driver/grpc/utf8.h"
+#include "proto/dra_health_v1.pb-c.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "proto/dra_v1.pb-c.h"
 #include "proto/dra_v1beta1.pb-c.h"
@@ -42,13 +43,19 @@ static void test_method_paths(void **state)
     assert_path(v1, 1, DRA_V1_UNPREPARE);
     assert_path(b1, 0, DRA_V1BETA1_PREPARE);
     assert_path(b1, 1, DRA_V1BETA1_UNPREPARE);
-    assert_path(&v1alpha1__draresource_health__descriptor, 0, HEALTH_WATCH_METHOD);
+    assert_path(&v1__draresource_health__descriptor, 0, HEALTH_V1_WATCH_METHOD);
+    assert_path(&v1alpha1__draresource_health__descriptor, 0, HEALTH_V1ALPHA1_WATCH_METHOD);
     assert_path(&pluginregistration__registration__descriptor, 0, REGISTRATION_GET_INFO);
     assert_path(&pluginregistration__registration__descriptor, 1, REGISTRATION_NOTIFY);
     assert_string_equal(registration_default_versions[0], "v1.DRAPlugin");
     assert_string_equal(registration_default_versions[1], "v1beta1.DRAPlugin");
-    assert_string_equal(registration_default_versions[2], "v1alpha1.DRAResourceHealth");
-    assert_int_equal(registration_n_default_versions, 3);
+    /* The advertised strings are the real service names. */
+    assert_string_equal(registration_default_versions[2], v1__draresource_health__descriptor.name);
+    assert_string_equal(registration_default_versions[2], "v1.DRAResourceHealth");
+    assert_string_equal(registration_default_versions[3],
+                        v1alpha1__draresource_health__descriptor.name);
+    assert_string_equal(registration_default_versions[3], "v1alpha1.DRAResourceHealth");
+    assert_int_equal(registration_n_default_versions, 4);
 }
 
 /* NodePrepareResourcesRequest{claims: [{namespace: "ns", uid: "u1", name: "c1"},
@@ -332,6 +339,22 @@ static void test_health_encode(void **state)
     };
     assert_int_equal(len, sizeof(want));
     assert_memory_equal(out, want, sizeof(want));
+    /* The same bytes decode as the message of either version. */
+    V1__NodeWatchResourcesResponse *m1 = v1__node_watch_resources_response__unpack(NULL, len, out);
+    assert_non_null(m1);
+    assert_int_equal(m1->n_devices, 2);
+    assert_string_equal(m1->devices[1]->device->device_name, "gpu-1");
+    assert_int_equal(m1->devices[1]->health, V1__HEALTH_STATUS__UNHEALTHY);
+    assert_string_equal(m1->devices[1]->message, "ECC");
+    v1__node_watch_resources_response__free_unpacked(m1, NULL);
+    V1alpha1__NodeWatchResourcesResponse *ma =
+        v1alpha1__node_watch_resources_response__unpack(NULL, len, out);
+    assert_non_null(ma);
+    assert_int_equal(ma->n_devices, 2);
+    assert_string_equal(ma->devices[0]->device->pool_name, "node-a");
+    assert_int_equal(ma->devices[1]->health_check_timeout_seconds, 60);
+    assert_string_equal(ma->devices[1]->message, "ECC");
+    v1alpha1__node_watch_resources_response__free_unpacked(ma, NULL);
     free(out);
 
     /* An empty list is an empty message. */
@@ -345,6 +368,48 @@ static void test_health_encode(void **state)
     bad[0] = (struct health_entry){"node-a", "gpu-3", (enum health_entry_status)7, 0, 0, NULL};
     assert_int_equal(health_encode(bad, 1, &out, &len, &err), -1);
     assert_string_equal(err.msg, "health entry 0 (node-a/gpu-3): unknown health value 7");
+}
+
+/* Same field names, numbers, labels and types, recursively, so one encoding
+ * can serve both versions. */
+static void assert_same_message(const ProtobufCMessageDescriptor *a,
+                                const ProtobufCMessageDescriptor *b)
+{
+    assert_string_equal(a->short_name, b->short_name);
+    assert_int_equal(a->n_fields, b->n_fields);
+    for (unsigned i = 0; i < a->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fa = &a->fields[i], *fb = &b->fields[i];
+        assert_string_equal(fa->name, fb->name);
+        assert_int_equal(fa->id, fb->id);
+        assert_int_equal(fa->label, fb->label);
+        assert_int_equal(fa->type, fb->type);
+        if (fa->type == PROTOBUF_C_TYPE_MESSAGE)
+            assert_same_message(fa->descriptor, fb->descriptor);
+        if (fa->type == PROTOBUF_C_TYPE_ENUM) {
+            const ProtobufCEnumDescriptor *ea = fa->descriptor, *eb = fb->descriptor;
+            assert_int_equal(ea->n_values, eb->n_values);
+            for (unsigned k = 0; k < ea->n_values; k++) {
+                assert_string_equal(ea->values[k].name, eb->values[k].name);
+                assert_int_equal(ea->values[k].value, eb->values[k].value);
+            }
+        }
+    }
+}
+
+static void test_health_versions_wire_identical(void **state)
+{
+    (void)state;
+    assert_same_message(&v1__node_watch_resources_request__descriptor,
+                        &v1alpha1__node_watch_resources_request__descriptor);
+    assert_same_message(&v1__node_watch_resources_response__descriptor,
+                        &v1alpha1__node_watch_resources_response__descriptor);
+    assert_int_equal(v1__device_health__descriptor.n_fields, 5);
+    assert_int_equal(v1__device_health__descriptor.fields[4].id, 5);
+    assert_string_equal(v1__device_health__descriptor.fields[4].name, "message");
+    assert_ptr_equal(health_watch_request_type(HEALTH_API_V1),
+                     &v1__node_watch_resources_request__descriptor);
+    assert_ptr_equal(health_watch_request_type(HEALTH_API_V1ALPHA1),
+                     &v1alpha1__node_watch_resources_request__descriptor);
 }
 
 static void test_registration_config_errors(void **state)
@@ -413,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_health_message_cut),
         cmocka_unit_test(test_health_encode),
+        cmocka_unit_test(test_health_versions_wire_identical),
         cmocka_unit_test(test_registration_config_errors),
         cmocka_unit_test(test_rpc_wire),
     };

@@ -140,8 +140,9 @@ def registration(reg_sock, dra_sock, driver):
           [(1, "DRAPlugin"), (2, driver), (3, dra_sock)],
           "PluginInfo type=1 DRAPlugin, name=2 driver, endpoint=3 absolute DRA socket")
     check([text(v) for n, _, v in info if n == 4] ==
-          ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth"],
-          "PluginInfo supported_versions=4 in order v1, v1beta1, v1alpha1 health")
+          ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth",
+           "v1alpha1.DRAResourceHealth"],
+          "PluginInfo supported_versions=4 in order v1, v1beta1, v1 health, v1alpha1 health")
     resp = unary(ch, "/pluginregistration.Registration/NotifyRegistrationStatus", field(1, 1))
     check(resp == b"", "NotifyRegistrationStatus(plugin_registered=1 true) -> empty response")
     try:
@@ -203,9 +204,9 @@ def dra(dra_sock):
     ch.close()
 
 
-def health(dra_sock):
+def health(dra_sock, package):
     ch = grpc.insecure_channel("unix:" + dra_sock)
-    stream = ch.unary_stream("/v1alpha1.DRAResourceHealth/NodeWatchResources")(b"", timeout=5)
+    stream = ch.unary_stream(f"/{package}.DRAResourceHealth/NodeWatchResources")(b"", timeout=5)
     first = next(iter(stream))
     devices = []
     for num, wt, dh in parse(first):
@@ -219,7 +220,7 @@ def health(dra_sock):
     check(devices == [("node-a", "gpu-0", 1, 1700000000, 0, ""),
                       ("node-a", "gpu-1", 2, 1700000100, 60, "ECC errors")],
           "DeviceHealth device=1{pool_name=1, device_name=2} health=2 (HEALTHY=1, UNHEALTHY=2) "
-          "last_updated_time=3 health_check_timeout_seconds=4 message=5")
+          f"last_updated_time=3 health_check_timeout_seconds=4 message=5 ({package})")
     stream.cancel()
     ch.close()
 
@@ -228,7 +229,8 @@ def main():
     reg_sock, dra_sock, driver = sys.argv[1:4]
     registration(reg_sock, dra_sock, driver)
     dra(dra_sock)
-    health(dra_sock)
+    health(dra_sock, "v1")
+    health(dra_sock, "v1alpha1")
     print("wire check passed")
 
 

@@ -87,14 +87,20 @@ static void print_joined(char **items, size_t n)
 /* Registers one plugin whose GetInfo answered; prints its block. */
 static int register_plugin(struct rpc_client *c, const char *sock,
                            const Pluginregistration__PluginInfo *info, char **kubelet_services,
-                           size_t n_services)
+                           size_t n_services, char **health_services, size_t n_health)
 {
     char reason[1024] = "";
     const char *version = "";
-    bool health = false;
-    for (size_t i = 0; i < info->n_supported_versions; i++)
-        if (!strcmp(info->supported_versions[i], "v1alpha1.DRAResourceHealth"))
-            health = true;
+    /* The health service is optional.  Like the 1.37 kubelet: the first of
+     * the kubelet's own list (newest first) that the plugin advertises, in
+     * whatever order the plugin lists it. */
+    const char *health_version = "";
+    for (size_t k = 0; k < n_health && !health_version[0]; k++)
+        for (size_t i = 0; i < info->n_supported_versions; i++)
+            if (!strcmp(info->supported_versions[i], health_services[k])) {
+                health_version = health_services[k];
+                break;
+            }
 
     if (strcmp(info->type, "DRAPlugin") != 0) {
         snprintf(reason, sizeof(reason), "no handler registered for plugin type: %s", info->type);
@@ -143,8 +149,8 @@ static int register_plugin(struct rpc_client *c, const char *sock,
     print_oneline(stdout, info->endpoint[0] ? info->endpoint : sock);
     printf("\nsupported_versions=");
     print_joined(info->supported_versions, info->n_supported_versions);
-    printf("\nversion=%s\nhealth_service=%s\nregistered=%s\n", version, health ? "true" : "false",
-           ok ? "true" : "false");
+    printf("\nversion=%s\nhealth_service=%s\nhealth_version=%s\nregistered=%s\n", version,
+           health_version[0] ? "true" : "false", health_version, ok ? "true" : "false");
     if (!ok) {
         printf("error=");
         print_oneline(stdout, reason);
@@ -174,6 +180,7 @@ int cmd_register(int argc, char **argv)
 {
     const char *dir = NULL, *driver = NULL, *timeout_s = "10";
     const char *services = "v1.DRAPlugin,v1beta1.DRAPlugin";
+    const char *health_services = "v1.DRAResourceHealth,v1alpha1.DRAResourceHealth";
     const struct flag flags[] = {
         {"registry-dir", "KUBELET_STANDIN_REGISTRY_DIR", FLAG_STRING, &dir,
          "the kubelet's plugins_registry directory (required)"},
@@ -182,7 +189,11 @@ int cmd_register(int argc, char **argv)
         {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s,
          "seconds to wait for a plugin socket to appear and answer"},
         {"kubelet-services", "KUBELET_STANDIN_SERVICES", FLAG_STRING, &services,
-         "services this kubelet supports, comma-separated (1.34-1.36: v1 and v1beta1)"},
+         "services this kubelet supports, comma-separated (1.34-1.37: v1 and v1beta1)"},
+        {"kubelet-health-services", "KUBELET_STANDIN_HEALTH_SERVICES", FLAG_STRING,
+         &health_services,
+         "health services this kubelet supports, newest first, comma-separated (1.37: v1 "
+         "and v1alpha1; 1.34-1.36: v1alpha1; \"\" = none)"},
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -192,7 +203,8 @@ int cmd_register(int argc, char **argv)
         flags_usage(stdout, "kubelet-standin register", "--registry-dir DIR [flags]",
                     "Finds DRA plugin sockets in DIR and registers them as the kubelet does.\n"
                     "Prints socket, type, driver, endpoint, supported_versions, version,\n"
-                    "health_service, registered (and error) as key=value lines, one block\n"
+                    "health_service (true/false), health_version (the health service picked),\n"
+                    "registered (and error) as key=value lines, one block\n"
                     "per plugin, blocks separated by an empty line.",
                     flags, nflags);
         return EXIT_OK;
@@ -209,6 +221,9 @@ int cmd_register(int argc, char **argv)
     char *svc_copy = strdup(services);
     char *svc[16];
     size_t n_svc = svc_copy ? split_list(svc_copy, svc, 16) : 0;
+    char *health_copy = strdup(health_services);
+    char *health[16];
+    size_t n_health = health_copy ? split_list(health_copy, health, 16) : 0;
 
     double deadline = now_s() + timeout;
     char last_error[1024] = "no socket found";
@@ -244,7 +259,7 @@ int cmd_register(int argc, char **argv)
             } else {
                 if (handled++)
                     putchar('\n');
-                int r = register_plugin(c, socks.paths[i], info, svc, n_svc);
+                int r = register_plugin(c, socks.paths[i], info, svc, n_svc, health, n_health);
                 if (r > status)
                     status = r;
             }
@@ -260,6 +275,7 @@ int cmd_register(int argc, char **argv)
         nanosleep(&pause, NULL);
     }
     free(svc_copy);
+    free(health_copy);
     fflush(stdout);
     if (handled == 0) {
         fprintf(stderr,

@@ -1,5 +1,6 @@
-/* kubelet-standin watch-health: opens v1alpha1 NodeWatchResources as the
- * kubelet does and prints every message as it arrives:
+/* kubelet-standin watch-health: opens NodeWatchResources (--service:
+ * v1.DRAResourceHealth as a 1.37 kubelet does when the plugin offers it, or
+ * v1alpha1.DRAResourceHealth) and prints every message as it arrives:
  *   pool=<pool> device=<dev> health=HEALTHY last_updated=<unix s> timeout=<s> message=<text>
  *   --- update=<n> devices=<count>
  * (--json: one object per message and line).  stdout is flushed after every
@@ -14,38 +15,107 @@
 
 #include "flags.h"
 #include "grpc_client.h"
+#include "proto/dra_health_v1.pb-c.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "standin.h"
 
-#define WATCH_METHOD "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+#define SERVICE_V1       "v1.DRAResourceHealth"
+#define SERVICE_V1ALPHA1 "v1alpha1.DRAResourceHealth"
 
-static const char *health_name(V1alpha1__HealthStatus h)
+/* One device of a message, whichever version decoded it. */
+struct device_line {
+    const char *pool, *device, *message;
+    int health;
+    int64_t last_updated, timeout;
+};
+
+/* A decoded message of either version, as lines.  The two versions have the
+ * same fields, but each is decoded with its own generated code so a message
+ * that is not valid for the version asked for fails here. */
+struct watch_message {
+    V1__NodeWatchResourcesResponse *v1;
+    V1alpha1__NodeWatchResourcesResponse *v1alpha1;
+    struct device_line *lines;
+    size_t n;
+};
+
+static int message_decode(bool v1, const uint8_t *data, size_t len, struct watch_message *m)
+{
+    *m = (struct watch_message){0};
+    size_t n;
+    if (v1) {
+        m->v1 = v1__node_watch_resources_response__unpack(NULL, len, data);
+        if (m->v1 == NULL)
+            return -1;
+        n = m->v1->n_devices;
+    } else {
+        m->v1alpha1 = v1alpha1__node_watch_resources_response__unpack(NULL, len, data);
+        if (m->v1alpha1 == NULL)
+            return -1;
+        n = m->v1alpha1->n_devices;
+    }
+    m->lines = calloc(n ? n : 1, sizeof(*m->lines));
+    if (m->lines == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        struct device_line *l = &m->lines[i];
+        if (v1) {
+            const V1__DeviceHealth *d = m->v1->devices[i];
+            *l = (struct device_line){d->device ? d->device->pool_name : "",
+                                      d->device ? d->device->device_name : "",
+                                      d->message,
+                                      (int)d->health,
+                                      d->last_updated_time,
+                                      d->health_check_timeout_seconds};
+        } else {
+            const V1alpha1__DeviceHealth *d = m->v1alpha1->devices[i];
+            *l = (struct device_line){d->device ? d->device->pool_name : "",
+                                      d->device ? d->device->device_name : "",
+                                      d->message,
+                                      (int)d->health,
+                                      d->last_updated_time,
+                                      d->health_check_timeout_seconds};
+        }
+    }
+    m->n = n;
+    return 0;
+}
+
+static void message_free(struct watch_message *m)
+{
+    if (m->v1)
+        v1__node_watch_resources_response__free_unpacked(m->v1, NULL);
+    if (m->v1alpha1)
+        v1alpha1__node_watch_resources_response__free_unpacked(m->v1alpha1, NULL);
+    free(m->lines);
+}
+
+/* The enum values are the same in both versions (HealthStatus). */
+static const char *health_name(int h)
 {
     switch (h) {
-    case V1ALPHA1__HEALTH_STATUS__HEALTHY:
+    case V1__HEALTH_STATUS__HEALTHY:
         return "HEALTHY";
-    case V1ALPHA1__HEALTH_STATUS__UNHEALTHY:
+    case V1__HEALTH_STATUS__UNHEALTHY:
         return "UNHEALTHY";
-    case V1ALPHA1__HEALTH_STATUS__UNKNOWN:
+    case V1__HEALTH_STATUS__UNKNOWN:
         return "UNKNOWN";
     default:
         return "INVALID";
     }
 }
 
-static void print_message(const V1alpha1__NodeWatchResourcesResponse *m, long update, bool json)
+static void print_message(const struct watch_message *m, long update, bool json)
 {
     if (json) {
         json_t *devs = json_array();
-        for (size_t i = 0; i < m->n_devices; i++) {
-            const V1alpha1__DeviceHealth *d = m->devices[i];
+        for (size_t i = 0; i < m->n; i++) {
+            const struct device_line *d = &m->lines[i];
             json_array_append_new(devs, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "pool",
-                                                  d->device ? d->device->pool_name : "", "device",
-                                                  d->device ? d->device->device_name : "", "health",
+                                                  d->pool, "device", d->device, "health",
                                                   health_name(d->health), "last_updated",
-                                                  (json_int_t)d->last_updated_time, "timeout",
-                                                  (json_int_t)d->health_check_timeout_seconds,
-                                                  "message", d->message));
+                                                  (json_int_t)d->last_updated, "timeout",
+                                                  (json_int_t)d->timeout, "message", d->message));
         }
         json_t *root = json_pack("{s:I, s:o}", "update", (json_int_t)update, "devices", devs);
         char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -54,25 +124,25 @@ static void print_message(const V1alpha1__NodeWatchResourcesResponse *m, long up
         free(s);
         json_decref(root);
     } else {
-        for (size_t i = 0; i < m->n_devices; i++) {
-            const V1alpha1__DeviceHealth *d = m->devices[i];
+        for (size_t i = 0; i < m->n; i++) {
+            const struct device_line *d = &m->lines[i];
             printf("pool=");
-            print_oneline(stdout, d->device ? d->device->pool_name : "");
+            print_oneline(stdout, d->pool);
             printf(" device=");
-            print_oneline(stdout, d->device ? d->device->device_name : "");
+            print_oneline(stdout, d->device);
             printf(" health=%s last_updated=%lld timeout=%lld message=", health_name(d->health),
-                   (long long)d->last_updated_time, (long long)d->health_check_timeout_seconds);
+                   (long long)d->last_updated, (long long)d->timeout);
             print_oneline(stdout, d->message);
             putchar('\n');
         }
-        printf("--- update=%ld devices=%zu\n", update, m->n_devices);
+        printf("--- update=%ld devices=%zu\n", update, m->n);
     }
     fflush(stdout);
 }
 
 int cmd_watch_health(int argc, char **argv)
 {
-    const char *endpoint = NULL, *timeout_s = "0";
+    const char *endpoint = NULL, *timeout_s = "0", *service = SERVICE_V1;
     long count = 0;
     bool json = false;
     const struct flag flags[] = {
@@ -83,6 +153,10 @@ int cmd_watch_health(int argc, char **argv)
         {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s,
          "seconds to watch (0 = no limit)"},
         {"json", "KUBELET_STANDIN_JSON", FLAG_BOOL, &json, "one JSON object per message"},
+        {"service", "KUBELET_STANDIN_HEALTH_SERVICE", FLAG_STRING, &service,
+         "the health service to call: " SERVICE_V1 " (1.37 kubelets, when the plugin "
+         "advertises it; see register's health_version) or " SERVICE_V1ALPHA1
+         " (1.34-1.36)"},
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -101,7 +175,9 @@ int cmd_watch_health(int argc, char **argv)
                       : endpoint == NULL                       ? "--endpoint is required"
                       : count < 0                              ? "--count must be >= 0"
                       : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
-                                                               : NULL;
+                      : strcmp(service, SERVICE_V1) != 0 && strcmp(service, SERVICE_V1ALPHA1) != 0
+                          ? "--service wants " SERVICE_V1 " or " SERVICE_V1ALPHA1
+                          : NULL;
     if (bad) {
         fprintf(stderr, "kubelet-standin watch-health: %s\n", bad);
         return EXIT_USAGE;
@@ -112,7 +188,10 @@ int cmd_watch_health(int argc, char **argv)
         return EXIT_RPC;
     }
     int status = EXIT_RPC;
-    struct rpc_client_stream *s = rpc_client_stream_open(c, WATCH_METHOD, "", 0, timeout, &err);
+    bool v1 = strcmp(service, SERVICE_V1) == 0;
+    char method[128];
+    snprintf(method, sizeof(method), "/%s/NodeWatchResources", service);
+    struct rpc_client_stream *s = rpc_client_stream_open(c, method, "", 0, timeout, &err);
     if (s == NULL) {
         fprintf(stderr, "kubelet-standin watch-health: %s\n", err.msg);
         goto out;
@@ -123,19 +202,20 @@ int cmd_watch_health(int argc, char **argv)
         size_t len;
         if (rpc_client_stream_next(s, &data, &len) == 0)
             break;
-        V1alpha1__NodeWatchResourcesResponse *m =
-            v1alpha1__node_watch_resources_response__unpack(NULL, len, data);
+        struct watch_message m;
+        int drc = message_decode(v1, data, len, &m);
         free(data);
-        if (m == NULL) {
+        if (drc < 0) {
+            message_free(&m);
             fprintf(stderr,
                     "kubelet-standin watch-health: message %ld (%zu bytes) does not "
-                    "decode as NodeWatchResourcesResponse\n",
-                    got + 1, len);
+                    "decode as %s NodeWatchResourcesResponse\n",
+                    got + 1, len, v1 ? "v1" : "v1alpha1");
             status = EXIT_FAILED;
             goto out;
         }
-        print_message(m, ++got, json);
-        v1alpha1__node_watch_resources_response__free_unpacked(m, NULL);
+        print_message(&m, ++got, json);
+        message_free(&m);
         if (count > 0 && got >= count) {
             status = EXIT_OK;
             goto out;
