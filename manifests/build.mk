@@ -3,7 +3,7 @@
 # targets only pass the variables on.  docs/install.md explains them.
 
 IMAGE             ?= localhost/fakehw-dra:dev
-K8S_VERSION       ?= v1.36.1
+K8S_VERSION       ?= v1.37.0
 KIND_CLUSTER_NAME ?= fakehw-dra
 OVERLAY           ?=
 CONTAINER_TOOL    ?= docker
@@ -20,7 +20,7 @@ BATS_SUITES += manifests/tests
 image: ## build the container image $(IMAGE) (IMAGE=..., CONTAINER_TOOL=podman)
 	$(DEPLOY_ENV) scripts/image.sh
 
-kind-up: ## kind cluster with the driver deployed and every worker's slices published (K8S_VERSION=v1.36.1)
+kind-up: ## kind cluster with the driver deployed and every worker's slices published (K8S_VERSION=v1.37.0)
 	$(DEPLOY_ENV) K8S_VERSION="$(K8S_VERSION)" KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/kind-up.sh
 
 kind-down: ## delete the kind cluster of kind-up

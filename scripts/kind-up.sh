@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A kind cluster with the fake GPUs published and ready for claims:
-#   1. checks the tools (docker, kind v0.32.0+, kubectl),
+#   1. checks the tools (docker, kind v0.32.0+ (v0.33.0+ for 1.37), kubectl),
 #   2. creates the cluster from kind/cluster-<minor>.yaml, or reuses a running
 #      one of the same name,
 #   3. builds the image and loads it into the nodes,
@@ -8,8 +8,8 @@
 #   5. waits until every worker published its ResourceSlices, and prints them.
 #
 # Environment:
-#   K8S_VERSION        Kubernetes version, vMAJOR.MINOR.PATCH (default v1.36.1); its
-#                      minor picks the kind config, 1.34 to 1.36
+#   K8S_VERSION        Kubernetes version, vMAJOR.MINOR.PATCH (default v1.37.0); its
+#                      minor picks the kind config, 1.34 to 1.37
 #   KIND_CLUSTER_NAME  cluster name (default fakehw-dra)
 #   KIND_NODE_IMAGE    node image to use instead of the config's pinned one
 #   IMAGE              driver image (default localhost/fakehw-dra:dev)
@@ -21,9 +21,8 @@ set -euo pipefail
 # shellcheck source=common.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-: "${K8S_VERSION:=v1.36.1}"
+: "${K8S_VERSION:=v1.37.0}"
 : "${KIND_CLUSTER_NAME:=fakehw-dra}"
-MIN_KIND_VERSION=0.32.0
 
 # --- inputs, checked before anything is touched ------------------------------
 
@@ -38,12 +37,17 @@ supported_minors() {
 }
 
 [[ $K8S_VERSION =~ ^v?1\.([0-9]+)\.([0-9]+)$ ]] ||
-    die "K8S_VERSION=$K8S_VERSION: expected vMAJOR.MINOR.PATCH, for example v1.36.1"
+    die "K8S_VERSION=$K8S_VERSION: expected vMAJOR.MINOR.PATCH, for example v1.37.0"
 minor=1.${BASH_REMATCH[1]}
 version=v${K8S_VERSION#v}
 config=$REPO_ROOT/kind/cluster-$minor.yaml
 [[ -f $config ]] ||
     die "K8S_VERSION=$K8S_VERSION: no kind config for Kubernetes $minor (kind/ has: $(supported_minors))"
+# The kind release that built the node image the config pins.
+case $minor in
+1.34 | 1.35 | 1.36) MIN_KIND_VERSION=0.32.0 ;;
+*) MIN_KIND_VERSION=0.33.0 ;;
+esac
 [[ $KIND_CLUSTER_NAME =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] ||
     die "KIND_CLUSTER_NAME=$KIND_CLUSTER_NAME: use lower-case letters, digits and '-'"
 export OVERLAY=${OVERLAY:-}
@@ -80,7 +84,7 @@ fi
 kind_version=$(kind version 2>/dev/null | sed -n 's/^kind v\([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\).*/\1/p')
 [[ -n $kind_version ]] || die "cannot tell the version of kind from '$(kind version 2>&1 | head -n1)'"
 if [[ $(printf '%s\n%s\n' "$MIN_KIND_VERSION" "$kind_version" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1) != "$MIN_KIND_VERSION" ]]; then
-    die "kind $kind_version is older than v$MIN_KIND_VERSION, which built the node images pinned in kind/: install $(install_hint kind)"
+    die "kind $kind_version is older than v$MIN_KIND_VERSION, which built the node image $(basename "$config") pins: install $(install_hint kind)"
 fi
 
 # --- cluster -------------------------------------------------------------------

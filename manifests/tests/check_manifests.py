@@ -97,23 +97,39 @@ GATES = {
         "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
         "DRAWorkloadResourceClaims",
     },
+    # kubernetes v1.37.2 pkg/features/kube_features.go
+    "1.37": {
+        "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
+        "DRAResourceClaimDeviceStatus", "DRADeviceTaints", "DRADeviceTaintRules",
+        "DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
+        "DRADeviceBindingConditions", "ResourceHealthStatus",
+        "ResourceHealthStatusMessage", "DRAResourceClaimGranularStatusAuthorization",
+        "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
+        "DRAWorkloadResourceClaims", "DRADerivedAttributes", "DRADeviceCompatibilityGroups",
+        "DRAFractionalCapacityRange", "DRAOptionalNodeOperations", "DRAPartitionableDevicesType",
+        "DRASchedulerFilterTimeout",
+    },
 }
 LOCKED_GATES = {
     "1.34": set(),
     "1.35": {"DynamicResourceAllocation"},
     "1.36": {"DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList"},
+    "1.37": {"DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
+             "DRAExtendedResource", "DRAResourceClaimDeviceStatus"},
 }
 # resource.k8s.io versions the API server can serve per release (v1 is on).
 RUNTIME_APIS = {
     "1.34": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"},
     "1.35": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"},
     "1.36": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2"},
+    "1.37": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"},
 }
 # The API version serving DeviceTaintRule, needed when the taint gates are on.
 TAINT_RULE_API = {
     "1.34": "resource.k8s.io/v1alpha3",
     "1.35": "resource.k8s.io/v1alpha3",
     "1.36": "resource.k8s.io/v1beta2",
+    "1.37": "resource.k8s.io/v1",  # GA: served by default, nothing to turn on
 }
 KIND_CLUSTER_KEYS = {
     "kind", "apiVersion", "name", "nodes", "networking", "featureGates", "runtimeConfig",
@@ -607,7 +623,7 @@ def check_kind_config(path):
         if value != "true":
             fail(path, f"runtimeConfig {api}: {value!r}; must be the string \"true\"")
     if gates.get("DRADeviceTaints") or gates.get("DRADeviceTaintRules"):
-        if TAINT_RULE_API[minor] not in runtime:
+        if TAINT_RULE_API[minor] != "resource.k8s.io/v1" and TAINT_RULE_API[minor] not in runtime:
             fail(path, f"device taint gates are on but {TAINT_RULE_API[minor]} (DeviceTaintRule) is not served")
 
     nodes = c.get("nodes", [])

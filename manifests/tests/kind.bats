@@ -10,12 +10,13 @@ setup() {
     cd "$REPO" || return 1
 }
 
-@test "kind configs: one per supported minor (1.34, 1.35, 1.36)" {
+@test "kind configs: one per supported minor (1.34, 1.35, 1.36, 1.37)" {
     run bash -c 'ls kind/cluster-*.yaml'
     assert_success
     assert_output "kind/cluster-1.34.yaml
 kind/cluster-1.35.yaml
-kind/cluster-1.36.yaml"
+kind/cluster-1.36.yaml
+kind/cluster-1.37.yaml"
 }
 
 @test "kind configs: gates that exist in their release, served APIs, pinned images, CDI patches" {
@@ -59,14 +60,31 @@ kind/cluster-1.36.yaml"
     assert_output --partial "featureGate is no field of kind's v1alpha4 Cluster"
 }
 
-@test "the default K8S_VERSION is the one cluster-1.36.yaml pins, in the Makefile and kind-up.sh" {
+@test "the default K8S_VERSION is the one cluster-1.37.yaml pins, in the Makefile and kind-up.sh" {
     run sed -n 's/^K8S_VERSION *?= *//p' manifests/build.mk
-    assert_output v1.36.1
+    assert_output v1.37.0
     # shellcheck disable=SC2016 # a sed pattern, not shell
     run sed -n 's/^: "\${K8S_VERSION:=\(.*\)}"$/\1/p' scripts/kind-up.sh
-    assert_output v1.36.1
-    run grep -c 'image: kindest/node:v1.36.1@sha256:' kind/cluster-1.36.yaml
+    assert_output v1.37.0
+    # kind v0.33.0's image for 1.37.
+    run grep -c 'image: kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5$' kind/cluster-1.37.yaml
     assert_output 3
+}
+
+@test "kind config 1.37: no runtimeConfig (DeviceTaintRule is v1), no locked gate named" {
+    run python3 -c 'import sys, yaml; c = yaml.safe_load(open("kind/cluster-1.37.yaml")); print(sorted(c["featureGates"])); print(c.get("runtimeConfig"))'
+    assert_success
+    assert_line --index 0 "['DRAConsumableCapacity', 'DRADeviceTaintRules', 'DRADeviceTaints', 'ResourceHealthStatus']"
+    assert_line --index 1 None
+    bad=$BATS_TEST_TMPDIR/cluster-1.37.yaml
+    sed 's|^  DRADeviceTaints: true |  DRAExtendedResource: true |' kind/cluster-1.37.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "feature gate DRAExtendedResource is GA and locked in 1.37"
+    sed 's|^  DRADeviceTaints: true |  DRAResourcePoolStatusX: true |' kind/cluster-1.37.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "feature gate DRAResourcePoolStatusX does not exist in Kubernetes 1.37"
 }
 
 # --- kind-up.sh with stand-ins ------------------------------------------------
@@ -100,7 +118,7 @@ EOF
 #!/usr/bin/env bash
 echo "kind \$*" >>"$t/calls.log"
 case "\$1 \$2" in
-"version ") echo "kind v\${STUB_KIND_VERSION:-0.32.0} go1.25.1 linux/amd64" ;;
+"version ") echo "kind v\${STUB_KIND_VERSION:-0.33.0} go1.25.1 linux/amd64" ;;
 "get clusters") printf '%s\n' \${STUB_CLUSTERS:-} ;;
 esac
 exit 0
@@ -108,7 +126,7 @@ EOF
     cat >"$t/bin/kubectl" <<EOF
 #!/usr/bin/env bash
 echo "kubectl \$*" >>"$t/calls.log"
-[[ "\$*" == *kubeletVersion* ]] && echo "\${STUB_KUBELET_VERSION:-v1.36.1}"
+[[ "\$*" == *kubeletVersion* ]] && echo "\${STUB_KUBELET_VERSION:-v1.37.0}"
 exit 0
 EOF
     chmod +x "$t/bin/"*
@@ -124,7 +142,7 @@ kind_up() {
     run kind_up
     assert_success
     run cat "$BATS_TEST_TMPDIR/calls.log"
-    assert_line "kind create cluster --name fakehw-dra --config $BATS_TEST_TMPDIR/repo/kind/cluster-1.36.yaml --wait 120s"
+    assert_line "kind create cluster --name fakehw-dra --config $BATS_TEST_TMPDIR/repo/kind/cluster-1.37.yaml --wait 120s"
     assert_line "kind load docker-image localhost/fakehw-dra:dev --name fakehw-dra"
     assert_line "deploy.sh apply IMAGE=localhost/fakehw-dra:dev IMAGE_ID=sha256:1234 KUBE_CONTEXT=kind-fakehw-dra"
     assert_line --partial "wait-slices.sh  IMAGE=localhost/fakehw-dra:dev"
@@ -154,7 +172,7 @@ kind_up() {
     make_sandbox
     STUB_CLUSTERS=fakehw-dra STUB_KUBELET_VERSION=v1.34.8 run kind_up
     assert_success
-    assert_output --partial "the cluster runs v1.34.8, not v1.36.1; it is kept"
+    assert_output --partial "the cluster runs v1.34.8, not v1.37.0; it is kept"
 }
 
 @test "kind-up.sh refuses a stopped cluster, saying how to recover" {
@@ -167,11 +185,16 @@ kind_up() {
     assert_output 0
 }
 
-@test "kind-up.sh refuses a kind older than v0.32.0" {
+@test "kind-up.sh refuses a kind older than the one that built the pinned image (v0.33.0 for 1.37, v0.32.0 before)" {
     make_sandbox
-    STUB_KIND_VERSION=0.29.0 run kind_up
+    STUB_KIND_VERSION=0.29.0 K8S_VERSION=v1.36.1 run kind_up
     assert_failure
-    assert_output --partial "kind 0.29.0 is older than v0.32.0"
+    assert_output --partial "kind 0.29.0 is older than v0.32.0, which built the node image cluster-1.36.yaml pins"
+    STUB_KIND_VERSION=0.32.0 K8S_VERSION=v1.36.1 run kind_up
+    assert_success
+    STUB_KIND_VERSION=0.32.0 run kind_up
+    assert_failure
+    assert_output --partial "kind 0.32.0 is older than v0.33.0, which built the node image cluster-1.37.yaml pins"
     STUB_KIND_VERSION=0.33.1 run kind_up
     assert_success
 }
@@ -180,7 +203,7 @@ kind_up() {
     make_sandbox
     K8S_VERSION=v1.33.4 run kind_up
     assert_failure
-    assert_output --partial "no kind config for Kubernetes 1.33 (kind/ has: 1.34 1.35 1.36)"
+    assert_output --partial "no kind config for Kubernetes 1.33 (kind/ has: 1.34 1.35 1.36 1.37)"
     K8S_VERSION=1.36 run kind_up
     assert_failure
     assert_output --partial "expected vMAJOR.MINOR.PATCH"
