@@ -14,6 +14,13 @@
  *   numaNode                         {"int": ...}      (left out when < 0: no NUMA affinity)
  *   resource.kubernetes.io/pciBusID  {"string": ...}
  *   resource.kubernetes.io/pcieRoot  {"string": ...}   (left out when empty)
+ *   resource.kubernetes.io/numaNode  {"int": ...}      (left out when < 0, as upstream's
+ *                                                       deviceattribute package asks)
+ *
+ * The resource.kubernetes.io/ names are the standard attributes (k8s.io/
+ * dynamic-resource-allocation deviceattribute, v0.37), usable across drivers
+ * in matchAttribute; numaNode stays in the driver's domain for existing
+ * selectors.
  *
  * Versions are written as semantic versions: one to three dot-separated
  * numbers, missing parts 0, leading zeros dropped.  A string or version

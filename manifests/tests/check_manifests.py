@@ -478,6 +478,31 @@ def check_device_classes(f, objs, driver):
                     fail(w, f"selector reads the {domain} domain, not the driver's ({driver}): {e}")
         if name == driver and len(exprs) != 1:
             fail(w, "the all-devices class must select on the driver only")
+        ern = dc["spec"].get("extendedResourceName")
+        if name == driver:
+            if not is_extended_resource_name(ern):
+                fail(w, f"extendedResourceName {ern!r} is not an extended resource name "
+                        "(domain/name outside kubernetes.io, as a pod's resources.limits key)")
+        elif ern is not None:
+            fail(w, f"extendedResourceName {ern} belongs on the all-devices class only "
+                    "(two classes with one name: the API server picks the newer)")
+
+
+# v1helper.IsExtendedResourceName (k8s.io/kubernetes v1.37): not native
+# (unprefixed or *kubernetes.io/), not "requests.", and "requests." + name a
+# qualified name.
+QUALIFIED_NAME = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                            r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+
+
+def is_extended_resource_name(name):
+    if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name:
+        return False
+    if name.startswith("requests."):
+        return False
+    prefix, _, short = ("requests." + name).rpartition("/")
+    return (QUALIFIED_NAME.fullmatch("requests." + name) is not None and len(prefix) <= 253
+            and len(short) <= 63)
 
 
 def check_rendered(args):

@@ -107,6 +107,20 @@ rendered() {
     assert_output gpu.nvidia.com
 }
 
+@test "the all-GPUs class carries the extended resource: <driver>/gpu in the base, nvidia.com/gpu in nvidia-compat" {
+    require_kustomize
+    run python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "DeviceClass" and "extendedResourceName" in d["spec"]:
+        print(d["metadata"]["name"], d["spec"]["extendedResourceName"])' "$(rendered base)"
+    assert_output "$DEFAULT_DRIVER $DEFAULT_DRIVER/gpu"
+    run python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "DeviceClass" and "extendedResourceName" in d["spec"]:
+        print(d["metadata"]["name"], d["spec"]["extendedResourceName"])' "$(rendered nvidia-compat)"
+    assert_output "gpu.nvidia.com nvidia.com/gpu"
+}
+
 @test "the checks catch broken manifests" {
     local base=$BATS_TEST_TMPDIR/base.yaml bad=$BATS_TEST_TMPDIR/bad.yaml
     check assemble manifests/base >"$base"
@@ -150,6 +164,11 @@ rendered() {
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure
     assert_output --partial "no liveness probe on /var/run/fakehw/generation"
+
+    sed 's|extendedResourceName: gpu.fakehw.example.com/gpu|extendedResourceName: example.kubernetes.io/gpu|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "extendedResourceName 'example.kubernetes.io/gpu' is not an extended resource name"
 
     run check rendered --driver gpu.nvidia.com --forbid "$DEFAULT_DRIVER" "$base"
     assert_failure

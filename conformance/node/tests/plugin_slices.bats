@@ -31,7 +31,8 @@ expected_device() {
             driverVersion: {version: "580.95.5"}, cudaComputeCapability: {version: "8.0.0"},
             cudaDriverVersion: {version: "13.0.0"}, numaNode: {int: $numa},
             "resource.kubernetes.io/pciBusID": {string: $bus},
-            "resource.kubernetes.io/pcieRoot": {string: $root}},
+            "resource.kubernetes.io/pcieRoot": {string: $root},
+            "resource.kubernetes.io/numaNode": {int: $numa}},
          capacity: {memory: {value: "80Gi"}}}'
 }
 
@@ -76,6 +77,25 @@ slice_exists() {
             "$(expected_device "gpu-$i" | jq -cS .)"
     done
     assert_equal "$(jq -c '[.[0].spec.devices[].name]' <<<"$all")" '["gpu-0","gpu-1","gpu-2","gpu-3"]'
+}
+
+@test "slices: the standard attributes resource.kubernetes.io/{numaNode,pciBusID,pcieRoot} have the API's types and forms" {
+    node_up
+    # Drivers need not publish them, but when they do: numaNode a non-negative
+    # int (a device without NUMA affinity leaves it out), pciBusID an extended
+    # BDF string, pcieRoot pci<domain>:<bus>.
+    run -0 slices '[.[].spec.devices[]?.attributes // {} | to_entries[] | select(.key | startswith("resource.kubernetes.io/"))
+        | select(
+            (.key == "resource.kubernetes.io/numaNode" and ((.value | keys) != ["int"] or .value.int < 0 or .value.int > 1023)) or
+            (.key == "resource.kubernetes.io/pciBusID" and ((.value | keys) != ["string"] or (.value.string | test("^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$") | not))) or
+            (.key == "resource.kubernetes.io/pcieRoot" and ((.value | keys) != ["string"] or (.value.string | test("^pci[0-9a-f]{4}:[0-9a-f]{2}$") | not))))
+        | "\(.key)=\(.value)"] | join(" ")' -r
+    assert_output ""
+    if [[ $NODE_FAKE_DRIVER == true ]]; then
+        # Every fake GPU has a NUMA node: the standard attribute equals the driver's own.
+        run -0 slices '[.[].spec.devices[] | .attributes as $a | select($a["resource.kubernetes.io/numaNode"] != $a.numaNode or $a.numaNode == null) | .name] | join(" ")' -r
+        assert_output ""
+    fi
 }
 
 @test "slices: 300 GPUs make 3 slices (128, 128, 44) of one generation [fakehw]" {

@@ -244,6 +244,7 @@ static void test_device_attributes(void **state)
               "\"cudaDriverVersion\":{\"version\":\"12.4.0\"},"
               "\"driverVersion\":{\"version\":\"550.127.5\"},\"index\":{\"int\":1},"
               "\"numaNode\":{\"int\":0},\"productName\":{\"string\":\"NVIDIA A100-SXM4-80GB\"},"
+              "\"resource.kubernetes.io/numaNode\":{\"int\":0},"
               "\"resource.kubernetes.io/pciBusID\":{\"string\":\"0000:19:00.0\"},"
               "\"resource.kubernetes.io/pcieRoot\":{\"string\":\"pci0000:18\"},"
               "\"type\":{\"string\":\"gpu\"},"
@@ -259,6 +260,7 @@ static void test_device_attributes(void **state)
     assert_null(json_object_get(a, "architecture"));
     assert_null(json_object_get(a, "cudaComputeCapability"));
     assert_null(json_object_get(a, "numaNode"));
+    assert_null(json_object_get(a, "resource.kubernetes.io/numaNode"));
     assert_null(json_object_get(a, "resource.kubernetes.io/pcieRoot"));
     json_decref(a);
 

@@ -40,7 +40,7 @@ teardown() {
     dev=$(jq -c '.[0].spec.devices[1]' <<<"$s")
     assert_equal "$(jq -r .name <<<"$dev")" gpu-1
     assert_equal "$(jq -c '.attributes | keys' <<<"$dev")" \
-        '["architecture","brand","cudaComputeCapability","cudaDriverVersion","driverVersion","index","numaNode","productName","resource.kubernetes.io/pciBusID","resource.kubernetes.io/pcieRoot","type","uuid"]'
+        '["architecture","brand","cudaComputeCapability","cudaDriverVersion","driverVersion","index","numaNode","productName","resource.kubernetes.io/numaNode","resource.kubernetes.io/pciBusID","resource.kubernetes.io/pcieRoot","type","uuid"]'
     assert_equal "$(jq -c '.attributes.type, .attributes.index, .attributes.driverVersion, .attributes.cudaComputeCapability, .attributes.numaNode' <<<"$dev" | tr '\n' ' ')" \
         '{"string":"gpu"} {"int":1} {"version":"580.95.5"} {"version":"9.0.0"} {"int":1} '
     assert_equal "$(jq -r '.attributes["resource.kubernetes.io/pciBusID"].string' <<<"$dev")" 0000:01:00.0

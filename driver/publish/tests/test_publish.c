@@ -218,6 +218,9 @@ static void test_build_one_device(void **state)
     assert_string_equal(s_at(a, "brand", "string", NULL), "NVIDIA");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(a, "index"), "int")), 0);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(a, "numaNode"), "int")), 0);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(a, "resource.kubernetes.io/numaNode"), "int")),
+                     0);
     assert_string_equal(s_at(a, "driverVersion", "version", NULL), "580.95.5");
     assert_string_equal(s_at(a, "cudaComputeCapability", "version", NULL), "9.0.0");
     assert_string_equal(s_at(a, "resource.kubernetes.io/pciBusID", "string", NULL), "0000:18:00.0");
