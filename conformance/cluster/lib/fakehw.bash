@@ -131,11 +131,12 @@ unhealthy_taint_key() {
     printf '%s/unhealthy\n' "$CONFORMANCE_DRIVER"
 }
 
-# Succeeds when device $2 of pool $1 carries the unhealthy NoSchedule taint.
+# Succeeds when device $2 of pool $1 carries the unhealthy taint with effect
+# $3 (default NoSchedule).
 device_has_unhealthy_taint() {
     local taints
     taints=$(driver_slices | device_taints "$1" "$2") || return 1
-    jq -e --arg k "$(unhealthy_taint_key)" 'any(.[]; .key == $k and .effect == "NoSchedule")' <<<"$taints" >/dev/null || {
+    jq -e --arg k "$(unhealthy_taint_key)" --arg e "${3:-NoSchedule}" 'any(.[]; .key == $k and .effect == $e)' <<<"$taints" >/dev/null || {
         printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
         return 1
     }

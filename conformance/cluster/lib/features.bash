@@ -19,6 +19,8 @@ declare -gA GATE_DEFAULT_SINCE=(
     [DRAResourceClaimDeviceStatus]=33
     [DRADeviceTaints]=36
     [ResourceHealthStatus]=36
+    [DRAExtendedResource]=36
+    [DRADeviceTaintRules]=37
 )
 # Gates the kubelet must have as well (checked on the nodes with devices).
 declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1)
@@ -27,7 +29,12 @@ declare -gA GATE_PROBE=(
     [DRAAdminAccess]=probe_admin_access
     [DRAPrioritizedList]=probe_prioritized_list
     [DRADeviceTaints]=probe_device_taints
+    [DRAExtendedResource]=probe_extended_resource
+    [DRADeviceTaintRules]=probe_device_taint_rules
 )
+# The resource.k8s.io versions that may serve DeviceTaintRule, newest first:
+# v1alpha3 in 1.35, v1beta2 in 1.36 (both off by default), v1 from 1.37.
+DEVICE_TAINT_RULE_VERSIONS=(v1 v1beta2 v1alpha3)
 
 # --- version and API -----------------------------------------------------------
 
@@ -68,6 +75,31 @@ api_version_served() {
     local versions
     versions=$(kc api-versions) || return 1
     grep -qxF -- "$1" <<<"$versions"
+}
+
+# detect_taint_rule_api: the newest resource.k8s.io version whose discovery
+# document lists devicetaintrules, exported as CONFORMANCE_TAINT_RULE_API
+# (e.g. resource.k8s.io/v1beta2; empty when none), with the versions asked in
+# CONFORMANCE_TAINT_RULE_API_WHY.  CONFORMANCE_TAINT_RULE_API set beforehand
+# is kept.
+detect_taint_rule_api() {
+    [[ -n ${CONFORMANCE_TAINT_RULE_API+set} ]] && return 0
+    local v doc asked=()
+    for v in "${DEVICE_TAINT_RULE_VERSIONS[@]}"; do
+        doc=$(kc get --raw "/apis/resource.k8s.io/$v" 2>/dev/null) || {
+            asked+=("$v: not served")
+            continue
+        }
+        if jq -e 'any(.resources[]?; .name == "devicetaintrules")' <<<"$doc" >/dev/null 2>&1; then
+            export CONFORMANCE_TAINT_RULE_API=resource.k8s.io/$v
+            export CONFORMANCE_TAINT_RULE_API_WHY="resource.k8s.io/$v lists devicetaintrules"
+            return 0
+        fi
+        asked+=("$v: no devicetaintrules")
+    done
+    export CONFORMANCE_TAINT_RULE_API=''
+    CONFORMANCE_TAINT_RULE_API_WHY="no resource.k8s.io version serves devicetaintrules ($(IFS=,; echo "${asked[*]}" | sed 's/,/, /g'))"
+    export CONFORMANCE_TAINT_RULE_API_WHY
 }
 
 # --- gate decisions ------------------------------------------------------------
@@ -172,6 +204,7 @@ decide_gate() {
 # decide_all_gates PROBE_NAMESPACE KUBELET_NODES...
 decide_all_gates() {
     local gate
+    detect_taint_rule_api
     for gate in $(printf '%s\n' "${!GATE_DEFAULT_SINCE[@]}" | sort); do
         decide_gate "$gate" "$@"
     done
@@ -244,6 +277,34 @@ probe_device_taints() {
     fi
 }
 
+# DRAExtendedResource: a DeviceClass's extendedResourceName is dropped when off
+# (pkg/registry/resource/deviceclass strategy, 1.34-1.36).
+probe_extended_resource() {
+    local out
+    if out=$(dry_run_create probe-extended-resource); then
+        if jq -e '.spec.extendedResourceName == "conformance.fakehw.example.com/probe"' <<<"$out" >/dev/null 2>&1; then
+            echo "on|DeviceClass extendedResourceName kept"
+        elif jq -e '.kind == "DeviceClass"' <<<"$out" >/dev/null 2>&1; then
+            echo "off|DeviceClass extendedResourceName dropped"
+        else
+            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
+        fi
+    else
+        echo "?|$(head -c 200 <<<"$out")"
+    fi
+}
+
+# DRADeviceTaintRules: the DeviceTaintRule API is served only with the gate on
+# (and, before 1.37, its API version turned on).
+probe_device_taint_rules() {
+    detect_taint_rule_api
+    if [[ -n $CONFORMANCE_TAINT_RULE_API ]]; then
+        echo "on|$CONFORMANCE_TAINT_RULE_API_WHY"
+    else
+        echo "off|$CONFORMANCE_TAINT_RULE_API_WHY"
+    fi
+}
+
 # --- skip decisions ----------------------------------------------------------------
 # Each *_missing function prints why a scenario cannot run here and succeeds,
 # or prints nothing and fails when the requirement is met.  require_* turn
@@ -279,6 +340,18 @@ fake_driver_missing() {
         "$CONFORMANCE_DRIVER"
 }
 
+taint_rule_api_missing() {
+    detect_taint_rule_api
+    [[ -n $CONFORMANCE_TAINT_RULE_API ]] && return 1
+    printf 'needs the DeviceTaintRule API (resource.k8s.io v1alpha3 in 1.35, v1beta2 in 1.36 with the DRADeviceTaintRules gate and runtime-config, v1 from 1.37): %s\n' \
+        "$CONFORMANCE_TAINT_RULE_API_WHY"
+}
+
+require_taint_rule_api() {
+    local why
+    if why=$(taint_rule_api_missing); then skip "$why"; fi
+}
+
 require_gate() {
     local why
     if why=$(gate_missing "$1"); then skip "$why"; fi
@@ -304,6 +377,7 @@ print_capabilities() {
     local gate var why_var
     printf '# server %s; resource.k8s.io/v1 served\n' "${CONFORMANCE_SERVER_VERSION:-?}"
     printf '# driver %s, class %s, fake driver: %s\n' "$CONFORMANCE_DRIVER" "$CONFORMANCE_DEVICE_CLASS" "$CONFORMANCE_FAKE_DRIVER"
+    printf '# DeviceTaintRule API: %s (%s)\n' "${CONFORMANCE_TAINT_RULE_API:-none}" "${CONFORMANCE_TAINT_RULE_API_WHY:-not detected}"
     for gate in $(printf '%s\n' "${!GATE_DEFAULT_SINCE[@]}" | sort); do
         var=CONFORMANCE_GATE_$gate
         why_var=CONFORMANCE_GATE_${gate}_WHY

@@ -289,10 +289,56 @@ attribute_unique() {
         | ($v | length) > 1 and ($v | all(. != null)) and ($v | unique | length) == ($v | length)'
 }
 
+# attribute_pair_nodes ATTR possible|impossible: the nodes, sorted, where two
+# devices of the driver share a value of attribute ATTR (possible), or where
+# there are at least two devices, all with ATTR and no two alike, so that a
+# two-device matchAttribute on ATTR cannot be met (impossible).  Reads
+# driver_slices output on stdin.
+attribute_pair_nodes() {
+    jq -r --arg a "$1" --arg want "$2" --arg d "$CONFORMANCE_DRIVER" "$JQ_LOOKUP"'
+        [.[] | select(.spec.nodeName != null) | .spec.nodeName as $n | .spec.devices[]?
+         | {n: $n, v: (lookup(.attributes; $a) | if . == null then null else tostring end)}]
+        | group_by(.n) | map({n: .[0].n, vs: map(.v)})
+        | map(select(if $want == "possible" then [.vs[] | select(. != null)] | group_by(.) | any(length >= 2)
+                     else (.vs | length) >= 2 and all(.vs[]; . != null) and (.vs | unique | length) == (.vs | length) end))
+        | .[].n'
+}
+
 # The taints of device $2 in pool $1 as compact JSON ([] when none).
 # Reads driver_slices output on stdin.
 device_taints() {
     jq -c --arg p "$1" --arg dev "$2" '[.[] | select(.spec.pool.name == $p) | .spec.devices[]? | select(.name == $dev) | .taints[]?]'
+}
+
+# --- extended resources ------------------------------------------------------------
+
+# The extended resource name of DeviceClass $1: CONFORMANCE_EXTENDED_RESOURCE_NAME
+# when set, else the class's spec.extendedResourceName (empty when it has none:
+# an API server without DRAExtendedResource drops the field).
+class_extended_resource_name() {
+    if [[ -n ${CONFORMANCE_EXTENDED_RESOURCE_NAME:-} ]]; then
+        printf '%s\n' "$CONFORMANCE_EXTENDED_RESOURCE_NAME"
+        return 0
+    fi
+    local json
+    json=$(kc get deviceclass "$1" -o json) || return 1
+    jq -r '.spec.extendedResourceName // ""' <<<"$json"
+}
+
+# The claim the scheduler made for pod $1/$2's extended resources
+# (status.extendedResourceClaimStatus.resourceClaimName).
+pod_extended_claim() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -er '.status.extendedResourceClaimStatus.resourceClaimName // error("pod \(.metadata.name) has no extendedResourceClaimStatus")' <<<"$json"
+}
+
+# The request of that claim serving container $3 of pod $1/$2.
+pod_extended_request() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -er --arg c "$3" '[.status.extendedResourceClaimStatus.requestMappings[]? | select(.containerName == $c) | .requestName]
+        | if length == 1 then .[0] else error("container \($c): \(length) request mappings") end' <<<"$json"
 }
 
 # --- nodes --------------------------------------------------------------------

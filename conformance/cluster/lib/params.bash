@@ -19,7 +19,8 @@ PARAM_NAMES=(
     CONFORMANCE_LOCK_TIMEOUT CONFORMANCE_POLL_INTERVAL CONFORMANCE_MIN_DEVICES
     CONFORMANCE_EXPECTED_ATTRIBUTES CONFORMANCE_EXPECTED_CAPACITY CONFORMANCE_SELECTOR_ATTRIBUTE
     CONFORMANCE_SELECTOR_CAPACITY CONFORMANCE_UNIQUE_ATTRIBUTE CONFORMANCE_DEVICE_STATUS
-    CONFORMANCE_DEVICE_METADATA CONFORMANCE_UNSCHEDULABLE_REGEX CONFORMANCE_FEATURES
+    CONFORMANCE_DEVICE_METADATA CONFORMANCE_EXTENDED_RESOURCE_NAME CONFORMANCE_NUMA_ATTRIBUTE
+    CONFORMANCE_DRIVER_TAINT_EFFECT CONFORMANCE_UNSCHEDULABLE_REGEX CONFORMANCE_FEATURES
     CONFORMANCE_KUBECTL CONFORMANCE_KUBE_CONTEXT CONFORMANCE_LOG_LINES CONFORMANCE_KEEP_NAMESPACES
 )
 
@@ -51,6 +52,9 @@ params_defaults() {
     : "${CONFORMANCE_UNIQUE_ATTRIBUTE:=uuid}"
     : "${CONFORMANCE_DEVICE_STATUS:=auto}"
     : "${CONFORMANCE_DEVICE_METADATA:=auto}"
+    : "${CONFORMANCE_EXTENDED_RESOURCE_NAME:=}"
+    : "${CONFORMANCE_NUMA_ATTRIBUTE:=resource.kubernetes.io/numaNode}"
+    : "${CONFORMANCE_DRIVER_TAINT_EFFECT:=NoSchedule}"
     : "${CONFORMANCE_UNSCHEDULABLE_REGEX:=cannot allocate all claims}"
     : "${CONFORMANCE_FEATURES:=}"
     : "${CONFORMANCE_KUBECTL:=kubectl}"
@@ -137,7 +141,17 @@ params_validate() {
     done
     [[ $CONFORMANCE_KEEP_NAMESPACES =~ ^(true|false)$ ]] ||
         _param_error CONFORMANCE_KEEP_NAMESPACES "must be true or false"
-    for name in CONFORMANCE_SELECTOR_ATTRIBUTE CONFORMANCE_SELECTOR_CAPACITY CONFORMANCE_UNIQUE_ATTRIBUTE; do
+    # A pod's extended resource name: domain/name outside kubernetes.io.
+    if [[ -n $CONFORMANCE_EXTENDED_RESOURCE_NAME ]]; then
+        if [[ $CONFORMANCE_EXTENDED_RESOURCE_NAME != */* || $CONFORMANCE_EXTENDED_RESOURCE_NAME == *kubernetes.io/* ]] ||
+            ! is_dns_subdomain "${CONFORMANCE_EXTENDED_RESOURCE_NAME%%/*}" ||
+            ! [[ ${CONFORMANCE_EXTENDED_RESOURCE_NAME#*/} =~ ^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$ ]]; then
+            _param_error CONFORMANCE_EXTENDED_RESOURCE_NAME "is not an extended resource name (domain/name outside kubernetes.io, e.g. nvidia.com/gpu)"
+        fi
+    fi
+    [[ $CONFORMANCE_DRIVER_TAINT_EFFECT =~ ^(NoSchedule|NoExecute|None)$ ]] ||
+        _param_error CONFORMANCE_DRIVER_TAINT_EFFECT "must be NoSchedule, NoExecute or None"
+    for name in CONFORMANCE_SELECTOR_ATTRIBUTE CONFORMANCE_SELECTOR_CAPACITY CONFORMANCE_UNIQUE_ATTRIBUTE CONFORMANCE_NUMA_ATTRIBUTE; do
         is_qualified_name "${!name}" ||
             _param_error "$name" "is not an attribute name (identifier, or domain/identifier)"
     done
@@ -184,6 +198,7 @@ params_resolve_fake() {
             CONFORMANCE_EXPECTED_ATTRIBUTES="type uuid productName architecture brand index driverVersion"
             CONFORMANCE_EXPECTED_ATTRIBUTES+=" cudaComputeCapability numaNode"
             CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/pciBusID resource.kubernetes.io/pcieRoot"
+            CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/numaNode"
         fi
     fi
     if [[ $CONFORMANCE_EXPECTED_CAPACITY == auto ]]; then

@@ -34,7 +34,14 @@ METADATA = {"name": "leaf", "namespace": "leaf", "labels": "leaf", "annotations"
 NODE_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": (
     "list", {"matchFields": "leaf", "matchExpressions": "leaf"})}}
 CONTAINER = {"name": "leaf", "image": "leaf", "imagePullPolicy": "leaf", "command": "leaf", "args": "leaf",
-             "resources": {"claims": ("list", {"name": "leaf", "request": "leaf"})}}
+             "resources": {"claims": ("list", {"name": "leaf", "request": "leaf"}),
+                           "requests": "leaf", "limits": "leaf"}}
+# DeviceTaintRule: the same spec in v1alpha3 (1.35), v1beta2 (1.36) and v1
+# (1.37); from 1.35 on the selector has only driver, pool and device.
+TAINT_RULE = {"metadata": METADATA, "spec": {
+    "deviceSelector": {"driver": "leaf", "pool": "leaf", "device": "leaf"},
+    "taint": {"key": "leaf", "value": "leaf", "effect": "leaf"}}}
+TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 KINDS = {
     ("v1", "Namespace"): {"metadata": METADATA},
     ("v1", "Pod"): {"metadata": METADATA, "spec": {
@@ -47,6 +54,9 @@ KINDS = {
         "metadata": METADATA, "spec": CLAIM_SPEC}},
     ("resource.k8s.io/v1", "DeviceClass"): {"metadata": METADATA, "spec": {
         "selectors": ("list", SELECTOR), "config": ("list", {"opaque": OPAQUE}), "extendedResourceName": "leaf"}},
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): TAINT_RULE,
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule"): TAINT_RULE,
+    ("resource.k8s.io/v1", "DeviceTaintRule"): TAINT_RULE,
 }
 
 
@@ -84,6 +94,28 @@ def check_selectors(selectors, path, problems):
             problems.append(f"{path}.selectors[{i}].cel.expression: must be a non-empty string")
 
 
+def check_tolerations(tolerations, path, problems):
+    for i, t in enumerate(tolerations or []):
+        tpath = f"{path}.tolerations[{i}]"
+        op = t.get("operator", "Equal")
+        if op not in ("Exists", "Equal"):
+            problems.append(f'{tpath}.operator: "{op}" is not Exists or Equal')
+        if op == "Exists" and t.get("value"):
+            problems.append(f"{tpath}.value: must be empty with operator Exists")
+        if "effect" in t and t["effect"] not in TAINT_EFFECTS:
+            problems.append(f'{tpath}.effect: "{t["effect"]}" is not one of {", ".join(TAINT_EFFECTS)}')
+        if "tolerationSeconds" in t and t.get("effect") != "NoExecute":
+            problems.append(f"{tpath}.tolerationSeconds: only with effect NoExecute")
+
+
+def extended_resource_name(name):
+    """v1helper.IsExtendedResourceName: domain/name outside kubernetes.io."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    domain, short = name.split("/", 1)
+    return bool(DNS_SUBDOMAIN.match(domain)) and bool(re.match(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$", short))
+
+
 def check_count(req, path, problems):
     mode = req.get("allocationMode", "ExactCount")
     if mode not in ("ExactCount", "All"):
@@ -112,6 +144,7 @@ def check_claim_spec(spec, path, problems):
                 problems.append(f"{rpath}.exactly.deviceClassName: required")
             check_count(ex, f"{rpath}.exactly", problems)
             check_selectors(ex.get("selectors"), f"{rpath}.exactly", problems)
+            check_tolerations(ex.get("tolerations"), f"{rpath}.exactly", problems)
         for j, sub in enumerate(req.get("firstAvailable", [])):
             spath = f"{rpath}.firstAvailable[{j}]"
             if not DNS_LABEL.match(str(sub.get("name", ""))):
@@ -161,9 +194,20 @@ def check_pod(spec, path, problems):
     for i, ctr in enumerate(spec.get("containers", [])):
         if not ctr.get("image"):
             problems.append(f"{path}.containers[{i}].image: required")
-        for j, cl in enumerate(ctr.get("resources", {}).get("claims", [])):
+        res = ctr.get("resources", {})
+        for j, cl in enumerate(res.get("claims", [])):
             if cl.get("name") not in claims:
                 problems.append(f'{path}.containers[{i}].resources.claims[{j}]: "{cl.get("name")}" is not a pod claim')
+        # The suite asks only for extended resources, which must be whole
+        # numbers and equal in requests and limits.
+        for part in ("requests", "limits"):
+            for name, qty in (res.get(part) or {}).items():
+                if not extended_resource_name(str(name)):
+                    problems.append(f'{path}.containers[{i}].resources.{part}: "{name}" is not an extended resource name')
+                if not isinstance(qty, int) or isinstance(qty, bool) or qty < 1:
+                    problems.append(f"{path}.containers[{i}].resources.{part}[{name}]: must be a whole number >= 1")
+        if res.get("requests", {}) != res.get("limits", res.get("requests", {})):
+            problems.append(f"{path}.containers[{i}].resources: extended resources need requests equal to limits")
 
 
 def check(doc, where, problems):
@@ -177,7 +221,7 @@ def check(doc, where, problems):
     walk(rest, schema, "", found)
     problems.extend(f"{where}: {p}" for p in found)
     name = doc.get("metadata", {}).get("name", "")
-    pattern = DNS_SUBDOMAIN if key[1] == "DeviceClass" else DNS_LABEL
+    pattern = DNS_SUBDOMAIN if key[1] in ("DeviceClass", "DeviceTaintRule") else DNS_LABEL
     if not pattern.match(str(name)):
         problems.append(f'{where}: metadata.name "{name}" is not a valid {key[1]} name')
     spec = doc.get("spec", {})
@@ -191,6 +235,17 @@ def check(doc, where, problems):
             check_opaque(cfg, f"{where}: spec.config[{i}]", problems)
     elif key[1] == "Pod":
         check_pod(spec, f"{where}: spec", problems)
+    elif key[1] == "DeviceTaintRule":
+        sel = spec.get("deviceSelector") or {}
+        if not DNS_SUBDOMAIN.match(str(sel.get("driver", ""))):
+            problems.append(f"{where}: spec.deviceSelector.driver: not a driver name")
+        taint = spec.get("taint") or {}
+        key = str(taint.get("key", ""))
+        prefix, _, short = key.rpartition("/")
+        if (prefix and not DNS_SUBDOMAIN.match(prefix)) or not re.match(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$", short):
+            problems.append(f'{where}: spec.taint.key: "{key}" is not a label key')
+        if taint.get("effect") not in TAINT_EFFECTS:
+            problems.append(f'{where}: spec.taint.effect: "{taint.get("effect")}" is not one of {", ".join(TAINT_EFFECTS)}')
 
 
 def main(files):

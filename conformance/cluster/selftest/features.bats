@@ -140,6 +140,9 @@ set_version() {
     assert_line "# gate DRAPrioritizedList: on (dry-run probe: firstAvailable accepted)"
     assert_line "# gate DRAResourceClaimDeviceStatus: on (kubernetes_feature_enabled=1 on apiserver)"
     assert_line "# gate ResourceHealthStatus: on (kubernetes_feature_enabled=1 on apiserver kubelet/worker-1)"
+    assert_line "# gate DRAExtendedResource: off (dry-run probe: DeviceClass extendedResourceName dropped)"
+    assert_line --partial "# gate DRADeviceTaintRules: off (dry-run probe: no resource.k8s.io version serves devicetaintrules"
+    assert_line --partial "# DeviceTaintRule API: none (no resource.k8s.io version serves devicetaintrules"
     # The apiserver metrics are fetched once for all gates.
     assert_equal "$(kubectl_calls | grep -c '^get --raw /metrics$')" 1
 }
@@ -175,4 +178,67 @@ set_version() {
     CONFORMANCE_FAKE_DRIVER=true
     run fake_driver_missing
     assert_failure
+}
+
+# discovery FILE RESOURCE...: a resource.k8s.io discovery document listing RESOURCE...
+discovery() {
+    local file=$1
+    shift
+    mkdir -p "$FAKE_CLUSTER/apis"
+    jq -n '{kind: "APIResourceList", resources: [$ARGS.positional[] | {name: ., namespaced: false}]}' \
+        --args "$@" >"$FAKE_CLUSTER/apis/$file.json"
+}
+
+@test "features: the DeviceTaintRule API version is the newest that lists devicetaintrules" {
+    discovery v1alpha3 devicetaintrules
+    detect_taint_rule_api
+    assert_equal "$CONFORMANCE_TAINT_RULE_API" resource.k8s.io/v1alpha3
+    assert_equal "$CONFORMANCE_TAINT_RULE_API_WHY" "resource.k8s.io/v1alpha3 lists devicetaintrules"
+    # Once decided, not asked again.
+    local calls
+    calls=$(kubectl_calls | grep -c '^get --raw /apis/resource.k8s.io/')
+    detect_taint_rule_api
+    assert_equal "$(kubectl_calls | grep -c '^get --raw /apis/resource.k8s.io/')" "$calls"
+
+    unset CONFORMANCE_TAINT_RULE_API
+    discovery v1beta2 devicetaintrules resourceclaims
+    discovery v1 deviceclasses devicetaintrules
+    detect_taint_rule_api
+    assert_equal "$CONFORMANCE_TAINT_RULE_API" resource.k8s.io/v1
+}
+
+@test "features: no DeviceTaintRule API skips the taint-rule scenarios with the versions asked" {
+    detect_taint_rule_api
+    assert_equal "$CONFORMANCE_TAINT_RULE_API" ""
+    run taint_rule_api_missing
+    assert_success
+    assert_output --partial "needs the DeviceTaintRule API"
+    assert_output --partial "(v1: no devicetaintrules, v1beta2: not served, v1alpha3: not served)"
+    decide_gate DRADeviceTaintRules probe-ns
+    assert_equal "$CONFORMANCE_GATE_DRADeviceTaintRules" false
+    assert_equal "$CONFORMANCE_GATE_DRADeviceTaintRules_WHY" \
+        "dry-run probe: no resource.k8s.io version serves devicetaintrules (v1: no devicetaintrules, v1beta2: not served, v1alpha3: not served)"
+
+    export CONFORMANCE_TAINT_RULE_API=resource.k8s.io/v1beta2
+    run taint_rule_api_missing
+    assert_failure
+    decide_gate DRADeviceTaintRules probe-ns
+    assert_equal "$CONFORMANCE_GATE_DRADeviceTaintRules" true
+}
+
+@test "features: DRAExtendedResource: the probe sees the API server keep or drop extendedResourceName" {
+    decide_gate DRAExtendedResource probe-ns
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource" false
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource_WHY" "dry-run probe: DeviceClass extendedResourceName dropped"
+    echo DRAExtendedResource >>"$FAKE_CLUSTER/gates.txt"
+    decide_gate DRAExtendedResource probe-ns
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource" true
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource_WHY" "dry-run probe: DeviceClass extendedResourceName kept"
+    # Without a probe namespace, the release default: beta and on from 1.36.
+    decide_gate DRAExtendedResource ''
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource" false
+    set_version 36
+    decide_gate DRAExtendedResource ''
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource" true
+    assert_equal "$CONFORMANCE_GATE_DRAExtendedResource_WHY" "on by default since 1.36, server is 1.36"
 }

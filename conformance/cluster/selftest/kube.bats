@@ -238,3 +238,56 @@ setup() {
     assert_failure
     assert_output --partial "does not fit in 64 bits"
 }
+
+@test "kube: attribute_pair_nodes finds the nodes where a matchAttribute pair is possible and where it is not" {
+    driver_slices >"$BATS_TEST_TMPDIR/d.json"
+    run attribute_pair_nodes resource.kubernetes.io/numaNode possible <"$BATS_TEST_TMPDIR/d.json"
+    assert_output "worker-1
+worker-2"
+    run attribute_pair_nodes resource.kubernetes.io/numaNode impossible <"$BATS_TEST_TMPDIR/d.json"
+    assert_output ""
+    # One device per NUMA node on worker-2: the pair is impossible there.
+    jq '(.items[] | select(.spec.nodeName == "worker-2") | .spec.devices[1].attributes["resource.kubernetes.io/numaNode"].int) = 1' \
+        "$FAKE_CLUSTER/slices.json" >"$BATS_TEST_TMPDIR/s.json"
+    mv "$BATS_TEST_TMPDIR/s.json" "$FAKE_CLUSTER/slices.json"
+    driver_slices >"$BATS_TEST_TMPDIR/d.json"
+    run attribute_pair_nodes resource.kubernetes.io/numaNode impossible <"$BATS_TEST_TMPDIR/d.json"
+    assert_output worker-2
+    run attribute_pair_nodes resource.kubernetes.io/numaNode possible <"$BATS_TEST_TMPDIR/d.json"
+    assert_output worker-1
+    # An attribute some devices lack: no node is "impossible".
+    run attribute_pair_nodes noSuchAttribute impossible <"$BATS_TEST_TMPDIR/d.json"
+    assert_output ""
+}
+
+@test "kube: the extended resource name comes from the parameter or the DeviceClass" {
+    CONFORMANCE_EXTENDED_RESOURCE_NAME=nvidia.com/gpu
+    run class_extended_resource_name gpu.fakehw.example.com
+    assert_output nvidia.com/gpu
+    CONFORMANCE_EXTENDED_RESOURCE_NAME=
+    mkdir -p "$FAKE_CLUSTER/deviceclasses"
+    echo '{"kind":"DeviceClass","metadata":{"name":"gpu.fakehw.example.com"},"spec":{"extendedResourceName":"gpu.fakehw.example.com/gpu"}}' \
+        >"$FAKE_CLUSTER/deviceclasses/gpu.fakehw.example.com.json"
+    run class_extended_resource_name gpu.fakehw.example.com
+    assert_output gpu.fakehw.example.com/gpu
+    echo '{"kind":"DeviceClass","metadata":{"name":"gpu.fakehw.example.com"},"spec":{}}' \
+        >"$FAKE_CLUSTER/deviceclasses/gpu.fakehw.example.com.json"
+    run class_extended_resource_name gpu.fakehw.example.com
+    assert_success
+    assert_output ""
+}
+
+@test "kube: the claim and request mappings of a pod's extended resources" {
+    jq '.items += [{metadata: {name: "ext", namespace: "ns"}, spec: {nodeName: "worker-1"},
+        status: {extendedResourceClaimStatus: {resourceClaimName: "ext-extended-resources-abcde",
+          requestMappings: [{containerName: "ctr-a", resourceName: "nvidia.com/gpu", requestName: "container-0-request-0"},
+                            {containerName: "ctr-b", resourceName: "nvidia.com/gpu", requestName: "container-1-request-0"}]}}}]' \
+        "$SELFTEST_DIR/fixtures/test-pods.json" >"$FAKE_CLUSTER/test-pods.json"
+    run pod_extended_claim ns ext
+    assert_output ext-extended-resources-abcde
+    run pod_extended_request ns ext ctr-b
+    assert_output container-1-request-0
+    run pod_extended_request ns ext ctr-c
+    assert_failure
+    assert_output --partial "container ctr-c: 0 request mappings"
+}

@@ -29,6 +29,14 @@ sample_args() {
         CLASS) echo "CLASS=dra-conf-selftest-1-abcde-config" ;;
         ATTRIBUTE) echo "ATTRIBUTE=$(qualified_name productName)" ;;
         AFFINITY) echo "AFFINITY=$(pin_to worker-1)" ;;
+        RESOURCE) echo "RESOURCE=$CONFORMANCE_DRIVER/gpu" ;;
+        TOLERATIONS) echo 'TOLERATIONS=[{"key":"conformance.fakehw.example.com/taint-rule","operator":"Exists","effect":"NoExecute","tolerationSeconds":30}]' ;;
+        TAINT_RULE_API) echo "TAINT_RULE_API=resource.k8s.io/v1beta2" ;;
+        RULE) echo "RULE=dra-conf-selftest-1-abcde-rule" ;;
+        SELECTOR) echo "SELECTOR={\"driver\":\"$CONFORMANCE_DRIVER\",\"pool\":\"worker-1\",\"device\":\"gpu-0\"}" ;;
+        KEY) echo "KEY=conformance.fakehw.example.com/taint-rule" ;;
+        VALUE) echo "VALUE=conformance" ;;
+        EFFECT) echo "EFFECT=NoExecute" ;;
         CEL) echo "CEL=$(cel_attribute_equals productName string 'NVIDIA "A100" & <80GB>') && $(cel_guarded capacity memory).compareTo(quantity(\"40Gi\")) >= 0" ;;
         *)
             echo "no sample value for placeholder $key of $1" >&2
@@ -102,6 +110,71 @@ YAML
     assert_line --partial 'count: must be a whole number >= 1'
     assert_line --partial '"productName" is not a fully qualified name'
     assert_line --partial '"nope" is not a request of the claim'
+}
+
+@test "render: the field check catches bad taint rules, tolerations and extended resource requests" {
+    cat >"$BATS_TEST_TMPDIR/bad.yaml" <<'YAML'
+apiVersion: resource.k8s.io/v1beta2
+kind: DeviceTaintRule
+metadata:
+  name: rule-a
+spec:
+  deviceSelector:
+    driver: gpu.fakehw.example.com
+    deviceClassName: gpu.fakehw.example.com
+  taint:
+    key: "not a key"
+    effect: Evict
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: c1
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: x
+        tolerations:
+        - key: k
+          operator: Exists
+          effect: NoSchedule
+          tolerationSeconds: 5
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p1
+spec:
+  containers:
+  - name: ctr
+    image: busybox
+    resources:
+      requests:
+        gpu: 1
+      limits:
+        example.com/gpu: 2
+YAML
+    run python3 "$SELFTEST_DIR/check_manifests.py" "$BATS_TEST_TMPDIR/bad.yaml"
+    assert_failure
+    assert_line --partial 'spec.deviceSelector: unknown field "deviceClassName"'
+    assert_line --partial 'spec.taint.key: "not a key" is not a label key'
+    assert_line --partial 'spec.taint.effect: "Evict" is not one of NoSchedule, NoExecute, None'
+    assert_line --partial 'tolerations[0].tolerationSeconds: only with effect NoExecute'
+    assert_line --partial 'resources.requests: "gpu" is not an extended resource name'
+    assert_line --partial 'extended resources need requests equal to limits'
+}
+
+@test "render: the taint rule takes the served API version and a JSON selector verbatim" {
+    run render_template device-taint-rule RULE=r1 TAINT_RULE_API=resource.k8s.io/v1alpha3 \
+        SELECTOR='{"driver":"gpu.fakehw.example.com","pool":"worker-1"}' KEY=k.example.com/t VALUE=v EFFECT=NoSchedule
+    assert_success
+    assert_line "apiVersion: resource.k8s.io/v1alpha3"
+    assert_line '  deviceSelector: {"driver":"gpu.fakehw.example.com","pool":"worker-1"}'
+    run render_template pod-extended-resource POD=p RESOURCE=nvidia.com/gpu COUNT=2
+    assert_success
+    assert_line "        nvidia.com/gpu: 2"
 }
 
 @test "render: a placeholder left unfilled fails with its line" {

@@ -133,12 +133,33 @@ run_suite() {
     echo gpu.example.com >>"$FAKE_CLUSTER/deviceclasses.txt"
     CONFORMANCE_DRIVER=gpu.example.com CONFORMANCE_FILTER='tags:fake-only' run run_suite
     assert_success
-    assert_line "1..5"
+    assert_line "1..7"
     assert_equal "$(grep -c '# skip fake-driver check; the driver under test (gpu.example.com) is not the fake driver' \
-        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 5
+        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 7
     # Skipped before any namespace was made.
     run grep -c '^create -f -$' "$FAKE_CLUSTER/calls.log"
     assert_output 1
+}
+
+@test "run.sh: on a 1.35 cluster without the gates, the 1.37 scenarios skip with the reason, in the JUnit report" {
+    CONFORMANCE_FILTER='tags:extended-resources' run run_suite
+    assert_success
+    assert_line "1..5"
+    assert_equal "$(grep -c '# skip needs feature gate DRAExtendedResource, which is off here (dry-run probe: DeviceClass extendedResourceName dropped)$' \
+        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 4
+    # The seed scenario needs the nvidia-compat overlay first.
+    assert_line --regexp "^ok [0-9]+ extended resources: the seed's .* # skip needs the nvidia-compat overlay \(driver gpu.nvidia.com\)"
+    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
+    assert_line "suites 5 0 5"
+
+    CONFORMANCE_FILTER='tags:device-taint-rules' run run_suite
+    assert_success
+    assert_line "1..6"
+    assert_equal "$(grep -c '# skip needs the DeviceTaintRule API .*: no resource.k8s.io version serves devicetaintrules' \
+        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 5
+    assert_line --regexp '^ok [0-9]+ taint rules: the driver.s own health taint .* # skip the driver taints unhealthy devices NoSchedule'
+    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
+    assert_line "suites 6 0 6"
 }
 
 @test "run.sh: a failing precondition fails the run and the report says why" {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The fake kubectl's `create --dry-run=server -o json -f -`: returns the
-ResourceClaim as JSON the way a kube-apiserver with the gates listed in
-argv[1] would, dropping the fields of disabled gates and refusing what
-validation refuses (adminAccess outside a labelled namespace, a request
+ResourceClaim or DeviceClass as JSON the way a kube-apiserver with the gates
+listed in argv[1] would, dropping the fields of disabled gates and refusing
+what validation refuses (adminAccess outside a labelled namespace, a request
 left with neither exactly nor firstAvailable)."""
 import json
 import sys
@@ -15,6 +15,11 @@ def main():
         gates = {line.strip() for line in f if line.strip()}
     obj = yaml.safe_load(sys.stdin)
     name = obj["metadata"]["name"]
+    if obj["kind"] == "DeviceClass":
+        if "DRAExtendedResource" not in gates:
+            obj["spec"].pop("extendedResourceName", None)
+        json.dump(obj, sys.stdout)
+        return 0
     for i, req in enumerate(obj["spec"]["devices"]["requests"]):
         exactly = req.get("exactly", {})
         if "adminAccess" in exactly:
