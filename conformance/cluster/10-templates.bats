@@ -9,6 +9,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: none
 # bats test_tags=generic
 @test "templates: each pod gets its own allocated, reserved claim and its own device" {
     local ns=$TEST_NAMESPACE pod claim_a claim_b devices_a devices_b
@@ -38,6 +39,7 @@ teardown() { scenario_teardown; }
     fi
 }
 
+# requires: none
 # bats test_tags=generic
 @test "templates: the generated claim is deleted with its pod" {
     local ns=$TEST_NAMESPACE claim

@@ -9,6 +9,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: none
 # bats test_tags=generic
 @test "shared claims: two containers of a pod and a second pod share one allocation" {
     local ns=$TEST_NAMESPACE
@@ -33,6 +34,7 @@ teardown() { scenario_teardown; }
     fi
 }
 
+# requires: none
 # bats test_tags=generic
 @test "shared claims: the claim outlives its pods and is deallocated after them" {
     local ns=$TEST_NAMESPACE

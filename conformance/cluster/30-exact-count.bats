@@ -8,6 +8,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: none
 # bats test_tags=generic
 @test "exact count: count 2 gets two distinct devices on the pod's node" {
     local ns=$TEST_NAMESPACE
@@ -25,6 +26,7 @@ teardown() { scenario_teardown; }
     fi
 }
 
+# requires: none
 # bats test_tags=generic
 @test "exact count: more devices than any node has stays pending with a scheduling event" {
     local ns=$TEST_NAMESPACE most count

@@ -9,6 +9,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: none
 # bats test_tags=generic, serial
 @test "all mode: a claim gets every device of the node; a second one waits for it" {
     local ns=$TEST_NAMESPACE first second

@@ -16,6 +16,7 @@ pick_sample_device() {
     DEVICE=$(driver_slices | slice_device "$TEST_NODE_POOL" "$(head -n 1 <<<"$TEST_NODE_DEVICES")")
 }
 
+# requires: none
 # bats test_tags=generic
 @test "selectors: a CEL selector on an attribute picks a device with that value" {
     local ns=$TEST_NAMESPACE attr=$CONFORMANCE_SELECTOR_ATTRIBUTE type value got pool device rest
@@ -33,6 +34,7 @@ pick_sample_device() {
     assert_same "$attr of the allocated device $pool/$device" "$value" "$got"
 }
 
+# requires: none
 # bats test_tags=generic
 @test "selectors: a quantity comparison on a capacity picks a device with enough of it" {
     local ns=$TEST_NAMESPACE cap=$CONFORMANCE_SELECTOR_CAPACITY quantity got pool device rest cel
@@ -51,6 +53,7 @@ pick_sample_device() {
         fail "the allocated device $pool/$device has $cap $got, less than the $quantity the selector asked for"
 }
 
+# requires: none
 # bats test_tags=generic
 @test "selectors: a selector no device matches stays pending with a scheduling event" {
     local ns=$TEST_NAMESPACE attr=$CONFORMANCE_SELECTOR_ATTRIBUTE

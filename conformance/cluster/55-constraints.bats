@@ -8,6 +8,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: none
 # bats test_tags=generic
 @test "constraints: matchAttribute gives two devices with the same attribute value" {
     local ns=$TEST_NAMESPACE attr=$CONFORMANCE_SELECTOR_ATTRIBUTE slices
@@ -28,6 +29,7 @@ teardown() { scenario_teardown; }
     assert_lines "distinct $attr values among the allocated devices" 1 "$(sort -u <<<"$values")"
 }
 
+# requires: none
 # bats test_tags=generic
 @test "constraints: matchAttribute on an attribute unique per device stays pending" {
     local ns=$TEST_NAMESPACE attr=$CONFORMANCE_UNIQUE_ATTRIBUTE

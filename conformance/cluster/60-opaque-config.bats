@@ -10,6 +10,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: none
 # bats test_tags=fake-only
 @test "opaque config: class and claim config reach the container, the claim's winning" {
     local ns=$TEST_NAMESPACE class=$TEST_NAMESPACE-config sources

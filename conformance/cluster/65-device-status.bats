@@ -25,6 +25,7 @@ devices_reported() {
     }
 }
 
+# requires: gate=DRAResourceClaimDeviceStatus, param=CONFORMANCE_DEVICE_STATUS
 # bats test_tags=generic
 @test "device status: the driver's status.devices entries appear on the claim" {
     require_gate DRAResourceClaimDeviceStatus

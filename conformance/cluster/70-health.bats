@@ -59,6 +59,7 @@ pod_device_health() {
     }
 }
 
+# requires: gate=DRADeviceTaints
 # bats test_tags=fake-only, serial
 @test "health: an unhealthy device gets the NoSchedule taint, its pod keeps running, recovery removes it" {
     require_gate DRADeviceTaints
@@ -74,6 +75,7 @@ pod_device_health() {
         device_has_no_unhealthy_taint "$VICTIM_POOL" "$VICTIM_DEVICE" >/dev/null
 }
 
+# requires: none
 # bats test_tags=fake-only, serial
 @test "health: a new claim avoids an unhealthy device and gets it after recovery" {
     local ns=$TEST_NAMESPACE device uuid
@@ -96,6 +98,7 @@ pod_device_health() {
     assert_same "device of claim wants-it" "$TEST_NODE_POOL"$'\t'"$device" "$(claim_devices "$ns" wants-it)"
 }
 
+# requires: gate=DRAResourceClaimDeviceStatus, param=CONFORMANCE_DEVICE_STATUS
 # bats test_tags=fake-only, serial
 @test "health: the claim's device status turns Ready=False with the reason, and back to True" {
     require_gate DRAResourceClaimDeviceStatus
@@ -110,6 +113,7 @@ pod_device_health() {
         claim_device_ready "$TEST_NAMESPACE" victim "$VICTIM_POOL" "$VICTIM_DEVICE" True >/dev/null
 }
 
+# requires: gate=ResourceHealthStatus
 # bats test_tags=fake-only, serial
 @test "health: the pod's allocatedResourcesStatus turns Unhealthy, and Healthy after recovery" {
     require_gate ResourceHealthStatus

@@ -9,6 +9,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: gate=DRAAdminAccess
 # bats test_tags=generic
 @test "admin access: a claim with adminAccess is refused in a namespace without the label" {
     require_gate DRAAdminAccess
@@ -22,6 +23,7 @@ teardown() { scenario_teardown; }
         fail "the refusal should name the resource.kubernetes.io/admin-access label; it says: $out"
 }
 
+# requires: gate=DRAAdminAccess
 # bats test_tags=generic
 @test "admin access: with the namespace label, an adminAccess claim gets a device already in use" {
     require_gate DRAAdminAccess

@@ -8,6 +8,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: gate=DRAPrioritizedList
 # bats test_tags=generic
 @test "prioritized list: the first satisfiable subrequest is chosen" {
     require_gate DRAPrioritizedList

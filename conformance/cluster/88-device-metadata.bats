@@ -46,6 +46,7 @@ assert_metadata_describes() {
     done <<<"$allocated"
 }
 
+# requires: minor=36, param=CONFORMANCE_DEVICE_METADATA
 # bats test_tags=generic
 @test "device metadata: a claim's metadata file is readable in the container" {
     require_server_minor 36
@@ -58,6 +59,7 @@ assert_metadata_describes() {
     assert_metadata_describes "$json" "$ns" described
 }
 
+# requires: minor=36, param=CONFORMANCE_DEVICE_METADATA
 # bats test_tags=generic
 @test "device metadata: a generated claim's metadata is under the pod claim name" {
     require_server_minor 36

@@ -37,6 +37,7 @@ await_driver_on_node() {
     wait_for "a Ready driver pod on node $1" "$CONFORMANCE_RESTART_TIMEOUT" new_driver_pod_ready "$1" "" >/dev/null
 }
 
+# requires: none
 # bats test_tags=generic, serial, disruptive
 @test "driver restart: running pods keep their devices, slices come back, new claims work" {
     local ns=$TEST_NAMESPACE old_pod devices

@@ -30,7 +30,6 @@ new_rule() {
 # start_user POD [TOLERATIONS]: pod POD on the test node with its own claim
 # POD of one device (tolerating TOLERATIONS, a JSON list); sets USER_DEVICE.
 start_user() {
-    local pool rest
     if [[ -n ${2:-} ]]; then
         create_from claim-tolerating CLAIM="$1" TOLERATIONS="$2"
     else
@@ -38,7 +37,7 @@ start_user() {
     fi
     create_from pod POD="$1" CLAIM_SOURCE=resourceClaimName CLAIM="$1" AFFINITY="$(pin_to "$TEST_NODE")"
     wait_pod_ready "$TEST_NAMESPACE" "$1"
-    IFS=$'\t' read -r pool USER_DEVICE rest < <(claim_results "$TEST_NAMESPACE" "$1")
+    IFS=$'\t' read -r _ USER_DEVICE _ < <(claim_results "$TEST_NAMESPACE" "$1")
     [[ -n $USER_DEVICE ]] || fail "claim $1 has no device"
 }
 
@@ -59,13 +58,16 @@ rule_condition_matches() {
     }
 }
 
+# The DeviceTaintRule of 1.35 on (1.34's v1alpha3 has another selector, no
+# status and no effect None).
 require_rules() {
+    require_server_minor 35
     require_taint_rule_api
     require_gate DRADeviceTaints
     use_test_node
 }
 
-# requires: api=devicetaintrules, gate=DRADeviceTaints
+# requires: minor=35, api=devicetaintrules, gate=DRADeviceTaints
 # bats test_tags=generic, serial
 @test "taint rules: NoSchedule keeps new claims off the device while the pod using it stays" {
     require_rules
@@ -86,7 +88,7 @@ require_rules() {
     claim_is_unallocated "$ns" all
 }
 
-# requires: api=devicetaintrules, gate=DRADeviceTaints
+# requires: minor=35, api=devicetaintrules, gate=DRADeviceTaints
 # bats test_tags=generic, serial
 @test "taint rules: removing the rule lets the device be allocated again" {
     require_rules
@@ -101,7 +103,7 @@ require_rules() {
     assert_claim_device_count "$ns" all "$n"
 }
 
-# requires: api=devicetaintrules, gate=DRADeviceTaints
+# requires: minor=35, api=devicetaintrules, gate=DRADeviceTaints
 # bats test_tags=generic, serial
 @test "taint rules: NoExecute evicts a pod using a tainted device unless its request tolerates the taint" {
     require_rules
@@ -117,7 +119,7 @@ require_rules() {
         rule_condition_matches "$ns-noexecute" '1 pod evicted since starting the controller' >/dev/null
 }
 
-# requires: api=devicetaintrules, gate=DRADeviceTaints
+# requires: minor=35, api=devicetaintrules, gate=DRADeviceTaints
 # bats test_tags=generic, serial
 @test "taint rules: tolerationSeconds delays the eviction" {
     require_rules
@@ -134,7 +136,7 @@ require_rules() {
         fail "pod $ns/late was evicted after ${elapsed}s, before its tolerationSeconds ($delay)"
 }
 
-# requires: api=devicetaintrules, gate=DRADeviceTaints
+# requires: minor=35, api=devicetaintrules, gate=DRADeviceTaints
 # bats test_tags=generic, serial
 @test "taint rules: the status of a rule with effect None reports the devices and pods it matched" {
     require_rules
@@ -147,7 +149,9 @@ require_rules() {
     pod_is_ready "$ns" user >/dev/null || fail "effect None must not touch the pod"
 }
 
-# requires: fake-driver, param=CONFORMANCE_DRIVER_TAINT_EFFECT, gate=DRADeviceTaints
+# Runs when CONFORMANCE_DRIVER_TAINT_EFFECT=NoExecute says the plugin was
+# started with --taint-effect NoExecute.
+# requires: fake-driver, gate=DRADeviceTaints
 # bats test_tags=fake-only, serial
 @test "taint rules: the driver's own health taint with NoExecute evicts the pod on a flip" {
     [[ $CONFORMANCE_DRIVER_TAINT_EFFECT == NoExecute ]] ||

@@ -97,9 +97,10 @@ detect_taint_rule_api() {
         fi
         asked+=("$v: no devicetaintrules")
     done
+    local joined
+    joined=$(printf '%s, ' "${asked[@]}")
     export CONFORMANCE_TAINT_RULE_API=''
-    CONFORMANCE_TAINT_RULE_API_WHY="no resource.k8s.io version serves devicetaintrules ($(IFS=,; echo "${asked[*]}" | sed 's/,/, /g'))"
-    export CONFORMANCE_TAINT_RULE_API_WHY
+    export CONFORMANCE_TAINT_RULE_API_WHY="no resource.k8s.io version serves devicetaintrules (${joined%, })"
 }
 
 # --- gate decisions ------------------------------------------------------------
