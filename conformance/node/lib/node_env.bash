@@ -23,6 +23,9 @@
 #                      "fake-driver fakehw fakegpu-smi" for another one)
 #   NODE_WAIT_SCALE    multiplies every wait bound (slow machines; default 1)
 #   NODE_STOP_SECONDS  how long the plugin may take to stop on SIGTERM (default 2)
+#   NODE_KUBELET_HEALTH_SERVICES  health services the stand-in kubelet knows,
+#                      newest first (default: 1.37's v1, v1alpha1)
+#   NODE_HEALTH_SERVICE  forces the health service watch-health opens
 #
 # Test names end in "[tag,...]" for the tests that need more than the kubelet
 # plugin contract; node_setup skips them per NODE_SKIP_TAGS with the reason.
