@@ -13,10 +13,10 @@
 
 enum health_api { HEALTH_API_V1, HEALTH_API_V1ALPHA1 };
 
-#define HEALTH_V1_SERVICE             "v1.DRAResourceHealth"
-#define HEALTH_V1ALPHA1_SERVICE       "v1alpha1.DRAResourceHealth"
-#define HEALTH_V1_WATCH_METHOD        "/v1.DRAResourceHealth/NodeWatchResources"
-#define HEALTH_V1ALPHA1_WATCH_METHOD  "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+#define HEALTH_V1_SERVICE            "v1.DRAResourceHealth"
+#define HEALTH_V1ALPHA1_SERVICE      "v1alpha1.DRAResourceHealth"
+#define HEALTH_V1_WATCH_METHOD       "/v1.DRAResourceHealth/NodeWatchResources"
+#define HEALTH_V1ALPHA1_WATCH_METHOD "/v1alpha1.DRAResourceHealth/NodeWatchResources"
 
 /* Values of the wire enum HealthStatus. */
 enum health_entry_status {

@@ -90,8 +90,7 @@ json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
         (d->cuda_driver_version[0] &&
          add_version(a, "cudaDriverVersion", d->cuda_driver_version, err) < 0) ||
         (d->numa_node >= 0 && add(a, "numaNode", "int", json_integer(d->numa_node), err) < 0) ||
-        (d->numa_node >= 0 &&
-         add(a, ATTR_NUMA_NODE, "int", json_integer(d->numa_node), err) < 0) ||
+        (d->numa_node >= 0 && add(a, ATTR_NUMA_NODE, "int", json_integer(d->numa_node), err) < 0) ||
         add_string(a, ATTR_PCI_BUS_ID, d->pci_bus_id, err) < 0 ||
         (d->pcie_root[0] && add_string(a, ATTR_PCIE_ROOT, d->pcie_root, err) < 0)) {
         error_prefix(err, "device %s", d->name);

@@ -111,11 +111,11 @@ static void print_message(const struct watch_message *m, long update, bool json)
         json_t *devs = json_array();
         for (size_t i = 0; i < m->n; i++) {
             const struct device_line *d = &m->lines[i];
-            json_array_append_new(devs, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "pool",
-                                                  d->pool, "device", d->device, "health",
-                                                  health_name(d->health), "last_updated",
-                                                  (json_int_t)d->last_updated, "timeout",
-                                                  (json_int_t)d->timeout, "message", d->message));
+            json_array_append_new(devs,
+                                  json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "pool", d->pool,
+                                            "device", d->device, "health", health_name(d->health),
+                                            "last_updated", (json_int_t)d->last_updated, "timeout",
+                                            (json_int_t)d->timeout, "message", d->message));
         }
         json_t *root = json_pack("{s:I, s:o}", "update", (json_int_t)update, "devices", devs);
         char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -155,8 +155,7 @@ int cmd_watch_health(int argc, char **argv)
         {"json", "KUBELET_STANDIN_JSON", FLAG_BOOL, &json, "one JSON object per message"},
         {"service", "KUBELET_STANDIN_HEALTH_SERVICE", FLAG_STRING, &service,
          "the health service to call: " SERVICE_V1 " (1.37 kubelets, when the plugin "
-         "advertises it; see register's health_version) or " SERVICE_V1ALPHA1
-         " (1.34-1.36)"},
+         "advertises it; see register's health_version) or " SERVICE_V1ALPHA1 " (1.34-1.36)"},
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
