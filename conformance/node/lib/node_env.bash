@@ -480,15 +480,21 @@ claim_create() {
         requests+=${requests:+,}$(printf '{"name":"%s","exactly":{"deviceClassName":"%s","count":%d}}' \
             "${req%%=*}" "$DRIVER" "${req#*=}")
     done
-    out=$(api POST "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims" \
-        "$(printf '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"%s"},"spec":{"devices":{"requests":[%s]}}}' \
-            "$name" "$requests")") || return 1
+    claim_post "$name" "$(printf '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"%s"},"spec":{"devices":{"requests":[%s]}}}' \
+        "$name" "$requests")"
+}
+
+# claim_post NAME JSON: creates the claim JSON (named NAME) as it is; sets
+# CLAIM_UID and CLAIM_UIDS[NAME].
+claim_post() {
+    local out
+    out=$(api POST "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims" "$2") || return 1
     [[ $out =~ \"uid\":\"([0-9a-f-]{36})\" ]] || {
-        echo "claim_create: no uid in the answer: $out" >&2
+        echo "claim_post: no uid in the answer: $out" >&2
         return 1
     }
     CLAIM_UID=${BASH_REMATCH[1]}
-    CLAIM_UIDS[$name]=$CLAIM_UID
+    CLAIM_UIDS[$1]=$CLAIM_UID
 }
 
 # claim_allocate_results NAME RESULTS_JSON [CONFIG_JSON]: writes

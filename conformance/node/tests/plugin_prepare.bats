@@ -134,6 +134,30 @@ $POOL ${d[1]} extra"
     fi
 }
 
+@test "prepare: a claim the scheduler made for a pod's extended resources is prepared like any other" {
+    node_up
+    local d
+    mapfile -t d < <(pool_devices 2)
+    # What kube-scheduler creates for a pod asking <class's extendedResourceName>: 1
+    # in two containers (KEP-5004): one request per container, named
+    # container-<i>-request-<j>, and the extended-resource-claim annotation.
+    claim_post pod-a-extended-resources-x7k2p "$(jq -cn --arg c "$DRIVER" '{
+        apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim",
+        metadata: {name: "pod-a-extended-resources-x7k2p",
+                   annotations: {"resource.kubernetes.io/extended-resource-claim": "true"}},
+        spec: {devices: {requests: [
+            {name: "container-0-request-0", exactly: {deviceClassName: $c, allocationMode: "ExactCount", count: 1}},
+            {name: "container-1-request-0", exactly: {deviceClassName: $c, allocationMode: "ExactCount", count: 1}}]}}}')"
+    claim_allocate_results pod-a-extended-resources-x7k2p \
+        "$(results "container-0-request-0=${d[0]}" "container-1-request-0=${d[1]}")"
+    run -0 prepare_json "$(ref pod-a-extended-resources-x7k2p)"
+    local answer=$output
+    assert_equal "$(answer_devices "$answer" "${CLAIM_UIDS[pod-a-extended-resources-x7k2p]}")" "$POOL ${d[0]} container-0-request-0
+$POOL ${d[1]} container-1-request-0"
+    cdi_ids_resolve "$answer"
+    run -0 unprepare_claims "$(ref pod-a-extended-resources-x7k2p)"
+}
+
 @test "prepare: a claim shared by two pods: the second prepare gives the same answer and rewrites nothing" {
     node_up
     claim_new shared "$(pool_devices 1)"
