@@ -52,7 +52,8 @@ static void properties(const yaml_event_t *ev, const char **anchor, const char *
 
 /* Checks one event; returns -1 with err on a refusal. */
 static int check_event(const yaml_event_t *ev, const char *label, const struct yaml_guard *g,
-                       size_t *depth, size_t *anchors, size_t *aliases, struct error *err)
+                       size_t *depth, size_t *nodes, size_t *anchors, size_t *aliases,
+                       struct error *err)
 {
     char what[160];
     const char *anchor, *alias, *tag;
@@ -62,6 +63,13 @@ static int check_event(const yaml_event_t *ev, const char *label, const struct y
         tag_text(tag, t, sizeof(t));
         snprintf(what, sizeof(what), "a YAML tag (%s)", t);
         return refuse(err, label, ev, what, g->tag_hint);
+    }
+    if ((ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT ||
+         ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT) &&
+        ++*nodes > g->max_nodes) {
+        snprintf(what, sizeof(what), "more than %zu YAML nodes (keys, values, lists, mappings)",
+                 g->max_nodes);
+        return refuse(err, label, ev, what, NULL);
     }
     const char *name = anchor ? anchor : alias;
     if (name != NULL && strlen(name) > g->max_anchor_len) {
@@ -96,14 +104,14 @@ int yaml_guard_check(const char *text, size_t len, const char *label, const stru
     if (!yaml_parser_initialize(&parser))
         return error_set(err, "%s: cannot initialise the YAML parser", label);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    size_t depth = 0, anchors = 0, aliases = 0;
+    size_t depth = 0, nodes = 0, anchors = 0, aliases = 0;
     int rc = 0;
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&parser, &ev))
             break; /* the loader reports it */
         yaml_event_type_t type = ev.type;
-        rc = check_event(&ev, label, g, &depth, &anchors, &aliases, err);
+        rc = check_event(&ev, label, g, &depth, &nodes, &anchors, &aliases, err);
         yaml_event_delete(&ev);
         if (rc < 0 || type == YAML_STREAM_END_EVENT)
             break;

@@ -1,7 +1,8 @@
 /* Bounds on a YAML text, checked on libyaml's event stream before its loader
  * builds the document.  libyaml's scanner is quadratic in flow nesting depth
  * (every token walks the stack of flow levels) and its loader compares every
- * anchor with every earlier one and every alias with every anchor; the event
+ * anchor with every earlier one and every alias with every anchor, and it
+ * holds every node (about 100 bytes each, whatever the text's size); the event
  * pass itself is linear once it stops at the first level past max_depth (the
  * scanner looks at most 1,024 characters ahead of the event it hands out).
  *
@@ -18,6 +19,7 @@
 #include "error.h"
 
 struct yaml_guard {
+    size_t max_nodes;       /* keys, values, lists, mappings and aliases */
     size_t max_depth;       /* nested mappings and lists */
     size_t max_anchors;     /* &name definitions */
     size_t max_aliases;     /* *name uses */

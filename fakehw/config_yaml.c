@@ -12,6 +12,7 @@
 /* What a config may use of YAML, checked before libyaml's loader sees it
  * (docs/reliability.md lists them). */
 static const struct yaml_guard config_yaml_limits = {
+    .max_nodes = 1 << 20,
     .max_depth = 64,
     .max_anchors = 128,
     .max_aliases = 16384,

@@ -19,6 +19,7 @@
  * nest 4 deep and use neither anchors nor aliases.  Tags are left alone:
  * kubectl accepts them. */
 static const struct yaml_guard kubeconfig_limits = {
+    .max_nodes = 1 << 20,
     .max_depth = 64,
     .max_anchors = 128,
     .max_aliases = 4096,

@@ -529,7 +529,7 @@ static void test_yaml_nesting_limit(void **state)
 }
 
 /* libyaml's loader compares every anchor with every earlier one and every
- * alias with every anchor, so both are counted first. */
+ * alias with every anchor, so both are counted first; so are its nodes. */
 static void test_yaml_anchor_limits(void **state)
 {
     (void)state;
@@ -553,6 +553,16 @@ static void test_yaml_anchor_limits(void **state)
         add(&t, "a");
     add(&t, " {device: all, state: healthy}]}\n");
     expect_error(t.p, "t.yaml:1:46: a YAML anchor name longer than 64 bytes");
+
+    /* libyaml's loader holds every node (about 100 bytes each): a 2 MB
+     * flow list of a million values would take 100 MB before any check. */
+    t.len = 0;
+    add(&t, "flips: [");
+    for (int i = 0; i < (1 << 20); i++)
+        add(&t, "x,");
+    add(&t, "]\n");
+    expect_error(t.p, "t.yaml:1:2097155: more than 1048576 YAML nodes (keys, values, lists, "
+                      "mappings)");
     free(t.p);
 }
 
