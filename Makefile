@@ -30,6 +30,13 @@ ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
+# The libFuzzer build (make fuzz, clang only): coverage for libFuzzer in every
+# object; the fuzz targets link -fsanitize=fuzzer themselves.
+ifeq ($(SAN),fuzz)
+CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined -Wno-unknown-warning-option
+LDFLAGS += -fsanitize=address,undefined
+endif
 
 PKG_GRPC     := $(shell pkg-config --cflags --libs grpc 2>/dev/null)
 PKG_PROTOBUF := $(shell pkg-config --libs libprotobuf-c 2>/dev/null)
@@ -52,8 +59,9 @@ include common/build.mk
 -include conformance/build.mk
 -include conformance/node/node-conformance.mk
 -include manifests/build.mk
+-include fuzz/build.mk
 
-.PHONY: all test unit bats check valgrind clean deps help format lint
+.PHONY: all test unit bats check valgrind clean deps help format lint fuzz
 
 all: $(BINS) ## build every program into build/bin
 
@@ -70,8 +78,15 @@ test: ## unit tests, then the bats suites (what CI runs)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory bats
 
-check: ## the same tests built with ASan + UBSan (in build/san)
+check: ## the same tests built with ASan + UBSan (in build/san), then a short fuzz run
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT="-O1 -g" test
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
+
+# libFuzzer needs clang; the fuzz build lives in build/fuzz (fuzz/build.mk).
+FUZZ_CC            ?= clang
+FUZZ_CHECK_SECONDS ?= 30
+fuzz: ## build the libFuzzer targets (clang, ASan + UBSan) and run each FUZZ_SECONDS (60)
+	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=$(FUZZ_CC) OPT="-O1 -g" fuzz-run
 
 valgrind: $(UNIT_TESTS) ## run the unit tests under valgrind (leaks and errors fail)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
@@ -81,7 +96,8 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev \
+  clang libclang-rt-dev
 deps: ## install every Debian package the build and the tests need (root, apt-get)
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
 

@@ -415,13 +415,21 @@ static int check_unique(const char *where, const struct fakehw_device *devs, siz
     return rc;
 }
 
-/* Makes room for one more device in *list. */
+/* Makes room for one more device in *list, growing with what was read so
+ * far (never from a count the input declares), up to
+ * FAKEHW_TREE_MAX_DEVICES; where names the line or directory for the error
+ * beyond that. */
 static int grow(struct fakehw_device **list, size_t count, size_t *cap, const char *where,
-                struct error *err)
+                const char *name, struct error *err)
 {
+    if (count >= FAKEHW_TREE_MAX_DEVICES)
+        return error_set_and_errno(err, EOVERFLOW, "%s: device %s: more than %d devices", where,
+                                   name, FAKEHW_TREE_MAX_DEVICES);
     if (count < *cap)
         return 0;
     size_t ncap = *cap ? *cap * 2 : 8;
+    if (ncap > FAKEHW_TREE_MAX_DEVICES)
+        ncap = FAKEHW_TREE_MAX_DEVICES;
     struct fakehw_device *nl = realloc(*list, ncap * sizeof(*nl));
     if (nl == NULL)
         return error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", where, ncap);
@@ -498,7 +506,7 @@ static int list_walk(const char *root, struct fakehw_device **devs, size_t *n, s
             error_set_and_errno(err, saved, "%s/%s: is not a directory", devdir, de->d_name);
             goto fail;
         }
-        if (grow(&list, count, &cap, devdir, err) < 0) {
+        if (grow(&list, count, &cap, devdir, de->d_name, err) < 0) {
             saved = errno;
             goto fail;
         }
@@ -521,8 +529,10 @@ fail:
 
 /* ---- <root>/snapshot: the whole tree in one file (format in fakehw_tree.h) ---- */
 
-/* Far above any real inventory (4,096 devices take about 1.6 MiB). */
-#define SNAPSHOT_MAX (64u << 20)
+/* Far above any real inventory: 4,096 devices take about 1.6 MiB, 6 MiB
+ * with every health reason at its 511-byte maximum.  The buffer grows with
+ * what read(2) returns, so a short file never costs more than its size. */
+#define SNAPSHOT_MAX (16u << 20)
 
 /* Reads the whole file with as few read(2)s as the kernel allows.  On
  * failure errno is the cause (ENOENT: there is no snapshot). */
@@ -547,7 +557,7 @@ static int read_whole(const char *path, char **text, size_t *len, struct error *
             if (nb == NULL) {
                 saved = cap < SNAPSHOT_MAX ? ENOMEM : EOVERFLOW;
                 error_set_and_errno(err, saved, "%s: %s", path,
-                                    saved == ENOMEM ? "out of memory" : "larger than 64 MiB");
+                                    saved == ENOMEM ? "out of memory" : "larger than 16 MiB");
                 goto fail;
             }
             buf = nb;
@@ -815,24 +825,12 @@ static int parse_snapshot(const char *path, const char *text, size_t len,
     size_t *lines = NULL;
     size_t count = 0, cap = 0;
     struct block b = {0};
-    char v[256], q[128];
+    char v[256], q[128], where[PATH_MAX + 32];
     uint64_t gen;
-    /* One allocation for all devices: count the device lines up front. */
-    for (const char *p = text, *end = text + len; p < end;) {
-        if ((size_t)(end - p) > sizeof(FAKEHW_SNAPSHOT_DEVICE) &&
-            !memcmp(p, FAKEHW_SNAPSHOT_DEVICE " ", sizeof(FAKEHW_SNAPSHOT_DEVICE)))
-            cap++;
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        p = nl ? nl + 1 : end;
-    }
-    if (cap > 0) {
-        list = malloc(cap * sizeof(*list));
-        lines = malloc(cap * sizeof(*lines));
-        if (list == NULL || lines == NULL) {
-            error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", path, cap);
-            goto fail;
-        }
-    }
+    /* The list grows with the blocks read (a block must be complete before
+     * the next one starts), never from the number of device lines the text
+     * claims: a hostile snapshot of bare device lines fails at its first
+     * block without reserving anything for the rest. */
     if (expect_line(&s, FAKEHW_FILE_GENERATION, v, 32, err) < 0)
         goto fail;
     if (!parse_u64(v, &gen)) {
@@ -873,9 +871,12 @@ static int parse_snapshot(const char *path, const char *text, size_t len,
         }
         if (end_block(&s, &b, err) < 0)
             goto fail;
-        if (count == cap) {
+        if (count == cap || count >= FAKEHW_TREE_MAX_DEVICES) {
             size_t old = cap;
-            if (grow(&list, count, &cap, path, err) < 0)
+            char name[FAKEHW_NAME_MAX];
+            snprintf(where, sizeof(where), "%s line %zu", path, s.line);
+            snprintf(name, sizeof(name), "%.*s", (int)s.value_len, s.value);
+            if (grow(&list, count, &cap, where, name, err) < 0)
                 goto fail;
             size_t *nl = realloc(lines, cap * sizeof(*lines));
             if (nl == NULL) {

@@ -93,6 +93,11 @@
  * build file paths with PATH_MAX. */
 #define FAKEHW_PATH_MAX 256
 
+/* Most devices a reader takes from one tree (fakehw's config allows 4,096
+ * per node); more is refused, so a hostile tree cannot make a reader hold
+ * more than 4,096 device structs (about 8 MiB). */
+#define FAKEHW_TREE_MAX_DEVICES 4096
+
 /* One device as read from <root>/devices/<name>/. */
 struct fakehw_device {
     char name[FAKEHW_NAME_MAX]; /* directory name, a DNS label: gpu-0 */

@@ -46,7 +46,12 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
  * long for its field (checked as for the files), a last line cut short or a
  * missing or wrong "end" line is an error naming the line, e.g.
  *   /var/run/fakehw/snapshot line 10: memory: "80Gx" is not a byte count
- * Any failure to read it but ENOENT is an error too.
+ * Any failure to read it but ENOENT is an error too.  Limits: the file is
+ * read up to 16 MiB (more is EOVERFLOW, "larger than 16 MiB"), and at most
+ * FAKEHW_TREE_MAX_DEVICES device blocks (the next device line is EOVERFLOW,
+ * "<root>/snapshot line N: device gpu-4096: more than 4096 devices"); memory
+ * grows with the blocks actually read, never with what the text declares.
+ * The per-file walk has the same device limit.
  *
  * Without it (ENOENT: a plain directory, an older fakehw) every device under
  * <root>/devices is read file by file: entries whose name starts with "."

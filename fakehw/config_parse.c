@@ -17,11 +17,17 @@
  * would use globs. */
 #define MAX_NODE_SECTIONS 10000
 
-/* Bounds over all sections together, so that a config (YAML aliases
- * included) cannot make the parser or the checks of every section use
- * unbounded memory or time. */
+/* Bounds over all sections together, so that a config cannot make the
+ * parser or the checks of every section use unbounded memory or time.  They
+ * are counted as the document is walked, so a list used through several
+ * YAML aliases counts once per use (config_yaml.c bounds the YAML itself:
+ * nesting, anchors, aliases). */
 #define MAX_TOTAL_ENTRIES 16384
 #define MAX_TOTAL_DEVICES 65536
+#define MAX_TOTAL_FLIPS   16384
+
+/* Most flips one list (top level, defaults or a node section) may have. */
+#define MAX_LIST_FLIPS 1024
 
 static const char *const top_keys[] = {
     "seed", "driverVersion", "cudaDriverVersion", "defaults", "nodes", "flips", NULL};
@@ -382,11 +388,21 @@ static int flip_key(const struct yctx *y, const char *key, yaml_node_t *v, const
 }
 
 static int parse_flips(const struct yctx *y, yaml_node_t *node, const char *path,
-                       struct flip_entry **out, size_t *nout)
+                       struct config_spec *spec, struct flip_entry **out, size_t *nout)
 {
     size_t n;
     if (yexpect_list(y, node, path, &n) < 0)
         return -1;
+    if (n > MAX_LIST_FLIPS)
+        return yfail(y, node, path, "%zu flips, more than the %d one flips list may have", n,
+                     MAX_LIST_FLIPS);
+    /* Counted before anything is allocated for them. */
+    spec->total_flips += n;
+    if (spec->total_flips > MAX_TOTAL_FLIPS)
+        return yfail(y, node, path,
+                     "the config has more than %d flips over all sections (an alias counts each "
+                     "time it is used)",
+                     MAX_TOTAL_FLIPS);
     *out = calloc(n ? n : 1, sizeof(**out));
     if (*out == NULL)
         return yfail(y, node, path, "out of memory");
@@ -422,6 +438,7 @@ static int section_key(const struct yctx *y, const char *key, yaml_node_t *v, co
     struct section *s = c->s;
     if (!strcmp(key, "name")) {
         c->has_name = true;
+        set_pos(&s->name_pos, v, path);
         return ystring(y, v, path, s->pattern, sizeof(s->pattern));
     }
     if (!strcmp(key, "seed")) {
@@ -437,7 +454,7 @@ static int section_key(const struct yctx *y, const char *key, yaml_node_t *v, co
         return version_value(y, v, path, s->cuda_driver_version, sizeof(s->cuda_driver_version));
     if (!strcmp(key, "devices"))
         return parse_devices(y, v, path, s, c->spec);
-    return parse_flips(y, v, path, &s->flips, &s->nflips);
+    return parse_flips(y, v, path, c->spec, &s->flips, &s->nflips);
 }
 
 static int parse_nodes(const struct yctx *y, yaml_node_t *node, const char *path,
@@ -492,7 +509,7 @@ static int top_key(const struct yctx *y, const char *key, yaml_node_t *v, const 
     }
     if (!strcmp(key, "nodes"))
         return parse_nodes(y, v, path, spec);
-    return parse_flips(y, v, path, &spec->flips, &spec->nflips);
+    return parse_flips(y, v, path, spec, &spec->flips, &spec->nflips);
 }
 
 static void section_free(struct section *s)

@@ -212,10 +212,76 @@ static bool flip_applies(const struct flip *f, const struct resolved *r)
     return !strcmp(f->device, FLIP_ALL_DEVICES) || has_device(r, f->device);
 }
 
-/* Resolves section s, checks its flips, marks the top-level flips whose
- * device it has; keeps the result in *keep when keep is not NULL. */
+/* The top-level flips that name a device (not "all"), sorted by that name,
+ * so that matching them with the sections costs one lookup per device of
+ * each section (O(devices log flips)), not one per flip and section. */
+struct top_index {
+    const struct config_spec *spec;
+    size_t *idx; /* flip indices, by device name, then index */
+    bool *found; /* parallel to idx; set on the first of a run of equal names */
+    size_t n;
+};
+
+static size_t flip_lookups; /* for config_resolve_flip_lookups */
+
+size_t config_resolve_flip_lookups(void)
+{
+    return flip_lookups;
+}
+
+static const char *top_name(const struct top_index *t, size_t pos)
+{
+    return t->spec->flips[t->idx[pos]].flip.device;
+}
+
+static int compare_top(const void *a, const void *b, void *ctx)
+{
+    const struct config_spec *spec = ctx;
+    size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+    int r = strcmp(spec->flips[ia].flip.device, spec->flips[ib].flip.device);
+    return r != 0 ? r : (ia > ib) - (ia < ib);
+}
+
+static int top_index_build(const struct config_spec *spec, struct top_index *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->spec = spec;
+    t->idx = calloc(spec->nflips ? spec->nflips : 1, sizeof(*t->idx));
+    t->found = calloc(spec->nflips + 1, sizeof(*t->found));
+    if (t->idx == NULL || t->found == NULL)
+        return -1;
+    for (size_t i = 0; i < spec->nflips; i++)
+        if (strcmp(spec->flips[i].flip.device, FLIP_ALL_DEVICES) != 0)
+            t->idx[t->n++] = i;
+    qsort_r(t->idx, t->n, sizeof(*t->idx), compare_top, (void *)spec);
+    return 0;
+}
+
+static void top_index_free(struct top_index *t)
+{
+    free(t->idx);
+    free(t->found);
+}
+
+/* Position of the first flip naming device, or t->n when none does. */
+static size_t top_find(const struct top_index *t, const char *device)
+{
+    size_t lo = 0, hi = t->n;
+    flip_lookups++;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(top_name(t, mid), device) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && !strcmp(top_name(t, lo), device) ? lo : t->n;
+}
+
+/* Resolves section s, checks its flips, marks the top-level flips naming
+ * one of its devices; keeps the result in *keep when keep is not NULL. */
 static int check_section(const struct config_spec *spec, const struct section *s, const char *node,
-                         bool *top_found, struct resolved *keep, struct error *err)
+                         struct top_index *top, struct resolved *keep, struct error *err)
 {
     struct resolved r;
     if (resolve_section(spec, s, node, &r, err) < 0)
@@ -229,8 +295,11 @@ static int check_section(const struct config_spec *spec, const struct section *s
             return -1;
         }
     }
-    for (size_t i = 0; i < spec->nflips; i++)
-        top_found[i] = top_found[i] || flip_applies(&spec->flips[i].flip, &r);
+    for (size_t i = 0; top->n > 0 && i < r.n; i++) {
+        size_t pos = top_find(top, r.devices[i].name);
+        if (pos < top->n)
+            top->found[pos] = true;
+    }
     if (keep != NULL)
         *keep = r;
     else
@@ -238,10 +307,53 @@ static int check_section(const struct config_spec *spec, const struct section *s
     return 0;
 }
 
+/* For finding node sections with the same name: sorted by name, then index. */
+static int compare_sections(const void *a, const void *b, void *ctx)
+{
+    const struct config_spec *spec = ctx;
+    size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+    int r = strcmp(spec->nodes[ia].pattern, spec->nodes[ib].pattern);
+    return r != 0 ? r : (ia > ib) - (ia < ib);
+}
+
+/* Two node sections with the same name (or glob): the later one could never
+ * be chosen.  Reports the pair whose second section comes first in the file. */
+static int check_sections_unique(const struct config_spec *spec, struct error *err)
+{
+    if (spec->nnodes < 2)
+        return 0;
+    size_t *idx = calloc(spec->nnodes, sizeof(*idx));
+    if (idx == NULL)
+        return error_set(err, "%s: out of memory", spec->file);
+    for (size_t i = 0; i < spec->nnodes; i++)
+        idx[i] = i;
+    qsort_r(idx, spec->nnodes, sizeof(*idx), compare_sections, (void *)spec);
+    size_t first = 0, second = SIZE_MAX;
+    for (size_t i = 1, group = 0; i < spec->nnodes; i++) {
+        if (strcmp(spec->nodes[idx[group]].pattern, spec->nodes[idx[i]].pattern) != 0) {
+            group = i;
+            continue;
+        }
+        if (i == group + 1 && idx[i] < second) {
+            first = idx[group];
+            second = idx[i];
+        }
+    }
+    free(idx);
+    if (second == SIZE_MAX)
+        return 0;
+    const struct section *a = &spec->nodes[first], *b = &spec->nodes[second];
+    return spec_fail(spec->file, &b->name_pos, err,
+                     "\"%s\" is also the name of nodes[%zu] (line %zu); each node section needs "
+                     "its own name or glob",
+                     b->pattern, first, a->name_pos.line);
+}
+
 int config_resolve(const struct config_spec *spec, const char *node, struct config *out,
                    struct error *err)
 {
     const struct section *chosen = NULL;
+    flip_lookups = 0;
     for (size_t i = 0; i < spec->nnodes && chosen == NULL; i++)
         if (fnmatch(spec->nodes[i].pattern, node, 0) == 0)
             chosen = &spec->nodes[i];
@@ -250,25 +362,29 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
 
     int rc = -1;
     struct resolved mine = {0};
-    bool *top_found = calloc(spec->nflips ? spec->nflips : 1, sizeof(*top_found));
+    struct top_index top;
     struct flip *flips = NULL;
-    if (top_found == NULL) {
+    if (top_index_build(spec, &top) < 0) {
         error_set(err, "%s: out of memory", spec->file);
         goto out;
     }
+    if (check_sections_unique(spec, err) < 0)
+        goto out;
     /* Every section is checked, so a mistake for another node fails here too. */
-    if (spec->has_defaults && check_section(spec, &spec->defaults, node, top_found,
+    if (spec->has_defaults && check_section(spec, &spec->defaults, node, &top,
                                             chosen == &spec->defaults ? &mine : NULL, err) < 0)
         goto out;
     for (size_t i = 0; i < spec->nnodes; i++) {
         const struct section *s = &spec->nodes[i];
-        if (check_section(spec, s, s == chosen ? node : s->pattern, top_found,
+        if (check_section(spec, s, s == chosen ? node : s->pattern, &top,
                           s == chosen ? &mine : NULL, err) < 0)
             goto out;
     }
+    /* In file order, so the first flip without a device is the one named. */
     for (size_t i = 0; i < spec->nflips; i++) {
         const struct flip_entry *f = &spec->flips[i];
-        if (!top_found[i] && strcmp(f->flip.device, FLIP_ALL_DEVICES) != 0) {
+        if (strcmp(f->flip.device, FLIP_ALL_DEVICES) != 0 &&
+            !top.found[top_find(&top, f->flip.device)]) {
             spec_fail(spec->file, &f->device_pos, err,
                       "no device \"%s\" in any section of the config", f->flip.device);
             goto out;
@@ -306,7 +422,7 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
     rc = 0;
 out:
     free(flips);
-    free(top_found);
+    top_index_free(&top);
     resolved_free(&mine);
     return rc;
 }

@@ -62,6 +62,7 @@ struct section {
     struct spec_pos pos;
     char label[320];   /* "defaults" or "nodes[1] (kind-worker*)" */
     char pattern[256]; /* node name or glob; "" for defaults */
+    struct spec_pos name_pos;
     bool has_seed;
     char seed[CONFIG_SEED_MAX];
     char driver_version[FAKEHW_TEXT_MAX];
@@ -86,6 +87,7 @@ struct config_spec {
     size_t nflips;
     size_t total_entries; /* device entries over all sections */
     long total_devices;   /* devices over all sections */
+    size_t total_flips;   /* flips over all lists, each alias counted where used */
 };
 
 /* Parses text into *spec (file names it in errors and must outlive spec).
@@ -98,6 +100,10 @@ void config_spec_free(struct config_spec *spec);
 /* Checks every section and resolves the one for node into *out. */
 int config_resolve(const struct config_spec *spec, const char *node, struct config *out,
                    struct error *err);
+
+/* Lookups of a top-level flip's device name made by the last
+ * config_resolve (the tests bound its work with it). */
+size_t config_resolve_flip_lookups(void);
 
 /* Value checks shared by the parser and its tests. */
 bool config_valid_dns_label(const char *s);

@@ -7,8 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "yaml_guard.h"
+
+/* What a config may use of YAML, checked before libyaml's loader sees it
+ * (docs/reliability.md lists them). */
+static const struct yaml_guard config_yaml_limits = {
+    .max_nodes = 1 << 20,
+    .max_depth = 64,
+    .max_anchors = 128,
+    .max_aliases = 16384,
+    .max_anchor_len = 64,
+    .refuse_tags = true,
+    .depth_hint = " (a config needs 5)",
+    .tag_hint = ": the config uses none (write integers plainly, text plainly or quoted)",
+};
+
 int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, struct error *err)
 {
+    if (yaml_guard_check(text, len, file, &config_yaml_limits, err) < 0)
+        return -1;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser))
         return error_set(err, "%s: cannot initialise the YAML parser", file);
@@ -212,6 +229,14 @@ int ylong(const struct yctx *y, const yaml_node_t *node, const char *path, long 
         return -1;
     if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return yfail(y, node, path, "\"%.64s\" is quoted, so it is a string, not an integer", v);
+    /* YAML 1.1 reads 010 as octal 8, YAML 1.2's core schema as 10: refused
+     * rather than guessed. */
+    const char *digits = v + (v[0] == '-' || v[0] == '+');
+    if (digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9')
+        return yfail(y, node, path,
+                     "\"%.64s\" has a leading zero (YAML 1.1 reads it as octal, YAML 1.2 as "
+                     "decimal); write it without",
+                     v);
     char *end;
     errno = 0;
     long n = strtol(v, &end, 10);

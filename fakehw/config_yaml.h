@@ -22,7 +22,10 @@ struct yctx {
 
 /* Loads exactly one YAML document from text.  On success *doc must be
  * yaml_document_delete'd; errors (syntax, empty input, several documents)
- * name file, line and column. */
+ * name file, line and column.  Before libyaml's loader sees the text, it is
+ * checked (common/yaml_guard.h): at most 1,048,576 nodes (a config of 16,384
+ * full device entries has about 600,000), 64 levels of nesting, 128 anchors
+ * of at most 64 bytes, 16,384 aliases, and no tags. */
 int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, struct error *err);
 
 int yfail(const struct yctx *y, const yaml_node_t *node, const char *path, const char *fmt, ...)
@@ -64,8 +67,9 @@ int ytext(const struct yctx *y, const yaml_node_t *node, const char *path, const
 int ystring(const struct yctx *y, const yaml_node_t *node, const char *path, char *buf,
             size_t size);
 
-/* A plain (unquoted) decimal integer between min and max; what names the
- * thing in the range message ("-3 is not a valid count (0..4096)"). */
+/* A plain (unquoted) decimal integer between min and max, optionally
+ * signed, without leading zeros (YAML 1.1 and 1.2 disagree on 010); what
+ * names the thing in the range message ("-3 is not a valid count (0..4096)"). */
 int ylong(const struct yctx *y, const yaml_node_t *node, const char *path, long min, long max,
           const char *what, long *out);
 

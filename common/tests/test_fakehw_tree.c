@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fakehw_tree_read.h"
@@ -755,6 +757,119 @@ static void test_snapshot_unreadable(void **state)
     free(devs);
 }
 
+/* Writes a snapshot of n complete device blocks (gpu-0 ... gpu-<n-1>). */
+static void write_many_blocks(const struct tree *t, size_t n)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/snapshot", t->root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "generation 42\nnode kind-worker\n");
+    for (size_t i = 0; i < n; i++) {
+        struct lines l = {.n = 0};
+        char name[32], uuid[64];
+        snprintf(name, sizeof(name), "gpu-%zu", i);
+        snprintf(uuid, sizeof(uuid), "GPU-a0a0a0a0-0000-4000-8000-%012zx", i);
+        add_device_lines(&l, name, (int)i, uuid, "healthy", "");
+        snprintf(l.line[11], 600, "pciBusID 0000:18:00.0"); /* the reader does not compare them */
+        for (size_t j = 0; j < l.n; j++)
+            fprintf(f, "%s\n", l.line[j]);
+    }
+    fprintf(f, "end %zu\n", n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The reader takes at most FAKEHW_TREE_MAX_DEVICES devices: the next device
+ * line is refused by its line number.  4,096 blocks of 19 lines after the
+ * 2 header lines put the 4,097th device line at line 77,827. */
+static void test_snapshot_device_limit(void **state)
+{
+    struct tree *t = *state;
+    write_many_blocks(t, FAKEHW_TREE_MAX_DEVICES);
+    struct fakehw_device *devs = NULL;
+    size_t n = 0;
+    struct error err;
+    if (fakehw_tree_list(t->root, &devs, &n, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(n, FAKEHW_TREE_MAX_DEVICES);
+    free(devs);
+
+    write_many_blocks(t, FAKEHW_TREE_MAX_DEVICES + 1);
+    char path[128], want[256];
+    snprintf(path, sizeof(path), "%s/snapshot", t->root);
+    devs = (struct fakehw_device *)&devs;
+    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), -1);
+    assert_int_equal(errno, EOVERFLOW);
+    snprintf(want, sizeof(want), "%s line 77827: device gpu-4096: more than 4096 devices", path);
+    assert_string_equal(err.msg, want);
+    assert_ptr_equal(devs, (struct fakehw_device *)&devs);
+}
+
+/* A hostile snapshot: a million "device" lines and nothing else (13 MB).
+ * The reader must fail at the first block (line 4) without first reserving
+ * room for a million devices (about 2 GB): it runs in a child whose data
+ * limit is 256 MiB above what the child already maps, so such a reservation
+ * fails and shows up as "out of memory" instead of the line-4 error.
+ * AddressSanitizer maps terabytes of shadow memory, so there the limit part
+ * is skipped (the device limit test still bounds the memory). */
+static void test_snapshot_hostile_count(void **state)
+{
+    struct tree *t = *state;
+    char path[128], want[256];
+    snprintf(path, sizeof(path), "%s/snapshot", t->root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "generation 1\nnode n\n");
+    for (int i = 0; i < 1000000; i++)
+        fputs("device gpu-0\n", f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(want, sizeof(want), "%s line 3: device gpu-0: no name line in its block", path);
+#if defined(__SANITIZE_ADDRESS__)
+    bool limit = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    bool limit = false;
+#else
+    bool limit = true;
+#endif
+#else
+    bool limit = true;
+#endif
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (limit) {
+            long data_kb = 0;
+            char line[256];
+            FILE *st = fopen("/proc/self/status", "r");
+            while (st && fgets(line, sizeof(line), st))
+                if (sscanf(line, "VmData: %ld kB", &data_kb) == 1)
+                    break;
+            if (st)
+                fclose(st);
+            rlim_t cap = ((rlim_t)data_kb << 10) + (256u << 20);
+            struct rlimit rl = {cap, cap};
+            if (data_kb == 0 || setrlimit(RLIMIT_DATA, &rl) < 0)
+                _exit(3);
+        }
+        struct fakehw_device *devs = NULL;
+        size_t n = 0;
+        struct error err;
+        if (fakehw_tree_list(t->root, &devs, &n, &err) == 0)
+            _exit(2);
+        if (strcmp(err.msg, want) != 0) {
+            fprintf(stderr, "got: %s\nwant: %s\n", err.msg, want);
+            _exit(1);
+        }
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +885,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_bad_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_bad_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_unreadable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_device_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_hostile_count, setup, teardown),
     };
     return cmocka_run_group_tests_name("fakehw_tree", tests, NULL, NULL);
 }

@@ -236,9 +236,9 @@ struct dra_service *dra_service_new(struct prepare_state *st, struct error *err)
     return svc;
 }
 
-int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct error *err)
+void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERVICE_METHODS])
 {
-    const struct rpc_method methods[] = {
+    const struct rpc_method methods[DRA_SERVICE_METHODS] = {
         {.path = DRA_V1_PREPARE,
          .request = dra_prepare_request_type(DRA_API_V1),
          .unary = prepare,
@@ -256,7 +256,14 @@ int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct
          .unary = unprepare,
          .ctx = &svc->v1beta1},
     };
-    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+    memcpy(out, methods, sizeof(methods));
+}
+
+int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct error *err)
+{
+    struct rpc_method methods[DRA_SERVICE_METHODS];
+    dra_service_methods(svc, methods);
+    for (size_t i = 0; i < DRA_SERVICE_METHODS; i++)
         if (rpc_server_add_method(srv, &methods[i], err) < 0)
             return -1;
     return 0;

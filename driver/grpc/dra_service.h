@@ -19,7 +19,13 @@ struct dra_service;
 /* st must outlive the service; the service does not own it. */
 struct dra_service *dra_service_new(struct prepare_state *st, struct error *err);
 
-/* Adds the four methods (v1 and v1beta1 prepare/unprepare) to srv. */
+/* The four methods (v1 prepare, v1 unprepare, v1beta1 prepare, v1beta1
+ * unprepare), as dra_service_register adds them; the fuzzer (fuzz/) calls
+ * their handlers on decoded requests without a server. */
+#define DRA_SERVICE_METHODS 4
+void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERVICE_METHODS]);
+
+/* Adds the four methods to srv. */
 int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct error *err);
 
 /* Call after rpc_server_free of the server it was registered with. */

@@ -9,8 +9,24 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "yaml_guard.h"
+
 #define SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBECONFIG_MAX     (4L << 20)
+
+/* Bounds checked before libyaml's loader sees a kubeconfig (its scanner is
+ * quadratic in flow nesting, its loader in anchors); kubectl's own files
+ * nest 4 deep and use neither anchors nor aliases.  Tags are left alone:
+ * kubectl accepts them. */
+static const struct yaml_guard kubeconfig_limits = {
+    .max_nodes = 1 << 20,
+    .max_depth = 64,
+    .max_anchors = 128,
+    .max_aliases = 4096,
+    .max_anchor_len = 64,
+    .refuse_tags = false,
+    .depth_hint = " (a kubeconfig needs 4)",
+};
 
 void kube_config_free(struct kube_config *cfg)
 {
@@ -315,6 +331,10 @@ static int load_kubeconfig(const char *path, struct kube_config *cfg, struct err
             error_prefix(err, "kubeconfig");
         goto out;
     }
+    char label[PATH_MAX + 16];
+    snprintf(label, sizeof(label), "kubeconfig %s", path);
+    if (yaml_guard_check(text, len, label, &kubeconfig_limits, err) < 0)
+        goto out;
     if (!yaml_parser_initialize(&parser)) {
         error_set(err, "kubeconfig %s: cannot initialise the YAML parser", path);
         goto out;

@@ -455,6 +455,200 @@ static void test_whole_file_bounds(void **state)
     free(text);
 }
 
+/* A growing text for the generated configs below. */
+struct text {
+    char *p;
+    size_t len, cap;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        assert_true(n >= 0);
+        if (t->p != NULL && (size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        t->cap = t->cap ? t->cap * 2 : 1 << 16;
+        t->p = realloc(t->p, t->cap);
+        assert_non_null(t->p);
+    }
+}
+
+/* YAML aliases do not multiply flips past the limits: one anchored list of
+ * 1,000 flips used by 17 node sections is 17,000 flips, more than 16,384.
+ * The position is the anchored list's (3:12), the path the alias's use. */
+static void test_flips_bounded_after_aliases(void **state)
+{
+    (void)state;
+    struct text t = {0};
+    add(&t, "nodes:\n  - name: n0\n    flips: &f\n");
+    for (int i = 0; i < 1000; i++)
+        add(&t, "      - {device: all, state: unhealthy}\n");
+    for (int i = 1; i < 20; i++)
+        add(&t, "  - name: n%d\n    flips: *f\n", i);
+    expect_error(t.p, "t.yaml:3:12: nodes[16].flips: the config has more than 16384 flips over all "
+                      "sections (an alias counts each time it is used)");
+
+    /* One list: at most 1,024. */
+    t.len = 0;
+    add(&t, "flips:\n");
+    for (int i = 0; i < 1025; i++)
+        add(&t, "  - {device: all, state: unhealthy}\n");
+    expect_error(t.p, "t.yaml:2:3: flips: 1025 flips, more than the 1024 one flips list may have");
+    free(t.p);
+}
+
+/* Nesting is checked before libyaml builds the document (it is quadratic
+ * in flow nesting depth): level 65 is refused where it opens. */
+static void test_yaml_nesting_limit(void **state)
+{
+    (void)state;
+    struct text t = {0};
+    add(&t, "defaults: ");
+    for (int i = 0; i < 100000; i++)
+        add(&t, "[");
+    for (int i = 0; i < 100000; i++)
+        add(&t, "]");
+    add(&t, "\n");
+    expect_error(t.p, "t.yaml:1:74: YAML nested deeper than 64 levels of mappings and lists (a "
+                      "config needs 5)");
+    /* Block nesting counts the same. */
+    t.len = 0;
+    for (int i = 0; i < 70; i++)
+        add(&t, "- ");
+    add(&t, "x\n");
+    expect_error(t.p, "t.yaml:1:129: YAML nested deeper than 64 levels of mappings and lists (a "
+                      "config needs 5)");
+    free(t.p);
+}
+
+/* libyaml's loader compares every anchor with every earlier one and every
+ * alias with every anchor, so both are counted first; so are its nodes. */
+static void test_yaml_anchor_limits(void **state)
+{
+    (void)state;
+    struct text t = {0};
+    add(&t, "flips: [");
+    for (int i = 0; i < 129; i++)
+        add(&t, "&a%d {device: all, state: healthy}, ", i);
+    add(&t, "]\n");
+    expect_error(t.p, "t.yaml:1:4635: more than 128 YAML anchors (&name)");
+
+    t.len = 0;
+    add(&t, "defaults: {devices: [{profile: L4}], flips: [&a {device: all, state: healthy}");
+    for (int i = 0; i < 16385; i++)
+        add(&t, ", *a");
+    add(&t, "]}\n");
+    expect_error(t.p, "t.yaml:1:65616: more than 16384 YAML aliases (*name)");
+
+    t.len = 0;
+    add(&t, "defaults: {devices: [{profile: L4}], flips: [&");
+    for (int i = 0; i < 65; i++)
+        add(&t, "a");
+    add(&t, " {device: all, state: healthy}]}\n");
+    expect_error(t.p, "t.yaml:1:46: a YAML anchor name longer than 64 bytes");
+
+    /* libyaml's loader holds every node (about 100 bytes each): a 2 MB
+     * flow list of a million values would take 100 MB before any check. */
+    t.len = 0;
+    add(&t, "flips: [");
+    for (int i = 0; i < (1 << 20); i++)
+        add(&t, "x,");
+    add(&t, "]\n");
+    expect_error(t.p, "t.yaml:1:2097155: more than 1048576 YAML nodes (keys, values, lists, "
+                      "mappings)");
+    free(t.p);
+}
+
+/* YAML typing: tags are refused, integers have no leading zeros. */
+static void test_yaml_typing(void **state)
+{
+    (void)state;
+    expect_error("defaults: {devices: [{count: !!str 2, profile: L4}]}\n",
+                 "t.yaml:1:30: a YAML tag (!!str): the config uses none (write integers plainly, "
+                 "text plainly or quoted)");
+    expect_error("defaults: {devices: [{count: !!int 2, profile: L4}]}\n",
+                 "t.yaml:1:30: a YAML tag (!!int): the config uses none (write integers plainly, "
+                 "text plainly or quoted)");
+    expect_error("defaults: !mine {devices: [{profile: L4}]}\n",
+                 "t.yaml:1:11: a YAML tag (!mine): the config uses none (write integers plainly, "
+                 "text plainly or quoted)");
+    expect_error("defaults: {devices: [{count: 010, profile: L4}]}\n",
+                 "t.yaml:1:30: defaults.devices[0].count: \"010\" has a leading zero (YAML 1.1 "
+                 "reads it as octal, YAML 1.2 as decimal); write it without");
+    expect_error("defaults: {devices: [{profile: L4, numaNode: -01}]}\n",
+                 "t.yaml:1:46: defaults.devices[0].numaNode: \"-01\" has a leading zero (YAML 1.1 "
+                 "reads it as octal, YAML 1.2 as decimal); write it without");
+    expect_error("defaults: {devices: [{count: 0x2, profile: L4}]}\n",
+                 "t.yaml:1:30: defaults.devices[0].count: \"0x2\" is not an integer");
+    struct config c;
+    load_text("defaults: {devices: [{count: 0, profile: L4}, {count: +2, profile: L4, numaNode: "
+              "-0}]}\n",
+              "n", &c);
+    assert_int_equal(c.ndevices, 2);
+    config_free(&c);
+}
+
+/* Two node sections with the same name: an error naming both. */
+static void test_duplicate_node_sections(void **state)
+{
+    (void)state;
+    expect_error("nodes:\n  - name: a\n  - name: b\n  - name: a\n",
+                 "t.yaml:4:11: nodes[2].name: \"a\" is also the name of nodes[0] (line 2); each "
+                 "node section needs its own name or glob");
+    struct text t = {0};
+    add(&t, "nodes:\n");
+    for (int i = 0; i < 10000; i++)
+        add(&t, "  - name: same\n");
+    expect_error(t.p, "t.yaml:3:11: nodes[1].name: \"same\" is also the name of nodes[0] (line "
+                      "2); each node section needs its own name or glob");
+    t.len = 0;
+    add(&t, "nodes:\n");
+    for (int i = 0; i < 10001; i++)
+        add(&t, "  - name: n%d\n", i);
+    expect_error(t.p, "t.yaml:2:3: nodes: 10001 node sections, more than 10000 (use globs)");
+    free(t.p);
+}
+
+/* Matching top-level flips with the devices of every section costs one
+ * lookup per device and per flip, not one per flip and section: 1,000
+ * sections and 1,000 top-level flips need about 2,000 lookups, not
+ * 1,000,000. */
+static void test_top_flips_linear(void **state)
+{
+    (void)state;
+    struct text t = {0};
+    add(&t, "nodes:\n");
+    for (int i = 0; i < 1000; i++)
+        add(&t, "  - {name: n%d, devices: [{name: d%d, profile: L4}]}\n", i, i);
+    add(&t, "flips:\n");
+    for (int i = 0; i < 1000; i++)
+        add(&t, "  - {device: d%d, state: unhealthy, after: 1s}\n", i);
+    struct config c;
+    load_text(t.p, "n7", &c);
+    assert_int_equal(c.nflips, 1);
+    assert_string_equal(c.flips[0].device, "d7");
+    size_t lookups = config_resolve_flip_lookups();
+    if (lookups > 4000)
+        fail_msg("%zu lookups for 1000 sections and 1000 flips", lookups);
+    config_free(&c);
+
+    /* The error still names the first flip (in file order) without a device. */
+    t.len = 0;
+    add(&t, "nodes: [{name: a, devices: [{name: x, profile: L4}]}]\nflips:\n");
+    add(&t, "  - {device: x, state: unhealthy}\n  - {device: zz, state: unhealthy}\n");
+    add(&t, "  - {device: yy, state: unhealthy}\n");
+    expect_error(t.p,
+                 "t.yaml:4:14: flips[1].device: no device \"zz\" in any section of the config");
+    free(t.p);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -480,6 +674,12 @@ int main(void)
         cmocka_unit_test(test_bad_inline),
         cmocka_unit_test(test_whole_file_bounds),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_flips_bounded_after_aliases),
+        cmocka_unit_test(test_yaml_nesting_limit),
+        cmocka_unit_test(test_yaml_anchor_limits),
+        cmocka_unit_test(test_yaml_typing),
+        cmocka_unit_test(test_duplicate_node_sections),
+        cmocka_unit_test(test_top_flips_linear),
     };
     return cmocka_run_group_tests_name("fakehw config", tests, NULL, NULL);
 }

@@ -287,6 +287,28 @@ static void test_other_errors(void **state)
                  "kubeconfig %s:2: contexts must be a list");
 }
 
+/* Nesting and anchors are bounded before libyaml's loader sees the file:
+ * its scanner is quadratic in flow nesting, its loader in anchors. */
+static void test_yaml_bounds(void **state)
+{
+    (void)state;
+    size_t depth = 100000, size = 2 * depth + 64;
+    char *text = malloc(size);
+    assert_non_null(text);
+    size_t used = (size_t)snprintf(text, size, "current-context: ");
+    memset(text + used, '[', depth);
+    memset(text + used + depth, ']', depth);
+    snprintf(text + used + 2 * depth, size - used - 2 * depth, "\n");
+    expect_error(text, "kubeconfig %s:1:81: YAML nested deeper than 64 levels of mappings and "
+                       "lists (a kubeconfig needs 4)");
+    used = (size_t)snprintf(text, size, "x: [");
+    for (int i = 0; i < 129; i++)
+        used += (size_t)snprintf(text + used, size - used, "&a%03d 1, ", i);
+    snprintf(text + used, size - used, "]\n");
+    expect_error(text, "kubeconfig %s:1:1157: more than 128 YAML anchors (&name)");
+    free(text);
+}
+
 /* ---------- in-cluster ---------- */
 
 static void set_in_cluster(const char *host, const char *port, const char *sa_dir)
@@ -379,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_bad_base64),
         cmocka_unit_test(test_file_not_found),
         cmocka_unit_test(test_other_errors),
+        cmocka_unit_test(test_yaml_bounds),
         cmocka_unit_test(test_in_cluster),
         cmocka_unit_test(test_in_cluster_errors),
     };

@@ -1,0 +1,28 @@
+# fuzz/: libFuzzer targets for the inputs the programs take from outside
+# (docs/reliability.md, "Fuzzing").  They need clang; `make fuzz` builds them
+# in build/fuzz with SAN=fuzz (libFuzzer + ASan + UBSan) and runs each for
+# FUZZ_SECONDS on a scratch copy of its seed corpus (fuzz/corpus/<target>/),
+# so the tree is never written.  `make check` runs each for
+# FUZZ_CHECK_SECONDS.  Findings (crash-*, leak-*, timeout-*) land in
+# build/fuzz/artifacts/ and make the run fail.
+FUZZ_TARGETS := config snapshot dra_request kubeconfig claim slices
+FUZZ_BIN     := $(BUILD)/fuzz-bin
+FUZZ_PROGS   := $(FUZZ_TARGETS:%=$(FUZZ_BIN)/fuzz_%)
+FUZZ_LIBS    := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
+                $(KUBE_LIB) $(FAKEHW_LIB) $(COMMON_LIB)
+FUZZ_OBJS    := $(FUZZ_TARGETS:%=$(OBJ)/fuzz/fuzz_%.o) $(OBJ)/fuzz/fuzz_common.o
+FUZZ_SECONDS ?= 60
+
+$(FUZZ_OBJS): CPPFLAGS += -Ifakehw $(KUBE_CFLAGS) $(FAKEHW_PKG_CFLAGS)
+$(FUZZ_OBJS): | $(PROTO_HEADERS)
+
+$(FUZZ_BIN)/fuzz_%: $(OBJ)/fuzz/fuzz_%.o $(OBJ)/fuzz/fuzz_common.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(FUZZ_LIBS) $(KUBE_LDLIBS) \
+	    $(FAKEHW_PKG_LIBS) $(HEALTH_LDLIBS) $(PREPARE_LIBS) $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+
+.PHONY: fuzz-build fuzz-run
+fuzz-build: $(FUZZ_PROGS)
+
+fuzz-run: fuzz-build
+	fuzz/run.sh $(FUZZ_BIN) $(BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
