@@ -72,9 +72,9 @@ CLUSTER_SCOPED = {
     "ValidatingAdmissionPolicyBinding",
 }
 
-# Feature gates by release (reference/wire-contracts.md section 4, "Feature
-# gates by release"): the gates of interest to a DRA cluster that exist in
-# each minor, and those locked on (GA) there, which a config must not name.
+# Feature gates by release (each release's pkg/features/kube_features.go):
+# the gates of interest to a DRA cluster that exist in each minor, and those
+# locked on (GA) there, which a config must not name.
 GATES = {
     "1.34": {
         "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
@@ -128,7 +128,7 @@ KIND_NODE_KEYS = {
 CONTAINERD_CRI_PLUGIN = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.runtime"}
 
 # resource.k8s.io/v1 request fields; anything else is refused by the API
-# server's strict decoding (e.g. the seeds' `all:`).
+# server's strict decoding (e.g. a bare `all:` request).
 DEVICE_REQUEST_KEYS = {"name", "exactly", "firstAvailable"}
 EXACT_REQUEST_KEYS = {
     "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",

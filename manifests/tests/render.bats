@@ -164,7 +164,7 @@ rendered() {
     assert_output ""
 }
 
-@test "the examples check refuses the seeds' short forms that an API server refuses" {
+@test "the examples check refuses short request forms that an API server refuses" {
     check assemble manifests/base >"$BATS_TEST_TMPDIR/base.yaml"
     sed 's|matchAttribute: gpu.fakehw.example.com/productName|matchAttribute: productName|' \
         manifests/examples/match-attribute.yaml >"$BATS_TEST_TMPDIR/short.yaml"

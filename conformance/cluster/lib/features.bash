@@ -12,7 +12,7 @@
 # in CONFORMANCE_GATE_<Gate>_WHY, so every test of the run sees the same answer.
 
 # The gates the scenarios use, with the first minor release that enables each
-# by default (wire-contracts.md, "Feature gates by release").
+# by default (each release's pkg/features/kube_features.go).
 declare -gA GATE_DEFAULT_SINCE=(
     [DRAAdminAccess]=34
     [DRAPrioritizedList]=34
