@@ -51,8 +51,12 @@ struct options {
     long verbosity;
 };
 
+/* The path flags, resolved against the working directory at start-up. */
+enum { PATH_FLAGS = 7 };
+
 struct plugin {
     struct options opt;
+    char abs_path[PATH_FLAGS][PATH_MAX];
     char plugin_dir[PATH_MAX];
     char dra_socket[PATH_MAX];
     char reg_socket[PATH_MAX];
@@ -171,6 +175,47 @@ static void on_inventory(void *ctx, struct device_snapshot *snap)
 
 /* --- start and stop --- */
 
+/* Makes every non-empty path flag absolute: "mnt" becomes "$PWD/mnt", so
+ * the sockets announced to the kubelet and the paths in CDI specs (read by
+ * the runtime from another directory) mean the same file.  Nothing needs to
+ * exist yet; the path is not normalised further. */
+static int resolve_path_flags(struct plugin *p)
+{
+    struct options *o = &p->opt;
+    struct {
+        const char *flag;
+        const char **value;
+    } paths[PATH_FLAGS] = {
+        {"--kubeconfig", &o->kubeconfig},
+        {"--kubelet-registrar-directory-path", &o->registrar_dir},
+        {"--kubelet-plugins-directory-path", &o->plugins_dir},
+        {"--cdi-root", &o->cdi_root},
+        {"--fakehw-root", &o->fakehw_root},
+        {"--fakegpu-smi", &o->fakegpu_smi},
+        {"--ready-file", &o->ready_file},
+    };
+    char cwd[PATH_MAX];
+    bool have_cwd = false;
+    for (size_t i = 0; i < PATH_FLAGS; i++) {
+        const char *v = *paths[i].value;
+        if (v == NULL || *v == '\0' || *v == '/')
+            continue;
+        if (!have_cwd && getcwd(cwd, sizeof(cwd)) == NULL) {
+            fprintf(stderr, "fakehw-kubelet-plugin: %s %s: cannot resolve the relative path: %s\n",
+                    paths[i].flag, v, strerror(errno));
+            return -1;
+        }
+        have_cwd = true;
+        if (snprintf(p->abs_path[i], PATH_MAX, "%s/%s", cwd, v) >= PATH_MAX) {
+            fprintf(stderr, "fakehw-kubelet-plugin: %s %s: the path is too long\n",
+                    paths[i].flag, v);
+            return -1;
+        }
+        *paths[i].value = p->abs_path[i];
+    }
+    return 0;
+}
+
 static int parse_options(struct plugin *p, int argc, char **argv)
 {
     struct options *o = &p->opt;
@@ -251,6 +296,8 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
         return -1;
     }
+    if (resolve_path_flags(p) < 0)
+        return -1;
     if (snprintf(p->plugin_dir, sizeof(p->plugin_dir), "%s/%s", o->plugins_dir, o->driver_name) >=
             (int)sizeof(p->plugin_dir) ||
         snprintf(p->dra_socket, sizeof(p->dra_socket), "%s/dra.sock", p->plugin_dir) >=
@@ -258,11 +305,6 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         snprintf(p->reg_socket, sizeof(p->reg_socket), "%s/%s-reg.sock", o->registrar_dir,
                  o->driver_name) >= (int)sizeof(p->reg_socket)) {
         fprintf(stderr, "fakehw-kubelet-plugin: socket paths are too long\n");
-        return -1;
-    }
-    if (p->plugin_dir[0] != '/' || p->reg_socket[0] != '/') {
-        fprintf(stderr, "fakehw-kubelet-plugin: --kubelet-plugins-directory-path and "
-                        "--kubelet-registrar-directory-path must be absolute\n");
         return -1;
     }
     return 0;
