@@ -47,7 +47,8 @@ detect_server_version() {
         out=$(kc version -o json 2>&1 >/dev/null | head -n 3 | tr '\n' ' ')
         fail "cannot reach the cluster of the current kubeconfig" \
             "(${KUBECONFIG:-~/.kube/config}${CONFORMANCE_KUBE_CONTEXT:+, context $CONFORMANCE_KUBE_CONTEXT}):" \
-            "${out:-kubectl version printed no server version}"
+            "${out:-kubectl version printed no server version}." \
+            "No cluster yet? make kind-up creates a kind cluster with the driver"
         return 1
     }
     read -r major minor git <<<"$out"
