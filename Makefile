@@ -57,8 +57,13 @@ include common/build.mk
 
 all: $(BINS) ## build every program into build/bin
 
-unit: $(UNIT_TESTS) ## run the cmocka unit tests
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t 2>&1; done
+# A test program's stderr (the log lines of the code under test, and cmocka's
+# failure messages) is kept in $(BUILD)/unit-logs and shown only when it fails.
+UNIT_LOGS := $(BUILD)/unit-logs
+unit: $(UNIT_TESTS) ## run the cmocka unit tests (their log output is shown only on failure)
+	@set -e; mkdir -p $(UNIT_LOGS); for t in $(UNIT_TESTS); do echo "== $$t"; \
+	  log=$(UNIT_LOGS)/$${t##*/}.stderr; \
+	  if ! $$t 2>$$log; then echo "== $$t failed; its stderr:"; cat $$log; exit 1; fi; done
 
 # bats runs against the programs of this build; BATS_LIB_PATH finds bats-support etc.
 BATS_FLAGS ?= --print-output-on-failure
@@ -97,8 +102,11 @@ format: ## reformat every C file with the repository's .clang-format
 clean: ## remove build/
 	rm -rf build
 
+# $(VAR) in a target's text shows the variable's value.
+HELP_VARS := IMAGE K8S_VERSION PREFIX BUILD
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
+	  sed $(foreach v,$(HELP_VARS),-e 's|$$($(v))|$($(v))|g') | \
 	  awk 'BEGIN{FS=":.*## "} {printf "  %-18s %s\n", $$1, $$2}'
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
