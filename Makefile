@@ -52,8 +52,9 @@ include common/build.mk
 -include conformance/build.mk
 -include conformance/node/node-conformance.mk
 -include manifests/build.mk
+-include scripts/build.mk
 
-.PHONY: all test unit bats check valgrind clean deps help format lint
+.PHONY: all test unit bats check valgrind clean deps help format lint install uninstall
 
 all: $(BINS) ## build every program into build/bin
 
@@ -86,9 +87,35 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man
 deps: ## install every Debian package the build and the tests need (root, apt-get)
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
+
+# make install: the three programs into $(DESTDIR)$(PREFIX)/bin and a man
+# page each, made from its --help by help2man, into share/man/man1.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+INSTALL_PROGRAMS := fakehw fakehw-kubelet-plugin fakegpu-smi
+MAN_NAME_fakehw                := fake GPUs served as a FUSE filesystem
+MAN_NAME_fakehw-kubelet-plugin := DRA kubelet plugin for fakehw's fake GPUs
+MAN_NAME_fakegpu-smi           := show the fake GPUs a container was given
+install: $(INSTALL_PROGRAMS:%=$(BIN)/%) ## install the programs and their man pages (PREFIX=$(PREFIX) DESTDIR=)
+	@command -v help2man >/dev/null || { echo "install: help2man is needed for the man pages (make deps)" >&2; exit 1; }
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
+	install -m 0755 $^ "$(DESTDIR)$(PREFIX)/bin/"
+	@set -e; for p in $(INSTALL_PROGRAMS); do \
+	  echo "help2man $$p > $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1"; \
+	  case $$p in \
+	  fakehw) n="$(MAN_NAME_fakehw)" ;; \
+	  fakehw-kubelet-plugin) n="$(MAN_NAME_fakehw-kubelet-plugin)" ;; \
+	  fakegpu-smi) n="$(MAN_NAME_fakegpu-smi)" ;; \
+	  esac; \
+	  help2man -N --no-discard-stderr --version-string="$(VERSION)" --name="$$n" \
+	    --output="$(DESTDIR)$(PREFIX)/share/man/man1/$$p.1" "$(BIN)/$$p"; done
+
+uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
+	rm -f $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/bin/%") $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/share/man/man1/%.1")
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
