@@ -54,7 +54,7 @@ include common/build.mk
 -include manifests/build.mk
 -include scripts/build.mk
 
-.PHONY: all test unit bats check valgrind clean deps help format lint install uninstall
+.PHONY: all test unit bats check valgrind clean deps help format lint install uninstall demo readme-tour
 
 all: $(BINS) ## build every program into build/bin
 
@@ -90,6 +90,12 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man
 deps: ## install every Debian package the build and the tests need (root, apt-get)
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
+
+demo: all ## run the README's tour on this machine, no cluster needed (root; scripts/demo.sh)
+	FAKEHW_BIN=$(abspath $(BIN)) scripts/demo.sh
+
+readme-tour: all ## regenerate the README's tour from scripts/demo.sh (make test checks it)
+	FAKEHW_BIN=$(abspath $(BIN)) scripts/readme-tour.sh update
 
 # make install: the three programs into $(DESTDIR)$(PREFIX)/bin and a man
 # page each, made from its --help by help2man, into share/man/man1.

@@ -1,4 +1,5 @@
-# scripts/: the Makefile's own targets for users (help, unit, install) are
-# tested here; the deployment scripts are manifests/build.mk's.
+# scripts/: the Makefile's own targets for users (help, unit, install) and
+# the README's tour (demo.sh, readme-tour.sh) are tested here; the
+# deployment scripts are manifests/build.mk's.
 BATS_SUITES += scripts/tests
-LINT_SHELL  += $(wildcard scripts/tests/*.bats scripts/tests/*.bash)
+LINT_SHELL  += scripts/demo.sh scripts/readme-tour.sh $(wildcard scripts/tests/*.bats scripts/tests/*.bash)
