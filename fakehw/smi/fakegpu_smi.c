@@ -88,12 +88,14 @@ static int run(const struct options *o)
     if (o->root_given) {
         const char *why = NULL;
         if (stat(o->root, &st) < 0)
-            why = errno == ENOENT ? "does not exist" : errno == ENOTDIR ? "is not a directory" : NULL;
+            why = errno == ENOENT    ? "does not exist"
+                  : errno == ENOTDIR ? "is not a directory"
+                                     : NULL;
         else if (!S_ISDIR(st.st_mode))
             why = "is not a directory";
         if (why != NULL) { /* other errors (a dead mount) are the tree reader's to report */
-            fprintf(stderr, "fakegpu-smi: the fakehw root %s (--root or FAKEHW_ROOT) %s\n",
-                    o->root, why);
+            fprintf(stderr, "fakegpu-smi: the fakehw root %s (--root or FAKEHW_ROOT) %s\n", o->root,
+                    why);
             return EXIT_NO_ROOT;
         }
     }
