@@ -54,7 +54,7 @@ include common/build.mk
 -include manifests/build.mk
 -include scripts/build.mk
 
-.PHONY: all test unit bats check valgrind clean deps help format lint install uninstall demo readme-tour
+.PHONY: all test unit bats check valgrind clean deps deps-debian help format lint install uninstall demo readme-tour
 
 all: $(BINS) ## build every program into build/bin
 
@@ -87,8 +87,12 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man
-deps: ## install every Debian package the build and the tests need (root, apt-get)
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man unzip
+deps: deps-debian ## install every Debian package the build and the tests need, then helm and kustomize (root)
+	scripts/install-go-tools.sh
+
+# The Debian packages alone: what building the programs needs (the image).
+deps-debian:
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
 
 demo: all ## run the README's tour on this machine, no cluster needed (root; scripts/demo.sh)
