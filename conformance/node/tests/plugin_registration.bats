@@ -128,6 +128,7 @@ ready_file_stays_absent() {
         --kubeconfig kubeconfig --kubelet-registrar-directory-path kubelet/plugins_registry \
         --kubelet-plugins-directory-path kubelet/plugins --cdi-root cdi --fakehw-root fakehw \
         --fakegpu-smi "$NODE_BIN/fakegpu-smi" --ready-file ready -v 2) </dev/null >>"$PLUGIN_LOG" 2>&1 3>&- &
+    # shellcheck disable=SC2034 # node_teardown stops it
     PLUGIN_PID=$!
     kubelet_register
     assert_equal "$(registration_value endpoint)" "$here/kubelet/plugins/$DRIVER/dra.sock"
