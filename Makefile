@@ -59,12 +59,14 @@ include common/build.mk
 all: $(BINS) ## build every program into build/bin
 
 # A test program's stderr (the log lines of the code under test, and cmocka's
-# failure messages) is kept in $(BUILD)/unit-logs and shown only when it fails.
+# messages) is kept in $(BUILD)/unit-logs; of a passing program only cmocka's
+# own lines ("[  PASSED  ] ...") are shown, of a failing one all of it.
 UNIT_LOGS := $(BUILD)/unit-logs
 unit: $(UNIT_TESTS) ## run the cmocka unit tests (their log output is shown only on failure)
 	@set -e; mkdir -p $(UNIT_LOGS); for t in $(UNIT_TESTS); do echo "== $$t"; \
 	  log=$(UNIT_LOGS)/$${t##*/}.stderr; \
-	  if ! $$t 2>$$log; then echo "== $$t failed; its stderr:"; cat $$log; exit 1; fi; done
+	  if ! $$t 2>$$log; then echo "== $$t failed; its stderr:"; cat $$log; exit 1; fi; \
+	  grep -E '^\[' $$log || true; done
 
 # bats runs against the programs of this build; BATS_LIB_PATH finds bats-support etc.
 BATS_FLAGS ?= --print-output-on-failure

@@ -31,14 +31,16 @@ mk() {
 
 @test "make unit shows a test program's stderr only when it fails" {
     local t=$BATS_TEST_TMPDIR
-    printf '#!/bin/sh\necho "[  PASSED  ] 1 test(s)."\necho "E1122 log line of a passing test" >&2\n' >"$t/test_pass"
+    printf '#!/bin/sh\necho "[ RUN      ] t"\necho "E1122 log line of a passing test" >&2\necho "[  PASSED  ] 1 test(s)." >&2\n' >"$t/test_pass"
     printf '#!/bin/sh\necho "[  FAILED  ] 1 test(s)."\necho "E1122 log line of a failing test" >&2\nexit 1\n' >"$t/test_fail"
     chmod +x "$t/test_pass" "$t/test_fail"
     run mk unit UNIT_TESTS="$t/test_pass" UNIT_LOGS="$t/logs"
     assert_success
     assert_output "== $t/test_pass
+[ RUN      ] t
 [  PASSED  ] 1 test(s)."
-    assert_equal "$(cat "$t/logs/test_pass.stderr")" "E1122 log line of a passing test"
+    assert_equal "$(cat "$t/logs/test_pass.stderr")" "E1122 log line of a passing test
+[  PASSED  ] 1 test(s)."
     run mk unit UNIT_TESTS="$t/test_pass $t/test_fail" UNIT_LOGS="$t/logs"
     assert_failure
     assert_line "== $t/test_fail failed; its stderr:"
