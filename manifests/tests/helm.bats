@@ -92,16 +92,16 @@ compare() {
 @test "the values schema refuses bad values, naming them" {
     run helm template fakehw-dra "$CHART" --set driverName=Bad_Name
     assert_failure
-    assert_output --partial "driverName"
+    assert_output --partial "at '/driverName': 'Bad_Name' does not match pattern"
     run helm template fakehw-dra "$CHART" --set metrics.port=0
     assert_failure
-    assert_output --partial "metrics.port"
+    assert_output --partial "at '/metrics/port': minimum: got 0, want 1"
     run helm template fakehw-dra "$CHART" --set image.pullPolicy=Sometimes
     assert_failure
-    assert_output --partial "image.pullPolicy"
+    assert_output --partial "at '/image/pullPolicy': value must be one of 'Always', 'IfNotPresent', 'Never'"
     run helm template fakehw-dra "$CHART" --set replicas=2
     assert_failure
-    assert_output --partial "replicas"
+    assert_output --partial "additional properties 'replicas' not allowed"
 }
 
 @test "yamllint: what the chart renders is clean YAML" {
