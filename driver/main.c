@@ -214,14 +214,16 @@ static void on_inventory(void *ctx, struct device_snapshot *snap)
 
 /* --- metrics --- */
 
+struct claim_count {
+    size_t n;
+    char last[128]; /* uid of the claim seen last */
+};
+
 static void count_claim(void *ctx, const char *ns, const char *name, const char *uid,
                         const char *pool, const char *device, const char *share_id)
 {
     (void)ns, (void)name, (void)pool, (void)device, (void)share_id;
-    struct {
-        size_t n;
-        char last[64];
-    } *c = ctx;
+    struct claim_count *c = ctx;
     /* A claim's devices come one after the other. */
     if (strcmp(c->last, uid) != 0) {
         c->n++;
@@ -232,10 +234,7 @@ static void count_claim(void *ctx, const char *ns, const char *name, const char 
 static void metrics_state(void *ctx, struct metrics_state *st)
 {
     struct plugin *p = ctx;
-    struct {
-        size_t n;
-        char last[64];
-    } claims = {0, ""};
+    struct claim_count claims = {0, ""};
     prepare_for_each_device(p->prep, count_claim, &claims);
     st->claims_prepared = claims.n;
     struct slice_publisher_status ps;
