@@ -16,7 +16,7 @@ check_tools() {
 }
 
 # The kubectl client version the suite needs (docs/install.md).
-CONFORMANCE_MIN_KUBECTL_MINOR=34
+KUBECTL_MIN_MINOR=34
 
 # check_kubeconfig: a kubeconfig file exists (KUBECONFIG's files, else
 # ~/.kube/config), or the suite runs in a pod with a service account.
@@ -48,9 +48,9 @@ check_kubectl_version() {
         return 1
     }
     read -r _ minor version <<<"$version"
-    [[ $minor =~ ^[0-9]+$ ]] && ((minor >= CONFORMANCE_MIN_KUBECTL_MINOR)) && return 0
+    [[ $minor =~ ^[0-9]+$ ]] && ((minor >= KUBECTL_MIN_MINOR)) && return 0
     fail "kubectl $version ($(command -v "$CONFORMANCE_KUBECTL")) is too old: the suite needs kubectl" \
-        "1.$CONFORMANCE_MIN_KUBECTL_MINOR or newer (docs/install.md); put a newer one first on PATH or" \
+        "1.$KUBECTL_MIN_MINOR or newer (docs/install.md); put a newer one first on PATH or" \
         "set CONFORMANCE_KUBECTL"
 }
 
