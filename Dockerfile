@@ -3,7 +3,8 @@
 # manifests/base.  Build with `make image` (IMAGE=... to choose the tag).
 #
 # Stage 1 builds on Debian 12 with exactly the packages `make deps` installs
-# (the list is DEBIAN_PACKAGES in the top Makefile).  Stage 2 is Debian 12
+# (the list is DEBIAN_PACKAGES in the top Makefile; `make deps-debian` skips
+# the test tools helm and kustomize, which the image does not need).  Stage 2 is Debian 12
 # slim plus the shared libraries the two dynamic programs link, found from
 # the built binaries themselves (scripts/runtime-packages.sh).
 ARG BUILD_IMAGE=debian:12
@@ -19,7 +20,7 @@ WORKDIR /src
 COPY Makefile ./
 COPY common/build.mk common/
 COPY scripts/install-deps.sh scripts/
-RUN make deps && rm -rf /var/lib/apt/lists/*
+RUN make deps-debian && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN make -j"$(nproc)" BUILD=build/image \
         build/image/bin/fakehw build/image/bin/fakehw-kubelet-plugin build/image/bin/fakegpu-smi \

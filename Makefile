@@ -60,13 +60,21 @@ include common/build.mk
 -include conformance/node/node-conformance.mk
 -include manifests/build.mk
 -include fuzz/build.mk
+-include scripts/build.mk
 
-.PHONY: all test unit bats check valgrind clean deps help format lint fuzz
+.PHONY: all test unit bats check valgrind clean deps deps-debian help format lint fuzz install uninstall demo readme-tour
 
 all: $(BINS) ## build every program into build/bin
 
-unit: $(UNIT_TESTS) ## run the cmocka unit tests
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t 2>&1; done
+# A test program's stderr (the log lines of the code under test, and cmocka's
+# messages) is kept in $(BUILD)/unit-logs; of a passing program only cmocka's
+# own lines ("[  PASSED  ] ...") are shown, of a failing one all of it.
+UNIT_LOGS := $(BUILD)/unit-logs
+unit: $(UNIT_TESTS) ## run the cmocka unit tests (their log output is shown only on failure)
+	@set -e; mkdir -p $(UNIT_LOGS); for t in $(UNIT_TESTS); do echo "== $$t"; \
+	  log=$(UNIT_LOGS)/$${t##*/}.stderr; \
+	  if ! $$t 2>$$log; then echo "== $$t failed; its stderr:"; cat $$log; exit 1; fi; \
+	  grep -E '^\[' $$log || true; done
 
 # bats runs against the programs of this build; BATS_LIB_PATH finds bats-support etc.
 BATS_FLAGS ?= --print-output-on-failure
@@ -96,10 +104,46 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev \
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man unzip \
   clang libclang-rt-dev
-deps: ## install every Debian package the build and the tests need (root, apt-get)
+deps: deps-debian ## install every Debian package the build and the tests need, then helm and kustomize (root)
+	scripts/install-go-tools.sh
+
+# The Debian packages alone: what building the programs needs (the image).
+deps-debian:
 	scripts/install-deps.sh $(DEBIAN_PACKAGES)
+
+demo: all ## run the README's tour on this machine, no cluster needed (root; scripts/demo.sh)
+	FAKEHW_BIN=$(abspath $(BIN)) scripts/demo.sh
+
+readme-tour: all ## regenerate the README's tour from scripts/demo.sh (make test checks it)
+	FAKEHW_BIN=$(abspath $(BIN)) scripts/readme-tour.sh update
+
+# make install: the three programs into $(DESTDIR)$(PREFIX)/bin and a man
+# page each, made from its --help by help2man, into share/man/man1.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+INSTALL_PROGRAMS := fakehw fakehw-kubelet-plugin fakegpu-smi
+MAN_NAME_fakehw                := fake GPUs served as a FUSE filesystem
+MAN_NAME_fakehw-kubelet-plugin := DRA kubelet plugin for fakehw's fake GPUs
+MAN_NAME_fakegpu-smi           := show the fake GPUs a container was given
+install: $(INSTALL_PROGRAMS:%=$(BIN)/%) ## install the programs and their man pages (PREFIX=$(PREFIX) DESTDIR=)
+	@command -v help2man >/dev/null || { echo "install: help2man is needed for the man pages (make deps)" >&2; exit 1; }
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
+	install -m 0755 $^ "$(DESTDIR)$(PREFIX)/bin/"
+	@set -e; for p in $(INSTALL_PROGRAMS); do \
+	  echo "help2man $$p > $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1"; \
+	  case $$p in \
+	  fakehw) n="$(MAN_NAME_fakehw)" ;; \
+	  fakehw-kubelet-plugin) n="$(MAN_NAME_fakehw-kubelet-plugin)" ;; \
+	  fakegpu-smi) n="$(MAN_NAME_fakegpu-smi)" ;; \
+	  esac; \
+	  help2man -N --no-discard-stderr --version-string="$(VERSION)" --name="$$n" \
+	    --output="$(DESTDIR)$(PREFIX)/share/man/man1/$$p.1" "$(BIN)/$$p"; done
+
+uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
+	rm -f $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/bin/%") $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/share/man/man1/%.1")
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
@@ -113,8 +157,11 @@ format: ## reformat every C file with the repository's .clang-format
 clean: ## remove build/
 	rm -rf build
 
+# $(VAR) in a target's text shows the variable's value.
+HELP_VARS := IMAGE K8S_VERSION PREFIX BUILD
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
+	  sed $(foreach v,$(HELP_VARS),-e 's|$$($(v))|$($(v))|g') | \
 	  awk 'BEGIN{FS=":.*## "} {printf "  %-18s %s\n", $$1, $$2}'
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

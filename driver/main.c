@@ -26,6 +26,8 @@
 #include "driver/health/device_health.h"
 #include "driver/inventory.h"
 #include "driver/kube/kube_client.h"
+#include "driver/metrics/metrics.h"
+#include "driver/metrics/metrics_server.h"
 #include "driver/prepare/prepare.h"
 #include "driver/publish/slice_publisher.h"
 #include "error.h"
@@ -46,13 +48,18 @@ struct options {
     const char *taint_effect;
     const char *unhealthy_policy;
     const char *ready_file;
+    const char *metrics_address;
     bool cleanup_on_exit;
     long workers;
     long verbosity;
 };
 
+/* The path flags, resolved against the working directory at start-up. */
+enum { PATH_FLAGS = 7 };
+
 struct plugin {
     struct options opt;
+    char abs_path[PATH_FLAGS][PATH_MAX];
     char plugin_dir[PATH_MAX];
     char dra_socket[PATH_MAX];
     char reg_socket[PATH_MAX];
@@ -69,6 +76,9 @@ struct plugin {
     struct dra_service *dra;
     struct rpc_server *dra_srv;
     struct rpc_server *reg_srv;
+    struct metrics *metrics; /* NULL unless --metrics-address */
+    struct metrics_server *metrics_srv;
+    struct device_snapshot *last_snap; /* for counting health flips (metrics) */
 };
 
 static const char description[] =
@@ -160,16 +170,130 @@ out:
     free(list);
 }
 
+static long long monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+struct flip_count {
+    const struct device_snapshot *old, *new;
+    unsigned long n;
+};
+
+/* A device in both snapshots whose health differs is a flip; one that came
+ * or went (a reload) is not. */
+static void count_flip(void *ctx, const char *device_name)
+{
+    struct flip_count *c = ctx;
+    if (device_snapshot_find(c->old, device_name) && device_snapshot_find(c->new, device_name))
+        c->n++;
+}
+
 static void on_inventory(void *ctx, struct device_snapshot *snap)
 {
     struct plugin *p = ctx;
+    long long seen = monotonic_ns();
+    struct flip_count flips = {.old = p->last_snap, .new = snap};
+    if (p->metrics != NULL) {
+        if (flips.old != NULL)
+            device_health_diff(flips.old->devs, flips.old->n, flips.old->tree_up, snap->devs,
+                               snap->n, snap->tree_up, count_flip, &flips);
+        metrics_health_flips(p->metrics, flips.n);
+        device_snapshot_put(p->last_snap);
+        p->last_snap = device_snapshot_get(snap);
+    }
     slice_publisher_update(p->pub, snap);
     if (p->status != NULL)
         claim_status_devices_changed(p->status, snap);
     send_health(p, snap);
+    if (flips.n > 0)
+        metrics_latency(p->metrics, METRICS_TO_HEALTH_STREAM, monotonic_ns() - seen);
+}
+
+/* --- metrics --- */
+
+struct claim_count {
+    size_t n;
+    char last[128]; /* uid of the claim seen last */
+};
+
+static void count_claim(void *ctx, const char *ns, const char *name, const char *uid,
+                        const char *pool, const char *device, const char *share_id)
+{
+    (void)ns, (void)name, (void)pool, (void)device, (void)share_id;
+    struct claim_count *c = ctx;
+    /* A claim's devices come one after the other. */
+    if (strcmp(c->last, uid) != 0) {
+        c->n++;
+        snprintf(c->last, sizeof(c->last), "%s", uid);
+    }
+}
+
+static void metrics_state(void *ctx, struct metrics_state *st)
+{
+    struct plugin *p = ctx;
+    struct claim_count claims = {0, ""};
+    prepare_for_each_device(p->prep, count_claim, &claims);
+    st->claims_prepared = claims.n;
+    struct slice_publisher_status ps;
+    slice_publisher_get_status(p->pub, &ps);
+    st->slices = ps.slices;
+    st->devices = ps.devices;
+    st->tainted = ps.tainted;
+    st->slice_syncs = ps.syncs;
+    st->slice_sync_errors = ps.failures;
+    if (p->status != NULL) {
+        struct claim_status_stats cs;
+        claim_status_get_stats(p->status, &cs);
+        st->claim_status_writes = cs.writes;
+        st->claim_status_errors = cs.failures + cs.conflicts;
+    }
 }
 
 /* --- start and stop --- */
+
+/* Makes every non-empty path flag absolute: "mnt" becomes "$PWD/mnt", so
+ * the sockets announced to the kubelet and the paths in CDI specs (read by
+ * the runtime from another directory) mean the same file.  Nothing needs to
+ * exist yet; the path is not normalised further. */
+static int resolve_path_flags(struct plugin *p)
+{
+    struct options *o = &p->opt;
+    struct {
+        const char *flag;
+        const char **value;
+    } paths[PATH_FLAGS] = {
+        {"--kubeconfig", &o->kubeconfig},
+        {"--kubelet-registrar-directory-path", &o->registrar_dir},
+        {"--kubelet-plugins-directory-path", &o->plugins_dir},
+        {"--cdi-root", &o->cdi_root},
+        {"--fakehw-root", &o->fakehw_root},
+        {"--fakegpu-smi", &o->fakegpu_smi},
+        {"--ready-file", &o->ready_file},
+    };
+    char cwd[PATH_MAX];
+    bool have_cwd = false;
+    for (size_t i = 0; i < PATH_FLAGS; i++) {
+        const char *v = *paths[i].value;
+        if (v == NULL || *v == '\0' || *v == '/')
+            continue;
+        if (!have_cwd && getcwd(cwd, sizeof(cwd)) == NULL) {
+            fprintf(stderr, "fakehw-kubelet-plugin: %s %s: cannot resolve the relative path: %s\n",
+                    paths[i].flag, v, strerror(errno));
+            return -1;
+        }
+        have_cwd = true;
+        if (snprintf(p->abs_path[i], PATH_MAX, "%s/%s", cwd, v) >= PATH_MAX) {
+            fprintf(stderr, "fakehw-kubelet-plugin: %s %s: the path is too long\n", paths[i].flag,
+                    v);
+            return -1;
+        }
+        *paths[i].value = p->abs_path[i];
+    }
+    return 0;
+}
 
 static int parse_options(struct plugin *p, int argc, char **argv)
 {
@@ -214,6 +338,9 @@ static int parse_options(struct plugin *p, int argc, char **argv)
          "taints)"},
         {"ready-file", "READY_FILE", FLAG_STRING, &o->ready_file,
          "file written once registered and published, removed on exit"},
+        {"metrics-address", "METRICS_ADDRESS", FLAG_STRING, &o->metrics_address,
+         "serve Prometheus metrics at http://<this>/metrics, as HOST:PORT (:9400 for every "
+         "interface); empty = off"},
         {"cleanup-on-exit", "CLEANUP_ON_EXIT", FLAG_BOOL, &o->cleanup_on_exit,
          "delete this node's ResourceSlices of the driver on SIGTERM (uninstall)"},
         {"grpc-workers", "GRPC_WORKERS", FLAG_INT, &o->workers,
@@ -251,6 +378,8 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
         return -1;
     }
+    if (resolve_path_flags(p) < 0)
+        return -1;
     if (snprintf(p->plugin_dir, sizeof(p->plugin_dir), "%s/%s", o->plugins_dir, o->driver_name) >=
             (int)sizeof(p->plugin_dir) ||
         snprintf(p->dra_socket, sizeof(p->dra_socket), "%s/dra.sock", p->plugin_dir) >=
@@ -258,11 +387,6 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         snprintf(p->reg_socket, sizeof(p->reg_socket), "%s/%s-reg.sock", o->registrar_dir,
                  o->driver_name) >= (int)sizeof(p->reg_socket)) {
         fprintf(stderr, "fakehw-kubelet-plugin: socket paths are too long\n");
-        return -1;
-    }
-    if (p->plugin_dir[0] != '/' || p->reg_socket[0] != '/') {
-        fprintf(stderr, "fakehw-kubelet-plugin: --kubelet-plugins-directory-path and "
-                        "--kubelet-registrar-directory-path must be absolute\n");
         return -1;
     }
     return 0;
@@ -273,6 +397,8 @@ static int start_servers(struct plugin *p, struct error *err)
     p->dra = dra_service_new(p->prep, err);
     if (p->dra == NULL)
         return -1;
+    if (p->metrics != NULL)
+        dra_service_set_observer(p->dra, metrics_on_claim, p->metrics);
     struct rpc_server_config dcfg = {
         .name = "dra", .socket_path = p->dra_socket, .workers = (int)p->opt.workers};
     p->dra_srv = rpc_server_new(&dcfg, err);
@@ -303,7 +429,14 @@ static int start(struct plugin *p, struct error *err)
     struct kube_config kcfg = {0};
     if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
         return error_prefix(err, "loading the Kubernetes client configuration");
-    struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin"};
+    if (o->metrics_address != NULL && *o->metrics_address != '\0') {
+        p->metrics = metrics_new(err);
+        if (p->metrics == NULL)
+            return -1;
+    }
+    struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin",
+                                        .on_response = p->metrics ? metrics_on_api_response : NULL,
+                                        .on_response_ctx = p->metrics};
     p->kc = kube_client_new(&kcfg, &kopts, err);
     kube_config_free(&kcfg);
     if (p->kc == NULL)
@@ -335,10 +468,13 @@ static int start(struct plugin *p, struct error *err)
     if (p->health == NULL)
         return -1;
     if (o->device_status) {
-        struct claim_status_options copts = {.driver_name = o->driver_name,
-                                             .pool_name = o->node_name,
-                                             .holders = claim_holders,
-                                             .holders_ctx = p};
+        struct claim_status_options copts = {
+            .driver_name = o->driver_name,
+            .pool_name = o->node_name,
+            .holders = claim_holders,
+            .holders_ctx = p,
+            .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
+            .on_changed_written_ctx = p->metrics};
         p->status = claim_status_start(p->kc, &copts, err);
         if (p->status == NULL)
             return -1;
@@ -346,7 +482,10 @@ static int start(struct plugin *p, struct error *err)
     struct slice_publisher_options sopts = {.driver_name = o->driver_name,
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,
-                                            .policy = p->policy};
+                                            .policy = p->policy,
+                                            .on_published =
+                                                p->metrics ? metrics_on_slice_published : NULL,
+                                            .on_published_ctx = p->metrics};
     p->pub = slice_publisher_start(p->kc, &sopts, err);
     if (p->pub == NULL)
         return -1;
@@ -357,7 +496,17 @@ static int start(struct plugin *p, struct error *err)
     if (p->inv == NULL)
         return -1;
 
-    return start_servers(p, err);
+    if (start_servers(p, err) < 0)
+        return -1;
+    if (p->metrics != NULL) {
+        p->metrics_srv =
+            metrics_server_start(o->metrics_address, p->metrics, metrics_state, p, err);
+        if (p->metrics_srv == NULL)
+            return error_prefix(err, "--metrics-address");
+        LOG_I("metrics: serving http://%s/metrics (port %u)", o->metrics_address,
+              metrics_server_port(p->metrics_srv));
+    }
+    return 0;
 }
 
 /* Stops in reverse order: the kubelet loses the plugin first (registration
@@ -367,6 +516,8 @@ static int stop(struct plugin *p)
     int rc = 0;
     if (p->opt.ready_file != NULL && *p->opt.ready_file)
         unlink(p->opt.ready_file);
+    /* First: a scrape reads the parts stopped below. */
+    metrics_server_stop(p->metrics_srv);
     rpc_server_free(p->reg_srv);
     rpc_server_free(p->dra_srv);
     registration_service_free(p->reg);
@@ -382,6 +533,8 @@ static int stop(struct plugin *p)
     health_service_free(p->health);
     prepare_state_close(p->prep);
     kube_client_free(p->kc);
+    device_snapshot_put(p->last_snap);
+    metrics_free(p->metrics);
     return rc;
 }
 

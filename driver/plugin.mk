@@ -2,7 +2,7 @@
 # driver part.  Order matters for static libraries: users before providers.
 PLUGIN_OBJS := $(OBJ)/driver/main.o $(OBJ)/driver/inventory.o
 PLUGIN_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
-               $(KUBE_LIB) $(COMMON_LIB)
+               $(KUBE_LIB) $(METRICS_LIB) $(COMMON_LIB)
 
 # main.c includes the gRPC services, whose headers include generated code.
 $(PLUGIN_OBJS): | $(PROTO_HEADERS)
@@ -11,7 +11,7 @@ BINS += $(BIN)/fakehw-kubelet-plugin
 $(BIN)/fakehw-kubelet-plugin: $(PLUGIN_OBJS) $(PLUGIN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJS) $(PLUGIN_LIBS) $(KUBE_LDLIBS) $(HEALTH_LDLIBS) \
-	    $(PREPARE_LIBS) $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+	    $(PREPARE_LIBS) $(DRIVER_GRPC_LDLIBS) $(METRICS_LDLIBS) $(LDLIBS)
 
 # Unit test of the inventory on a plain tree (shared, immutable snapshots).
 # Its source is driver/tests/test_inventory.c.

@@ -15,6 +15,7 @@ struct daemon_options {
     const char *node;    /* node name the config is resolved for */
     bool foreground;     /* stay attached (DaemonSets, tests) */
     bool clear_stale;    /* lazily unmount a stale mount first */
+    bool allow_empty;    /* serve an empty tree when no config section matches the node */
 };
 
 /* Runs the daemon until SIGTERM/SIGINT or an external unmount. */

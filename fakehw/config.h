@@ -37,6 +37,7 @@ struct flip {
 
 struct config {
     char section[320];          /* what was used, for logs: "nodes[1] (kind-worker*)" */
+    bool matched;               /* a nodes entry or the defaults section applies */
     char seed[CONFIG_SEED_MAX]; /* UUID seed in effect */
     struct gpu_device *devices; /* ndevices, by index */
     size_t ndevices;

@@ -404,6 +404,7 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
         flips[nflips++] = chosen->flips[i].flip;
 
     memset(out, 0, sizeof(*out));
+    out->matched = chosen != NULL;
     if (chosen != NULL)
         snprintf(out->section, sizeof(out->section), "%s", chosen->label);
     else

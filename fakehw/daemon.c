@@ -29,6 +29,7 @@ struct daemon {
     char mount[PATH_MAX];
     char dev_dir[PATH_MAX]; /* "" = no device nodes */
     char node[256];
+    bool allow_empty;
     struct inventory *inv;
     struct devnodes *devnodes;
     struct flip_scheduler *flips;
@@ -107,12 +108,29 @@ static int absolute_path(const char *path, char *out, struct error *err)
     return 0;
 }
 
+/* Loads the config for d->node; no section for the node is an error unless
+ * --allow-empty (a mistyped --node would otherwise serve no GPUs quietly). */
+static int load_config(const struct daemon *d, struct config *cfg, struct error *err)
+{
+    if (config_load_file(d->config_path, d->node, cfg, err) < 0)
+        return -1;
+    if (!cfg->matched && !d->allow_empty) {
+        config_free(cfg);
+        return error_set(err,
+                         "%s: no nodes entry matches node \"%s\" and there is no defaults "
+                         "section; check --node (or NODE_NAME), or pass --allow-empty to serve "
+                         "no devices",
+                         d->config_path, d->node);
+    }
+    return 0;
+}
+
 static void reload(struct daemon *d)
 {
     struct config cfg;
     struct error err;
     LOG_I("SIGHUP: reloading %s", d->config_path);
-    if (config_load_file(d->config_path, d->node, &cfg, &err) < 0) {
+    if (load_config(d, &cfg, &err) < 0) {
         LOG_E("reload failed, keeping the current inventory: %s", err.msg);
         return;
     }
@@ -201,7 +219,8 @@ int daemon_run(const struct daemon_options *o)
         LOG_E("%s", err.msg);
         goto out;
     }
-    if (config_load_file(d.config_path, d.node, &cfg, &err) < 0) {
+    d.allow_empty = o->allow_empty;
+    if (load_config(&d, &cfg, &err) < 0) {
         LOG_E("%s", err.msg);
         goto out;
     }

@@ -45,6 +45,9 @@ int main(int argc, char **argv)
          "stay in the foreground and log to stderr"},
         {"clear-stale", "FAKEHW_CLEAR_STALE", FLAG_BOOL, &o.clear_stale,
          "lazily unmount a stale mount a dead fakehw left at --mount"},
+        {"allow-empty", "FAKEHW_ALLOW_EMPTY", FLAG_BOOL, &o.allow_empty,
+         "serve an empty tree when no nodes entry matches --node and there is no defaults "
+         "section (else that is an error)"},
         {"v", "FAKEHW_VERBOSITY", FLAG_INT, &verbosity, "log verbosity"},
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);

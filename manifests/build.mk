@@ -33,9 +33,11 @@ deploy: ## deploy the driver to the current kubeconfig context and wait for its 
 undeploy: ## remove the driver and its ResourceSlices from the current kubeconfig context
 	$(DEPLOY_ENV) scripts/deploy.sh delete
 
-lint-manifests: ## yamllint every manifest, shellcheck the deployment scripts, render every kustomization
+lint-manifests: ## yamllint every manifest, shellcheck the deployment scripts, render every kustomization, helm lint the chart
 	yamllint --strict -c .yamllint .yamllint manifests kind
 	shellcheck -x $(DEPLOY_SCRIPTS)
 	@command -v kubectl >/dev/null || { echo "lint-manifests: kubectl (1.27+, with kustomize v5) is needed to render the kustomizations" >&2; exit 1; }
+	@command -v helm >/dev/null || { echo "lint-manifests: helm is needed to lint the chart (make deps)" >&2; exit 1; }
+	helm lint --strict manifests/helm/fakehw-dra
 	@set -e; for k in $$(find manifests -name kustomization.yaml ! -path 'manifests/components/*'); do \
 	  d=$$(dirname $$k); echo "kubectl kustomize $$d"; kubectl kustomize $$d >/dev/null; done

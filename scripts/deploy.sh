@@ -103,11 +103,19 @@ driver_name() {
     echo "$name"
 }
 
+# Fails, saying so, when the API server cannot be reached; else prints its
+# /version answer.
+reach_cluster() {
+    local version
+    version=$(kc get --raw /version 2>&1) ||
+        die "cannot reach the cluster${KUBE_CONTEXT:+ (context $KUBE_CONTEXT)}: $version"
+    echo "$version"
+}
+
 # Fails unless the API server is 1.34+ and serves resource.k8s.io/v1.
 check_cluster() {
     local version minor
-    version=$(kc get --raw /version 2>&1) ||
-        die "cannot reach the cluster${KUBE_CONTEXT:+ (context $KUBE_CONTEXT)}: $version"
+    version=$(reach_cluster) || exit 1
     minor=$(sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' <<<"$version")
     [[ -n $minor ]] || die "cannot read the server version from: $version"
     ((minor >= 34)) || die "the cluster runs Kubernetes 1.$minor; fakehw-dra needs 1.34 or newer (resource.k8s.io/v1)"
@@ -124,6 +132,8 @@ apply() {
 delete() {
     local driver
     driver=$(driver_name) || exit 1
+    # Without a cluster every delete below would fail for that reason alone.
+    reach_cluster >/dev/null || exit 1
     # The DaemonSet first, and wait: its pods unregister from the kubelet and
     # unmount fakehw while their RBAC still exists.
     log "deleting DaemonSet $NAMESPACE/$DAEMONSET"

@@ -2,7 +2,7 @@
  *
  * v1 and v1beta1 are the same messages with the same field numbers; the only
  * difference is Device.share_id (field 5), which exists in v1 alone (see
- * /work/shared/reference/wire-contracts.md §2 and proto/dra_v1*.proto).  So:
+ * proto/dra_v1.proto and proto/dra_v1beta1.proto).  So:
  *
  *  - Requests are decoded by the rpc server with each method's own request
  *    descriptor (v1beta1 methods with the v1beta1 one, so the method table

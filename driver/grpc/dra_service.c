@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "driver/grpc/dra_codec.h"
 #include "log.h"
@@ -9,6 +10,8 @@
 
 struct dra_service {
     struct prepare_state *st;
+    dra_claim_observer observe;
+    void *observe_ctx;
     /* Method contexts: the api version travels with the handler. */
     struct dra_method_ctx {
         struct dra_service *svc;
@@ -67,6 +70,7 @@ static const char out_of_memory[] = "out of memory";
  * so a repeated claim is prepared and answered once), and what became of it. */
 struct claim_batch {
     const char *method; /* "NodePrepareResources", for messages */
+    bool prepare;       /* else unprepare, for the observer */
     const struct dra_method_ctx *mc;
     struct dra_claim_ref *claims; /* the distinct claims */
     size_t n;
@@ -81,7 +85,8 @@ static int batch_open(struct claim_batch *b, const char *method, const struct dr
 {
     struct error err;
     size_t n = 0;
-    *b = (struct claim_batch){.method = method, .mc = mc};
+    *b = (struct claim_batch){
+        .method = method, .prepare = strcmp(method, "NodePrepareResources") == 0, .mc = mc};
     if (dra_request_claims(mc->api, req, &b->claims, &n, &err) < 0 ||
         check_claims(b->claims, n, &err) < 0) {
         rpc_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%s: %s", method, err.msg);
@@ -101,17 +106,31 @@ static int batch_open(struct claim_batch *b, const char *method, const struct dr
 /* Does one claim (index i of the batch); 0, or -1 with err. */
 typedef int (*claim_op)(const struct claim_batch *b, size_t i, void *arg, struct error *err);
 
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 /* Runs op on every claim that has a namespace and a name; a claim that fails
  * gets its own error and does not stop the others. */
 static void batch_run(struct claim_batch *b, claim_op op, void *arg)
 {
+    const struct dra_service *svc = b->mc->svc;
     for (size_t i = 0; i < b->n; i++) {
         const struct dra_claim_ref *c = &b->claims[i];
         struct error err;
         const char *missing = missing_field(c);
+        long long start = svc->observe ? now_ns() : 0;
+        int rc = -1;
         if (missing)
             error_set(&err, "claim %s/%s (uid %s): %s is empty", c->ns, c->name, c->uid, missing);
-        else if (op(b, i, arg, &err) == 0)
+        else
+            rc = op(b, i, arg, &err);
+        if (svc->observe)
+            svc->observe(svc->observe_ctx, b->prepare, rc == 0, now_ns() - start);
+        if (rc == 0)
             continue;
         char *text = strdup(err.msg);
         b->errors[i] = text ? text : out_of_memory;
@@ -221,6 +240,12 @@ out:
     free(out);
     free(res);
     batch_close(&b);
+}
+
+void dra_service_set_observer(struct dra_service *svc, dra_claim_observer fn, void *ctx)
+{
+    svc->observe = fn;
+    svc->observe_ctx = ctx;
 }
 
 struct dra_service *dra_service_new(struct prepare_state *st, struct error *err)

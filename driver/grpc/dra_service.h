@@ -25,7 +25,15 @@ struct dra_service *dra_service_new(struct prepare_state *st, struct error *err)
 #define DRA_SERVICE_METHODS 4
 void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERVICE_METHODS]);
 
-/* Adds the four methods to srv. */
+/* Called once per claim of a prepare (prepare true) or unprepare call, on
+ * the handler's thread, with the claim's result and how long it took
+ * (monotonic ns).  Must be cheap and not block (it records metrics). */
+typedef void (*dra_claim_observer)(void *ctx, bool prepare, bool ok, long long duration_ns);
+
+/* Sets the observer (NULL = none).  Before dra_service_register. */
+void dra_service_set_observer(struct dra_service *svc, dra_claim_observer fn, void *ctx);
+
+/* Adds the four methods (v1 and v1beta1 prepare/unprepare) to srv. */
 int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct error *err);
 
 /* Call after rpc_server_free of the server it was registered with. */

@@ -17,8 +17,9 @@
 struct item {
     char *ns, *name, *uid;
     long long due_ms;
-    int failures;  /* failed attempts in a row (conflicts beyond the quick ones included) */
-    int conflicts; /* 409 answers in a row */
+    long long changed_ms; /* when a health change of its devices was seen; -1: none */
+    int failures;         /* failed attempts in a row (conflicts beyond the quick ones included) */
+    int conflicts;        /* 409 answers in a row */
     struct item *next;
 };
 
@@ -29,6 +30,8 @@ struct claim_status_writer {
     void *holders_ctx;
     long retry_base_ms, retry_max_ms;
     int max_attempts;
+    void (*on_changed_written)(void *ctx, long latency_ms);
+    void *on_changed_written_ctx;
 
     pthread_t thread;
     pthread_mutex_t lock; /* guards everything below */
@@ -39,6 +42,7 @@ struct claim_status_writer {
 
     char **changed; /* device names whose holders must be queued */
     size_t n_changed, cap_changed;
+    long long changed_since; /* when the oldest of them changed; -1: none */
 
     struct item *items;
     const char *busy_uid; /* the claim being written now (owned by the item in flight) */
@@ -72,12 +76,14 @@ static struct item *find_item(struct claim_status_writer *w, const char *uid, st
 /* Queues (or re-times) the claim; lock held.  A fresh request resets the
  * failure count: it carries news. */
 static void enqueue_locked(struct claim_status_writer *w, const char *ns, const char *name,
-                           const char *uid, long long due_ms)
+                           const char *uid, long long due_ms, long long changed_ms)
 {
     struct item *it = find_item(w, uid, NULL);
     if (it != NULL) {
         if (due_ms < it->due_ms)
             it->due_ms = due_ms;
+        if (changed_ms >= 0 && (it->changed_ms < 0 || changed_ms < it->changed_ms))
+            it->changed_ms = changed_ms;
         it->failures = 0;
         it->conflicts = 0;
         return;
@@ -94,6 +100,7 @@ static void enqueue_locked(struct claim_status_writer *w, const char *ns, const 
         return;
     }
     it->due_ms = due_ms;
+    it->changed_ms = changed_ms;
     it->next = w->items;
     w->items = it;
     w->stats.queued++;
@@ -105,7 +112,7 @@ void claim_status_prepared(struct claim_status_writer *w, const char *ns, const 
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
-    enqueue_locked(w, ns, name, uid, retry_now_ms());
+    enqueue_locked(w, ns, name, uid, retry_now_ms(), -1);
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
@@ -162,6 +169,8 @@ void claim_status_devices_changed(struct claim_status_writer *w, struct device_s
     /* Before the first snapshot nothing was reported: as if healthy and up. */
     device_health_diff(old ? old->devs : NULL, old ? old->n : 0, old ? old->tree_up : true,
                        snap->devs, snap->n, snap->tree_up, note_changed, w);
+    if (w->n_changed > 0 && w->changed_since < 0)
+        w->changed_since = retry_now_ms();
     w->snap = snap;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
@@ -212,8 +221,10 @@ static void visit_holder(void *ctx, const char *ns, const char *name, const char
 static void queue_holders_locked(struct claim_status_writer *w)
 {
     struct holder_scan scan = {.w = w, .changed = w->changed, .n_changed = w->n_changed};
+    long long since = w->changed_since;
     w->changed = NULL;
     w->n_changed = w->cap_changed = 0;
+    w->changed_since = -1;
     pthread_mutex_unlock(&w->lock);
     if (w->holders != NULL)
         w->holders(w->holders_ctx, visit_holder, &scan);
@@ -223,7 +234,7 @@ static void queue_holders_locked(struct claim_status_writer *w)
         struct item *it = scan.found;
         scan.found = it->next;
         LOG_V(3, "claim status: claim %s/%s holds a device whose health changed", it->ns, it->name);
-        enqueue_locked(w, it->ns, it->name, it->uid, now);
+        enqueue_locked(w, it->ns, it->name, it->uid, now, since);
         item_free(it);
     }
     for (size_t i = 0; i < scan.n_changed; i++)
@@ -346,6 +357,8 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
               it->ns, it->name);
     LOG_V(2, "claim status: wrote status.devices of claim %s/%s (%zu entries)", it->ns, it->name,
           json_array_size(devices));
+    if (it->changed_ms >= 0 && w->on_changed_written != NULL)
+        w->on_changed_written(w->on_changed_written_ctx, (long)(retry_now_ms() - it->changed_ms));
     out = DONE;
 done:
     json_decref(claim);
@@ -465,6 +478,9 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 500;
     w->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 30000;
     w->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 12;
+    w->on_changed_written = opts->on_changed_written;
+    w->on_changed_written_ctx = opts->on_changed_written_ctx;
+    w->changed_since = -1;
     if (w->driver == NULL || w->pool == NULL) {
         error_set(err, "out of memory");
         goto fail_alloc;

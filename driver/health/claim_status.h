@@ -50,6 +50,12 @@ struct claim_status_options {
     long retry_base_ms; /* first retry delay; 0 = 500 */
     long retry_max_ms;  /* cap of the doubling delay; 0 = 30000 */
     int max_attempts;   /* failed writes of one claim before it is given up; 0 = 12 */
+    /* Called on the writer's thread after a claim's status.devices was
+     * written because a device it holds changed health: ms from
+     * claim_status_devices_changed to the write.  Must not block.
+     * NULL = none. */
+    void (*on_changed_written)(void *ctx, long latency_ms);
+    void *on_changed_written_ctx;
 };
 
 struct claim_status_stats {

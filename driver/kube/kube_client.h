@@ -55,6 +55,12 @@ struct kube_client_options {
     long backoff_base_ms; /* default 100, doubles each attempt, full jitter */
     long backoff_max_ms;  /* default 5000 */
     const char *user_agent;
+    /* Called after every attempt of a request (retries too) and at the end
+     * of every watch, on the calling thread: the HTTP method ("WATCH" for a
+     * watch) and the status, 0 when no answer came.  Must not block (it
+     * records metrics).  NULL = none. */
+    void (*on_response)(void *ctx, const char *method, long status);
+    void *on_response_ctx;
 };
 
 struct kube_client;

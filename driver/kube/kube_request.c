@@ -59,6 +59,9 @@ static int attempt_once(struct kube_client *c, const char *method, const char *u
     } else if (a->curl_msg[0] == '\0') {
         snprintf(a->curl_msg, sizeof(a->curl_msg), "%s", curl_easy_strerror(a->curl_rc));
     }
+    if (c->opts.on_response != NULL)
+        c->opts.on_response(c->opts.on_response_ctx, method,
+                            a->curl_rc == CURLE_OK ? a->status : 0);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     kube_handle_put(c, h);

@@ -232,6 +232,8 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
             result = msg->data.result;
     if (w.status == 0)
         curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.status);
+    if (c->opts.on_response != NULL)
+        c->opts.on_response(c->opts.on_response_ctx, "WATCH", w.status);
 
     if (w.callback_done || stopped || (stop_requested(stop) && !w.failed)) {
         rc = 0;

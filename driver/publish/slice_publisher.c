@@ -37,6 +37,8 @@ struct slice_publisher {
     enum taint_effect effect;
     enum unhealthy_policy policy;
     int resync_ms, retry_base_ms, retry_max_ms;
+    void (*on_published)(void *ctx, long latency_ms);
+    void *on_published_ctx;
 
     pthread_t sync_thread, watch_thread;
     bool sync_started, watch_started;
@@ -546,8 +548,11 @@ static void *sync_thread(void *arg)
             p->st.in_sync = !p->dirty;
             p->st.last_error[0] = '\0';
             p->next_resync = now + p->resync_ms;
-            if (since >= 0)
+            if (since >= 0) {
                 p->st.last_update_latency_ms = (long)(now - since);
+                if (p->on_published != NULL)
+                    p->on_published(p->on_published_ctx, p->st.last_update_latency_ms);
+            }
         } else {
             failures++;
             p->st.failures++;
@@ -672,6 +677,8 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->resync_ms = opts->resync_ms > 0 ? opts->resync_ms : 30000;
     p->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
     p->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 10000;
+    p->on_published = opts->on_published;
+    p->on_published_ctx = opts->on_published_ctx;
     p->kick_at = -1;
     p->pending_since = -1;
     p->equivalents = json_array();

@@ -54,6 +54,12 @@ struct slice_publisher_options {
     int resync_ms;     /* periodic full sync; 0 = 30000 */
     int retry_base_ms; /* first retry delay after a failure; 0 = 200 */
     int retry_max_ms;  /* cap of the doubling delay; 0 = 10000 */
+    /* Called on the publisher's thread, lock held, when a sync published
+     * an update: ms from the slice_publisher_update to the end of that sync
+     * (flip-to-taint latency).  Must not block or call the publisher.
+     * NULL = none. */
+    void (*on_published)(void *ctx, long latency_ms);
+    void *on_published_ctx;
 };
 
 struct slice_publisher_status {

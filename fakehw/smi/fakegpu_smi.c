@@ -21,6 +21,7 @@
 #define EXIT_USAGE      2   /* bad flag or value */
 #define EXIT_NO_DEVICES 6   /* nothing to show ("No devices were found") */
 #define EXIT_NO_FAKEHW  9   /* the tree does not answer (fakehw daemon gone) */
+#define EXIT_NO_ROOT    12  /* --root or FAKEHW_ROOT names no directory (nvidia-smi: no NVML) */
 #define EXIT_OTHER      255 /* the tree is malformed, output failed */
 
 static const char synopsis[] =
@@ -37,6 +38,7 @@ static const char description[] =
 static const char epilogue[] =
     "\nExit codes: 0 success; 2 bad flag or value; 6 no devices were found (none\n"
     "visible, or -i matched none); 9 the fakehw tree does not answer (daemon gone);\n"
+    "12 the root that --root or FAKEHW_ROOT names is no directory;\n"
     "255 the tree is malformed or output failed.\n"
     "Run fakegpu-smi --help-query-gpu for the fields of --query-gpu.\n";
 
@@ -63,6 +65,7 @@ static bool tree_unreachable(int e)
 
 struct options {
     const char *root;
+    bool root_given; /* by --root or FAKEHW_ROOT, not the default */
     bool list;
     const char *query;
     const char *format;
@@ -80,6 +83,22 @@ static int run(const struct options *o)
         (int)sizeof(devdir))
         return usage_error("--root: path is too long");
     struct stat st;
+    /* A root the user named must be there; the default one is missing in a
+     * container that was given no fakehw device, which is "no devices". */
+    if (o->root_given) {
+        const char *why = NULL;
+        if (stat(o->root, &st) < 0)
+            why = errno == ENOENT    ? "does not exist"
+                  : errno == ENOTDIR ? "is not a directory"
+                                     : NULL;
+        else if (!S_ISDIR(st.st_mode))
+            why = "is not a directory";
+        if (why != NULL) { /* other errors (a dead mount) are the tree reader's to report */
+            fprintf(stderr, "fakegpu-smi: the fakehw root %s (--root or FAKEHW_ROOT) %s\n", o->root,
+                    why);
+            return EXIT_NO_ROOT;
+        }
+    }
     if (stat(devdir, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
         return no_devices(); /* nothing of fakehw was given to this container */
 
@@ -130,7 +149,8 @@ out:
 
 int main(int argc, char **argv)
 {
-    struct options o = {.root = FAKEHW_DEFAULT_ROOT};
+    static const char default_root[] = FAKEHW_DEFAULT_ROOT;
+    struct options o = {.root = default_root};
     const struct flag flags[] = {
         {"L", NULL, FLAG_BOOL, &o.list, "list the GPUs: GPU <i>: <name> (UUID: <uuid>)"},
         {"list-gpus", NULL, FLAG_BOOL, &o.list, "same as -L"},
@@ -175,6 +195,7 @@ int main(int argc, char **argv)
         (smi_query_parse(o.query, &o.q, &err) < 0 || smi_format_parse(o.format, &o.f, &err) < 0))
         return usage_error(err.msg);
 
+    o.root_given = o.root != default_root;
     int rc = run(&o);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "fakegpu-smi: writing the output: %s\n", strerror(errno));

@@ -21,8 +21,8 @@ teardown() {
 	run "$FAKEHW" --help
 	assert_success
 	for flag in "--config VALUE" "--mount VALUE" "--dev-dir VALUE" "--node VALUE" \
-		"--foreground" "--clear-stale" "-v N" FAKEHW_CONFIG FAKEHW_MOUNT FAKEHW_DEV_DIR \
-		NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_VERBOSITY "fakehw flip"; do
+		"--foreground" "--clear-stale" "--allow-empty" "-v N" FAKEHW_CONFIG FAKEHW_MOUNT FAKEHW_DEV_DIR \
+		NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_ALLOW_EMPTY FAKEHW_VERBOSITY "fakehw flip"; do
 		assert_output --partial -- "$flag"
 	done
 	run "$FAKEHW" flip --help
@@ -255,6 +255,27 @@ print(repr(first + rest), repr(again))' "$MNT"
 	run "$FAKEHW" check --config "$CONFIGS/bad-health.yaml" --node n
 	assert_failure 1
 	assert_output --partial 'defaults.devices[0].health: "sick" is not a health state'
+}
+
+@test "a --node that no section matches is an error unless --allow-empty" {
+	printf 'nodes:\n  - name: worker-1\n    devices:\n      - {count: 1, profile: L4}\n' >"$BATS_TEST_TMPDIR/one.yaml"
+	run "$FAKEHW" --config "$BATS_TEST_TMPDIR/one.yaml" --mount "$MNT" --node worker-2 --foreground
+	assert_failure 1
+	assert_output --partial "one.yaml: no nodes entry matches node \"worker-2\" and there is no defaults section; check --node (or NODE_NAME), or pass --allow-empty"
+	run is_mounted "$MNT"
+	assert_failure
+	fakehw_start --config "$BATS_TEST_TMPDIR/one.yaml" --node worker-2 --allow-empty
+	run ls -A "$MNT/devices"
+	assert_success
+	assert_output ""
+	# A reload that loses the node's section keeps the inventory, unless allowed.
+	fakehw_stop
+	fakehw_start --config "$BATS_TEST_TMPDIR/one.yaml" --node worker-1
+	sed -i 's/worker-1/worker-3/' "$BATS_TEST_TMPDIR/one.yaml"
+	kill -HUP "$FAKEHW_PID"
+	wait_until 50 grep -q "reload failed, keeping the current inventory: .*no nodes entry matches node \"worker-1\"" "$LOG"
+	run ls "$MNT/devices"
+	assert_output "gpu-0"
 }
 
 @test "SIGTERM and SIGINT unmount cleanly" {

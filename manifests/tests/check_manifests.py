@@ -72,9 +72,9 @@ CLUSTER_SCOPED = {
     "ValidatingAdmissionPolicyBinding",
 }
 
-# Feature gates by release (reference/wire-contracts.md section 4, "Feature
-# gates by release"): the gates of interest to a DRA cluster that exist in
-# each minor, and those locked on (GA) there, which a config must not name.
+# Feature gates by release (each release's pkg/features/kube_features.go):
+# the gates of interest to a DRA cluster that exist in each minor, and those
+# locked on (GA) there, which a config must not name.
 GATES = {
     "1.34": {
         "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
@@ -144,7 +144,7 @@ KIND_NODE_KEYS = {
 CONTAINERD_CRI_PLUGIN = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.runtime"}
 
 # resource.k8s.io/v1 request fields; anything else is refused by the API
-# server's strict decoding (e.g. the seeds' `all:`).
+# server's strict decoding (e.g. a bare `all:` request).
 DEVICE_REQUEST_KEYS = {"name", "exactly", "firstAvailable"}
 EXACT_REQUEST_KEYS = {
     "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
@@ -505,6 +505,50 @@ def is_extended_resource_name(name):
             and len(short) <= 63)
 
 
+METRICS_SERVICE = "fakehw-dra-metrics"
+
+
+def check_metrics(f, objs):
+    """The plugin's METRICS_ADDRESS, its container port and the scrape Service
+    agree; without METRICS_ADDRESS there must be no Service either."""
+    ds = objs.get(("DaemonSet", DAEMONSET))
+    if ds is None:
+        return
+    plugin = next((c for c in ds["spec"]["template"]["spec"].get("containers", []) if c["name"] == "plugin"), None)
+    if plugin is None:
+        return
+    addr = env_of(plugin).get("METRICS_ADDRESS")
+    svc = objs.get(("Service", METRICS_SERVICE))
+    w = f"{f}: metrics"
+    if not addr:
+        if svc is not None:
+            fail(w, f"Service {METRICS_SERVICE} exists but the plugin has no METRICS_ADDRESS")
+        return
+    m = re.fullmatch(r"(.*):([0-9]+)", addr)
+    if m is None or m.group(1) not in ("", "0.0.0.0", "[::]"):
+        fail(w, f"METRICS_ADDRESS {addr} must listen on every interface (:PORT) to be scraped")
+        return
+    port = int(m.group(2))
+    ports = {p.get("name"): p for p in plugin.get("ports", [])}
+    if ports.get("metrics", {}).get("containerPort") != port:
+        fail(w, f"the plugin container has no port named metrics with containerPort {port}")
+    if svc is None:
+        fail(w, f"no Service {METRICS_SERVICE} for METRICS_ADDRESS {addr}")
+        return
+    ann = svc["metadata"].get("annotations", {})
+    want = {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
+    for k, v in want.items():
+        if ann.get(k) != v:
+            fail(w, f"Service {METRICS_SERVICE} annotation {k} is {ann.get(k)!r}, want {v!r}")
+    sel = svc["spec"].get("selector", {})
+    labels = ds["spec"]["template"]["metadata"].get("labels", {})
+    if not sel or any(labels.get(k) != v for k, v in sel.items()):
+        fail(w, f"Service {METRICS_SERVICE} selector {sel} does not select the DaemonSet's pods")
+    sp = svc["spec"].get("ports", [])
+    if not any(p.get("targetPort") in ("metrics", port) for p in sp):
+        fail(w, f"Service {METRICS_SERVICE} does not target the metrics port")
+
+
 def check_rendered(args):
     f = args.file
     text, docs = load_all(f)
@@ -527,6 +571,7 @@ def check_rendered(args):
     check_daemonset(f, objs, args.driver, plugin_help, fakehw_help)
     check_rbac(f, objs, args.driver)
     check_device_classes(f, objs, args.driver)
+    check_metrics(f, objs)
     for forbidden in args.forbid or []:
         for n, line in enumerate(text.splitlines(), 1):
             if forbidden in line:

@@ -63,6 +63,18 @@ rendered() {
     assert_output ""
 }
 
+@test "the metrics check refuses a scrape Service that does not match the plugin" {
+    check assemble manifests/base >"$BATS_TEST_TMPDIR/plain.yaml"
+    sed -E "s|prometheus.io/port: ['\"]9400['\"]|prometheus.io/port: '9401'|" "$BATS_TEST_TMPDIR/plain.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/bad.yaml"
+    assert_failure
+    assert_output --partial "Service fakehw-dra-metrics annotation prometheus.io/port is '9401', want '9400'"
+    sed -E "s|value: ['\"]?:9400['\"]?\$|value: 127.0.0.1:9400|" "$BATS_TEST_TMPDIR/plain.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/bad.yaml"
+    assert_failure
+    assert_output --partial "METRICS_ADDRESS 127.0.0.1:9400 must listen on every interface"
+}
+
 @test "base, assembled without kustomize: the same checks (runs where no kubectl is installed)" {
     check assemble manifests/base >"$BATS_TEST_TMPDIR/plain.yaml"
     run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/plain.yaml"
@@ -183,7 +195,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     assert_output ""
 }
 
-@test "the examples check refuses the seeds' short forms that an API server refuses" {
+@test "the examples check refuses short request forms that an API server refuses" {
     check assemble manifests/base >"$BATS_TEST_TMPDIR/base.yaml"
     sed 's|matchAttribute: gpu.fakehw.example.com/productName|matchAttribute: productName|' \
         manifests/examples/match-attribute.yaml >"$BATS_TEST_TMPDIR/short.yaml"

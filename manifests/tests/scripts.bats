@@ -76,6 +76,33 @@ setup() {
     assert_output ""
 }
 
+# A kubectl that renders with the real one but reaches no cluster, as
+# kubectl does with no kubeconfig.
+make_kubectl_no_cluster() {
+    local real
+    real=$(command -v kubectl)
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    cat >"$BATS_TEST_TMPDIR/bin/kubectl" <<EOF
+#!/usr/bin/env bash
+[[ \$1 == kustomize ]] && exec "$real" "\$@"
+echo 'The connection to the server localhost:8080 was refused - did you specify the right host or port?' >&2
+exit 1
+EOF
+    chmod +x "$BATS_TEST_TMPDIR/bin/kubectl"
+}
+
+@test "deploy.sh apply and delete say they cannot reach the cluster when there is none" {
+    require_kustomize
+    make_kubectl_no_cluster
+    local verb
+    for verb in apply delete; do
+        PATH="$BATS_TEST_TMPDIR/bin:$PATH" run scripts/deploy.sh "$verb"
+        assert_failure
+        assert_output --partial "deploy: error: cannot reach the cluster: The connection to the server localhost:8080 was refused"
+        refute_output --partial "did not go within"
+    done
+}
+
 # A kubectl stand-in for wait-slices.sh: two nodes run the plugin; slices
 # appear for node-a at once and for node-b on the third look.
 make_kubectl_stub() {

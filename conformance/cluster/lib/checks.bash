@@ -15,6 +15,45 @@ check_tools() {
     }
 }
 
+# The kubectl client version the suite needs (docs/install.md).
+KUBECTL_MIN_MINOR=34
+
+# check_kubeconfig: a kubeconfig file exists (KUBECONFIG's files, else
+# ~/.kube/config), or the suite runs in a pod with a service account.
+check_kubeconfig() {
+    local f files=()
+    [[ -z ${KUBERNETES_SERVICE_HOST:-} ]] || return 0
+    if [[ -n ${KUBECONFIG:-} ]]; then
+        IFS=: read -ra files <<<"$KUBECONFIG"
+        for f in "${files[@]}"; do
+            [[ -z $f || ! -f $f ]] || return 0
+        done
+        fail "KUBECONFIG=$KUBECONFIG names no existing file. No cluster yet? make kind-up creates a" \
+            "kind cluster with the driver and writes its kubeconfig"
+        return 1
+    fi
+    [[ ! -f ${HOME:-/nonexistent}/.kube/config ]] || return 0
+    fail "no kubeconfig: ${HOME:-~}/.kube/config does not exist and KUBECONFIG is not set. No cluster" \
+        "yet? make kind-up creates a kind cluster with the driver and writes its kubeconfig;" \
+        "else set KUBECONFIG to your cluster's"
+}
+
+# check_kubectl_version: the client is 1.34 or newer (older ones lack the
+# resource.k8s.io/v1 kinds in kubectl explain and print them differently).
+check_kubectl_version() {
+    local json version minor
+    json=$(kc version -o json 2>/dev/null) || true
+    version=$(jq -er '.clientVersion | "\(.major | gsub("[^0-9]"; "")) \(.minor | gsub("[^0-9]"; "")) \(.gitVersion // "?")"' <<<"$json" 2>/dev/null) || {
+        fail "cannot read the kubectl client version from \"$CONFORMANCE_KUBECTL version -o json\""
+        return 1
+    }
+    read -r _ minor version <<<"$version"
+    [[ $minor =~ ^[0-9]+$ ]] && ((minor >= KUBECTL_MIN_MINOR)) && return 0
+    fail "kubectl $version ($(command -v "$CONFORMANCE_KUBECTL")) is too old: the suite needs kubectl" \
+        "1.$KUBECTL_MIN_MINOR or newer (docs/install.md); put a newer one first on PATH or" \
+        "set CONFORMANCE_KUBECTL"
+}
+
 check_cluster_reachable() {
     detect_server_version
 }
@@ -121,6 +160,8 @@ check_driver_pods_ready() {
 suite_preflight() {
     params_validate || return 1
     check_tools || return 1
+    check_kubeconfig || return 1
+    check_kubectl_version || return 1
     check_cluster_reachable || return 1
     check_dra_api || return 1
     check_device_class || return 1

@@ -12,7 +12,7 @@
 # in CONFORMANCE_GATE_<Gate>_WHY, so every test of the run sees the same answer.
 
 # The gates the scenarios use, with the first minor release that enables each
-# by default (wire-contracts.md, "Feature gates by release").
+# by default (each release's pkg/features/kube_features.go).
 declare -gA GATE_DEFAULT_SINCE=(
     [DRAAdminAccess]=34
     [DRAPrioritizedList]=34
@@ -54,7 +54,8 @@ detect_server_version() {
         out=$(kc version -o json 2>&1 >/dev/null | head -n 3 | tr '\n' ' ')
         fail "cannot reach the cluster of the current kubeconfig" \
             "(${KUBECONFIG:-~/.kube/config}${CONFORMANCE_KUBE_CONTEXT:+, context $CONFORMANCE_KUBE_CONTEXT}):" \
-            "${out:-kubectl version printed no server version}"
+            "${out:-kubectl version printed no server version}." \
+            "No cluster yet? make kind-up creates a kind cluster with the driver"
         return 1
     }
     read -r major minor git <<<"$out"

@@ -52,6 +52,33 @@ setup() { selftest_setup; }
     assert_failure
     assert_output --partial "cannot reach the cluster of the current kubeconfig"
     assert_output --partial "connection refused"
+    assert_output --partial "No cluster yet? make kind-up"
+}
+
+@test "preflight: a missing kubeconfig is named, with make kind-up" {
+    KUBECONFIG=$BATS_TEST_TMPDIR/nope:$BATS_TEST_TMPDIR/nope2 run suite_preflight
+    assert_failure
+    assert_output --partial "KUBECONFIG=$BATS_TEST_TMPDIR/nope:$BATS_TEST_TMPDIR/nope2 names no existing file"
+    assert_output --partial "make kind-up creates a kind cluster"
+    unset KUBECONFIG
+    HOME=$BATS_TEST_TMPDIR/home run suite_preflight
+    assert_failure
+    assert_output --partial "no kubeconfig: $BATS_TEST_TMPDIR/home/.kube/config does not exist and KUBECONFIG is not set"
+    assert_output --partial "make kind-up"
+    run kubectl_calls
+    assert_output ""
+}
+
+@test "preflight: a kubectl client older than 1.34 is named" {
+    jq '.clientVersion = {"major": "1", "minor": "32+", "gitVersion": "v1.32.4"}' "$FAKE_CLUSTER/version.json" >"$FAKE_CLUSTER/v.json"
+    mv "$FAKE_CLUSTER/v.json" "$FAKE_CLUSTER/version.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "kubectl v1.32.4 ($SELFTEST_DIR/bin/kubectl) is too old: the suite needs kubectl 1.34 or newer"
+    echo '{}' >"$FAKE_CLUSTER/version.json"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "cannot read the kubectl client version"
 }
 
 @test "preflight: a cluster without resource.k8s.io/v1" {

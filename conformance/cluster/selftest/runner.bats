@@ -167,6 +167,17 @@ run_suite() {
     assert_failure
     assert_line --partial "# setup: DeviceClass gpu.example.com not found"
     assert_line "not ok 1 setup_suite"
+    refute_output --partial "bats warning"
     run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
     assert_line --partial "setup_suite | 0.000 | failed: DeviceClass gpu.example.com not found"
+}
+
+@test "run.sh: no kubeconfig is named, with make kind-up, and no bats warning" {
+    unset KUBECONFIG
+    HOME=$BATS_TEST_TMPDIR/home run run_suite
+    assert_failure
+    assert_line --partial "# setup: no kubeconfig: $BATS_TEST_TMPDIR/home/.kube/config does not exist"
+    assert_output --partial "make kind-up creates a kind cluster"
+    assert_line "not ok 1 setup_suite"
+    refute_output --partial "bats warning"
 }

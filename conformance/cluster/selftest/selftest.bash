@@ -12,9 +12,12 @@ selftest_setup() {
     for var in $(compgen -v CONFORMANCE_); do
         unset "$var"
     done
-    unset KUBECONFIG TEST_NAMESPACE TEST_TAGS
+    unset TEST_NAMESPACE TEST_TAGS KUBERNETES_SERVICE_HOST
     export FAKE_CLUSTER=$BATS_TEST_TMPDIR/cluster
     cp -r "$SELFTEST_DIR/fixtures/cluster" "$FAKE_CLUSTER"
+    # The preflight wants a kubeconfig file; the fake kubectl reads none.
+    export KUBECONFIG=$FAKE_CLUSTER/kubeconfig
+    : >"$KUBECONFIG"
     PATH=$SELFTEST_DIR/bin:$PATH
     export CONFORMANCE_POLL_INTERVAL=1
     bats_load_library bats-support

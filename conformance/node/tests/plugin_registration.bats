@@ -115,3 +115,30 @@ ready_file_stays_absent() {
     wait_for 2 "the ready file" test -s "$READY_FILE"
     assert_equal "$(cat "$READY_FILE")" "registered, 4 devices in 1 slices"
 }
+
+@test "registration: relative path flags are resolved against the working directory [fake-driver]" {
+    fakehw_config 2
+    fakehw_start
+    api_start
+    local here
+    here=$(cd "$NODE_ROOT" && pwd -P)
+    echo "=== starting with relative paths in $here" >>"$PLUGIN_LOG"
+    # shellcheck disable=SC2031 # the subshell's cd is the point
+    (cd "$NODE_ROOT" && exec "$NODE_BIN/fakehw-kubelet-plugin" --driver-name "$DRIVER" --node-name "$NODE" \
+        --kubeconfig kubeconfig --kubelet-registrar-directory-path kubelet/plugins_registry \
+        --kubelet-plugins-directory-path kubelet/plugins --cdi-root cdi --fakehw-root fakehw \
+        --fakegpu-smi "$NODE_BIN/fakegpu-smi" --ready-file ready -v 2) </dev/null >>"$PLUGIN_LOG" 2>&1 3>&- &
+    # shellcheck disable=SC2034 # node_teardown stops it
+    PLUGIN_PID=$!
+    kubelet_register
+    assert_equal "$(registration_value endpoint)" "$here/kubelet/plugins/$DRIVER/dra.sock"
+    wait_pool_published 2
+    wait_for 5 "the ready file" test -s "$NODE_ROOT/ready"
+    claim_new c1 gpu-0
+    run prepare_claims "$(ref c1)"
+    assert_success
+    # The CDI spec names the tree by its absolute path (the runtime reads it
+    # from its own working directory).
+    run grep -rhoE 'FAKEHW_ROOT=[^"]*' "$CDI_ROOT"
+    assert_output "FAKEHW_ROOT=$here/fakehw"
+}

@@ -95,10 +95,24 @@ GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
 	run "$SMI" --root "$ROOT" --query-gpu=index --format=csv
 	assert_failure 6
 	assert_output "No devices were found"
-	# A container that was given no fakehw directory at all.
-	run "$SMI" --root "$BATS_TEST_TMPDIR/nothing-here"
+	# A root with no devices directory: a container given no fakehw device.
+	mkdir "$BATS_TEST_TMPDIR/empty-root"
+	run "$SMI" --root "$BATS_TEST_TMPDIR/empty-root"
 	assert_failure 6
 	assert_output "No devices were found"
+}
+
+@test "a --root or FAKEHW_ROOT that is no directory is named, exit 12" {
+	run "$SMI" --root /does/not/exist -L
+	assert_failure 12
+	assert_output "fakegpu-smi: the fakehw root /does/not/exist (--root or FAKEHW_ROOT) does not exist"
+	FAKEHW_ROOT=$BATS_TEST_TMPDIR/nothing-here run "$SMI" -L
+	assert_failure 12
+	assert_output --partial "the fakehw root $BATS_TEST_TMPDIR/nothing-here (--root or FAKEHW_ROOT) does not exist"
+	touch "$BATS_TEST_TMPDIR/a-file"
+	run "$SMI" --root "$BATS_TEST_TMPDIR/a-file" -L
+	assert_failure 12
+	assert_output --partial "a-file (--root or FAKEHW_ROOT) is not a directory"
 }
 
 @test "a container's view: only the device directories it was given" {

@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# fakehw-kubelet-plugin's Prometheus endpoint (--metrics-address): after a
+# prepare, an unprepare and a health flip, the counters and histograms a
+# driver author reads have moved.
+# shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+load ../lib/node_env
+
+setup() {
+    node_setup
+}
+
+teardown() {
+    node_teardown
+}
+
+# metrics_port: the port the plugin logged it serves the metrics on.
+metrics_port() {
+    sed -n 's/.*metrics: serving http:.* (port \([0-9]*\))$/\1/p' "$PLUGIN_LOG" | tail -n 1 | grep .
+}
+
+scrape() {
+    curl -sS --max-time 5 "http://127.0.0.1:$(metrics_port)/metrics"
+}
+
+# value NAME{LABELS}: one sample of the last scrape ($SCRAPE).
+value() {
+    awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' <<<"$SCRAPE"
+}
+
+@test "metrics: prepare, unprepare, a flip and API requests show on /metrics [fake-driver,fakehw]" {
+    fakehw_config 4
+    fakehw_start
+    api_start
+    plugin_start --metrics-address 127.0.0.1:0
+    kubelet_register
+    wait_pool_published 4
+    wait_for 5 "the metrics port in the plugin log" metrics_port
+
+    SCRAPE=$(scrape)
+    assert_equal "$(value 'fakehw_dra_node_prepare_claims_total{result="success"}')" 0
+    assert_equal "$(value fakehw_dra_claims_prepared)" 0
+    assert_equal "$(value fakehw_dra_resourceslices)" 1
+    assert_equal "$(value fakehw_dra_devices_published)" 4
+    assert_equal "$(value fakehw_dra_health_flips_total)" 0
+    [[ $(value 'fakehw_dra_api_requests_total{verb="POST",code="201"}') -ge 1 ]] ||
+        fail "no slice create counted: $(grep api_requests <<<"$SCRAPE")"
+
+    claim_new c1 gpu-0 gpu-1
+    claim_new c2 gpu-2
+    run prepare_claims "$(ref c1)" "$(ref c2)" default/missing/00000000-0000-0000-0000-000000000001
+    SCRAPE=$(scrape)
+    assert_equal "$(value 'fakehw_dra_node_prepare_claims_total{result="success"}')" 2
+    assert_equal "$(value 'fakehw_dra_node_prepare_claims_total{result="error"}')" 1
+    assert_equal "$(value 'fakehw_dra_node_prepare_duration_seconds_count{result="success"}')" 2
+    assert_equal "$(value 'fakehw_dra_node_prepare_duration_seconds_bucket{result="success",le="+Inf"}')" 2
+    assert_equal "$(value fakehw_dra_claims_prepared)" 2
+    [[ $(value 'fakehw_dra_api_requests_total{verb="GET",code="404"}') -ge 1 ]] ||
+        fail "the missing claim's 404 is not counted: $(grep api_requests <<<"$SCRAPE")"
+
+    fakehw_flip gpu-0 unhealthy "XID 79: GPU has fallen off the bus"
+    wait_for 10 "the taint and the claim condition" eval '[[ $(claim_condition c1 gpu-0) == "False XID79" ]] && slices ".[].spec.devices[] | select(.name == \"gpu-0\") | .taints" -e >/dev/null'
+    # (wait_for runs its command in a subshell: SCRAPE is read again after.)
+    wait_for 5 "the flip in the metrics" eval 'SCRAPE=$(scrape) && [[ $(value fakehw_dra_health_change_to_claim_status_seconds_count) -ge 1 ]]'
+    SCRAPE=$(scrape)
+    assert_equal "$(value fakehw_dra_health_flips_total)" 1
+    assert_equal "$(value fakehw_dra_devices_tainted)" 1
+    assert_equal "$(value fakehw_dra_health_change_to_health_stream_seconds_count)" 1
+    [[ $(value fakehw_dra_health_change_to_slice_seconds_count) -ge 1 ]] || fail "no slice latency recorded"
+    [[ $(value fakehw_dra_claim_status_writes_total) -ge 2 ]] || fail "claim status writes not counted"
+
+    run unprepare_claims "$(ref c2)"
+    assert_success
+    SCRAPE=$(scrape)
+    assert_equal "$(value 'fakehw_dra_node_unprepare_claims_total{result="success"}')" 1
+    assert_equal "$(value fakehw_dra_claims_prepared)" 1
+    # Anything else than GET /metrics is refused.
+    run curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(metrics_port)/"
+    assert_output 404
+}
+
+@test "metrics: off by default; a bad --metrics-address is refused naming the flag [fake-driver]" {
+    fakehw_config 1
+    fakehw_start
+    api_start
+    plugin_start
+    kubelet_register
+    wait_pool_published 1
+    run grep -c 'metrics: serving' "$PLUGIN_LOG"
+    assert_output 0
+    plugin_stop TERM
+    run "$NODE_BIN/fakehw-kubelet-plugin" --node-name "$NODE" --kubeconfig "$KUBECONFIG_FILE" \
+        --fakehw-root "$MNT" --kubelet-registrar-directory-path "$REG_DIR" \
+        --kubelet-plugins-directory-path "$PLUGINS_DIR" --cdi-root "$CDI_ROOT" --metrics-address 9400
+    assert_failure
+    assert_output --partial 'metrics address "9400": want HOST:PORT'
+}

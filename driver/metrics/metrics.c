@@ -1,0 +1,256 @@
+/* Metric storage and the Prometheus text exposition (metrics.h). */
+#include "metrics.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Upper bounds of the histogram buckets, in nanoseconds: 0.5 ms to 10 s.
+ * A prepare takes about a millisecond, a flip reaches the API in tens of
+ * milliseconds, and retries against a failing API server take seconds. */
+static const long long bucket_ns[] = {
+    500000LL,    1000000LL,   2500000LL,   5000000LL,    10000000LL,   25000000LL,   50000000LL,
+    100000000LL, 250000000LL, 500000000LL, 1000000000LL, 2500000000LL, 5000000000LL, 10000000000LL,
+};
+#define NBUCKETS (sizeof(bucket_ns) / sizeof(bucket_ns[0]))
+
+struct histogram {
+    atomic_ulong bucket[NBUCKETS + 1]; /* per bucket, not cumulative; last = above all */
+    atomic_ullong sum_ns;
+    atomic_ulong count;
+};
+
+/* HTTP methods as the client sends them, then WATCH and anything else. */
+static const char *const verbs[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "WATCH", "other"};
+#define NVERBS    (sizeof(verbs) / sizeof(verbs[0]))
+#define NSTATUSES 600 /* 0 = no answer; 100..599 */
+
+struct metrics {
+    struct histogram op[METRICS_OPS][2]; /* [op][ok] */
+    struct histogram latency[METRICS_LATENCIES];
+    atomic_ulong flips;
+    atomic_ulong api[NVERBS][NSTATUSES];
+};
+
+struct metrics *metrics_new(struct error *err)
+{
+    struct metrics *m = calloc(1, sizeof(*m));
+    if (m == NULL) {
+        error_set(err, "metrics: out of memory");
+        return NULL;
+    }
+    /* calloc'ed memory is a valid zero for the lock-free atomics used here. */
+    return m;
+}
+
+void metrics_free(struct metrics *m)
+{
+    free(m);
+}
+
+static void observe(struct histogram *h, long long ns)
+{
+    if (ns < 0)
+        ns = 0;
+    size_t i = 0;
+    while (i < NBUCKETS && ns > bucket_ns[i])
+        i++;
+    atomic_fetch_add_explicit(&h->bucket[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_ns, (unsigned long long)ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+}
+
+void metrics_claim_op(struct metrics *m, enum metrics_op op, bool ok, long long duration_ns)
+{
+    if (m != NULL && op < METRICS_OPS)
+        observe(&m->op[op][ok ? 1 : 0], duration_ns);
+}
+
+void metrics_api_request(struct metrics *m, const char *verb, long status)
+{
+    if (m == NULL)
+        return;
+    size_t v = 0;
+    while (v < NVERBS - 1 && strcmp(verbs[v], verb) != 0)
+        v++;
+    if (status < 100 || status >= NSTATUSES)
+        status = 0; /* no answer, or nothing HTTP knows */
+    atomic_fetch_add_explicit(&m->api[v][status], 1, memory_order_relaxed);
+}
+
+void metrics_health_flips(struct metrics *m, unsigned long n)
+{
+    if (m != NULL)
+        atomic_fetch_add_explicit(&m->flips, n, memory_order_relaxed);
+}
+
+void metrics_latency(struct metrics *m, enum metrics_latency which, long long ns)
+{
+    if (m != NULL && which < METRICS_LATENCIES)
+        observe(&m->latency[which], ns);
+}
+
+void metrics_on_claim(void *ctx, bool prepare, bool ok, long long duration_ns)
+{
+    metrics_claim_op(ctx, prepare ? METRICS_PREPARE : METRICS_UNPREPARE, ok, duration_ns);
+}
+
+void metrics_on_api_response(void *ctx, const char *method, long status)
+{
+    metrics_api_request(ctx, method, status);
+}
+
+void metrics_on_slice_published(void *ctx, long latency_ms)
+{
+    metrics_latency(ctx, METRICS_TO_SLICE, (long long)latency_ms * 1000000LL);
+}
+
+void metrics_on_claim_status_written(void *ctx, long latency_ms)
+{
+    metrics_latency(ctx, METRICS_TO_CLAIM_STATUS, (long long)latency_ms * 1000000LL);
+}
+
+/* --- exposition --- */
+
+static void header(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP " METRICS_PREFIX "%s %s\n# TYPE " METRICS_PREFIX "%s %s\n", name, help, name,
+            type);
+}
+
+/* One histogram's samples; labels is "" or `key="value",`. */
+static void histogram_samples(FILE *f, const char *name, const char *labels,
+                              const struct histogram *h)
+{
+    /* Read the buckets first and derive the count from them, so that the
+     * +Inf bucket and _count agree even while others record. */
+    unsigned long cumulative = 0;
+    for (size_t i = 0; i <= NBUCKETS; i++) {
+        cumulative += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+        if (i < NBUCKETS)
+            fprintf(f, METRICS_PREFIX "%s_bucket{%sle=\"%g\"} %lu\n", name, labels,
+                    (double)bucket_ns[i] / 1e9, cumulative);
+        else
+            fprintf(f, METRICS_PREFIX "%s_bucket{%sle=\"+Inf\"} %lu\n", name, labels, cumulative);
+    }
+    unsigned long long sum = atomic_load_explicit(&h->sum_ns, memory_order_relaxed);
+    size_t n = strlen(labels);
+    /* Without labels the braces go too; else drop the trailing comma. */
+    if (n == 0)
+        fprintf(f, METRICS_PREFIX "%s_sum %.9f\n" METRICS_PREFIX "%s_count %lu\n", name,
+                (double)sum / 1e9, name, cumulative);
+    else
+        fprintf(f, METRICS_PREFIX "%s_sum{%.*s} %.9f\n" METRICS_PREFIX "%s_count{%.*s} %lu\n", name,
+                (int)(n - 1), labels, (double)sum / 1e9, name, (int)(n - 1), labels, cumulative);
+}
+
+static const char *const op_names[METRICS_OPS] = {"node_prepare", "node_unprepare"};
+static const char *const op_what[METRICS_OPS] = {"NodePrepareResources", "NodeUnprepareResources"};
+
+static void render_ops(FILE *f, struct metrics *m)
+{
+    char name[64], help[160];
+    for (int op = 0; op < METRICS_OPS; op++) {
+        snprintf(name, sizeof(name), "%s_claims_total", op_names[op]);
+        snprintf(help, sizeof(help), "Claims of the kubelet's %s calls, by result.", op_what[op]);
+        header(f, name, "counter", help);
+        for (int ok = 1; ok >= 0; ok--)
+            fprintf(f, METRICS_PREFIX "%s{result=\"%s\"} %lu\n", name, ok ? "success" : "error",
+                    atomic_load_explicit(&m->op[op][ok].count, memory_order_relaxed));
+        snprintf(name, sizeof(name), "%s_duration_seconds", op_names[op]);
+        snprintf(help, sizeof(help), "Time to handle one claim of a %s call, by result.",
+                 op_what[op]);
+        header(f, name, "histogram", help);
+        histogram_samples(f, name, "result=\"success\",", &m->op[op][1]);
+        histogram_samples(f, name, "result=\"error\",", &m->op[op][0]);
+    }
+}
+
+static const struct {
+    const char *name, *help;
+} latency_meta[METRICS_LATENCIES] = {
+    [METRICS_TO_SLICE] = {"health_change_to_slice_seconds",
+                          "Time from a device health change seen in the fakehw tree to the "
+                          "ResourceSlices written with it (taint added or removed)."},
+    [METRICS_TO_HEALTH_STREAM] = {"health_change_to_health_stream_seconds",
+                                  "Time from a device health change seen in the fakehw tree to "
+                                  "the kubelet's health stream updated."},
+    [METRICS_TO_CLAIM_STATUS] = {"health_change_to_claim_status_seconds",
+                                 "Time from a device health change seen in the fakehw tree to "
+                                 "the status.devices of a claim holding the device written."},
+};
+
+static void render_api(FILE *f, struct metrics *m)
+{
+    header(f, "api_requests_total", "counter",
+           "Requests to the Kubernetes API server, every attempt, by verb (HTTP method, or WATCH) "
+           "and status code (\"<error>\": no answer).");
+    for (size_t v = 0; v < NVERBS; v++)
+        for (int s = 0; s < NSTATUSES; s++) {
+            unsigned long n = atomic_load_explicit(&m->api[v][s], memory_order_relaxed);
+            if (n == 0)
+                continue;
+            if (s == 0)
+                fprintf(f, METRICS_PREFIX "api_requests_total{verb=\"%s\",code=\"<error>\"} %lu\n",
+                        verbs[v], n);
+            else
+                fprintf(f, METRICS_PREFIX "api_requests_total{verb=\"%s\",code=\"%d\"} %lu\n",
+                        verbs[v], s, n);
+        }
+}
+
+static void render_state(FILE *f, const struct metrics_state *st)
+{
+    header(f, "claims_prepared", "gauge", "ResourceClaims prepared on this node.");
+    fprintf(f, METRICS_PREFIX "claims_prepared %zu\n", st->claims_prepared);
+    header(f, "resourceslices", "gauge",
+           "ResourceSlices of this node's pool, as of the last successful sync.");
+    fprintf(f, METRICS_PREFIX "resourceslices %zu\n", st->slices);
+    header(f, "devices_published", "gauge", "Devices in this node's ResourceSlices.");
+    fprintf(f, METRICS_PREFIX "devices_published %zu\n", st->devices);
+    header(f, "devices_tainted", "gauge", "Published devices that carry an unhealthy taint.");
+    fprintf(f, METRICS_PREFIX "devices_tainted %zu\n", st->tainted);
+    header(f, "resourceslice_syncs_total", "counter",
+           "Attempts to bring this node's ResourceSlices in line with the fakehw tree.");
+    fprintf(f, METRICS_PREFIX "resourceslice_syncs_total %lu\n", st->slice_syncs);
+    header(f, "resourceslice_sync_errors_total", "counter",
+           "ResourceSlice sync attempts that failed (retried with backoff).");
+    fprintf(f, METRICS_PREFIX "resourceslice_sync_errors_total %lu\n", st->slice_sync_errors);
+    header(f, "claim_status_writes_total", "counter",
+           "ResourceClaim status.devices written (PATCH answered 2xx).");
+    fprintf(f, METRICS_PREFIX "claim_status_writes_total %lu\n", st->claim_status_writes);
+    header(f, "claim_status_errors_total", "counter",
+           "ResourceClaim status.devices writes that failed (retried with backoff).");
+    fprintf(f, METRICS_PREFIX "claim_status_errors_total %lu\n", st->claim_status_errors);
+}
+
+int metrics_render(struct metrics *m, const struct metrics_state *state, char **text, size_t *len,
+                   struct error *err)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = open_memstream(text, len);
+    if (f == NULL)
+        return error_set_errno(err, errno, "metrics: open_memstream");
+    render_ops(f, m);
+    render_state(f, state);
+    header(f, "health_flips_total", "counter",
+           "Device health changes (healthy to unhealthy or back) seen in the fakehw tree.");
+    fprintf(f, METRICS_PREFIX "health_flips_total %lu\n",
+            atomic_load_explicit(&m->flips, memory_order_relaxed));
+    for (int i = 0; i < METRICS_LATENCIES; i++) {
+        header(f, latency_meta[i].name, "histogram", latency_meta[i].help);
+        histogram_samples(f, latency_meta[i].name, "", &m->latency[i]);
+    }
+    render_api(f, m);
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        free(*text);
+        *text = NULL;
+        *len = 0;
+        return error_set(err, "metrics: out of memory rendering the exposition");
+    }
+    return 0;
+}
