@@ -53,9 +53,10 @@ compare() {
     assert_output ""
 }
 
-@test "helm template with driverName=gpu.nvidia.com renders the nvidia-compat overlay" {
+@test "helm template with driverName=gpu.nvidia.com and extendedResourceName=nvidia.com/gpu renders the nvidia-compat overlay" {
     kustomize_render manifests/overlays/nvidia-compat "$BATS_TEST_TMPDIR/kustomize.yaml"
-    helm template fakehw-dra "$CHART" --set driverName=gpu.nvidia.com >"$BATS_TEST_TMPDIR/helm.yaml"
+    helm template fakehw-dra "$CHART" --set driverName=gpu.nvidia.com \
+        --set extendedResourceName=nvidia.com/gpu >"$BATS_TEST_TMPDIR/helm.yaml"
     run compare "$BATS_TEST_TMPDIR/kustomize.yaml" "$BATS_TEST_TMPDIR/helm.yaml"
     assert_success
     assert_output ""
