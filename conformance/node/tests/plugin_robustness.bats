@@ -143,6 +143,7 @@ gpu-3"
     kubelet_register
     local out=$BATS_TEST_TMPDIR/prepare.out
     _ne_spawn "$out" "$NODE_BIN/kubelet-standin" prepare --endpoint "$DRA_SOCK" "$(ref c1)"
+    # shellcheck disable=SC2034 # read by the eval below
     local prep=$_NE_PID
     sleep 1 # the prepare now waits on its GET of the claim
     plugin_stop TERM 30
