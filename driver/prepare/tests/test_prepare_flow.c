@@ -19,6 +19,7 @@
 
 #include "atomic_file.h"
 #include "driver/prepare/checkpoint.h"
+#include "driver/prepare/claim_files.h"
 #include "prepare_fixture.h"
 
 #define CLAIM_KIND          "k8s.gpu.fakehw.example.com/gpu"
@@ -145,6 +146,55 @@ static void test_prepare_writes(void **state)
     json_decref(claims);
     assert_int_equal(fixture_journal_lines(f), 1);
     prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+/* The longest legal names: a 63-character namespace and a 253-character
+ * claim name make a 317-byte "<ns>_<name>", over the 255-byte limit of one
+ * directory name; the directory is then cut and hashed (claim_files.h). */
+static void test_longest_names_with_metadata(void **state)
+{
+    struct fixture *f = *state;
+    char ns[64], name[254];
+    memset(ns, 'n', 63);
+    ns[63] = '\0';
+    memset(name, 'a', 253);
+    for (int i = 63; i < 253; i += 64)
+        name[i] = '.'; /* labels of at most 63 characters */
+    name[253] = '\0';
+    fixture_put_claim(f, fixture_claim(ns, name, UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    must_prepare(st, ns, name, UID1, &out);
+    check_three(&out);
+    char dirname[300], path[PATH_MAX];
+    struct error err;
+    assert_int_equal(claim_metadata_dir_name(ns, name, dirname, sizeof(dirname), &err), 0);
+    assert_int_equal(strlen(dirname), 255);
+    assert_memory_equal(dirname, ns, 63);
+    assert_int_equal(strncmp(dirname + 64, name, 255 - 64 - 17), 0);
+    assert_int_equal(dirname[255 - 17], '-');
+    snprintf(path, sizeof(path), "%s/dra-device-metadata/%s/extra/metadata.json", f->plugin_dir,
+             dirname);
+    assert_true(fixture_exists(path));
+    /* Another name with the same first 174 characters gets its own directory. */
+    char other[254], dir2[300];
+    memcpy(other, name, sizeof(other));
+    other[252] = 'b';
+    assert_int_equal(claim_metadata_dir_name(ns, other, dir2, sizeof(dir2), &err), 0);
+    assert_string_not_equal(dirname, dir2);
+    /* 255 bytes exactly (a 1-character namespace): the upstream helper's
+     * "<ns>_<name>". */
+    assert_int_equal(claim_metadata_dir_name("x", name, dir2, sizeof(dir2), &err), 0);
+    assert_int_equal(strncmp(dir2, "x_", 2), 0);
+    assert_string_equal(dir2 + 2, name);
+    /* After a restart the checkpoint still matches; unprepare removes it all. */
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+    st = open_state(f);
+    assert_int_equal(unprepare_claim(st, ns, name, UID1, &err), 0);
+    assert_false(fixture_exists(path));
+    assert_int_equal(fixture_count(f->cdi_root), 0);
     prepare_state_close(st);
 }
 
@@ -943,6 +993,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_prepare_writes),
+        T(test_longest_names_with_metadata),
         T(test_idempotent_and_restart),
         T(test_validation_before_paths),
         T(test_claim_errors),
