@@ -509,10 +509,21 @@ static int start(struct plugin *p, struct error *err)
     return 0;
 }
 
+/* SIGTERM to exit, whatever the API server does: every API call in flight
+ * is cancelled at SIGTERM (prepares waiting on one are answered with an
+ * error), the parts stop, and --cleanup-on-exit gets what is left until
+ * CLEANUP_END_MS.  The DaemonSet's terminationGracePeriodSeconds is larger
+ * (docs/reliability.md). */
+#define SHUTDOWN_BUDGET_MS 2000
+#define CLEANUP_END_MS     1600 /* after SIGTERM; the rest of the budget is local work */
+
 /* Stops in reverse order: the kubelet loses the plugin first (registration
- * socket removed), then the DRA socket, then the background parts. */
-static int stop(struct plugin *p)
+ * socket removed), then the DRA socket, then the background parts.
+ * t0: when SIGTERM came (kube_client_now_ms), 0 after a failed start. */
+static int stop(struct plugin *p, long long t0)
 {
+    if (p->kc != NULL)
+        kube_client_set_deadline(p->kc, t0 ? t0 : kube_client_now_ms());
     int rc = 0;
     if (p->opt.ready_file != NULL && *p->opt.ready_file)
         unlink(p->opt.ready_file);
@@ -526,6 +537,9 @@ static int stop(struct plugin *p)
     claim_status_stop(p->status);
     p->status = NULL;
     struct error err;
+    slice_publisher_halt(p->pub);
+    if (p->kc != NULL && p->opt.cleanup_on_exit) /* the API again, until CLEANUP_END_MS */
+        kube_client_set_deadline(p->kc, (t0 ? t0 : kube_client_now_ms()) + CLEANUP_END_MS);
     if (p->pub != NULL && slice_publisher_stop(p->pub, p->opt.cleanup_on_exit, &err) < 0) {
         LOG_E("deleting ResourceSlices on exit: %s", err.msg);
         rc = -1;
@@ -534,6 +548,9 @@ static int stop(struct plugin *p)
     prepare_state_close(p->prep);
     kube_client_free(p->kc);
     device_snapshot_put(p->last_snap);
+    if (t0)
+        LOG_I("stopped %lld ms after the signal (budget %d ms)", kube_client_now_ms() - t0,
+              SHUTDOWN_BUDGET_MS);
     metrics_free(p->metrics);
     return rc;
 }
@@ -600,7 +617,7 @@ int main(int argc, char **argv)
     struct error err;
     if (start(&p, &err) < 0) {
         LOG_E("%s", err.msg);
-        stop(&p);
+        stop(&p, 0);
         return 1;
     }
     LOG_I("serving: registration %s, DRA %s", p.reg_socket, p.dra_socket);
@@ -609,10 +626,12 @@ int main(int argc, char **argv)
      * publishing closely; then one a second, only to notice a lost
      * registration, so an idle plugin hardly wakes up. */
     bool ready = false;
+    long long t0 = 0;
     for (;;) {
         struct timespec tick = {.tv_sec = ready ? 1 : 0, .tv_nsec = ready ? 0 : 20 * 1000 * 1000};
         int sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT) {
+            t0 = kube_client_now_ms();
             LOG_I("%s: shutting down%s", strsignal(sig),
                   p.opt.cleanup_on_exit ? " and deleting this node's ResourceSlices" : "");
             break;
@@ -623,5 +642,5 @@ int main(int argc, char **argv)
         }
         update_ready_file(&p, &ready);
     }
-    return stop(&p) < 0 ? 1 : 0;
+    return stop(&p, t0) < 0 ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "utf8.h"
 
 struct flip_scheduler {
     struct inventory *inv;
@@ -48,7 +49,8 @@ int flips_plan(const struct flip *flips, size_t n, struct flip_event **events, s
         ev[k].at_ms = f->after_ms;
         memcpy(ev[k].device, f->device, sizeof(ev[k].device));
         ev[k].healthy = f->healthy;
-        memcpy(ev[k].reason, f->reason, sizeof(ev[k].reason));
+        /* Cleaned (utf8.h) rather than refused when the flip fires. */
+        utf8_copy_clean(ev[k].reason, sizeof(ev[k].reason), f->reason);
         k++;
         if (f->for_ms > 0) {
             ev[k].at_ms = f->after_ms + f->for_ms;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "devnodes.h"
+#include "utf8.h"
 
 struct live_device {
     struct gpu_device cfg; /* as configured */
@@ -327,6 +328,11 @@ static int check_reason(const char *reason, struct error *err)
                                    FAKEHW_REASON_MAX - 1);
     if (reason != NULL && has_control(reason))
         return error_set_and_errno(err, EINVAL, "reason holds a control character");
+    /* The plugin puts reasons into UTF-8 only fields (health stream, claim
+     * status): refused here, like other bad writes. */
+    size_t bad = reason != NULL ? utf8_invalid_at(reason, strlen(reason)) : 0;
+    if (reason != NULL && bad < strlen(reason))
+        return error_set_and_errno(err, EINVAL, "reason is not valid UTF-8 (byte %zu)", bad);
     return 0;
 }
 

@@ -6,7 +6,8 @@
 DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/rpc_wire.c \
                     driver/grpc/registration_service.c \
                     driver/grpc/dra_service.c driver/grpc/dra_codec.c \
-                    driver/grpc/health_service.c driver/grpc/health_codec.c driver/grpc/utf8.c
+                    driver/grpc/health_service.c driver/grpc/health_codec.c \
+                    driver/grpc/wire_strings.c
 DRIVER_GRPC_OBJS := $(DRIVER_GRPC_SRCS:%.c=$(OBJ)/%.o)
 DRIVER_GRPC_LIB  := $(BUILD)/lib/libdrivergrpc.a
 DRIVER_GRPC_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB)
@@ -18,6 +19,7 @@ $(DRIVER_GRPC_OBJS): | $(PROTO_HEADERS)
 
 $(DRIVER_GRPC_LIB): $(DRIVER_GRPC_OBJS)
 	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # Test-only programs (never installed): a server made of this module and a

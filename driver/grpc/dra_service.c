@@ -30,6 +30,9 @@ static const char *api_name(enum dra_api api)
  * strings (which the kubelet could not decode back) refuse the request. */
 static int check_claims(const struct dra_claim_ref *claims, size_t n, struct error *err)
 {
+    if (n > DRA_MAX_CLAIMS_PER_REQUEST)
+        return error_set(err, "%zu claims in one request; the limit is %d", n,
+                         DRA_MAX_CLAIMS_PER_REQUEST);
     for (size_t i = 0; i < n; i++) {
         const struct dra_claim_ref *c = &claims[i];
         if (c->uid[0] == '\0')
@@ -43,13 +46,40 @@ static int check_claims(const struct dra_claim_ref *claims, size_t n, struct err
     return 0;
 }
 
-/* True when uid is among the first n claims. */
-static bool has_uid(const struct dra_claim_ref *claims, size_t n, const char *uid)
+/* Sort order of claim indices: by uid, then by position, so the first of
+ * equal uids is the one that comes first in the request. */
+static int by_uid_then_index(const void *a, const void *b, void *claims)
 {
-    for (size_t j = 0; j < n; j++)
-        if (!strcmp(claims[j].uid, uid))
-            return true;
-    return false;
+    const struct dra_claim_ref *c = claims;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int r = strcmp(c[i].uid, c[j].uid);
+    return r ? r : (i > j) - (i < j);
+}
+
+/* Keeps the first claim of each uid, in request order, in n log n; returns
+ * how many are kept, or -1 when out of memory. */
+static long dedup_claims(struct dra_claim_ref *claims, size_t n)
+{
+    size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+    bool *dup = calloc(n ? n : 1, sizeof(*dup));
+    if (idx == NULL || dup == NULL) {
+        free(idx);
+        free(dup);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, n, sizeof(*idx), by_uid_then_index, claims);
+    for (size_t k = 1; k < n; k++)
+        if (!strcmp(claims[idx[k]].uid, claims[idx[k - 1]].uid))
+            dup[idx[k]] = true;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!dup[i])
+            claims[kept++] = claims[i];
+    free(idx);
+    free(dup);
+    return (long)kept;
 }
 
 /* Per-claim error for a claim the prepare path must not see. */
@@ -89,13 +119,13 @@ static int batch_open(struct claim_batch *b, const char *method, const struct dr
         .method = method, .prepare = strcmp(method, "NodePrepareResources") == 0, .mc = mc};
     if (dra_request_claims(mc->api, req, &b->claims, &n, &err) < 0 ||
         check_claims(b->claims, n, &err) < 0) {
+        LOG_W("%s (%s): refused: %s", method, api_name(mc->api), err.msg);
         rpc_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%s: %s", method, err.msg);
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!has_uid(b->claims, b->n, b->claims[i].uid))
-            b->claims[b->n++] = b->claims[i];
-    b->errors = calloc(b->n ? b->n : 1, sizeof(*b->errors));
+    long kept = dedup_claims(b->claims, n);
+    b->n = kept < 0 ? 0 : (size_t)kept;
+    b->errors = kept < 0 ? NULL : calloc(b->n ? b->n : 1, sizeof(*b->errors));
     if (b->errors == NULL) {
         rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         return -1;
@@ -134,9 +164,14 @@ static void batch_run(struct claim_batch *b, claim_op op, void *arg)
             continue;
         char *text = strdup(err.msg);
         b->errors[i] = text ? text : out_of_memory;
-        b->failed++;
-        LOG_E("%s (%s): %s", b->method, api_name(b->mc->api), err.msg);
+        if (++b->failed <= DRA_LOGGED_CLAIM_ERRORS)
+            LOG_E("%s (%s): %s", b->method, api_name(b->mc->api), err.msg);
+        else
+            LOG_V(2, "%s (%s): %s", b->method, api_name(b->mc->api), err.msg);
     }
+    if (b->failed > DRA_LOGGED_CLAIM_ERRORS)
+        LOG_E("%s (%s): %zu of %zu claim(s) failed; the first %d are logged above (all with -v 2)",
+              b->method, api_name(b->mc->api), b->failed, b->n, DRA_LOGGED_CLAIM_ERRORS);
 }
 
 /* Sends the packed answer, or the encoder's failure (encoded < 0). */

@@ -6,13 +6,22 @@
  * its own error string in the answer and does not fail the others.  Every
  * claim of a request gets an entry in the answer map (keyed by claim uid);
  * share_id is sent only in v1 answers.  A request with a claim without uid,
- * or with a string that is not UTF-8, is refused as INVALID_ARGUMENT. */
+ * or with a string that is not UTF-8, or with more than
+ * DRA_MAX_CLAIMS_PER_REQUEST claims, is refused as INVALID_ARGUMENT.  A
+ * claim repeated in one request is done once (de-duplicated by uid in
+ * n log n).  Failed claims are logged one line each for the first
+ * DRA_LOGGED_CLAIM_ERRORS, then as a count. */
 #ifndef FAKEHW_DRIVER_DRA_SERVICE_H
 #define FAKEHW_DRIVER_DRA_SERVICE_H
 
 #include "driver/grpc/rpc_server.h"
 #include "driver/prepare/prepare.h"
 #include "error.h"
+
+/* The kubelet sends the claims of one pod per request (a handful); this
+ * bounds the work one request can hold a worker for. */
+#define DRA_MAX_CLAIMS_PER_REQUEST 1024
+#define DRA_LOGGED_CLAIM_ERRORS    5
 
 struct dra_service;
 

@@ -8,9 +8,8 @@
 #include <stdarg.h>
 
 #include "driver/grpc/rpc_internal.h"
+#include "driver/grpc/wire_strings.h"
 #include "driver/grpc/rpc_wire.h"
-
-#define MAX_LIVE_CALLS 256 /* beyond this: RESOURCE_EXHAUSTED */
 
 static void call_work_done(struct rpc_stream *c);
 
@@ -212,7 +211,7 @@ static void call_work_done(struct rpc_stream *c)
 
 /* The call arrived (poller thread): watch for its end, then either answer
  * at once (unknown method, too many calls) or read the request. */
-void call_start(struct rpc_stream *c, size_t n_live)
+void call_start(struct rpc_stream *c, size_t in_class)
 {
     struct rpc_server *srv = c->srv;
     LOG_V(4, "rpc %s on %s: new call", c->path, srv->name);
@@ -236,8 +235,11 @@ void call_start(struct rpc_stream *c, size_t n_live)
     if (c->method == NULL) {
         snprintf(msg, sizeof(msg), "unknown method %s", c->path);
         finish_with_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
-    } else if (n_live > MAX_LIVE_CALLS) {
-        snprintf(msg, sizeof(msg), "too many calls in progress (%zu)", n_live);
+    } else if (call_is_stream(c) && in_class > RPC_MAX_STREAMS) {
+        snprintf(msg, sizeof(msg), "too many streams open (limit %d)", RPC_MAX_STREAMS);
+        finish_with_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    } else if (!call_is_stream(c) && in_class > RPC_MAX_UNARY_CALLS) {
+        snprintf(msg, sizeof(msg), "too many calls in progress (limit %d)", RPC_MAX_UNARY_CALLS);
         finish_with_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
     } else {
         grpc_op ops[2];
@@ -308,12 +310,21 @@ void call_on_send(struct rpc_stream *c, bool ok)
 
 /* ---------- handlers ---------- */
 
-/* Reads the whole request into a decoded message; NULL = undecodable. */
-static ProtobufCMessage *decode_request(struct rpc_stream *c, size_t *len)
+/* Reads the whole request into a decoded message; NULL = undecodable, or
+ * refused with the reason in err (a string holding a NUL byte, which the
+ * decoded `char *` would cut silently). */
+static ProtobufCMessage *decode_request(struct rpc_stream *c, size_t *len, struct error *err)
 {
     uint8_t *bytes = rpc_buffer_to_bytes(c->recv_buf, len);
     ProtobufCMessage *m =
         bytes ? protobuf_c_message_unpack(c->method->request, NULL, *len, bytes) : NULL;
+    if (m == NULL) {
+        error_set(err, "cannot decode the request as %s (%zu bytes)", c->method->request->name,
+                  *len);
+    } else if (wire_strings_check(c->method->request, bytes, *len, err) < 0) {
+        protobuf_c_message_free_unpacked(m, NULL);
+        m = NULL;
+    }
     free(bytes);
     grpc_byte_buffer_destroy(c->recv_buf);
     c->recv_buf = NULL;
@@ -324,18 +335,17 @@ static ProtobufCMessage *decode_request(struct rpc_stream *c, size_t *len)
 void call_run(struct rpc_stream *c, bool stopping)
 {
     struct rpc_server *srv = c->srv;
-    char msg[STATUS_MSG_MAX];
     if (stopping) {
         finish_with_status(c, GRPC_STATUS_UNAVAILABLE, "the server is shutting down");
         call_work_done(c);
         return;
     }
     size_t len;
-    ProtobufCMessage *req = decode_request(c, &len);
+    struct error err;
+    ProtobufCMessage *req = decode_request(c, &len, &err);
     if (req == NULL) {
-        snprintf(msg, sizeof(msg), "cannot decode the request as %s (%zu bytes)",
-                 c->method->request->name, len);
-        finish_with_status(c, GRPC_STATUS_INVALID_ARGUMENT, msg);
+        LOG_W("rpc %s on %s: refused: %s", c->path, srv->name, err.msg);
+        finish_with_status(c, GRPC_STATUS_INVALID_ARGUMENT, err.msg);
         call_work_done(c);
         return;
     }

@@ -69,7 +69,8 @@ struct rpc_server {
     pthread_cond_t cond;
     enum server_state state;
     struct rpc_stream *live; /* doubly linked list of calls in progress */
-    size_t n_live;
+    size_t n_live;           /* every call in the live list */
+    size_t n_live_streams;   /* of which server streams (their own budget) */
     struct tag shutdown_tag;
     bool shutdown_done;
 
@@ -125,9 +126,15 @@ static inline char *rpc_xstrdup(const char *s)
 }
 
 /* rpc_call.c: the life of one call, driven by the poller and the workers. */
-struct rpc_stream *call_new(struct rpc_server *srv);  /* for grpc_server_request_call */
-void call_discard(struct rpc_stream *c);              /* a request that never got a call */
-void call_start(struct rpc_stream *c, size_t n_live); /* the call arrived, method looked up */
+struct rpc_stream *call_new(struct rpc_server *srv); /* for grpc_server_request_call */
+void call_discard(struct rpc_stream *c);             /* a request that never got a call */
+/* The call arrived, method looked up; in_class: live calls of its kind
+ * (unary or stream) including this one, checked against that kind's budget. */
+void call_start(struct rpc_stream *c, size_t in_class);
+static inline bool call_is_stream(const struct rpc_stream *c)
+{
+    return c->method != NULL && c->method->stream_open != NULL;
+}
 void call_on_recv(struct rpc_stream *c, bool ok);
 void call_on_close(struct rpc_stream *c);
 void call_on_send(struct rpc_stream *c, bool ok);

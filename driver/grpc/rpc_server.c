@@ -65,6 +65,8 @@ void server_call_over(struct rpc_server *srv, struct rpc_stream *c)
     if (c->live_next)
         c->live_next->live_prev = c->live_prev;
     srv->n_live--;
+    if (call_is_stream(c))
+        srv->n_live_streams--;
     pthread_cond_broadcast(&srv->cond);
     pthread_mutex_unlock(&srv->mu);
 }
@@ -82,7 +84,7 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
     gpr_free(path);
     c->method = find_method(srv, c->path);
 
-    size_t live;
+    size_t in_class;
     pthread_mutex_lock(&srv->mu);
     if (srv->state == SRV_RUNNING)
         request_one_call(srv);
@@ -90,9 +92,13 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
     if (srv->live)
         srv->live->live_prev = c;
     srv->live = c;
-    live = ++srv->n_live;
+    ++srv->n_live;
+    if (call_is_stream(c))
+        in_class = ++srv->n_live_streams;
+    else
+        in_class = srv->n_live - srv->n_live_streams;
     pthread_mutex_unlock(&srv->mu);
-    call_start(c, live);
+    call_start(c, in_class);
 }
 
 static void *poller_main(void *arg)

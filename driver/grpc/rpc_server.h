@@ -54,6 +54,13 @@ struct rpc_method {
     void *ctx;
 };
 
+/* Budgets of one server, beyond which a new call is answered
+ * RESOURCE_EXHAUSTED at once.  Unary calls and server streams count
+ * separately, so long-lived streams (health watches) can never starve
+ * unary calls (prepare, unprepare), and the other way round. */
+#define RPC_MAX_UNARY_CALLS 256 /* unary calls in progress (queued or running) */
+#define RPC_MAX_STREAMS     256 /* server streams open */
+
 struct rpc_server_config {
     const char *name;        /* for log lines: "registration", "dra" */
     const char *socket_path; /* absolute path of the unix socket to listen on */

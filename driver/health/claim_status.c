@@ -320,6 +320,10 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
         w->driver, w->pool, find_dev, snap, snap != NULL ? snap->tree_up : true, now};
     int rc = claim_status_devices_build(claim, &in, &devices, err);
     device_snapshot_put(snap);
+    if (rc == CLAIM_STATUS_BUILD_FAILED) {
+        out = RETRY; /* left as it is, the status could contradict the device's health */
+        goto done;
+    }
     if (rc < 0) {
         LOG_E("claim status: %s", err->msg);
         out = DONE; /* the claim itself is malformed: retrying cannot help */

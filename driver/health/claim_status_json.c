@@ -7,6 +7,7 @@
 
 #include "device_health.h"
 #include "quantity.h"
+#include "utf8.h"
 
 static const char *str_field(const json_t *obj, const char *key)
 {
@@ -105,7 +106,10 @@ static json_t *device_data(const struct fakehw_device *dev)
     char memory[QUANTITY_STR_MAX];
     if (quantity_format_bytes(dev->memory_bytes, memory, sizeof(memory)) < 0)
         return NULL;
-    return json_pack("{s:s, s:s, s:s}", "uuid", dev->uuid, "productName", dev->product_name,
+    /* Tree text, cleaned like the health message (json_pack refuses bad UTF-8). */
+    char uuid[sizeof(dev->uuid)], product[sizeof(dev->product_name)];
+    return json_pack("{s:s, s:s, s:s}", "uuid", utf8_copy_clean(uuid, sizeof(uuid), dev->uuid),
+                     "productName", utf8_copy_clean(product, sizeof(product), dev->product_name),
                      "memory", memory);
 }
 
@@ -166,8 +170,10 @@ int claim_status_devices_build(const json_t *claim, const struct claim_status_in
         return error_set(err, "claim %s/%s: status.devices is not a list", ns, name);
 
     json_t *out = json_array();
-    if (out == NULL)
-        return error_set(err, "out of memory");
+    if (out == NULL) {
+        error_set(err, "claim %s/%s: out of memory", ns, name);
+        return CLAIM_STATUS_BUILD_FAILED;
+    }
     size_t i;
     const json_t *e;
     json_array_foreach(existing, i, e)
@@ -208,14 +214,19 @@ int claim_status_devices_build(const json_t *claim, const struct claim_status_in
                 old = o;
         }
         json_t *entry = build_entry(old, device, share_id, in, generation);
-        if (entry == NULL || json_array_append_new(out, entry) < 0)
-            goto oom;
+        if (entry == NULL || json_array_append_new(out, entry) < 0) {
+            json_decref(out);
+            error_set(err, "claim %s/%s: cannot build the status.devices entry of device %s", ns,
+                      name, device);
+            return CLAIM_STATUS_BUILD_FAILED;
+        }
     }
     *devices = out;
     return 0;
 oom:
     json_decref(out);
-    return error_set(err, "claim %s/%s: out of memory building status.devices", ns, name);
+    error_set(err, "claim %s/%s: cannot copy the other drivers' status.devices entries", ns, name);
+    return CLAIM_STATUS_BUILD_FAILED;
 }
 
 json_t *claim_status_patch(const json_t *claim, const json_t *devices)

@@ -44,8 +44,11 @@ struct claim_status_input {
 };
 
 /* Builds the status.devices list claim should carry.  Returns 0 with
- * *devices (a new array), or -1 with err when the claim cannot take status:
- * "claim default/c1: not allocated", or a malformed allocation result. */
+ * *devices (a new array), -1 with err when the claim cannot take status
+ * ("claim default/c1: not allocated", a malformed allocation result), or
+ * CLAIM_STATUS_BUILD_FAILED with err when an entry could not be built
+ * (out of memory): worth another try, the status would be stale. */
+#define CLAIM_STATUS_BUILD_FAILED (-2)
 int claim_status_devices_build(const json_t *claim, const struct claim_status_input *in,
                                json_t **devices, struct error *err);
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "utf8.h"
+
 static const char *const effect_names[] = {
     [TAINT_EFFECT_NO_SCHEDULE] = "NoSchedule",
     [TAINT_EFFECT_NO_EXECUTE] = "NoExecute",
@@ -147,7 +149,7 @@ void device_health_classify(const struct fakehw_device *d, bool tree_up, struct 
         snprintf(out->taint_value, sizeof(out->taint_value), "fakehw-unavailable");
         snprintf(out->reason, sizeof(out->reason), "FakehwUnavailable");
         if (d->health_reason[0] != '\0')
-            snprintf(out->message, sizeof(out->message), "%s", d->health_reason);
+            utf8_copy_clean(out->message, sizeof(out->message), d->health_reason);
         else
             snprintf(out->message, sizeof(out->message),
                      "the fakehw tree is not available, %s cannot be checked", d->name);
@@ -165,8 +167,10 @@ void device_health_classify(const struct fakehw_device *d, bool tree_up, struct 
         snprintf(out->reason, sizeof(out->reason), "XID%ld", xid);
     else
         snprintf(out->reason, sizeof(out->reason), "DeviceUnhealthy");
+    /* A hand-made tree may hold any bytes: the message goes to the health
+     * stream and the claim status, which both need UTF-8 (one rule, utf8.h). */
     if (d->health_reason[0] != '\0')
-        snprintf(out->message, sizeof(out->message), "%s", d->health_reason);
+        utf8_copy_clean(out->message, sizeof(out->message), d->health_reason);
     else
         snprintf(out->message, sizeof(out->message), "%s is unhealthy (no reason given)", d->name);
 }

@@ -107,6 +107,18 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
  * polls its flag once a second: an idle plugin should not wake up more.) */
 void kube_watch_interrupt(volatile bool *stop);
 
+/* Shutdown: from deadline_ms on (CLOCK_MONOTONIC milliseconds, see
+ * kube_client_now_ms) no request or watch of this client starts or retries,
+ * and one in flight ends with an error ("cancelled: shutting down").  A
+ * deadline already past also ends the transfers in flight at once (their
+ * sockets are shut down); a future one caps the timeout of the requests
+ * that start before it.  0 removes the deadline.  Safe from any thread. */
+void kube_client_set_deadline(struct kube_client *c, long long deadline_ms);
+/* True once the deadline passed. */
+bool kube_client_expired(struct kube_client *c);
+/* The clock of deadlines: CLOCK_MONOTONIC in milliseconds. */
+long long kube_client_now_ms(void);
+
 /* Percent-encodes s for use in a query value (field selectors). Caller frees. */
 char *kube_query_escape(const char *s);
 

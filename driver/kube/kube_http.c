@@ -40,6 +40,7 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
         return NULL;
     }
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->sock_lock, NULL);
     const char *ua = opts && opts->user_agent ? opts->user_agent : "fakehw-dra/kube-client";
     if (copy_str(&c->server, cfg->server, err) < 0 ||
         copy_str(&c->ca_file, cfg->ca_file, err) < 0 ||
@@ -84,6 +85,8 @@ void kube_client_free(struct kube_client *c)
     for (int i = 0; i < c->nidle; i++)
         curl_easy_cleanup(c->idle[i]);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->sock_lock);
+    free(c->socks);
     free(c->server);
     free(c->ca_file);
     free(c->ca_data);
@@ -136,9 +139,11 @@ void kube_http_setup(struct kube_client *c, CURL *h, long timeout_ms)
 {
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, kube_client_remaining_ms(c, c->opts.timeout_ms));
+    timeout_ms = kube_client_remaining_ms(c, timeout_ms);
     if (timeout_ms > 0)
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    kube_cancel_setup(c, h);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     /* kubeconfig semantics: a given CA replaces the system trust store. */

@@ -37,6 +37,11 @@ struct kube_client {
     pthread_mutex_t lock; /* guards idle[] */
     CURL *idle[KUBE_POOL_MAX];
     int nidle;
+
+    long long deadline_ms;     /* kube_client_set_deadline; 0: none (atomic) */
+    pthread_mutex_t sock_lock; /* guards socks */
+    int *socks;                /* every socket curl has open for this client */
+    size_t nsocks, capsocks;
 };
 
 /* --- kube_http.c: handles and the options every transfer shares --- */
@@ -66,6 +71,15 @@ struct kube_buf {
 };
 int kube_buf_append(struct kube_buf *b, const char *p, size_t n);
 void kube_buf_free(struct kube_buf *b);
+
+/* --- kube_cancel.c: the shutdown deadline --- */
+
+/* Opens the handle's sockets through the client (so an expired deadline can
+ * shut them down) and aborts its transfer once the deadline passed. */
+void kube_cancel_setup(struct kube_client *c, CURL *h);
+/* want_ms capped at the time left before the deadline (at least 1 ms);
+ * want_ms unchanged without a deadline.  want_ms <= 0: no cap wanted. */
+long kube_client_remaining_ms(struct kube_client *c, long want_ms);
 
 /* --- kube_backoff.c --- */
 

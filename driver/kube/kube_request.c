@@ -139,6 +139,11 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 
     for (int attempt = 1;; attempt++) {
         attempts = attempt;
+        if (kube_client_expired(c)) {
+            error_set(err, "%s %s: cancelled: the client is shutting down", method, path);
+            note_attempts(err, attempt - 1);
+            goto out;
+        }
         if (attempt_once(c, method, url, payload, content_type, &a, err) < 0) {
             error_prefix(err, "%s %s", method, path);
             goto out;
@@ -150,6 +155,12 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
             if (a.body.overflow) {
                 error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
                           KUBE_MAX_BODY);
+                goto out;
+            }
+            if (kube_client_expired(c)) {
+                error_set(err, "%s %s: cancelled: the client is shutting down (%s)", method, path,
+                          a.curl_msg);
+                note_attempts(err, attempt);
                 goto out;
             }
             if (last || !transport_retriable(a.curl_rc, method)) {
@@ -173,7 +184,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
             break;
         }
         kube_buf_free(&a.body);
-        kube_sleep_ms(delay);
+        /* The wait ends with the deadline; the next turn then gives up. */
+        if (delay > 0)
+            kube_sleep_ms(kube_client_remaining_ms(c, delay));
     }
 
     json_t *decoded = NULL;

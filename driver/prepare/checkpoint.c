@@ -13,6 +13,7 @@
 #include "claim_files.h"
 #include "k8s_names.h"
 #include "prepared_claim.h"
+#include "owned_files.h"
 
 #define CANONICAL_FLAGS (JSON_COMPACT | JSON_SORT_KEYS)
 #define CHECKPOINT_MAX  (64 << 20) /* far above any real checkpoint; guards the read */
@@ -166,10 +167,12 @@ int checkpoint_read_file(const char *path, char **text, size_t *len, int *corrup
     *corrupt = 0;
     *text = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT)
             return 1;
+        if (errno == ELOOP)
+            return owned_link_error(AT_FDCWD, path, path, err);
         return error_set_errno(err, errno, "opening %s", path);
     }
     struct stat st;

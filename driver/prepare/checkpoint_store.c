@@ -16,6 +16,7 @@
 #include "checkpoint_journal.h"
 #include "claim_files.h"
 #include "log.h"
+#include "owned_files.h"
 
 struct checkpoint_store {
     char snapshot_path[PATH_MAX];
@@ -188,16 +189,19 @@ size_t checkpoint_store_lines(struct checkpoint_store *s)
     return n;
 }
 
-/* Opens the journal for appending; creating it makes its name durable. */
+/* Opens the journal for appending; creating it makes its name durable.
+ * Never through a link: compaction truncates it. */
 static int open_journal(const char *dir, const char *path, struct error *err)
 {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ELOOP)
+        return owned_link_error(AT_FDCWD, path, path, err);
     if (fd >= 0 || errno != ENOENT) {
         if (fd < 0)
             error_set_errno(err, errno, "opening %s", path);
         return fd;
     }
-    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return error_set_errno(err, errno, "creating %s", path);
     if (fsync_dir(dir, err) < 0) {

@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "device_metadata.h"
+#include "sha256.h"
 
 #define SPEC_SUFFIX ".json"
 
@@ -35,7 +37,28 @@ int claim_metadata_spec_name(const char *driver, const char *uid, const char *re
 int claim_metadata_dir_name(const char *ns, const char *name, char *buf, size_t size,
                             struct error *err)
 {
-    return fit(snprintf(buf, size, "%s_%s", ns, name), size, "metadata directory name", err);
+    size_t nl = strlen(ns), ml = strlen(name);
+    if (nl + 1 + ml <= CLAIM_DIR_NAME_MAX)
+        return fit(snprintf(buf, size, "%s_%s", ns, name), size, "metadata directory name", err);
+    /* Too long for one directory name (a 253-character claim name in a long
+     * namespace): the name is cut and the digest of the whole "<ns>/<name>"
+     * keeps it apart from every other claim.  Names are DNS subdomains, so
+     * the cut is between characters. */
+    if (nl + 2 + CLAIM_DIR_HASH_HEX >= CLAIM_DIR_NAME_MAX)
+        return error_set(err, "namespace %s is too long for a metadata directory name", ns);
+    struct sha256 h;
+    uint8_t digest[SHA256_DIGEST_LEN];
+    sha256_init(&h);
+    sha256_update(&h, ns, nl);
+    sha256_update(&h, "/", 1);
+    sha256_update(&h, name, ml);
+    sha256_final(&h, digest);
+    char hex[CLAIM_DIR_HASH_HEX + 1];
+    for (int i = 0; i < CLAIM_DIR_HASH_HEX / 2; i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    int keep = (int)(CLAIM_DIR_NAME_MAX - nl - 2 - CLAIM_DIR_HASH_HEX);
+    return fit(snprintf(buf, size, "%s_%.*s-%s", ns, keep, name, hex), size,
+               "metadata directory name", err);
 }
 
 int claim_join(const char *dir, const char *name, char *buf, size_t size, struct error *err)

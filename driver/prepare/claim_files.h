@@ -25,7 +25,14 @@ enum claim_file_kind {
 int claim_spec_name(const char *driver, const char *uid, char *buf, size_t size, struct error *err);
 int claim_metadata_spec_name(const char *driver, const char *uid, const char *request, char *buf,
                              size_t size, struct error *err);
-/* "<ns>_<name>", the claim's directory under <plugin dir>/dra-device-metadata. */
+/* The claim's directory under <plugin dir>/dra-device-metadata: "<ns>_<name>"
+ * as the upstream helper names it, when that fits in one directory name
+ * (CLAIM_DIR_NAME_MAX bytes).  Longer ones (a namespace of up to 63 and a
+ * name of up to 253 characters make 317) become "<ns>_<name cut>-<hash>",
+ * 255 bytes, hash = the first CLAIM_DIR_HASH_HEX hex digits of
+ * SHA-256("<ns>/<name>"). */
+#define CLAIM_DIR_NAME_MAX 255
+#define CLAIM_DIR_HASH_HEX 16
 int claim_metadata_dir_name(const char *ns, const char *name, char *buf, size_t size,
                             struct error *err);
 /* dir/name, checked for length. */

@@ -155,6 +155,28 @@ static bool is_env_name(const char *s)
     return true;
 }
 
+/* The size limits of an env object (gpu_config.h); values are strings. */
+static int env_check_limits(const json_t *env, struct error *err)
+{
+    size_t n = json_object_size(env), total = 0;
+    if (n > GPU_CONFIG_ENV_ENTRIES_MAX)
+        return error_set(err, "%zu variables; the limit is %d", n, GPU_CONFIG_ENV_ENTRIES_MAX);
+    const char *name;
+    json_t *value;
+    json_object_foreach((json_t *)env, name, value)
+    {
+        size_t len = json_string_length(value);
+        if (len > GPU_CONFIG_ENV_VALUE_MAX)
+            return error_set(err, "the value of %s has %zu bytes; the limit is %d", name, len,
+                             GPU_CONFIG_ENV_VALUE_MAX);
+        total += strlen(name) + len;
+    }
+    if (total > GPU_CONFIG_ENV_TOTAL_MAX)
+        return error_set(err, "names and values have %zu bytes; the limit is %d", total,
+                         GPU_CONFIG_ENV_TOTAL_MAX);
+    return 0;
+}
+
 static int parse_env(const json_t *env, struct entry *e, struct error *err)
 {
     if (want_object(env, "env", err) < 0)
@@ -178,6 +200,8 @@ static int parse_env(const json_t *env, struct entry *e, struct error *err)
         if (want_string(value, path, err) < 0)
             return -1;
     }
+    if (env_check_limits(env, err) < 0)
+        return error_prefix(err, "field \"env\"");
     e->env = json_deep_copy(env);
     if (e->env == NULL)
         return error_set(err, "field \"env\": out of memory");
@@ -310,6 +334,11 @@ int gpu_config_resolve(const char *driver, const json_t *config, const char *con
                 if ((strcmp(sources[j], "FromClass") == 0) == (pass == 0) &&
                     applies(entries[j].requests, requests[i]))
                     apply(&out[i], &entries[j]);
+        /* Entries within the limits can still merge to more. */
+        if (env_check_limits(out[i].env, err) < 0) {
+            error_prefix(err, "request %s: env merged from its config entries", requests[i]);
+            goto out;
+        }
     }
     rc = 0;
 out:

@@ -18,8 +18,12 @@
  * A later entry's sharing replaces the earlier one as a whole; env merges per
  * name, the later value winning.
  *
- * Unknown apiVersion, kind or field, a wrong type, a value out of range,
- * or mixing timeSlicing with SpacePartitioning (or the reverse) is an error
+ * env is limited to GPU_CONFIG_ENV_ENTRIES_MAX variables, values of
+ * GPU_CONFIG_ENV_VALUE_MAX bytes and GPU_CONFIG_ENV_TOTAL_MAX bytes in all,
+ * per config entry and for the merged env of each result.
+ *
+ * Unknown apiVersion, kind or field, a wrong type, a value out of range, env
+ * over its limits, or mixing timeSlicing with SpacePartitioning (or the reverse) is an error
  * naming the entry and the field:
  *   config[1] (FromClaim): parameters: unknown field "sharing.timeslicing" */
 #ifndef FAKEHW_PREPARE_GPU_CONFIG_H
@@ -34,6 +38,11 @@
 #define GPU_CONFIG_KIND          "GpuConfig"
 #define GPU_CONFIG_PARTITION_MAX 64
 #define GPU_CONFIG_ENV_NAME_MAX  256
+/* env goes into the CDI spec and every container of the claim: bounded per
+ * config entry and, after merging, per allocation result. */
+#define GPU_CONFIG_ENV_ENTRIES_MAX 64          /* variables */
+#define GPU_CONFIG_ENV_VALUE_MAX   4096        /* bytes of one value */
+#define GPU_CONFIG_ENV_TOTAL_MAX   (32 * 1024) /* bytes of all names and values */
 
 enum gpu_sharing_strategy {
     GPU_SHARING_TIME_SLICING,

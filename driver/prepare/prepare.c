@@ -16,6 +16,7 @@
 #include "claim_files.h"
 #include "device_metadata.h"
 #include "log.h"
+#include "owned_files.h"
 #include "prepare_state.h"
 #include "prepared_claim.h"
 
@@ -185,21 +186,26 @@ int prepare_remove_record_files(const struct prepare_state *st, const json_t *re
     return rc;
 }
 
-static int write_plan_files(const struct prepare_plan *plan, struct error *err)
+static int write_plan_files(const struct prepare_state *st, const struct prepare_plan *plan,
+                            struct error *err)
 {
+    size_t root_len = strlen(st->metadata_root);
     for (size_t i = 0; i < plan->n_files; i++) {
         const struct plan_file *f = &plan->files[i];
-        if (f->make_parent) {
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof(dir), "%s", f->path);
-            *strrchr(dir, '/') = '\0';
-            if (mkdir_p(dir, 0755, err) < 0)
-                return -1;
-        }
         /* Derived data: atomic for readers, but no fsync.  The journal line
          * makes the claim durable; a file lost in a crash is found missing
-         * and the claim prepared afresh. */
-        if (atomic_write_file_nosync(f->path, f->text, strlen(f->text), 0644, err) < 0)
+         * and the claim prepared afresh.  Metadata files go below the
+         * metadata root level by level, never through a planted link. */
+        int rc;
+        if (f->make_parent && strncmp(f->path, st->metadata_root, root_len) == 0 &&
+            f->path[root_len] == '/')
+            rc = owned_write_file(st->metadata_root, f->path + root_len + 1, f->text,
+                                  strlen(f->text), 0644, err);
+        else if (f->make_parent)
+            rc = error_set(err, "%s is not below %s", f->path, st->metadata_root);
+        else
+            rc = atomic_write_file_nosync(f->path, f->text, strlen(f->text), 0644, err);
+        if (rc < 0)
             return -1;
     }
     return 0;
@@ -325,7 +331,7 @@ static int prepare_locked(struct prepare_state *st, const char *ns, const char *
         goto out;
     /* Files first, then the journal line: a crash in between leaves files
      * that no claim in the checkpoint owns, which the next start sweeps. */
-    if (write_plan_files(&plan, err) < 0 || journal_change(st, uid, plan.record, err) < 0) {
+    if (write_plan_files(st, &plan, err) < 0 || journal_change(st, uid, plan.record, err) < 0) {
         rollback(st, uid);
         rc = -1;
         goto out;

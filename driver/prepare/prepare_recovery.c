@@ -23,6 +23,7 @@
  * The caller then writes the result as a new snapshot with an empty journal. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "claim_allocation.h"
 #include "claim_files.h"
 #include "log.h"
+#include "owned_files.h"
 #include "prepare_state.h"
 
 /* Value of NAME=... in an env list, or NULL. */
@@ -350,6 +352,8 @@ static int load_checkpoint(const struct prepare_state *st, json_t **claims, int 
         return -1;
     if (rc == 1) {
         struct stat sb;
+        if (lstat(st->journal_path, &sb) == 0 && S_ISLNK(sb.st_mode))
+            return owned_link_error(AT_FDCWD, st->journal_path, st->journal_path, err);
         if (stat(st->journal_path, &sb) < 0 || sb.st_size == 0)
             return 1;
         *corrupt = 1;
@@ -484,23 +488,82 @@ static int sweep_dir(const struct prepare_state *st, const char *dir, bool spec_
     return rc;
 }
 
+/* A link planted in a directory of the plugin: reported and removed (the
+ * link only; what it points to is never touched).  1 when name was one. */
+static int drop_link(int dirfd, const char *name, const char *path, struct error *err)
+{
+    struct stat sb;
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(sb.st_mode))
+        return 0;
+    struct error why;
+    owned_link_error(dirfd, name, path, &why);
+    LOG_E("%s; removing the link", why.msg);
+    if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+        return error_set_errno(err, errno, "removing the link %s", path);
+    return 1;
+}
+
+/* Removes the links below an owned metadata directory (depth: the request
+ * directories, then their files); the claim's files are then found missing
+ * and it is prepared afresh. */
+static int drop_links_below(int dirfd, const char *name, const char *path, int depth,
+                            struct error *err)
+{
+    int fd = owned_open_dir(dirfd, name, path, err);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return error_set_errno(err, errno, "reading %s", path);
+    }
+    struct dirent *e;
+    int rc = 0;
+    while (rc >= 0 && (e = readdir(d)) != NULL) {
+        char child[PATH_MAX];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            claim_join(path, e->d_name, child, sizeof(child), err) < 0)
+            continue;
+        rc = drop_link(fd, e->d_name, child, err);
+        if (rc == 0 && depth > 1 && e->d_type == DT_DIR)
+            rc = drop_links_below(fd, e->d_name, child, depth - 1, err);
+    }
+    closedir(d);
+    return rc < 0 ? -1 : 0;
+}
+
 static int sweep_metadata(const struct prepare_state *st, struct error *err)
 {
-    DIR *d = opendir(st->metadata_root);
-    if (d == NULL)
-        return errno == ENOENT ? 0 : error_set_errno(err, errno, "reading %s", st->metadata_root);
+    struct stat sb;
+    if (lstat(st->metadata_root, &sb) < 0 && errno == ENOENT)
+        return 0;
+    int fd = owned_open_dir(AT_FDCWD, st->metadata_root, st->metadata_root, err);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return error_set_errno(err, errno, "reading %s", st->metadata_root);
+    }
     struct dirent *e;
     int rc = 0;
     while (rc == 0 && (e = readdir(d)) != NULL) {
         char path[PATH_MAX];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-            owns_metadata_dir(st->claims, e->d_name))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         rc = claim_join(st->metadata_root, e->d_name, path, sizeof(path), err);
-        if (rc == 0) {
-            LOG_W("removing %s: no prepared claim owns it", path);
-            rc = claim_remove_tree(path, err);
+        if (rc == 0)
+            rc = drop_link(fd, e->d_name, path, err);
+        if (rc != 0) {
+            rc = rc < 0 ? -1 : 0;
+            continue;
         }
+        if (owns_metadata_dir(st->claims, e->d_name)) {
+            rc = drop_links_below(fd, e->d_name, path, 2, err);
+            continue;
+        }
+        LOG_W("removing %s: no prepared claim owns it", path);
+        rc = claim_remove_tree(path, err);
     }
     closedir(d);
     return rc;

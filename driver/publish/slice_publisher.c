@@ -762,7 +762,8 @@ void slice_publisher_get_status(struct slice_publisher *p, struct slice_publishe
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Deletes every slice of this driver and node, for up to CLEANUP_BUDGET_MS. */
+/* Deletes every slice of this driver and node, for up to CLEANUP_BUDGET_MS
+ * or until the client's deadline (kube_client_set_deadline), if sooner. */
 static int delete_all(struct slice_publisher *p, struct error *err)
 {
     long long deadline = retry_now_ms() + CLEANUP_BUDGET_MS;
@@ -800,17 +801,18 @@ static int delete_all(struct slice_publisher *p, struct error *err)
             return 0;
         }
         long delay = retry_backoff_ms(attempt, p->retry_base_ms, p->retry_max_ms);
-        if (retry_now_ms() + delay > deadline)
+        /* The client's shutdown deadline (the plugin's exit budget) ends it too. */
+        if (retry_now_ms() + delay > deadline || kube_client_expired(p->kc))
             return error_prefix(err, "deleting the ResourceSlices of node %s", p->node);
         struct timespec ts = {delay / 1000, (delay % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
 }
 
-int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct error *err)
+void slice_publisher_halt(struct slice_publisher *p)
 {
     if (p == NULL)
-        return 0;
+        return;
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_broadcast(&p->cond);
@@ -821,6 +823,14 @@ int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct e
         pthread_join(p->watch_thread, NULL);
     if (p->sync_started)
         pthread_join(p->sync_thread, NULL);
+    p->watch_started = p->sync_started = false;
+}
+
+int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct error *err)
+{
+    if (p == NULL)
+        return 0;
+    slice_publisher_halt(p);
     int rc = 0;
     if (delete_slices)
         rc = delete_all(p, err);

@@ -106,9 +106,14 @@ int slice_publisher_wait_in_sync(struct slice_publisher *p, int timeout_ms);
 
 void slice_publisher_get_status(struct slice_publisher *p, struct slice_publisher_status *st);
 
+/* Stops both threads (waits for them); nothing is published after it.
+ * Idempotent; slice_publisher_stop does it too.  NULL is fine. */
+void slice_publisher_halt(struct slice_publisher *p);
+
 /* Stops both threads and frees the publisher.  With delete_slices (uninstall,
  * --cleanup-on-exit) it first deletes every slice of this driver and node,
- * retrying for up to about 10 s; -1 with err when some could not be deleted
+ * retrying for up to about 10 s or until the client's deadline
+ * (kube_client_set_deadline); -1 with err when some could not be deleted
  * (the publisher is freed either way).  NULL is fine. */
 int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct error *err);
 

@@ -460,6 +460,12 @@ static void test_values_are_one_line(void **state)
     assert_int_equal(errno, EINVAL);
     assert_int_equal(inventory_write_health(f->inv, "gpu-0", "unhealthy a\nb", 13, &err), -1);
     assert_int_equal(errno, EINVAL);
+    /* Bytes that are not UTF-8 would reach the plugin's UTF-8 only fields. */
+    assert_int_equal(inventory_write_health(f->inv, "gpu-0", "unhealthy XID \xff", 15, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(err.msg, "reason is not valid UTF-8 (byte 4)");
+    assert_int_equal(inventory_set_health(f->inv, "gpu-0", false, "\xe2\x82", &err), -1);
+    assert_int_equal(errno, EINVAL);
     assert_int_equal(inventory_generation(f->inv), 1);
     expect_file(f->inv, "gpu-0", "health", "healthy\n");
 }

@@ -268,8 +268,11 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
     sa = spec.get("serviceAccountName")
     if sa != SERVICE_ACCOUNT or ("ServiceAccount", sa) not in objs:
         fail(w, f"serviceAccountName {sa} is not the ServiceAccount {SERVICE_ACCOUNT} of the manifests")
-    if not spec.get("terminationGracePeriodSeconds", 30) > 0:
-        fail(w, "terminationGracePeriodSeconds must leave time to unregister and unmount")
+    # The plugin's shutdown deadline is 2 s (docs/reliability.md), then the
+    # sidecar unmounts: less than 5 s could kill either half-way.
+    if not spec.get("terminationGracePeriodSeconds", 30) >= 5:
+        fail(w, "terminationGracePeriodSeconds must leave the plugin its 2 s shutdown "
+                "and fakehw time to unmount (at least 5)")
 
     volumes = {v["name"]: v for v in spec.get("volumes", [])}
     inits = spec.get("initContainers", [])

@@ -131,3 +131,30 @@ gpu-3"
     assert_output 0
     run -0 grep -F "deleting this node's ResourceSlices" "$PLUGIN_LOG"
 }
+
+@test "robustness: SIGTERM ends the plugin within 5 s while every API request takes 25 s; the prepare in flight is answered [fake-driver]" {
+    node_up
+    claim_new c1 "$(pool_devices 1)"
+    # From here every API request is answered after 25 s (longer than the
+    # plugin's 10 s per-attempt timeout, so it would retry for minutes).
+    standin_fault '{"delayMs": 25000, "seconds": 120}'
+    plugin_stop TERM
+    plugin_start --cleanup-on-exit
+    kubelet_register
+    local out=$BATS_TEST_TMPDIR/prepare.out
+    _ne_spawn "$out" "$NODE_BIN/kubelet-standin" prepare --endpoint "$DRA_SOCK" "$(ref c1)"
+    # shellcheck disable=SC2034 # read by the eval below
+    local prep=$_NE_PID
+    sleep 1 # the prepare now waits on its GET of the claim
+    plugin_stop TERM 30
+    awk -v t="$PLUGIN_STOP_SECONDS" 'BEGIN { exit !(t <= 5) }' ||
+        fail "the plugin took ${PLUGIN_STOP_SECONDS}s to stop with a slow API server"
+    # The prepare was answered (with an error), not left hanging.
+    wait_for 5 "the prepare call to end" eval '! _ne_alive "$prep"'
+    grep -qE "error=|UNAVAILABLE" "$out" || fail "the prepare got no answer: $(cat "$out")"
+    run -0 grep -E "stopped [0-9]+ ms after the signal" "$PLUGIN_LOG"
+    # The cleanup ran inside the budget and said why it could not finish.
+    run -0 grep -F "deleting ResourceSlices on exit" "$PLUGIN_LOG"
+    # Status 1: the slices could not be deleted.
+    assert_equal "$PLUGIN_STATUS" 1
+}

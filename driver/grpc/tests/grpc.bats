@@ -379,3 +379,31 @@ HEALTH
     run grep "NodeUnprepareResources (v1beta1): " "$T/server.log"
     assert_output --partial "NodeUnprepareResources (v1beta1): 2 claim(s), 0 failed"
 }
+
+@test "hostile: a NUL byte inside a claim field is refused naming the claim and field" {
+    start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" nul-uid
+    assert_success
+    assert_line "nul-uid passed"
+    run grep -c "] prepared claim ns/c1 (uid uid-1)" "$T/server.log"
+    assert_output 1
+}
+
+@test "hostile: claims per request are limited; failed claims are logged as a count" {
+    start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" claim-limit
+    assert_success
+    assert_line "claim-limit passed"
+    # 512 failed claims: the first 5 on a line each, then one count.
+    run grep -c "^E.*NodePrepareResources (v1): claim ns/ (uid u" "$T/server.log"
+    assert_output 5
+    run grep -c "NodePrepareResources (v1): 512 of 512 claim(s) failed; the first 5 are logged" "$T/server.log"
+    assert_output 1
+}
+
+@test "hostile: health streams have their own budget and never starve prepare" {
+    start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" streams
+    assert_success
+    assert_line "streams passed"
+}

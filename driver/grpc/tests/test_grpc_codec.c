@@ -17,7 +17,7 @@
 #include "driver/grpc/health_codec.h"
 #include "driver/grpc/registration_service.h"
 #include "driver/grpc/rpc_wire.h"
-#include "driver/grpc/utf8.h"
+#include "utf8.h"
 #include "proto/dra_health_v1.pb-c.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "proto/dra_v1.pb-c.h"

@@ -93,6 +93,19 @@ ready_is() { # ready_is CLAIM DEVICE "STATUS REASON"
     wait_for 5 ready_is c1 gpu-2 "True DeviceHealthy"
 }
 
+@test "a reason that is not UTF-8 (a hand-made tree) still turns Ready False, with the bytes cleaned" {
+    make_claim c1 gpu-2
+    start_driver --claims-file "$CLAIMS_FILE"
+    wait_for 10 ready_is c1 gpu-2 "True DeviceHealthy"
+    flip "$TREE" 2 unhealthy $'XID 79: \xff\xfe bus \xe2\x82'
+    wait_for 5 ready_is c1 gpu-2 "False XID79"
+    run api GET "$CLAIMS/c1"
+    assert_equal "$(jq -r '.status.devices[] | select(.device == "gpu-2") | .conditions[0].message' <<<"$output")" \
+        "XID 79: ?? bus ??"
+    run grep -c "out of memory" "$BATS_TEST_TMPDIR/driver.log"
+    assert_output 0
+}
+
 @test "fakehw gone: every held device turns FakehwUnavailable, and Ready again when it returns" {
     make_claim c1 gpu-0
     start_driver --claims-file "$CLAIMS_FILE"

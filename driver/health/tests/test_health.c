@@ -321,6 +321,29 @@ static void test_claim_status_fresh(void **state)
     json_decref(claim);
 }
 
+/* A reason with bytes that are not UTF-8 (a hand-made tree): the claim
+ * status still says the device is unhealthy, with the bytes cleaned the same
+ * way as on the health stream (device_health_classify). */
+static void test_claim_status_reason_not_utf8(void **state)
+{
+    (void)state;
+    struct inv inv = {{gpu(0, true, NULL), gpu(1, false, "XID 79: \xff\xfe bus \xe2\x82")}, 2};
+    struct device_health h;
+    device_health_classify(&inv.devs[1], true, &h);
+    assert_string_equal(h.message, "XID 79: ?? bus ??");
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    json_t *claim = claim_json(NULL);
+    json_t *devs = NULL;
+    struct error err;
+    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    const json_t *r1 = ready_of(entry_for(devs, DRIVER, "gpu-1"));
+    assert_string_equal(sfield(r1, "status"), "False");
+    assert_string_equal(sfield(r1, "reason"), "XID79");
+    assert_string_equal(sfield(r1, "message"), "XID 79: ?? bus ??");
+    json_decref(devs);
+    json_decref(claim);
+}
+
 static void test_claim_status_transitions(void **state)
 {
     (void)state;
@@ -468,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_taint_json),
         cmocka_unit_test(test_health_diff),
         cmocka_unit_test(test_claim_status_fresh),
+        cmocka_unit_test(test_claim_status_reason_not_utf8),
         cmocka_unit_test(test_claim_status_transitions),
         cmocka_unit_test(test_claim_status_drops_stale_and_errors),
         cmocka_unit_test(test_share_id_keys),

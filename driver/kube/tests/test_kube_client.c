@@ -498,6 +498,62 @@ static void test_concurrent_requests(void **state)
     kube_client_free(c);
 }
 
+/* ---------- shutdown deadline ---------- */
+
+struct slow_get {
+    struct kube_client *c;
+    int rc;
+    struct error err;
+};
+
+static void *slow_get_thread(void *arg)
+{
+    struct slow_get *g = arg;
+    g->rc = kube_request(g->c, "GET", "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g->err);
+    return NULL;
+}
+
+static void test_deadline_cancels_requests_in_flight(void **state)
+{
+    (void)state;
+    reset_standin();
+    /* Every request answered after 4 s (the client would wait for it). */
+    add_fault("{\"delayMs\":4000,\"seconds\":60,\"path\":\"/api/v1/nodes/\"}");
+    struct slow_get g = {.c = client_with(sa.url, 5, 20000)};
+    pthread_t t;
+    pthread_create(&t, NULL, slow_get_thread, &g);
+    struct timespec ts = {0, 300 * 1000000L}, t0;
+    nanosleep(&ts, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kube_client_set_deadline(g.c, kube_client_now_ms());
+    pthread_join(t, NULL);
+    long took = elapsed_ms(&t0);
+    assert_int_equal(g.rc, -1);
+    assert_non_null(
+        strstr(g.err.msg, "GET /api/v1/nodes/node-1: cancelled: the client is shutting down"));
+    assert_true(took < 1000); /* a behaviour bound: the transfer ends, it does not time out */
+    assert_true(kube_client_expired(g.c));
+    /* Nothing starts after the deadline... */
+    assert_int_equal(
+        kube_request(g.c, "GET", "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g.err), -1);
+    assert_non_null(strstr(g.err.msg, "cancelled"));
+    /* ... a future deadline caps the next request ... */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kube_client_set_deadline(g.c, kube_client_now_ms() + 500);
+    assert_int_equal(
+        kube_request(g.c, "GET", "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g.err), -1);
+    took = elapsed_ms(&t0);
+    assert_true(took >= 400 && took < 2000);
+    /* ... and without a deadline the client works again. */
+    reset_standin();
+    kube_client_set_deadline(g.c, 0);
+    long st = 0;
+    assert_int_equal(
+        kube_request(g.c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &g.err), 0);
+    assert_int_equal(st, 200);
+    kube_client_free(g.c);
+}
+
 /* ---------- watches ---------- */
 
 struct seen {
@@ -890,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_concurrent_requests),
+        cmocka_unit_test(test_deadline_cancels_requests_in_flight),
         cmocka_unit_test(test_watch_events_from_list_rv),
         cmocka_unit_test(test_watch_initial_state_and_stop),
         cmocka_unit_test(test_watch_stop_without_interrupt),

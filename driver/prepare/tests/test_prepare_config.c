@@ -214,6 +214,74 @@ static void test_errors(void **state)
     expect_error("[]", "config[1] (FromClaim): parameters: must be a JSON object");
 }
 
+/* env is bounded: variables, bytes per value, bytes in all; per entry and
+ * merged (gpu_config.h). */
+static void test_env_limits(void **state)
+{
+    (void)state;
+    char *vars = NULL, *params = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&vars, &len);
+    for (int i = 0; i < GPU_CONFIG_ENV_ENTRIES_MAX + 1; i++)
+        fprintf(m, "%s\"V%d\":\"x\"", i ? "," : "", i);
+    fclose(m);
+    assert_true(asprintf(&params, PARAMS(",\"env\":{%s}"), vars) > 0);
+    expect_error(params, "config[1] (FromClaim): parameters: field \"env\": 65 variables; the "
+                         "limit is 64");
+    free(params);
+    free(vars);
+
+    char *big = malloc(GPU_CONFIG_ENV_VALUE_MAX + 2);
+    memset(big, 'v', GPU_CONFIG_ENV_VALUE_MAX + 1);
+    big[GPU_CONFIG_ENV_VALUE_MAX + 1] = '\0';
+    assert_true(asprintf(&params, PARAMS(",\"env\":{\"BIG\":\"%s\"}"), big) > 0);
+    expect_error(params, "config[1] (FromClaim): parameters: field \"env\": the value of BIG has "
+                         "4097 bytes; the limit is 4096");
+    free(params);
+
+    /* Nine values of 4,000 bytes: each fits, together they do not. */
+    big[4000] = '\0';
+    m = open_memstream(&vars, &len);
+    for (int i = 0; i < 9; i++)
+        fprintf(m, "%s\"V%d\":\"%s\"", i ? "," : "", i, big);
+    fclose(m);
+    assert_true(asprintf(&params, PARAMS(",\"env\":{%s}"), vars) > 0);
+    expect_error(params, "config[1] (FromClaim): parameters: field \"env\": names and values have "
+                         "36018 bytes; the limit is 32768");
+    free(params);
+    free(vars);
+
+    /* Two entries of 40 variables each: 80 after merging. */
+    char *a = NULL, *b = NULL, *config = NULL;
+    FILE *ma = open_memstream(&a, &len);
+    FILE *mb = open_memstream(&b, &len);
+    for (int i = 0; i < 40; i++) {
+        fprintf(ma, "%s\"A%d\":\"x\"", i ? "," : "", i);
+        fprintf(mb, "%s\"B%d\":\"x\"", i ? "," : "", i);
+    }
+    fclose(ma);
+    fclose(mb);
+    assert_true(asprintf(&config,
+                         "[{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" FIXTURE_DRIVER
+                         "\",\"parameters\":" PARAMS(
+                             ",\"env\":{%s}") "}},"
+                                              "{\"source\":\"FromClaim\",\"opaque\":{\"driver\":"
+                                              "\"" FIXTURE_DRIVER
+                                              "\",\"parameters\":" PARAMS(",\"env\":{%s}") "}}]",
+                         a, b) > 0);
+    const char *reqs[] = {"gpus"};
+    struct gpu_config g[1];
+    struct error err;
+    assert_int_equal(resolve(config, reqs, 1, g, &err), -1);
+    assert_string_equal(err.msg, "request gpus: env merged from its config entries: 80 variables; "
+                                 "the limit is 64");
+    assert_null(g[0].env);
+    free(config);
+    free(a);
+    free(b);
+    free(big);
+}
+
 /* Through prepare_claim: the error names the claim, and nothing is written. */
 static void test_error_names_claim(void **state)
 {
@@ -240,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_class_then_claim),
         cmocka_unit_test(test_per_request),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_env_limits),
         cmocka_unit_test_setup_teardown(test_error_names_claim, fixture_setup, fixture_teardown),
     };
     return cmocka_run_group_tests_name("prepare opaque config", tests, NULL, NULL);

@@ -19,6 +19,7 @@
 
 #include "atomic_file.h"
 #include "driver/prepare/checkpoint.h"
+#include "driver/prepare/claim_files.h"
 #include "prepare_fixture.h"
 
 #define CLAIM_KIND          "k8s.gpu.fakehw.example.com/gpu"
@@ -144,6 +145,162 @@ static void test_prepare_writes(void **state)
     assert_string_equal(json_string_value(json_object_get(rec, "metadataDir")), "default_c1");
     json_decref(claims);
     assert_int_equal(fixture_journal_lines(f), 1);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+}
+
+/* The longest legal names: a 63-character namespace and a 253-character
+ * claim name make a 317-byte "<ns>_<name>", over the 255-byte limit of one
+ * directory name; the directory is then cut and hashed (claim_files.h). */
+static void test_longest_names_with_metadata(void **state)
+{
+    struct fixture *f = *state;
+    char ns[64], name[254];
+    memset(ns, 'n', 63);
+    ns[63] = '\0';
+    memset(name, 'a', 253);
+    for (int i = 63; i < 253; i += 64)
+        name[i] = '.'; /* labels of at most 63 characters */
+    name[253] = '\0';
+    fixture_put_claim(f, fixture_claim(ns, name, UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    must_prepare(st, ns, name, UID1, &out);
+    check_three(&out);
+    char dirname[300], path[PATH_MAX];
+    struct error err;
+    assert_int_equal(claim_metadata_dir_name(ns, name, dirname, sizeof(dirname), &err), 0);
+    assert_int_equal(strlen(dirname), 255);
+    assert_memory_equal(dirname, ns, 63);
+    assert_int_equal(strncmp(dirname + 64, name, 255 - 64 - 17), 0);
+    assert_int_equal(dirname[255 - 17], '-');
+    snprintf(path, sizeof(path), "%s/dra-device-metadata/%s/extra/metadata.json", f->plugin_dir,
+             dirname);
+    assert_true(fixture_exists(path));
+    /* Another name with the same first 174 characters gets its own directory. */
+    char other[254], dir2[300];
+    memcpy(other, name, sizeof(other));
+    other[252] = 'b';
+    assert_int_equal(claim_metadata_dir_name(ns, other, dir2, sizeof(dir2), &err), 0);
+    assert_string_not_equal(dirname, dir2);
+    /* 255 bytes exactly (a 1-character namespace): the upstream helper's
+     * "<ns>_<name>". */
+    assert_int_equal(claim_metadata_dir_name("x", name, dir2, sizeof(dir2), &err), 0);
+    assert_int_equal(strncmp(dir2, "x_", 2), 0);
+    assert_string_equal(dir2 + 2, name);
+    /* After a restart the checkpoint still matches; unprepare removes it all. */
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+    st = open_state(f);
+    assert_int_equal(unprepare_claim(st, ns, name, UID1, &err), 0);
+    assert_false(fixture_exists(path));
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    prepare_state_close(st);
+}
+
+/* ---- links planted in the plugin's own directories ---- */
+
+/* A file outside the plugin's directories, with known content. */
+static void outside_file(struct fixture *f, char *path, size_t size)
+{
+    snprintf(path, size, "%s/precious", f->root);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("precious\n", fp);
+    fclose(fp);
+}
+
+static void assert_precious(const char *path)
+{
+    char buf[32] = {0};
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    assert_non_null(fgets(buf, sizeof(buf), fp));
+    fclose(fp);
+    assert_string_equal(buf, "precious\n");
+}
+
+/* A checkpoint.journal link is refused at start, its target left alone. */
+static void test_planted_journal_link(void **state)
+{
+    struct fixture *f = *state;
+    char target[PATH_MAX], journal[PATH_MAX];
+    outside_file(f, target, sizeof(target));
+    prepare_state_close(open_state(f)); /* a checkpoint and a journal */
+    fixture_path(journal, sizeof(journal), f->plugin_dir, "checkpoint.journal");
+    assert_int_equal(unlink(journal), 0);
+    assert_int_equal(symlink(target, journal), 0);
+    struct error err;
+    assert_null(prepare_state_open(&f->cfg, &err));
+    char want[2 * PATH_MAX];
+    snprintf(want, sizeof(want), "%s is a symbolic link (to %s)", journal, target);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("error: %s\nwant: %s", err.msg, want);
+    assert_precious(target);
+    /* checkpoint.json too. */
+    assert_int_equal(unlink(journal), 0);
+    fixture_path(journal, sizeof(journal), f->plugin_dir, "checkpoint.json");
+    assert_int_equal(unlink(journal), 0);
+    assert_int_equal(symlink(target, journal), 0);
+    assert_null(prepare_state_open(&f->cfg, &err));
+    assert_non_null(strstr(err.msg, "checkpoint.json is a symbolic link"));
+    assert_precious(target);
+}
+
+/* A link planted at a claim's metadata directory while the plugin runs:
+ * prepare refuses it and writes nothing outside. */
+static void test_planted_metadata_link(void **state)
+{
+    struct fixture *f = *state;
+    char outside[PATH_MAX], link[PATH_MAX], md[PATH_MAX];
+    snprintf(outside, sizeof(outside), "%s/outside", f->root);
+    assert_int_equal(mkdir(outside, 0755), 0);
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+    mkdir(md, 0755);
+    fixture_path(link, sizeof(link), md, "default_c1");
+    assert_int_equal(symlink(outside, link), 0);
+    struct prepared_claim out;
+    struct error err;
+    assert_int_equal(prepare_claim(st, "default", "c1", UID1, &out, &err), -1);
+    assert_non_null(strstr(err.msg, "default_c1 is a symbolic link (to "));
+    assert_int_equal(fixture_count(outside), 0);
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    /* Unprepare removes the link, never what it points to. */
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    assert_true(fixture_exists(outside));
+    prepare_state_close(st);
+}
+
+/* A link found at start in an owned metadata directory is reported and
+ * removed; the claim is prepared afresh, inside. */
+static void test_planted_link_at_start(void **state)
+{
+    struct fixture *f = *state;
+    char outside[PATH_MAX], dir[PATH_MAX], file[PATH_MAX];
+    snprintf(outside, sizeof(outside), "%s/outside", f->root);
+    assert_int_equal(mkdir(outside, 0755), 0);
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    must_prepare(st, "default", "c1", UID1, &out);
+    prepared_claim_free(&out);
+    prepare_state_close(st);
+    snprintf(dir, sizeof(dir), "%s/dra-device-metadata/default_c1/gpus", f->plugin_dir);
+    struct error err;
+    assert_int_equal(claim_remove_tree(dir, &err), 0);
+    assert_int_equal(symlink(outside, dir), 0);
+    st = open_state(f);
+    struct stat sb;
+    assert_int_equal(lstat(dir, &sb), -1); /* the link is gone */
+    assert_true(fixture_exists(outside));
+    must_prepare(st, "default", "c1", UID1, &out);
+    snprintf(file, sizeof(file), "%s/metadata.json", dir);
+    assert_true(fixture_exists(file));
+    assert_int_equal(lstat(dir, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    assert_int_equal(fixture_count(outside), 0);
     prepared_claim_free(&out);
     prepare_state_close(st);
 }
@@ -943,6 +1100,10 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_prepare_writes),
+        T(test_longest_names_with_metadata),
+        T(test_planted_journal_link),
+        T(test_planted_metadata_link),
+        T(test_planted_link_at_start),
         T(test_idempotent_and_restart),
         T(test_validation_before_paths),
         T(test_claim_errors),

@@ -1,7 +1,8 @@
 /* SHA-256 (FIPS 180-4), small and self-contained: fakehw derives its
- * deterministic GPU UUIDs from it and needs no crypto library for that. */
-#ifndef FAKEHW_SHA256_H
-#define FAKEHW_SHA256_H
+ * deterministic GPU UUIDs from it, the plugin shortens over-long directory
+ * names with it; neither needs a crypto library for that. */
+#ifndef FAKEHW_COMMON_SHA256_H
+#define FAKEHW_COMMON_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -84,3 +84,36 @@ char *utf8_sanitize(const char *s)
     out[len] = '\0';
     return out;
 }
+
+char *utf8_copy_clean(char *dst, size_t size, const char *src)
+{
+    const unsigned char *p = (const unsigned char *)src;
+    size_t len = strlen(src), i = 0, o = 0;
+    while (i < len) {
+        size_t l = char_len(p + i, len - i);
+        size_t w = l ? l : 1;
+        if (o + w >= size)
+            break;
+        if (l == 0)
+            dst[o] = '?';
+        else
+            memcpy(dst + o, src + i, l);
+        o += w;
+        i += w;
+    }
+    dst[o] = '\0';
+    return dst;
+}
+
+size_t utf8_invalid_at(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        size_t l = char_len(p + i, len - i);
+        if (l == 0)
+            return i;
+        i += l;
+    }
+    return len;
+}

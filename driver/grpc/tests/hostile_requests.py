@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Hostile requests against the plugin's DRA socket, with raw bytes.
+
+Usage: hostile_requests.py DRA_SOCKET CHECK
+CHECK is one of:
+  nul-uid       a uid "<uid>\\0junk" is refused INVALID_ARGUMENT naming the
+                claim field, never prepared as "<uid>"
+  claim-limit   more claims than the per-request limit are refused naming the
+                limit; exactly the limit is served
+  streams       open health streams up to their budget: a prepare still gets
+                through; one stream more is RESOURCE_EXHAUSTED
+The server must be grpc-test-server (fake prepare).
+"""
+import os
+import sys
+
+import grpc
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire_check import claim, decode_prepare, check  # noqa: E402
+
+PREPARE = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
+WATCH = "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+CLAIM_LIMIT = 1024
+STREAM_LIMIT = 256
+
+
+def call(ch, req, timeout=20):
+    return ch.unary_unary(PREPARE)(req, timeout=timeout)
+
+
+def refused(ch, req):
+    try:
+        call(ch, req)
+    except grpc.RpcError as e:
+        return e.code(), e.details()
+    return None, None
+
+
+def nul_uid(ch):
+    code, details = refused(ch, claim("ns", "uid-1\0junk", "c1"))
+    check(code == grpc.StatusCode.INVALID_ARGUMENT,
+          f"a uid with a NUL byte is refused INVALID_ARGUMENT ({code})")
+    check(details is not None and 'claims[0].uid "uid-1" has a NUL byte at byte 5 of 10' in details,
+          f"the error names the claim and the field: {details}")
+    code, details = refused(ch, claim("ns", "u2", "c2") + claim("n\0s", "u3", "c3"))
+    check(code == grpc.StatusCode.INVALID_ARGUMENT and "claims[1].namespace" in details,
+          f"a NUL in the second claim's namespace is named: {details}")
+    ok = decode_prepare(call(ch, claim("ns", "uid-1", "c1")), "v1")
+    check(list(ok) == ["uid-1"], "the same claim without the NUL is prepared")
+
+
+def claim_limit(ch):
+    over = b"".join(claim("ns", f"u{i}", f"c{i}") for i in range(CLAIM_LIMIT + 1))
+    code, details = refused(ch, over)
+    check(code == grpc.StatusCode.INVALID_ARGUMENT,
+          f"{CLAIM_LIMIT + 1} claims are refused INVALID_ARGUMENT ({code})")
+    check(details is not None and f"the limit is {CLAIM_LIMIT}" in details,
+          f"the error names the limit: {details}")
+    at = b"".join(claim("ns", f"u{i % 512}", "") for i in range(CLAIM_LIMIT))
+    res = decode_prepare(call(ch, at), "v1")
+    check(len(res) == 512 and all("name is empty" in r["error"] for r in res.values()),
+          f"{CLAIM_LIMIT} claims (512 distinct, all without a name) are answered once each")
+
+
+def streams(ch):
+    calls = []
+    for _ in range(STREAM_LIMIT):
+        calls.append(ch.unary_stream(WATCH)(b"", timeout=30))
+    for c in calls:  # every stream is open once its first message came
+        next(c)
+    check(True, f"{STREAM_LIMIT} health streams open")
+    res = decode_prepare(call(ch, claim("ns", "u1", "c1")), "v1")
+    check(res["u1"]["error"] == "", "a prepare still gets through with every stream slot taken")
+    extra = ch.unary_stream(WATCH)(b"", timeout=10)
+    try:
+        next(extra)
+        check(False, "one stream more is refused")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and
+              f"too many streams open (limit {STREAM_LIMIT})" in e.details(),
+              f"one stream more is RESOURCE_EXHAUSTED naming the limit: {e.details()}")
+    for c in calls:
+        c.cancel()
+
+
+def main():
+    sock, what = sys.argv[1:3]
+    ch = grpc.insecure_channel("unix:" + sock,
+                               options=[("grpc.max_send_message_length", 64 << 20)])
+    {"nul-uid": nul_uid, "claim-limit": claim_limit, "streams": streams}[what](ch)
+    ch.close()
+    print(f"{what} passed")
+
+
+if __name__ == "__main__":
+    main()
