@@ -49,6 +49,7 @@ struct device_entry {
     bool healthy;
     bool has_reason;
     char health_reason[FAKEHW_REASON_MAX];
+    struct gpu_attach attach;
 };
 
 struct flip_entry {
