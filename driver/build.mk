@@ -4,10 +4,12 @@
 #   prepare/  claims, opaque config, CDI specs, device metadata, checkpoint
 #   publish/  ResourceSlice building and publishing
 #   health/   health state, taints, claim device status
+#   bind/     binding conditions of attachable devices
 # driver/main.c wires them into build/bin/fakehw-kubelet-plugin.
 -include driver/grpc/build.mk
 -include driver/kube/build.mk
 -include driver/prepare/build.mk
 -include driver/publish/build.mk
 -include driver/health/build.mk
+-include driver/bind/build.mk
 -include driver/plugin.mk

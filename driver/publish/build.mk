@@ -7,7 +7,8 @@
 PUBLISH_SRCS   := $(wildcard driver/publish/*.c)
 PUBLISH_OBJS   := $(PUBLISH_SRCS:%.c=$(OBJ)/%.o)
 PUBLISH_LIB    := $(BUILD)/lib/libpublish.a
-PUBLISH_ATTRS  := $(OBJ)/driver/prepare/device_attributes.o
+PUBLISH_ATTRS  := $(OBJ)/driver/prepare/device_attributes.o \
+                  $(OBJ)/driver/bind/binding_conditions.o
 # driver/build.mk includes health/ after publish/: name its library directly.
 PUBLISH_HEALTH := $(BUILD)/lib/libhealth.a
 PUBLISH_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "driver/bind/binding_conditions.h"
 #include "driver/prepare/device_attributes.h"
 #include "quantity.h"
 
@@ -55,6 +56,14 @@ json_t *slice_device_json(const struct fakehw_device *d, const char *driver, boo
     json_t *dev = json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", d->name, "attributes", attrs,
                             "capacity", "memory", "value", memory);
     if (dev == NULL) {
+        error_set(err, "device %s: out of memory", d->name);
+        return NULL;
+    }
+    /* Attachable devices wait for their attach before a pod binds (KEP-5007). */
+    struct binding_names names;
+    binding_names_make(driver, &names);
+    if (d->attach != FAKEHW_ATTACH_NONE && binding_device_add(dev, &names) < 0) {
+        json_decref(dev);
         error_set(err, "device %s: out of memory", d->name);
         return NULL;
     }
