@@ -12,4 +12,5 @@
 -include driver/publish/build.mk
 -include driver/health/build.mk
 -include driver/bind/build.mk
+-include driver/podresources/build.mk
 -include driver/plugin.mk
