@@ -43,7 +43,7 @@ teardown() {
 	run ls "$MNT/devices"
 	assert_output "$(printf 'big-0\ngpu-0\ngpu-1\ngpu-2\ngpu-3')"
 	run ls "$MNT/devices/gpu-0"
-	assert_output "$(printf '%s\n' architecture brand computeCapability cudaDriverVersion \
+	assert_output "$(printf '%s\n' architecture attach attachFailure brand computeCapability cudaDriverVersion \
 		devicePath driverVersion health healthReason healthSince index memory minor name numaNode \
 		pciBusID pcieRoot productName uuid)"
 	assert_equal "$(attr big-0 name)" big-0
@@ -488,7 +488,7 @@ walk_mirror() {
 	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/snapshot")" "generation 2"
 	assert_equal "$(tail -n 1 "$BATS_TEST_TMPDIR/snapshot")" "end 4096"
 	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/dump"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/dump")" $((4096 * 18))
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/dump")" $((4096 * 20))
 	grep -qx "gpu-4095 health unhealthy" "$BATS_TEST_TMPDIR/dump"
 	grep -qx "gpu-4094 health healthy" "$BATS_TEST_TMPDIR/dump"
 	"$TREE_DUMP" --time 5 "$MNT"
