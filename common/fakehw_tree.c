@@ -202,6 +202,7 @@ enum attr_kind {
     ATTR_UNIX_TIME,      /* int64_t >= 0 */
     ATTR_ATTACH,         /* enum fakehw_attach, by name */
     ATTR_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
+    ATTR_BOOL,           /* "true" or "false" */
 };
 
 struct attr {
@@ -244,6 +245,7 @@ static const struct attr device_attrs[] = {
     {FAKEHW_ATTR_ATTACH, ATTR_ATTACH, offsetof(struct fakehw_device, attach), 0, true},
     {FAKEHW_ATTR_ATTACH_FAILURE, ATTR_ATTACH_FAILURE,
      offsetof(struct fakehw_device, attach_failure), 0, true},
+    {FAKEHW_ATTR_VIRTUAL, ATTR_BOOL, offsetof(struct fakehw_device, virtual_gpu), 0, true},
 };
 
 /* Checks the text v of one attribute read from path and stores it in dev. */
@@ -331,6 +333,13 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
                 "%s: %s is not an attach state (none, detached, attaching, attached, failed)", path,
                 quoted(q, sizeof(q), v));
         return 0;
+    case ATTR_BOOL:
+        if (!strcmp(v, "true") || !strcmp(v, "false")) {
+            *(bool *)(base + a->offset) = !strcmp(v, "true");
+            return 0;
+        }
+        return error_set_and_errno(err, EINVAL, "%s: %s is not \"true\" or \"false\"", path,
+                                   quoted(q, sizeof(q), v));
     case ATTR_ATTACH_FAILURE:
         if (!fakehw_attach_failure_parse(v, (enum fakehw_attach_failure *)(base + a->offset)))
             return error_set_and_errno(err, EINVAL,

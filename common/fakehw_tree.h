@@ -22,8 +22,12 @@
  *                      attach) | "detached" | "attaching" | "attached" |
  *                      "failed"; write "attach", "detach" or "fail next|always|never"
  *       attachFailure  the scripted failure: "never" | "next" | "always"
- *       (attach and attachFailure are optional for readers: a tree without
- *       them, a plain directory or an older fakehw, reads as "none"/"never")
+ *       virtual        "true" for a virtual GPU, which needs no node
+ *                      preparation (the plugin publishes it with
+ *                      skipNodeOperations), else "false"
+ *       (attach, attachFailure and virtual are optional for readers: a tree
+ *       without them, a plain directory or an older fakehw, reads as
+ *       "none"/"never"/"false")
  *
  * Every file but snapshot holds one line of text ending in "\n"; no value
  * ever holds a newline.
@@ -85,6 +89,7 @@
 #define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
 #define FAKEHW_ATTR_ATTACH             "attach"
 #define FAKEHW_ATTR_ATTACH_FAILURE     "attachFailure"
+#define FAKEHW_ATTR_VIRTUAL            "virtual"
 
 /* The keys of snapshot that are not file names. */
 #define FAKEHW_SNAPSHOT_DEVICE "device"
@@ -139,6 +144,7 @@ struct fakehw_device {
     int64_t health_since;                      /* Unix seconds */
     enum fakehw_attach attach;                 /* FAKEHW_ATTACH_NONE unless attachable */
     enum fakehw_attach_failure attach_failure; /* the scripted failure */
+    bool virtual_gpu;                          /* needs no node preparation */
 };
 
 #endif

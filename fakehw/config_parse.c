@@ -30,15 +30,25 @@ static const char *const defaults_keys[] = {"seed",    "driverVersion", "cudaDri
                                             "devices", "flips",         NULL};
 static const char *const node_keys[] = {
     "name", "seed", "driverVersion", "cudaDriverVersion", "devices", "flips", NULL};
-static const char *const device_keys[] = {"count",         "name",
-                                          "profile",       "productName",
-                                          "architecture",  "brand",
-                                          "memory",        "computeCapability",
-                                          "driverVersion", "cudaDriverVersion",
-                                          "uuid",          "pciBusID",
-                                          "pcieRoot",      "numaNode",
-                                          "health",        "healthReason",
-                                          "attach",        NULL};
+static const char *const device_keys[] = {"count",
+                                          "name",
+                                          "profile",
+                                          "productName",
+                                          "architecture",
+                                          "brand",
+                                          "memory",
+                                          "computeCapability",
+                                          "driverVersion",
+                                          "cudaDriverVersion",
+                                          "uuid",
+                                          "pciBusID",
+                                          "pcieRoot",
+                                          "numaNode",
+                                          "health",
+                                          "healthReason",
+                                          "attach",
+                                          "virtual",
+                                          NULL};
 static const char *const attach_keys[] = {"delay", "failure", NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
 
@@ -274,6 +284,15 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
     if (!strcmp(key, "health")) {
         e->has_health = true;
         return health_value(y, v, path, &e->healthy);
+    }
+    if (!strcmp(key, "virtual")) {
+        const char *text;
+        if (ytext(y, v, path, &text) < 0)
+            return -1;
+        if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
+            return yfail(y, v, path, "\"%.64s\" is not a boolean (true or false)", text);
+        e->virtual_gpu = !strcmp(text, "true");
+        return 0;
     }
     if (!strcmp(key, "attach")) {
         e->attach.attachable = true;

@@ -44,6 +44,7 @@ struct gpu_device {
     bool healthy; /* initial health from the config */
     char health_reason[FAKEHW_REASON_MAX];
     struct gpu_attach attach;
+    bool virtual_gpu; /* config key `virtual`: needs no node preparation */
 };
 
 #endif

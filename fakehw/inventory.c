@@ -57,6 +57,7 @@ enum attr {
     A_HEALTH_SINCE,
     A_ATTACH,
     A_ATTACH_FAILURE,
+    A_VIRTUAL,
     A_COUNT
 };
 
@@ -81,6 +82,7 @@ static const char *const attributes[A_COUNT + 1] = {
     [A_HEALTH_SINCE] = FAKEHW_ATTR_HEALTH_SINCE,
     [A_ATTACH] = FAKEHW_ATTR_ATTACH,
     [A_ATTACH_FAILURE] = FAKEHW_ATTR_ATTACH_FAILURE,
+    [A_VIRTUAL] = FAKEHW_ATTR_VIRTUAL,
     [A_COUNT] = NULL,
 };
 
@@ -148,7 +150,8 @@ static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
            a->numa_node == b->numa_node && a->healthy == b->healthy &&
            !strcmp(a->health_reason, b->health_reason) &&
            a->attach.attachable == b->attach.attachable &&
-           a->attach.delay_ms == b->attach.delay_ms && a->attach.failure == b->attach.failure;
+           a->attach.delay_ms == b->attach.delay_ms && a->attach.failure == b->attach.failure &&
+           a->virtual_gpu == b->virtual_gpu;
 }
 
 static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
@@ -547,6 +550,8 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
     case A_ATTACH_FAILURE:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%s\n", fakehw_attach_failure_name(d->attach.failure));
+    case A_VIRTUAL:
+        return snprintf(buf, size, "%s\n", c->virtual_gpu ? "true" : "false");
     case A_COUNT:
         break;
     }

@@ -27,6 +27,14 @@ $(BIN)/test_publish: $(OBJ)/driver/publish/tests/test_publish.o $(PUBLISH_LIB) $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
+# Unit tests: virtual GPUs (their own slices, skipNodeOperations) and
+# attachable GPUs (binding conditions) in the slices.
+UNIT_TESTS += $(BIN)/test_slice_kinds
+$(BIN)/test_slice_kinds: $(OBJ)/driver/publish/tests/test_slice_kinds.o $(PUBLISH_LIB) \
+    $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
 # Unit tests: the slice-by-slice sync (one desired slice at a time, call
 # order, sharing without changing the LIST answer, the comparison).
 UNIT_TESTS += $(BIN)/test_sync_run

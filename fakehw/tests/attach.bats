@@ -140,3 +140,15 @@ attach_is() {
 	wait_until 100 attach_is gpu-2 detached
 	assert_equal "$(attr gpu-1 attach)" attached
 }
+
+@test "virtual: the config key shows in the tree, the snapshot and fakehw_tree_list" {
+	fakehw_start --config "$CONFIGS/good-attach.yaml" --node n1
+	assert_equal "$(attr gpu-3 virtual)" true
+	assert_equal "$(attr gpu-0 virtual)" false
+	assert_equal "$(stat -c %a "$MNT/devices/gpu-3/virtual")" 444
+	run grep -A 22 -x 'device gpu-3' "$MNT/snapshot"
+	assert_line "virtual true"
+	run "$TREE_DUMP" "$MNT"
+	assert_line "gpu-3 virtual true"
+	assert_line "gpu-1 virtual false"
+}

@@ -241,7 +241,8 @@ static void test_inventory_attach_file_and_tick(void **state)
     char *tail = strstr(text, "device gpu-1\n");
     assert_non_null(tail);
     assert_non_null(strstr(tail, "\nhealthSince "));
-    assert_non_null(strstr(tail, "\nattach attached\nattachFailure always\nend 2\n"));
+    assert_non_null(
+        strstr(tail, "\nattach attached\nattachFailure always\nvirtual false\nend 2\n"));
     free(text);
     inventory_free(inv);
 }
@@ -279,11 +280,13 @@ static void test_config_attach_key(void **state)
                        "        delay: 1m30s\n"
                        "        failure: always\n"
                        "    - profile: H100-SXM5-80GB\n"
-                       "      attach: {}\n";
+                       "      attach: {}\n"
+                       "    - profile: L4\n"
+                       "      virtual: true\n";
     struct config cfg;
     struct error err;
     assert_int_equal(config_load_string(yaml, strlen(yaml), "a.yaml", "n", &cfg, &err), 0);
-    assert_int_equal(cfg.ndevices, 3);
+    assert_int_equal(cfg.ndevices, 4);
     assert_false(cfg.devices[0].attach.attachable);
     assert_true(cfg.devices[1].attach.attachable);
     assert_int_equal(cfg.devices[1].attach.delay_ms, 90000);
@@ -291,6 +294,8 @@ static void test_config_attach_key(void **state)
     assert_true(cfg.devices[2].attach.attachable);
     assert_int_equal(cfg.devices[2].attach.delay_ms, 0);
     assert_int_equal(cfg.devices[2].attach.failure, FAKEHW_ATTACH_FAIL_NEVER);
+    assert_false(cfg.devices[2].virtual_gpu);
+    assert_true(cfg.devices[3].virtual_gpu);
     config_free(&cfg);
 }
 
@@ -318,6 +323,10 @@ static void test_config_attach_errors(void **state)
                         "        speed: fast\n",
                         "a.yaml:5:9: defaults.devices[0].attach.speed: unknown key (known keys "
                         "here: delay, failure)");
+    expect_config_error(
+        "defaults:\n  devices:\n    - profile: T4\n      virtual: maybe\n",
+        "a.yaml:4:16: defaults.devices[0].virtual: \"maybe\" is not a boolean (true "
+        "or false)");
     expect_config_error(
         "defaults:\n  devices:\n    - profile: T4\n      attach: yes\n",
         "a.yaml:4:15: defaults.devices[0].attach: expected a mapping (key: value lines), got "
