@@ -29,7 +29,7 @@ pod_not_running() {
     local ns=$TEST_NAMESPACE msg
     use_test_node
     create_from claim CLAIM=unallocated COUNT=1
-    create_from pod-placed POD=pod-a CLAIM=unallocated PLACEMENT="nodeName: \"$TEST_NODE\""
+    create_from pod-node-name POD=pod-a CLAIM=unallocated NODE="$TEST_NODE"
     msg=$(wait_for "the kubelet to refuse the claim of pod-a" "$CONFORMANCE_TIMEOUT" prepare_refused "$ns" pod-a) ||
         return 1
     [[ $msg == *"not allowed to use ResourceClaim unallocated"* ]] ||
@@ -47,8 +47,7 @@ pod_not_running() {
     hostname=$(kc get node "$TEST_NODE" -o jsonpath='{.metadata.labels.kubernetes\.io/hostname}')
     [[ -n $hostname ]] || skip "node $TEST_NODE has no kubernetes.io/hostname label"
     create_from claim CLAIM=selected COUNT=1
-    create_from pod-placed POD=pod-a CLAIM=selected \
-        PLACEMENT="nodeSelector: {\"kubernetes.io/hostname\": \"$hostname\"}"
+    create_from pod-node-selector POD=pod-a CLAIM=selected HOSTNAME="$hostname"
     wait_pod_ready "$ns" pod-a
     node=$(pod_node "$ns" pod-a)
     assert_same "node of pod-a" "$TEST_NODE" "$node"

@@ -188,7 +188,7 @@ rendered() {
     [[ -x $BIN/fakehw ]] || skip "fakehw is not built in $BIN (make all)"
     run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node fakehw-dra-worker
     assert_success
-    assert_output --partial "5 devices"
+    assert_output --partial "6 devices"
     assert_output --partial "NVIDIA A100-SXM4-80GB"
     assert_output --partial "NVIDIA GB200"
     run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node fakehw-dra-worker2

@@ -20,9 +20,11 @@ declare -gA GATE_DEFAULT_SINCE=(
     [DRADeviceTaints]=36
     [ResourceHealthStatus]=36
     [DRADeviceBindingConditions]=36
+    # Alpha in 1.37: on by default in no release yet.
+    [DRAOptionalNodeOperations]=99
 )
 # Gates the kubelet must have as well (checked on the nodes with devices).
-declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1)
+declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1 [DRAOptionalNodeOperations]=1)
 # Gates with a dry-run probe: the function that runs it.
 declare -gA GATE_PROBE=(
     [DRAAdminAccess]=probe_admin_access

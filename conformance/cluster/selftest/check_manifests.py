@@ -34,12 +34,14 @@ METADATA = {"name": "leaf", "namespace": "leaf", "labels": "leaf", "annotations"
 NODE_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": (
     "list", {"matchFields": "leaf", "matchExpressions": "leaf"})}}
 CONTAINER = {"name": "leaf", "image": "leaf", "imagePullPolicy": "leaf", "command": "leaf", "args": "leaf",
-             "resources": {"claims": ("list", {"name": "leaf", "request": "leaf"})}}
+             "resources": {"claims": ("list", {"name": "leaf", "request": "leaf"})},
+             "volumeMounts": ("list", {"name": "leaf", "mountPath": "leaf", "readOnly": "leaf"})}
 KINDS = {
     ("v1", "Namespace"): {"metadata": METADATA},
     ("v1", "Pod"): {"metadata": METADATA, "spec": {
         "terminationGracePeriodSeconds": "leaf", "affinity": {"nodeAffinity": NODE_AFFINITY},
-        "nodeSelector": "leaf", "restartPolicy": "leaf",
+        "nodeSelector": "leaf", "nodeName": "leaf", "restartPolicy": "leaf",
+        "volumes": ("list", {"name": "leaf", "hostPath": {"path": "leaf", "type": "leaf"}}),
         "resourceClaims": ("list", {"name": "leaf", "resourceClaimName": "leaf", "resourceClaimTemplateName": "leaf"}),
         "containers": ("list", CONTAINER)}},
     ("resource.k8s.io/v1", "ResourceClaim"): {"metadata": METADATA, "spec": CLAIM_SPEC},
