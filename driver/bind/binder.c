@@ -138,7 +138,11 @@ static enum outcome_kind device_outcome(struct binder *b, const json_t *claim, c
         /* Attaching already (another claim's request, or ours before a
          * restart): wait for it like for our own. */
         if (state != FAKEHW_ATTACH_ATTACHING) {
-            LOG_I("binder: claim %s needs %s attached: asking fakehw", key, device);
+            const json_t *meta = json_object_get(claim, "metadata");
+            const char *ns = json_string_value(json_object_get(meta, "namespace"));
+            const char *name = json_string_value(json_object_get(meta, "name"));
+            LOG_I("binder: claim %s/%s (allocated %s) needs %s attached: asking fakehw",
+                  ns ? ns : "?", name ? name : "?", binding_allocation_time(claim), device);
             if (write_attach(b, device, "attach") < 0)
                 return WAIT;
         }
