@@ -1,5 +1,6 @@
 # fakehw-dra image: fakehw (FUSE fake GPUs), fakehw-kubelet-plugin (the DRA
-# kubelet plugin) and the static fakegpu-smi, for the DaemonSet in
+# kubelet plugin), the static fakegpu-smi and fakehw-podresources (a client
+# of the kubelet's PodResources API), for the DaemonSet in
 # manifests/base.  Build with `make image` (IMAGE=... to choose the tag).
 #
 # Stage 1 builds on Debian 12 with exactly the packages `make deps` installs
@@ -24,13 +25,15 @@ RUN make deps-debian && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN make -j"$(nproc)" BUILD=build/image \
         build/image/bin/fakehw build/image/bin/fakehw-kubelet-plugin build/image/bin/fakegpu-smi \
+        build/image/bin/fakehw-podresources \
     && mkdir -p /out/bin \
     && install -m 0755 build/image/bin/fakehw build/image/bin/fakehw-kubelet-plugin \
-        build/image/bin/fakegpu-smi /out/bin/ \
+        build/image/bin/fakegpu-smi build/image/bin/fakehw-podresources /out/bin/ \
     && if ldd /out/bin/fakegpu-smi >/dev/null 2>&1; then \
         echo "fakegpu-smi is dynamically linked; it must be static to run in any container" >&2; exit 1; \
     fi \
-    && scripts/runtime-packages.sh /out/bin/fakehw /out/bin/fakehw-kubelet-plugin > /out/runtime-packages \
+    && scripts/runtime-packages.sh /out/bin/fakehw /out/bin/fakehw-kubelet-plugin \
+        /out/bin/fakehw-podresources > /out/runtime-packages \
     && echo "runtime packages:" $(cat /out/runtime-packages)
 
 FROM ${RUNTIME_IMAGE}
@@ -44,5 +47,5 @@ COPY --from=build /out/bin/ /usr/local/bin/
 # and fakehw mounts FUSE.  The DaemonSet drops every capability the plugin
 # does not need.
 LABEL org.opencontainers.image.title="fakehw-dra" \
-      org.opencontainers.image.description="Fake GPUs for Kubernetes DRA: fakehw, fakehw-kubelet-plugin, fakegpu-smi"
+      org.opencontainers.image.description="Fake GPUs for Kubernetes DRA: fakehw, fakehw-kubelet-plugin, fakegpu-smi, fakehw-podresources"
 CMD ["/usr/local/bin/fakehw-kubelet-plugin", "--help"]

@@ -124,10 +124,11 @@ readme-tour: all ## regenerate the README's tour from scripts/demo.sh (make test
 PREFIX  ?= /usr/local
 DESTDIR ?=
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-INSTALL_PROGRAMS := fakehw fakehw-kubelet-plugin fakegpu-smi
+INSTALL_PROGRAMS := fakehw fakehw-kubelet-plugin fakegpu-smi fakehw-podresources
 MAN_NAME_fakehw                := fake GPUs served as a FUSE filesystem
 MAN_NAME_fakehw-kubelet-plugin := DRA kubelet plugin for fakehw's fake GPUs
 MAN_NAME_fakegpu-smi           := show the fake GPUs a container was given
+MAN_NAME_fakehw-podresources   := list the DRA devices of a node's pods from the kubelet's PodResources API
 install: $(INSTALL_PROGRAMS:%=$(BIN)/%) ## install the programs and their man pages (PREFIX=$(PREFIX) DESTDIR=)
 	@command -v help2man >/dev/null || { echo "install: help2man is needed for the man pages (make deps)" >&2; exit 1; }
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
@@ -138,6 +139,7 @@ install: $(INSTALL_PROGRAMS:%=$(BIN)/%) ## install the programs and their man pa
 	  fakehw) n="$(MAN_NAME_fakehw)" ;; \
 	  fakehw-kubelet-plugin) n="$(MAN_NAME_fakehw-kubelet-plugin)" ;; \
 	  fakegpu-smi) n="$(MAN_NAME_fakegpu-smi)" ;; \
+	  fakehw-podresources) n="$(MAN_NAME_fakehw-podresources)" ;; \
 	  esac; \
 	  help2man -N --no-discard-stderr --version-string="$(VERSION)" --name="$$n" \
 	    --output="$(DESTDIR)$(PREFIX)/share/man/man1/$$p.1" "$(BIN)/$$p"; done

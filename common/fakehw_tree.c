@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dns_names.h"
+#include "fakehw_attach.h"
 
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 /* Room for the longest attribute of struct fakehw_device. */
@@ -187,18 +188,21 @@ static bool is_compute_capability(const char *s)
 }
 
 enum attr_kind {
-    ATTR_LABEL,     /* DNS label (the name file) */
-    ATTR_TEXT,      /* printable, non-empty */
-    ATTR_TEXT_OPT,  /* printable, may be empty */
-    ATTR_UUID,      /* non-empty, no blanks or commas (lists are comma-separated) */
-    ATTR_COUNT,     /* long >= 0 */
-    ATTR_NUMA,      /* long >= -1 */
-    ATTR_BYTES,     /* uint64_t */
-    ATTR_PCI,       /* PCI bus id */
-    ATTR_CC,        /* compute capability or empty */
-    ATTR_PATH_OPT,  /* absolute path or empty */
-    ATTR_HEALTH,    /* bool healthy */
-    ATTR_UNIX_TIME, /* int64_t >= 0 */
+    ATTR_LABEL,          /* DNS label (the name file) */
+    ATTR_TEXT,           /* printable, non-empty */
+    ATTR_TEXT_OPT,       /* printable, may be empty */
+    ATTR_UUID,           /* non-empty, no blanks or commas (lists are comma-separated) */
+    ATTR_COUNT,          /* long >= 0 */
+    ATTR_NUMA,           /* long >= -1 */
+    ATTR_BYTES,          /* uint64_t */
+    ATTR_PCI,            /* PCI bus id */
+    ATTR_CC,             /* compute capability or empty */
+    ATTR_PATH_OPT,       /* absolute path or empty */
+    ATTR_HEALTH,         /* bool healthy */
+    ATTR_UNIX_TIME,      /* int64_t >= 0 */
+    ATTR_ATTACH,         /* enum fakehw_attach, by name */
+    ATTR_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
+    ATTR_BOOL,           /* "true" or "false" */
 };
 
 struct attr {
@@ -206,16 +210,17 @@ struct attr {
     enum attr_kind kind;
     size_t offset; /* into struct fakehw_device */
     size_t size;   /* of the char array for text kinds */
+    bool optional; /* may be missing (newer than the first tree): zero then */
 };
 
 #define TEXT_FIELD(file, kind, field)                                                              \
     {                                                                                              \
         file, kind, offsetof(struct fakehw_device, field),                                         \
-            sizeof(((struct fakehw_device *)0)->field)                                             \
+            sizeof(((struct fakehw_device *)0)->field), false                                      \
     }
 #define NUM_FIELD(file, kind, field)                                                               \
     {                                                                                              \
-        file, kind, offsetof(struct fakehw_device, field), 0                                       \
+        file, kind, offsetof(struct fakehw_device, field), 0, false                                \
     }
 
 static const struct attr device_attrs[] = {
@@ -237,6 +242,10 @@ static const struct attr device_attrs[] = {
     NUM_FIELD(FAKEHW_ATTR_HEALTH, ATTR_HEALTH, healthy),
     TEXT_FIELD(FAKEHW_ATTR_HEALTH_REASON, ATTR_TEXT_OPT, health_reason),
     NUM_FIELD(FAKEHW_ATTR_HEALTH_SINCE, ATTR_UNIX_TIME, health_since),
+    {FAKEHW_ATTR_ATTACH, ATTR_ATTACH, offsetof(struct fakehw_device, attach), 0, true},
+    {FAKEHW_ATTR_ATTACH_FAILURE, ATTR_ATTACH_FAILURE,
+     offsetof(struct fakehw_device, attach_failure), 0, true},
+    {FAKEHW_ATTR_VIRTUAL, ATTR_BOOL, offsetof(struct fakehw_device, virtual_gpu), 0, true},
 };
 
 /* Checks the text v of one attribute read from path and stores it in dev. */
@@ -317,6 +326,26 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         *(int64_t *)(base + a->offset) = t;
         return 0;
     }
+    case ATTR_ATTACH:
+        if (!fakehw_attach_parse(v, (enum fakehw_attach *)(base + a->offset)))
+            return error_set_and_errno(
+                err, EINVAL,
+                "%s: %s is not an attach state (none, detached, attaching, attached, failed)", path,
+                quoted(q, sizeof(q), v));
+        return 0;
+    case ATTR_BOOL:
+        if (!strcmp(v, "true") || !strcmp(v, "false")) {
+            *(bool *)(base + a->offset) = !strcmp(v, "true");
+            return 0;
+        }
+        return error_set_and_errno(err, EINVAL, "%s: %s is not \"true\" or \"false\"", path,
+                                   quoted(q, sizeof(q), v));
+    case ATTR_ATTACH_FAILURE:
+        if (!fakehw_attach_failure_parse(v, (enum fakehw_attach_failure *)(base + a->offset)))
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s is not an attach failure (never, next, always)",
+                                       path, quoted(q, sizeof(q), v));
+        return 0;
     }
     /* Text kinds: read_value already bounded v by the field size. */
     memcpy(base + a->offset, v, strlen(v) + 1);
@@ -355,8 +384,11 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
         if (join(path, sizeof(path), dir, a->file, NULL, err) < 0)
             return -1;
         size_t cap = a->size ? a->size : FAKEHW_TEXT_MAX;
-        if (fakehw_tree_read_value(path, value, cap, err) < 0)
+        if (fakehw_tree_read_value(path, value, cap, err) < 0) {
+            if (a->optional && errno == ENOENT)
+                continue;
             return -1;
+        }
         if (store_attr(a, path, value, &d, err) < 0)
             return -1;
     }
@@ -711,7 +743,7 @@ static int end_block(const struct snap *s, const struct block *b, struct error *
     if (b->dev == NULL)
         return 0;
     for (size_t i = 0; i < N_ATTRS; i++)
-        if (!b->seen[i])
+        if (!b->seen[i] && !device_attrs[i].optional)
             return error_set_and_errno(err, EINVAL,
                                        "%s line %zu: device %s: no %s line in its block", s->path,
                                        b->line, b->dev->name, device_attrs[i].file);

@@ -18,6 +18,16 @@
  *       healthReason   reason text of the last flip (empty when healthy unless
  *                      a reason was given with the flip)
  *       healthSince    Unix seconds of the last health change
+ *       attach         attachable devices (fakehw_attach.h): "none" (needs no
+ *                      attach) | "detached" | "attaching" | "attached" |
+ *                      "failed"; write "attach", "detach" or "fail next|always|never"
+ *       attachFailure  the scripted failure: "never" | "next" | "always"
+ *       virtual        "true" for a virtual GPU, which needs no node
+ *                      preparation (the plugin publishes it with
+ *                      skipNodeOperations), else "false"
+ *       (attach, attachFailure and virtual are optional for readers: a tree
+ *       without them, a plain directory or an older fakehw, reads as
+ *       "none"/"never"/"false")
  *
  * Every file but snapshot holds one line of text ending in "\n"; no value
  * ever holds a newline.
@@ -77,6 +87,9 @@
 #define FAKEHW_ATTR_HEALTH             "health"
 #define FAKEHW_ATTR_HEALTH_REASON      "healthReason"
 #define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
+#define FAKEHW_ATTR_ATTACH             "attach"
+#define FAKEHW_ATTR_ATTACH_FAILURE     "attachFailure"
+#define FAKEHW_ATTR_VIRTUAL            "virtual"
 
 /* The keys of snapshot that are not file names. */
 #define FAKEHW_SNAPSHOT_DEVICE "device"
@@ -84,6 +97,22 @@
 
 #define FAKEHW_HEALTHY   "healthy"
 #define FAKEHW_UNHEALTHY "unhealthy"
+
+/* Attach states and scripted failures of attachable devices; their names
+ * are fakehw_attach.h's. */
+enum fakehw_attach {
+    FAKEHW_ATTACH_NONE = 0, /* the device needs no attach */
+    FAKEHW_ATTACH_DETACHED,
+    FAKEHW_ATTACH_ATTACHING,
+    FAKEHW_ATTACH_ATTACHED,
+    FAKEHW_ATTACH_FAILED,
+};
+
+enum fakehw_attach_failure {
+    FAKEHW_ATTACH_FAIL_NEVER = 0,
+    FAKEHW_ATTACH_FAIL_NEXT,   /* the next attach fails, later ones succeed */
+    FAKEHW_ATTACH_FAIL_ALWAYS, /* every attach fails */
+};
 
 /* Field sizes: longer values are an error for the reader, not truncated. */
 #define FAKEHW_NAME_MAX   64
@@ -117,7 +146,10 @@ struct fakehw_device {
     char device_path[FAKEHW_PATH_MAX]; /* "" when no node was made */
     bool healthy;
     char health_reason[FAKEHW_REASON_MAX];
-    int64_t health_since; /* Unix seconds */
+    int64_t health_since;                      /* Unix seconds */
+    enum fakehw_attach attach;                 /* FAKEHW_ATTACH_NONE unless attachable */
+    enum fakehw_attach_failure attach_failure; /* the scripted failure */
+    bool virtual_gpu;                          /* needs no node preparation */
 };
 
 #endif

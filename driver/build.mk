@@ -5,6 +5,7 @@
 #   publish/  ResourceSlice building and publishing
 #   health/   health state, taints, claim device status
 #   metrics/  Prometheus metrics and their HTTP endpoint
+#   bind/     binding conditions of attachable devices
 # driver/main.c wires them into build/bin/fakehw-kubelet-plugin.
 -include driver/grpc/build.mk
 -include driver/kube/build.mk
@@ -12,4 +13,6 @@
 -include driver/publish/build.mk
 -include driver/health/build.mk
 -include driver/metrics/build.mk
+-include driver/bind/build.mk
+-include driver/podresources/build.mk
 -include driver/plugin.mk

@@ -22,6 +22,7 @@
 #include "driver/grpc/health_service.h"
 #include "driver/grpc/registration_service.h"
 #include "driver/grpc/rpc_server.h"
+#include "driver/bind/binder.h"
 #include "driver/health/claim_status.h"
 #include "driver/health/device_health.h"
 #include "driver/inventory.h"
@@ -71,6 +72,7 @@ struct plugin {
     struct prepare_state *prep;
     struct slice_publisher *pub;
     struct claim_status_writer *status;
+    struct binder *binder;
     struct health_service *health;
     struct registration_service *reg;
     struct dra_service *dra;
@@ -207,6 +209,7 @@ static void on_inventory(void *ctx, struct device_snapshot *snap)
     slice_publisher_update(p->pub, snap);
     if (p->status != NULL)
         claim_status_devices_changed(p->status, snap);
+    binder_devices_changed(p->binder, snap);
     send_health(p, snap);
     if (flips.n > 0)
         metrics_latency(p->metrics, METRICS_TO_HEALTH_STREAM, monotonic_ns() - seen);
@@ -479,6 +482,11 @@ static int start(struct plugin *p, struct error *err)
         if (p->status == NULL)
             return -1;
     }
+    struct binder_options bopts = {
+        .driver_name = o->driver_name, .pool_name = o->node_name, .fakehw_root = o->fakehw_root};
+    p->binder = binder_start(p->kc, &bopts, err);
+    if (p->binder == NULL)
+        return -1;
     struct slice_publisher_options sopts = {.driver_name = o->driver_name,
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,
@@ -536,6 +544,8 @@ static int stop(struct plugin *p, long long t0)
     inventory_stop(p->inv);
     claim_status_stop(p->status);
     p->status = NULL;
+    binder_stop(p->binder);
+    p->binder = NULL;
     struct error err;
     slice_publisher_halt(p->pub);
     if (p->kc != NULL && p->opt.cleanup_on_exit) /* the API again, until CLEANUP_END_MS */

@@ -1,7 +1,7 @@
 # fakehw-kubelet-plugin: driver/main.c and the inventory, linked with every
 # driver part.  Order matters for static libraries: users before providers.
 PLUGIN_OBJS := $(OBJ)/driver/main.o $(OBJ)/driver/inventory.o
-PLUGIN_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
+PLUGIN_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
                $(KUBE_LIB) $(METRICS_LIB) $(COMMON_LIB)
 
 # main.c includes the gRPC services, whose headers include generated code.

@@ -8,6 +8,7 @@
 #include "config_spec.h"
 #include "dns_names.h"
 #include "duration.h"
+#include "fakehw_attach.h"
 #include "quantity.h"
 
 /* A GPU with more memory than this is a typo ("80Pi"), not a GPU. */
@@ -35,11 +36,26 @@ static const char *const defaults_keys[] = {"seed",    "driverVersion", "cudaDri
                                             "devices", "flips",         NULL};
 static const char *const node_keys[] = {
     "name", "seed", "driverVersion", "cudaDriverVersion", "devices", "flips", NULL};
-static const char *const device_keys[] = {
-    "count",        "name",     "profile",           "productName",   "architecture",
-    "brand",        "memory",   "computeCapability", "driverVersion", "cudaDriverVersion",
-    "uuid",         "pciBusID", "pcieRoot",          "numaNode",      "health",
-    "healthReason", NULL};
+static const char *const device_keys[] = {"count",
+                                          "name",
+                                          "profile",
+                                          "productName",
+                                          "architecture",
+                                          "brand",
+                                          "memory",
+                                          "computeCapability",
+                                          "driverVersion",
+                                          "cudaDriverVersion",
+                                          "uuid",
+                                          "pciBusID",
+                                          "pcieRoot",
+                                          "numaNode",
+                                          "health",
+                                          "healthReason",
+                                          "attach",
+                                          "virtual",
+                                          NULL};
+static const char *const attach_keys[] = {"delay", "failure", NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
 
 /* The rule itself lives in common/dns_names.c. */
@@ -155,6 +171,23 @@ static int duration_value(const struct yctx *y, const yaml_node_t *node, const c
 
 /* ---- devices ---- */
 
+/* `attach: {delay: DURATION, failure: never|next|always}`: an attachable
+ * device (fakehw/attach.h). */
+static int attach_key(const struct yctx *y, const char *key, yaml_node_t *v, const char *path,
+                      void *ctx)
+{
+    struct gpu_attach *a = ctx;
+    if (!strcmp(key, "delay"))
+        return duration_value(y, v, path, &a->delay_ms);
+    const char *text;
+    if (ytext(y, v, path, &text) < 0)
+        return -1;
+    if (!fakehw_attach_failure_parse(text, &a->failure))
+        return yfail(y, v, path, "\"%.64s\" is not an attach failure (never, next or always)",
+                     text);
+    return 0;
+}
+
 static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, const char *path,
                       void *ctx)
 {
@@ -257,6 +290,19 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
     if (!strcmp(key, "health")) {
         e->has_health = true;
         return health_value(y, v, path, &e->healthy);
+    }
+    if (!strcmp(key, "virtual")) {
+        const char *text;
+        if (ytext(y, v, path, &text) < 0)
+            return -1;
+        if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
+            return yfail(y, v, path, "\"%.64s\" is not a boolean (true or false)", text);
+        e->virtual_gpu = !strcmp(text, "true");
+        return 0;
+    }
+    if (!strcmp(key, "attach")) {
+        e->attach.attachable = true;
+        return ymap_each(y, v, path, attach_keys, attach_key, &e->attach);
     }
     /* healthReason: the only key left in device_keys. */
     e->has_reason = true;

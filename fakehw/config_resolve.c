@@ -173,6 +173,8 @@ static int resolve_section(const struct config_spec *spec, const struct section 
             d->healthy = e->has_health ? e->healthy : true;
             snprintf(d->health_reason, sizeof(d->health_reason), "%s",
                      e->has_reason ? e->health_reason : "");
+            d->attach = e->attach;
+            d->virtual_gpu = e->virtual_gpu;
         }
     }
     /* Names first (a duplicate name also duplicates the derived UUID); by_name

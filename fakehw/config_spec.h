@@ -49,6 +49,8 @@ struct device_entry {
     bool healthy;
     bool has_reason;
     char health_reason[FAKEHW_REASON_MAX];
+    struct gpu_attach attach;
+    bool virtual_gpu;
 };
 
 struct flip_entry {

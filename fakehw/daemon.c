@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "config.h"
 #include "devnodes.h"
+#include "attacher.h"
 #include "flips.h"
 #include "fuse_tree.h"
 #include "inventory.h"
@@ -33,6 +34,7 @@ struct daemon {
     struct inventory *inv;
     struct devnodes *devnodes;
     struct flip_scheduler *flips;
+    struct attacher *attacher;
     struct fuse_tree *tree;
     pthread_t reload_thread;
     bool reload_started;
@@ -185,6 +187,7 @@ static void teardown(struct daemon *d)
         pthread_join(d->reload_thread, NULL);
     }
     flip_scheduler_stop(d->flips);
+    attacher_stop(d->attacher);
     signal_tree = NULL;
     if (d->tree != NULL) {
         fuse_tree_unmount(d->tree);
@@ -260,8 +263,10 @@ int daemon_run(const struct daemon_options *o)
         LOG_E("could not go to the background");
         goto out;
     }
-    d.flips = flip_scheduler_start(d.inv, cfg.flips, cfg.nflips, &err);
-    if (d.flips == NULL || start_reload_thread(&d, &err) < 0) {
+    d.attacher = attacher_start(d.inv, &err);
+    if (d.attacher != NULL)
+        d.flips = flip_scheduler_start(d.inv, cfg.flips, cfg.nflips, &err);
+    if (d.attacher == NULL || d.flips == NULL || start_reload_thread(&d, &err) < 0) {
         LOG_E("%s", err.msg);
         goto out;
     }

@@ -321,12 +321,14 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
     if (!writable(&of->p))
         return -EACCES;
     struct error err;
-    if (inventory_write_health(t->inv, of->p.device, buf, size, &err) < 0) {
+    bool attach = !strcmp(of->p.file, FAKEHW_ATTR_ATTACH);
+    if ((attach ? inventory_write_attach : inventory_write_health)(t->inv, of->p.device, buf, size,
+                                                                   &err) < 0) {
         int e = errno;
         LOG_W("write to %s/%s refused: %s", of->p.device, of->p.file, err.msg);
         return -e;
     }
-    LOG_I("health of %s set by write: %.*s", of->p.device,
+    LOG_I("%s of %s set by write: %.*s", attach ? "attach" : "health", of->p.device,
           (int)(size > 0 && buf[size - 1] == '\n' ? size - 1 : size), buf);
     return (int)size;
 }

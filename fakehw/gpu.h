@@ -18,6 +18,14 @@
 #define GPU_DEFAULT_DRIVER_VERSION      "580.95.05"
 #define GPU_DEFAULT_CUDA_DRIVER_VERSION "13.0"
 
+/* An attachable device (config key `attach`): it starts detached, and an
+ * attach takes delay_ms, then succeeds or fails as `failure` scripts. */
+struct gpu_attach {
+    bool attachable;
+    int64_t delay_ms;
+    enum fakehw_attach_failure failure; /* the scripted failure at start */
+};
+
 struct gpu_device {
     char name[FAKEHW_NAME_MAX]; /* DNS label, the directory name */
     long index;                 /* position on the node, 0.. */
@@ -35,6 +43,8 @@ struct gpu_device {
     long numa_node;
     bool healthy; /* initial health from the config */
     char health_reason[FAKEHW_REASON_MAX];
+    struct gpu_attach attach;
+    bool virtual_gpu; /* config key `virtual`: needs no node preparation */
 };
 
 #endif

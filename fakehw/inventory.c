@@ -11,12 +11,14 @@
 
 #include "devnodes.h"
 #include "utf8.h"
+#include "fakehw_attach.h"
 
 struct live_device {
     struct gpu_device cfg; /* as configured */
     bool healthy;
     char reason[FAKEHW_REASON_MAX];
     int64_t since; /* Unix seconds of the last health change */
+    struct attach_live attach;
 };
 
 struct inventory {
@@ -31,6 +33,8 @@ struct inventory {
     size_t *by_name; /* indices sorted by name */
     inventory_listener listener;
     void *listener_ctx;
+    inventory_attach_waker attach_waker;
+    void *attach_waker_ctx;
 };
 
 enum attr {
@@ -52,6 +56,9 @@ enum attr {
     A_HEALTH,
     A_HEALTH_REASON,
     A_HEALTH_SINCE,
+    A_ATTACH,
+    A_ATTACH_FAILURE,
+    A_VIRTUAL,
     A_COUNT
 };
 
@@ -74,6 +81,9 @@ static const char *const attributes[A_COUNT + 1] = {
     [A_HEALTH] = FAKEHW_ATTR_HEALTH,
     [A_HEALTH_REASON] = FAKEHW_ATTR_HEALTH_REASON,
     [A_HEALTH_SINCE] = FAKEHW_ATTR_HEALTH_SINCE,
+    [A_ATTACH] = FAKEHW_ATTR_ATTACH,
+    [A_ATTACH_FAILURE] = FAKEHW_ATTR_ATTACH_FAILURE,
+    [A_VIRTUAL] = FAKEHW_ATTR_VIRTUAL,
     [A_COUNT] = NULL,
 };
 
@@ -92,7 +102,7 @@ static int attr_index(const char *name)
 
 bool inventory_attribute_writable(const char *attr)
 {
-    return !strcmp(attr, FAKEHW_ATTR_HEALTH);
+    return !strcmp(attr, FAKEHW_ATTR_HEALTH) || !strcmp(attr, FAKEHW_ATTR_ATTACH);
 }
 
 static int64_t now_seconds(void)
@@ -139,7 +149,10 @@ static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
            !strcmp(a->cuda_driver_version, b->cuda_driver_version) &&
            !strcmp(a->pci_bus_id, b->pci_bus_id) && !strcmp(a->pcie_root, b->pcie_root) &&
            a->numa_node == b->numa_node && a->healthy == b->healthy &&
-           !strcmp(a->health_reason, b->health_reason);
+           !strcmp(a->health_reason, b->health_reason) &&
+           a->attach.attachable == b->attach.attachable &&
+           a->attach.delay_ms == b->attach.delay_ms && a->attach.failure == b->attach.failure &&
+           a->virtual_gpu == b->virtual_gpu;
 }
 
 static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
@@ -161,7 +174,9 @@ static int build(const struct gpu_device *devs, size_t n, const struct inventory
             live[i].healthy = prev->healthy;
             memcpy(live[i].reason, prev->reason, sizeof(live[i].reason));
             live[i].since = prev->since;
+            live[i].attach = prev->attach;
         } else {
+            attach_init(&live[i].attach, &devs[i].attach);
             live[i].healthy = devs[i].healthy;
             memcpy(live[i].reason, devs[i].health_reason, sizeof(live[i].reason));
             live[i].since = now;
@@ -408,6 +423,59 @@ int inventory_write_health(struct inventory *inv, const char *device, const char
     return inventory_set_health(inv, device, healthy, reason, err);
 }
 
+void inventory_set_attach_waker(struct inventory *inv, inventory_attach_waker fn, void *ctx)
+{
+    inv->attach_waker = fn;
+    inv->attach_waker_ctx = ctx;
+}
+
+int inventory_write_attach(struct inventory *inv, const char *device, const char *buf, size_t len,
+                           struct error *err)
+{
+    struct attach_command cmd;
+    if (attach_parse_command(buf, len, &cmd, err) < 0)
+        return -1;
+    pthread_mutex_lock(&inv->lock);
+    struct live_device *d = find_locked(inv, device);
+    uint64_t gen = 0;
+    bool changed = false, pending = false;
+    int rc = 0;
+    if (d != NULL) {
+        rc = attach_apply(&d->attach, &d->cfg.attach, &cmd, attach_now_ms(), &changed, err);
+        pending = d->attach.state == FAKEHW_ATTACH_ATTACHING;
+        if (changed)
+            gen = bump_locked(inv);
+    }
+    pthread_mutex_unlock(&inv->lock);
+    if (d == NULL)
+        return error_set_and_errno(err, ENOENT, "no device %s on node %s", device, inv->node);
+    if (rc < 0)
+        return error_prefix(err, "%s", device);
+    if (gen != 0)
+        notify(inv, gen);
+    if (changed && pending && inv->attach_waker != NULL)
+        inv->attach_waker(inv->attach_waker_ctx);
+    return 0;
+}
+
+int64_t inventory_attach_tick(struct inventory *inv, int64_t now_ms)
+{
+    int64_t next = -1;
+    bool changed = false;
+    pthread_mutex_lock(&inv->lock);
+    for (size_t i = 0; i < inv->n; i++) {
+        struct live_device *d = &inv->devs[i];
+        changed = attach_tick(&d->attach, now_ms) || changed;
+        if (d->attach.state == FAKEHW_ATTACH_ATTACHING && (next < 0 || d->attach.due_ms < next))
+            next = d->attach.due_ms;
+    }
+    uint64_t gen = changed ? bump_locked(inv) : 0;
+    pthread_mutex_unlock(&inv->lock);
+    if (gen != 0)
+        notify(inv, gen);
+    return next;
+}
+
 bool inventory_has_device(struct inventory *inv, const char *device)
 {
     pthread_mutex_lock(&inv->lock);
@@ -482,6 +550,14 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
     case A_HEALTH_SINCE:
         *mtime = d->since;
         return snprintf(buf, size, "%" PRId64 "\n", d->since);
+    case A_ATTACH:
+        *mtime = inv->changed_at;
+        return snprintf(buf, size, "%s\n", fakehw_attach_name(d->attach.state));
+    case A_ATTACH_FAILURE:
+        *mtime = inv->changed_at;
+        return snprintf(buf, size, "%s\n", fakehw_attach_failure_name(d->attach.failure));
+    case A_VIRTUAL:
+        return snprintf(buf, size, "%s\n", c->virtual_gpu ? "true" : "false");
     case A_COUNT:
         break;
     }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "attach.h"
 #include "gpu.h"
 
 struct inventory;
@@ -68,6 +69,23 @@ int health_parse_command(const char *buf, size_t len, bool *healthy, char *reaso
 /* health_parse_command, then inventory_set_health. */
 int inventory_write_health(struct inventory *inv, const char *device, const char *buf, size_t len,
                            struct error *err);
+
+/* Called (outside the lock) when a write started an attach that ends
+ * later, so the attach timer (attacher.h) can wake. */
+typedef void (*inventory_attach_waker)(void *ctx);
+
+/* Set once, before other threads use the inventory. */
+void inventory_set_attach_waker(struct inventory *inv, inventory_attach_waker fn, void *ctx);
+
+/* Applies a write to a device's attach file (attach.h: "attach", "detach",
+ * "fail next|always|never").  EINVAL for a bad command or a device that is
+ * not attachable, ENOENT for an unknown device. */
+int inventory_write_attach(struct inventory *inv, const char *device, const char *buf, size_t len,
+                           struct error *err);
+
+/* Ends every attach due by now_ms (one generation bump for all); returns the
+ * monotonic ms when the next one is due, or -1 when none is in progress. */
+int64_t inventory_attach_tick(struct inventory *inv, int64_t now_ms);
 
 /* The attribute files of a device directory, NULL-terminated, in tree order. */
 const char *const *inventory_attributes(void);

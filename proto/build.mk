@@ -7,7 +7,7 @@
 # prerequisite on $(PROTO_HEADERS), so a clean build generates first; after
 # that the compiler's -MMD dependencies track them.
 PROTO_SRCS    := proto/pluginregistration.proto proto/dra_v1.proto proto/dra_v1beta1.proto \
-                 proto/dra_health_v1alpha1.proto proto/dra_health_v1.proto
+                 proto/dra_health_v1alpha1.proto proto/dra_health_v1.proto proto/podresources_v1.proto
 PROTO_GEN_C   := $(PROTO_SRCS:proto/%.proto=$(GEN)/proto/%.pb-c.c)
 PROTO_HEADERS := $(PROTO_GEN_C:.c=.h)
 PROTO_OBJS    := $(PROTO_SRCS:proto/%.proto=$(OBJ)/gen/proto/%.pb-c.o)

@@ -7,7 +7,8 @@
 PUBLISH_SRCS   := $(wildcard driver/publish/*.c)
 PUBLISH_OBJS   := $(PUBLISH_SRCS:%.c=$(OBJ)/%.o)
 PUBLISH_LIB    := $(BUILD)/lib/libpublish.a
-PUBLISH_ATTRS  := $(OBJ)/driver/prepare/device_attributes.o
+PUBLISH_ATTRS  := $(OBJ)/driver/prepare/device_attributes.o \
+                  $(OBJ)/driver/bind/binding_conditions.o
 # driver/build.mk includes health/ after publish/: name its library directly.
 PUBLISH_HEALTH := $(BUILD)/lib/libhealth.a
 PUBLISH_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
@@ -23,6 +24,14 @@ $(PUBLISH_LIB): $(PUBLISH_OBJS)
 UNIT_TESTS += $(BIN)/test_publish
 $(BIN)/test_publish: $(OBJ)/driver/publish/tests/test_publish.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) \
     $(PUBLISH_ATTRS) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
+# Unit tests: virtual GPUs (their own slices, skipNodeOperations) and
+# attachable GPUs (binding conditions) in the slices.
+UNIT_TESTS += $(BIN)/test_slice_kinds
+$(BIN)/test_slice_kinds: $(OBJ)/driver/publish/tests/test_slice_kinds.o $(PUBLISH_LIB) \
+    $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "driver/bind/binding_conditions.h"
 #include "driver/prepare/device_attributes.h"
 #include "quantity.h"
 
@@ -55,6 +56,14 @@ json_t *slice_device_json(const struct fakehw_device *d, const char *driver, boo
     json_t *dev = json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", d->name, "attributes", attrs,
                             "capacity", "memory", "value", memory);
     if (dev == NULL) {
+        error_set(err, "device %s: out of memory", d->name);
+        return NULL;
+    }
+    /* Attachable devices wait for their attach before a pod binds (KEP-5007). */
+    struct binding_names names;
+    binding_names_make(driver, &names);
+    if (d->attach != FAKEHW_ATTACH_NONE && binding_device_add(dev, &names) < 0) {
+        json_decref(dev);
         error_set(err, "device %s: out of memory", d->name);
         return NULL;
     }
@@ -164,8 +173,21 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
         out->tainted += !h.healthy;
     }
     out->per_slice = any_taint ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
-    out->n_slices =
-        out->published == 0 ? 1 : (out->published + out->per_slice - 1) / out->per_slice;
+    /* Virtual GPUs last, in index order (sorted is scratch from here). */
+    out->n_plain = 0;
+    for (size_t i = 0; i < out->published; i++)
+        if (!out->order[i]->virtual_gpu)
+            sorted[out->n_plain++] = out->order[i];
+    for (size_t i = 0, k = out->n_plain; i < out->published; i++)
+        if (out->order[i]->virtual_gpu)
+            sorted[k++] = out->order[i];
+    if (out->published > 0)
+        memcpy(out->order, sorted, out->published * sizeof(*sorted));
+    size_t per = out->per_slice, n_virtual = out->published - out->n_plain;
+    out->plain_slices = (out->n_plain + per - 1) / per;
+    out->n_slices = out->plain_slices + (n_virtual + per - 1) / per;
+    if (out->n_slices == 0)
+        out->n_slices = 1;
     free(sorted);
     json_decref(names);
     return 0;
@@ -189,7 +211,12 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
     json_t *devices = json_array();
     if (devices == NULL)
         goto oom;
-    for (size_t k = index * l->per_slice; k < l->published && k < (index + 1) * l->per_slice; k++) {
+    /* Plain slices cover order[0..n_plain), virtual ones the rest. */
+    bool virtual_slice = index >= l->plain_slices && l->published > l->n_plain;
+    size_t first = virtual_slice ? l->n_plain + (index - l->plain_slices) * l->per_slice
+                                 : index * l->per_slice;
+    size_t end = virtual_slice ? l->published : l->n_plain;
+    for (size_t k = first; k < end && k < first + l->per_slice; k++) {
         json_t *dev = slice_device_json(l->order[k], in->driver, in->tree_up, in->effect, err);
         if (dev == NULL) {
             json_decref(devices);
@@ -203,6 +230,11 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
     json_t *slice = slice_json(in, index, l->n_slices, devices); /* steals devices */
     if (slice == NULL)
         goto oom;
+    if (virtual_slice && json_object_set_new(json_object_get(slice, "spec"), "skipNodeOperations",
+                                             json_pack("[s]", "*")) < 0) {
+        json_decref(slice);
+        goto oom;
+    }
     return slice;
 oom:
     error_set(err, "out of memory building the ResourceSlices of node %s", in->node);

@@ -21,6 +21,13 @@
  * slice, without keeping their JSON, so a sync holds one slice's JSON at a
  * time instead of the whole pool's.  Both give the same slices.
  *
+ * Virtual GPUs (fakehw's `virtual: true`: no node preparation needed) go
+ * after the others, in slices of their own whose spec carries
+ * "skipNodeOperations": ["*"] (KEP-5945, gate DRAOptionalNodeOperations;
+ * the field applies to a whole slice): the kubelet then makes no
+ * NodePrepareResources/NodeUnprepareResources call for a claim whose
+ * devices of this driver are all virtual.
+ *
  * Slice i is created with generateName
  *   <i as lowercase hex, zero-padded to max(5, digits of n-1)>-<driver>-<node>-
  * cut to 58 characters (the API server cuts any generateName base there
@@ -80,6 +87,10 @@ struct slice_layout {
     size_t published, tainted, removed; /* as in slice_build_result */
     size_t per_slice;                   /* SLICE_MAX_DEVICES or SLICE_MAX_DEVICES_TAINTED */
     size_t n_slices;                    /* at least 1 */
+    /* Virtual GPUs (fakehw `virtual`) come last in order, in slices of
+     * their own that skip node operations: order[n_plain..published). */
+    size_t n_plain;      /* devices that need node operations */
+    size_t plain_slices; /* the slices that hold them, first */
 };
 
 /* Decides the layout: checks the input like slice_build, builds and checks

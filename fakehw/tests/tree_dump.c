@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fakehw_attach.h"
 #include "fakehw_tree_read.h"
 
 static void dump(const struct fakehw_device *d, size_t n)
@@ -31,6 +32,9 @@ static void dump(const struct fakehw_device *d, size_t n)
         printf("%s health %s\n", d->name, d->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
         printf("%s healthReason %s\n", d->name, d->health_reason);
         printf("%s healthSince %" PRId64 "\n", d->name, d->health_since);
+        printf("%s attach %s\n", d->name, fakehw_attach_name(d->attach));
+        printf("%s attachFailure %s\n", d->name, fakehw_attach_failure_name(d->attach_failure));
+        printf("%s virtual %s\n", d->name, d->virtual_gpu ? "true" : "false");
     }
 }
 

@@ -53,6 +53,8 @@ FAKEHW_PATH_DEFAULTS = {"FAKEHW_MOUNT": "/var/run/fakehw"}
 API_CALLS = [
     ("", "nodes", "get"),  # GET /api/v1/nodes/{node}
     ("resource.k8s.io", "resourceclaims", "get"),  # GET .../resourceclaims/{name}
+    ("resource.k8s.io", "resourceclaims", "list"),  # the binder (binding conditions)
+    ("resource.k8s.io", "resourceclaims", "watch"),
     ("resource.k8s.io", "resourceclaims/status", "patch"),  # PATCH .../status
     ("resource.k8s.io", "resourceclaims/driver", "associated-node:patch"),
     ("resource.k8s.io", "resourceslices", "list"),  # with field selector

@@ -219,8 +219,9 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     [[ -x $BIN/fakehw ]] || skip "fakehw is not built in $BIN (make all)"
     run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node fakehw-dra-worker
     assert_success
-    assert_output --partial "4 devices"
+    assert_output --partial "6 devices"
     assert_output --partial "NVIDIA A100-SXM4-80GB"
+    assert_output --partial "NVIDIA GB200"
     run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node fakehw-dra-worker2
     assert_success
     assert_output --partial "NVIDIA H100"

@@ -53,7 +53,7 @@ mk() {
     local dest=$BATS_TEST_TMPDIR/dest p
     run mk install PREFIX=/opt/fakehw DESTDIR="$dest"
     assert_success
-    for p in fakehw fakehw-kubelet-plugin fakegpu-smi; do
+    for p in fakehw fakehw-kubelet-plugin fakegpu-smi fakehw-podresources; do
         [[ -x $dest/opt/fakehw/bin/$p ]] || fail "no $dest/opt/fakehw/bin/$p"
         run "$dest/opt/fakehw/bin/$p" --help
         assert_success

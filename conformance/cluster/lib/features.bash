@@ -21,9 +21,12 @@ declare -gA GATE_DEFAULT_SINCE=(
     [ResourceHealthStatus]=36
     [DRAExtendedResource]=36
     [DRADeviceTaintRules]=37
+    [DRADeviceBindingConditions]=36
+    # Alpha in 1.37: on by default in no release yet.
+    [DRAOptionalNodeOperations]=99
 )
 # Gates the kubelet must have as well (checked on the nodes with devices).
-declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1)
+declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1 [DRAOptionalNodeOperations]=1)
 # Gates with a dry-run probe: the function that runs it.
 declare -gA GATE_PROBE=(
     [DRAAdminAccess]=probe_admin_access

@@ -35,7 +35,8 @@ NODE_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelecto
     "list", {"matchFields": "leaf", "matchExpressions": "leaf"})}}
 CONTAINER = {"name": "leaf", "image": "leaf", "imagePullPolicy": "leaf", "command": "leaf", "args": "leaf",
              "resources": {"claims": ("list", {"name": "leaf", "request": "leaf"}),
-                           "requests": "leaf", "limits": "leaf"}}
+                           "requests": "leaf", "limits": "leaf"},
+             "volumeMounts": ("list", {"name": "leaf", "mountPath": "leaf", "readOnly": "leaf"})}
 # DeviceTaintRule: the same spec in v1alpha3 (1.35), v1beta2 (1.36) and v1
 # (1.37); from 1.35 on the selector has only driver, pool and device.
 TAINT_RULE = {"metadata": METADATA, "spec": {
@@ -46,7 +47,8 @@ KINDS = {
     ("v1", "Namespace"): {"metadata": METADATA},
     ("v1", "Pod"): {"metadata": METADATA, "spec": {
         "terminationGracePeriodSeconds": "leaf", "affinity": {"nodeAffinity": NODE_AFFINITY},
-        "nodeSelector": "leaf", "restartPolicy": "leaf",
+        "nodeSelector": "leaf", "nodeName": "leaf", "restartPolicy": "leaf",
+        "volumes": ("list", {"name": "leaf", "hostPath": {"path": "leaf", "type": "leaf"}}),
         "resourceClaims": ("list", {"name": "leaf", "resourceClaimName": "leaf", "resourceClaimTemplateName": "leaf"}),
         "containers": ("list", CONTAINER)}},
     ("resource.k8s.io/v1", "ResourceClaim"): {"metadata": METADATA, "spec": CLAIM_SPEC},

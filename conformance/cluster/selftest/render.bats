@@ -37,6 +37,9 @@ sample_args() {
         KEY) echo "KEY=conformance.fakehw.example.com/taint-rule" ;;
         VALUE) echo "VALUE=conformance" ;;
         EFFECT) echo "EFFECT=NoExecute" ;;
+        NODE) echo "NODE=worker-1" ;;
+        HOSTNAME) echo "HOSTNAME=worker-1" ;;
+        DRIVER_IMAGE) echo "DRIVER_IMAGE=localhost/fakehw-dra:dev" ;;
         CEL) echo "CEL=$(cel_attribute_equals productName string 'NVIDIA "A100" & <80GB>') && $(cel_guarded capacity memory).compareTo(quantity(\"40Gi\")) >= 0" ;;
         *)
             echo "no sample value for placeholder $key of $1" >&2

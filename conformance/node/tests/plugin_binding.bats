@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# Device binding conditions (KEP-5007) with attachable fake GPUs: the plugin
+# publishes bindsToNode, bindingConditions and bindingFailureConditions for
+# them, asks fakehw to attach a device once a claim is allocated to it, and
+# reports the outcome as a condition in the claim's status.devices, which is
+# what the scheduler waits for before it binds the pod (docs/driver.md,
+# "Binding conditions").  Here the test plays the scheduler: it writes the
+# allocation (with the binding conditions copied from the slice) and reads
+# the conditions back.
+# shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+load ../lib/node_env
+
+setup() {
+    node_setup
+    ATTACHED=$DRIVER/attached
+    FAILED=$DRIVER/attach-failed
+}
+
+teardown() {
+    node_teardown
+}
+
+# binding_node: gpu-0 plain, gpu-1 attaches after 1s, gpu-2 at once with its
+# first attach scripted to fail; the stand-in, the plugin, the pool.
+binding_node() {
+    cat >"$FAKEHW_CONFIG" <<EOC
+nodes:
+- name: $NODE
+  devices:
+  - {profile: A100-SXM4-80GB}
+  - {profile: H100-SXM5-80GB, attach: {delay: 1s}}
+  - {profile: H100-SXM5-80GB, attach: {failure: next}}
+EOC
+    fakehw_start
+    api_start
+    plugin_start
+    kubelet_register
+    wait_pool_published 3
+}
+
+# bound_results DEVICE ALLOCATED_AT: one allocation result for DEVICE with the
+# binding conditions the slice publishes, as the scheduler copies them.
+bound_results() {
+    printf '[{"request":"gpu","driver":"%s","pool":"%s","device":"%s","bindingConditions":["%s"],"bindingFailureConditions":["%s"]}]' \
+        "$DRIVER" "$POOL" "$1" "$ATTACHED" "$FAILED"
+}
+
+# allocate NAME DEVICE TIME: writes the claim's allocation at TIME (RFC 3339).
+allocate() {
+    api PATCH "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/$1/status" \
+        "{\"status\":{\"allocation\":{\"allocationTimestamp\":\"$3\",\"devices\":{\"results\":$(bound_results "$2")}}}}" >/dev/null
+}
+
+# deallocate NAME: what the scheduler does after a binding failure.
+deallocate() {
+    api PATCH "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/$1/status" \
+        '{"status":{"allocation":null,"devices":null}}' >/dev/null
+}
+
+# conditions NAME DEVICE: "type status reason" of each condition of DEVICE in
+# the claim's status.devices, one per line, sorted.
+conditions() {
+    claim_get "$1" | jq -r --arg d "$2" --arg driver "$DRIVER" \
+        '[.status.devices[]? | select(.driver == $driver and .device == $d) | .conditions[]? | "\(.type) \(.status) \(.reason)"] | sort | .[]'
+}
+
+conditions_are() {
+    local now
+    now=$(conditions "$1" "$2")
+    [[ $now == "$3" ]] || {
+        echo "conditions of $2 in claim $1: \"$now\""
+        return 1
+    }
+}
+
+attach_is() {
+    [[ $(device_attr "$1" attach) == "$2" ]]
+}
+
+# patches_of NAME: how many PATCHes of the claim's status the stand-in saw.
+patches_of() {
+    standin_requests | jq -s --arg p "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/$1/status" \
+        '[.[] | select(.method == "PATCH" and (.path | startswith($p)))] | length'
+}
+
+@test "binding: attachable devices are published with bindsToNode and both condition lists; plain ones without [fakehw]" {
+    binding_node
+    run -0 slices '[.[].spec.devices[] | {name, bindsToNode, bindingConditions, bindingFailureConditions}] | sort_by(.name) | .[]'
+    assert_line --index 0 '{"name":"gpu-0","bindsToNode":null,"bindingConditions":null,"bindingFailureConditions":null}'
+    assert_line --index 1 "{\"name\":\"gpu-1\",\"bindsToNode\":true,\"bindingConditions\":[\"$ATTACHED\"],\"bindingFailureConditions\":[\"$FAILED\"]}"
+    assert_line --index 2 "{\"name\":\"gpu-2\",\"bindsToNode\":true,\"bindingConditions\":[\"$ATTACHED\"],\"bindingFailureConditions\":[\"$FAILED\"]}"
+}
+
+@test "binding: an allocation makes the plugin attach the device, then set the attached condition; others' status stays [fakehw]" {
+    binding_node
+    claim_create c1
+    assert_equal "$(device_attr gpu-1 attach)" detached
+    # Allocated with another driver's device, whose entry in status.devices
+    # comes first and must survive every write of the plugin.
+    local nic='{"request":"gpu","driver":"nic.example.com","pool":"p","device":"eth0"}'
+    api PATCH "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c1/status" \
+        "{\"status\":{\"allocation\":{\"allocationTimestamp\":\"2026-11-26T03:00:00Z\",\"devices\":{\"results\":$(bound_results gpu-1 | jq -c --argjson n "$nic" '[$n] + .')}},
+          \"devices\":[{\"driver\":\"nic.example.com\",\"pool\":\"p\",\"device\":\"eth0\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Up\",\"message\":\"\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}]}}" >/dev/null
+    wait_for 5 "gpu-1 attaching" attach_is gpu-1 attaching
+    # fakehw takes 1s: no condition before that.
+    assert_equal "$(conditions c1 gpu-1)" ""
+    wait_for 10 "gpu-1 attached" attach_is gpu-1 attached
+    wait_for 10 "claim c1: $ATTACHED True" conditions_are c1 gpu-1 "$ATTACHED True Attached"
+    run -0 claim_get c1
+    assert_equal "$(jq -r '.status.devices[0].device' <<<"$output")" eth0
+    assert_equal "$(jq -r --arg t "$ATTACHED" '.status.devices[1].conditions[] | select(.type == $t) | .message' <<<"$output")" \
+        "fakehw attached gpu-1"
+    # The device is prepared like any other, and the claim-status writer
+    # adds Ready next to the binding condition without losing it.
+    run -0 prepare_claims "$(ref c1)"
+    wait_for 5 "claim c1: Ready and attached" conditions_are c1 gpu-1 "Ready True DeviceHealthy
+$ATTACHED True Attached"
+    assert_equal "$(claim_get c1 | jq -r '.status.devices[0].device')" eth0
+    run -0 unprepare_claims "$(ref c1)"
+    # Deleting the claim frees the device: the plugin detaches it.
+    claim_delete c1
+    wait_for 5 "gpu-1 detached" attach_is gpu-1 detached
+    plugin_alive
+}
+
+@test "binding: a scripted failure sets attach-failed; the next allocation is attached anew [fakehw]" {
+    binding_node
+    claim_create c2
+    allocate c2 gpu-2 2026-11-26T03:00:00Z
+    wait_for 10 "claim c2: $FAILED True" conditions_are c2 gpu-2 "$FAILED True AttachFailed"
+    assert_equal "$(device_attr gpu-2 attach)" failed
+    run -0 claim_get c2
+    assert_equal "$(jq -r --arg t "$FAILED" '.status.devices[0].conditions[] | select(.type == $t) | .message' <<<"$output")" \
+        "fakehw could not attach gpu-2"
+    # The scheduler gives the allocation up: nothing holds gpu-2 any more.
+    deallocate c2
+    wait_for 5 "gpu-2 detached" attach_is gpu-2 detached
+    # The pod is scheduled again, to the same device: this time it attaches.
+    allocate c2 gpu-2 2026-11-26T03:01:00Z
+    wait_for 10 "claim c2: $ATTACHED True" conditions_are c2 gpu-2 "$ATTACHED True Attached"
+    assert_equal "$(device_attr gpu-2 attach)" attached
+}
+
+@test "binding: an allocation without binding conditions is left alone [fakehw]" {
+    binding_node
+    claim_new c3 gpu-0
+    claim_create c4
+    claim_allocate_results c4 "$(results gpu=gpu-1)"
+    # Give the binder every chance to act, then check it did not.
+    sleep 1
+    assert_equal "$(device_attr gpu-1 attach)" detached
+    assert_equal "$(conditions c3 gpu-0)" ""
+    assert_equal "$(conditions c4 gpu-1)" ""
+}
+
+@test "binding: status writes retry through conflicts and server errors [fakehw]" {
+    binding_node
+    claim_create c5
+    standin_clear_requests
+    standin_fault '{"status": 409, "count": 2, "method": "PATCH", "path": "/apis/resource.k8s.io/v1/namespaces/"}'
+    # Six: one more than the API client's own retries of a 5xx, so the
+    # binder's backoff has to act too.
+    standin_fault '{"status": 500, "count": 6, "method": "PATCH", "path": "/apis/resource.k8s.io/v1/namespaces/"}'
+    # The allocation goes in with PUT, so every PATCH is the plugin's.
+    local claim
+    claim=$(claim_get c5 | jq -c --argjson r "$(bound_results gpu-2)" \
+        '.status.allocation = {allocationTimestamp: "2026-11-26T03:00:00Z", devices: {results: $r}}')
+    api PUT "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c5/status" "$claim" >/dev/null
+    wait_for 20 "claim c5: $FAILED True" conditions_are c5 gpu-2 "$FAILED True AttachFailed"
+    # Two conflicts (re-read at once), six server errors, then the write.
+    run -0 patches_of c5
+    assert_output 9
+    grep -q 'writing the binding conditions of claim default/c5 failed' "$PLUGIN_LOG"
+}

@@ -1,0 +1,65 @@
+/* The binder: acts on device binding conditions (binding_conditions.h) for
+ * the attachable devices of this node's pool.
+ *
+ * A watch thread lists and watches ResourceClaims in every namespace and
+ * keeps those with an allocation result of this driver and pool.  A worker
+ * thread reconciles them with the fakehw tree whenever a claim or the
+ * inventory changes:
+ *  - a result that carries binding conditions and whose status reports
+ *    neither condition yet: the worker asks fakehw to attach the device
+ *    (writes "attach" to devices/<name>/attach, once per allocation: claim
+ *    uid and allocationTimestamp), then waits for the tree;
+ *  - attached (or a device that needs no attach): it sets
+ *    "<driver>/attached" True in the claim's status.devices entry; failed
+ *    (after its own request): "<driver>/attach-failed" True, and the
+ *    scheduler gives the allocation up and schedules the pod again;
+ *  - an attachable device that no claim of the pool holds any more (after
+ *    the first complete list) and is not detached: it writes "detach".
+ * Status writes are read-modify-write like the claim-status writer's: GET,
+ * build, skip when nothing changes, PATCH /status with a merge patch that
+ * carries the claim's resourceVersion; 409 re-reads at once (a few times,
+ * then with backoff), other failures back off with jitter up to
+ * max_attempts; a claim that is gone or replaced is dropped.  Entries and
+ * conditions of others are kept. */
+#ifndef FAKEHW_DRIVER_BINDER_H
+#define FAKEHW_DRIVER_BINDER_H
+
+#include <stdbool.h>
+
+#include "driver/health/device_snapshot.h"
+#include "driver/kube/kube_client.h"
+#include "error.h"
+
+struct binder_options {
+    const char *driver_name; /* copied */
+    const char *pool_name;   /* the node name; copied */
+    const char *fakehw_root; /* copied */
+    long retry_base_ms;      /* 0 = 500 */
+    long retry_max_ms;       /* 0 = 30000 */
+    int max_attempts;        /* 0 = 12 */
+};
+
+struct binder_stats {
+    unsigned long attach_requests; /* "attach" written to the tree */
+    unsigned long detach_requests;
+    unsigned long writes;    /* successful status PATCHes */
+    unsigned long conflicts; /* 409 answers */
+    unsigned long failures;  /* other failed attempts */
+};
+
+struct binder;
+
+/* Starts both threads.  kc must outlive the binder. */
+struct binder *binder_start(struct kube_client *kc, const struct binder_options *opts,
+                            struct error *err);
+
+/* A new inventory snapshot (an attach may have ended): reconcile soon.  The
+ * binder takes its own reference. */
+void binder_devices_changed(struct binder *b, struct device_snapshot *snap);
+
+void binder_get_stats(struct binder *b, struct binder_stats *st);
+
+/* Stops and joins both threads, frees everything.  NULL is fine. */
+void binder_stop(struct binder *b);
+
+#endif

@@ -1,0 +1,24 @@
+# driver/podresources/: fakehw-podresources, a client of the kubelet's
+# PodResources API (v1 List and Get) that prints the pods' DRA devices.  Its
+# own grpc core client code; it shares only common/ and the generated proto.
+PODRES_SRCS := driver/podresources/podresources_client.c driver/podresources/podresources_print.c
+PODRES_OBJS := $(PODRES_SRCS:%.c=$(OBJ)/%.o)
+PODRES_MAIN := $(OBJ)/driver/podresources/main.o
+
+$(PODRES_OBJS) $(PODRES_MAIN) $(OBJ)/driver/podresources/tests/test_podresources.o: | $(PROTO_HEADERS)
+
+BINS += $(BIN)/fakehw-podresources
+$(BIN)/fakehw-podresources: $(PODRES_MAIN) $(PODRES_OBJS) $(PROTO_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_GRPC) $(PKG_PROTOBUF) -ljansson -lpthread $(LDLIBS)
+
+# Unit tests: the table and JSON output.
+UNIT_TESTS += $(BIN)/test_podresources
+$(BIN)/test_podresources: $(OBJ)/driver/podresources/tests/test_podresources.o \
+    $(OBJ)/driver/podresources/podresources_print.o $(PROTO_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PKG_PROTOBUF) -ljansson $(LDLIBS)
+
+# The bats suite runs it against a fake PodResources server in Python
+# (python3-grpcio, raw bytes: an independent implementation of the wire).
+BATS_SUITES += driver/podresources/tests

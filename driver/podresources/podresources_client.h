@@ -1,0 +1,20 @@
+/* A unary gRPC call over a unix socket on grpc core, for the PodResources
+ * client: its own small client code (the plugin only serves). */
+#ifndef FAKEHW_PODRESOURCES_CLIENT_H
+#define FAKEHW_PODRESOURCES_CLIENT_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "error.h"
+
+/* Calls method ("/v1.PodResourcesLister/List") on the unix socket with req
+ * and decodes the answer with answer_desc into *answer (free it with
+ * protobuf_c_message_free_unpacked).  -1 with err naming the socket, the
+ * method and the gRPC status (e.g. "UNAVAILABLE: connect: No such file or
+ * directory") when the call fails or the answer does not decode; timeout_s
+ * bounds the whole call. */
+int podres_call(const char *socket_path, const char *method, const ProtobufCMessage *req,
+                const ProtobufCMessageDescriptor *answer_desc, double timeout_s,
+                ProtobufCMessage **answer, struct error *err);
+
+#endif

@@ -1,0 +1,19 @@
+/* The attach timer: a thread that ends attaches in progress when their
+ * delay is over (inventory_attach_tick), waking when a write starts a new
+ * one.  It sleeps while no attach is in progress. */
+#ifndef FAKEHW_ATTACHER_H
+#define FAKEHW_ATTACHER_H
+
+#include "error.h"
+#include "inventory.h"
+
+struct attacher;
+
+/* Starts the thread and registers it as inv's attach waker (so call it
+ * before other threads use inv); inv must outlive it. */
+struct attacher *attacher_start(struct inventory *inv, struct error *err);
+
+/* Stops and joins the thread.  NULL is fine. */
+void attacher_stop(struct attacher *a);
+
+#endif
