@@ -64,6 +64,7 @@ attach_is() {
     }
 }
 
+# requires: fake-driver, gate=DRADeviceBindingConditions, gate=DRAResourceClaimDeviceStatus
 # bats test_tags=fake-only
 @test "binding conditions: a pod whose claim needs an attachable GPU waits unbound until it is attached, then runs" {
     require_fake_driver
@@ -86,6 +87,7 @@ attach_is() {
     assert_same "fakehw attach state of $BC_DEVICE" attached "$(device_attach "$TEST_NODE" "$BC_DEVICE")"
 }
 
+# requires: fake-driver, gate=DRADeviceBindingConditions, gate=DRAResourceClaimDeviceStatus
 # bats test_tags=fake-only, serial
 @test "binding conditions: a scripted attach failure makes the scheduler release the allocation; the retry attaches and runs" {
     require_fake_driver

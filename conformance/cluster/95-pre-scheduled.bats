@@ -24,6 +24,7 @@ pod_not_running() {
         all(.status.containerStatuses[]?; .state.running == null and .state.terminated == null)' >/dev/null
 }
 
+# requires: none
 # bats test_tags=generic
 @test "pre-scheduled: a pod with spec.nodeName and an unallocated claim does not start; the kubelet says why" {
     local ns=$TEST_NAMESPACE msg
@@ -40,6 +41,7 @@ pod_not_running() {
         fail "claim unallocated got allocated though no scheduler saw pod-a"
 }
 
+# requires: none
 # bats test_tags=generic
 @test "pre-scheduled: the nodeSelector form reaches the same node through the scheduler and runs" {
     local ns=$TEST_NAMESPACE node hostname

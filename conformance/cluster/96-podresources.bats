@@ -40,6 +40,7 @@ start_reader() {
     wait_pod_ready "$TEST_NAMESPACE" podres
 }
 
+# requires: fake-driver
 # bats test_tags=fake-only
 @test "podresources: List and Get report the running pod's claim and its devices" {
     require_fake_driver

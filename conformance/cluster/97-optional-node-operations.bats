@@ -11,6 +11,7 @@ load lib/helpers
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 
+# requires: fake-driver, gate=DRAOptionalNodeOperations
 # bats test_tags=fake-only
 @test "optional node operations: a device that skips node operations is usable without a prepare call" {
     require_fake_driver

@@ -74,7 +74,7 @@ kind/cluster-1.37.yaml"
 @test "kind config 1.37: no runtimeConfig (DeviceTaintRule is v1), no locked gate named" {
     run python3 -c 'import sys, yaml; c = yaml.safe_load(open("kind/cluster-1.37.yaml")); print(sorted(c["featureGates"])); print(c.get("runtimeConfig"))'
     assert_success
-    assert_line --index 0 "['DRAConsumableCapacity', 'DRADeviceTaintRules', 'DRADeviceTaints', 'ResourceHealthStatus']"
+    assert_line --index 0 "['DRAConsumableCapacity', 'DRADeviceTaintRules', 'DRADeviceTaints', 'DRAOptionalNodeOperations', 'ResourceHealthStatus']"
     assert_line --index 1 None
     bad=$BATS_TEST_TMPDIR/cluster-1.37.yaml
     sed 's|^  DRADeviceTaints: true |  DRAExtendedResource: true |' kind/cluster-1.37.yaml >"$bad"

@@ -12,7 +12,9 @@
 # in CONFORMANCE_GATE_<Gate>_WHY, so every test of the run sees the same answer.
 
 # The gates the scenarios use, with the first minor release that enables each
-# by default (each release's pkg/features/kube_features.go).
+# by default (each release's pkg/features/kube_features.go); an alpha gate that
+# no release enables yet has GATE_NEVER_DEFAULT.
+GATE_NEVER_DEFAULT=99
 declare -gA GATE_DEFAULT_SINCE=(
     [DRAAdminAccess]=34
     [DRAPrioritizedList]=34
@@ -23,7 +25,7 @@ declare -gA GATE_DEFAULT_SINCE=(
     [DRADeviceTaintRules]=37
     [DRADeviceBindingConditions]=36
     # Alpha in 1.37: on by default in no release yet.
-    [DRAOptionalNodeOperations]=99
+    [DRAOptionalNodeOperations]=$GATE_NEVER_DEFAULT
 )
 # Gates the kubelet must have as well (checked on the nodes with devices).
 declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1 [DRAOptionalNodeOperations]=1)
@@ -200,7 +202,11 @@ decide_gate() {
             why+="on by default since 1.$since, server is 1.$CONFORMANCE_SERVER_MINOR"
         else
             value=false
-            why+="off by default before 1.${since:-?}, server is 1.$CONFORMANCE_SERVER_MINOR"
+            if [[ $since == "$GATE_NEVER_DEFAULT" ]]; then
+                why+="off by default in every release so far (alpha), server is 1.$CONFORMANCE_SERVER_MINOR"
+            else
+                why+="off by default before 1.${since:-?}, server is 1.$CONFORMANCE_SERVER_MINOR"
+            fi
         fi
     fi
     export "CONFORMANCE_GATE_$gate=$value" "CONFORMANCE_GATE_${gate}_WHY=$why"

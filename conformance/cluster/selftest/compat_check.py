@@ -112,6 +112,8 @@ def scenarios(repo, problems):
 def gate_defaults(repo):
     text = open(os.path.join(repo, "conformance/cluster/lib/features.bash")).read()
     block = re.search(r"GATE_DEFAULT_SINCE=\((.*?)\n\)", text, re.S).group(1)
+    never = re.search(r"^GATE_NEVER_DEFAULT=(\d+)$", text, re.M).group(1)
+    block = block.replace("$GATE_NEVER_DEFAULT", never)
     return {g: int(v) for g, v in re.findall(r"\[(\w+)\]=(\d+)", block)}
 
 
