@@ -199,6 +199,9 @@ enum attr_kind {
     ATTR_PATH_OPT,  /* absolute path or empty */
     ATTR_HEALTH,    /* bool healthy */
     ATTR_UNIX_TIME, /* int64_t >= 0 */
+    ATTR_LABEL_OPT, /* DNS label or empty (parent) */
+    ATTR_MIG_MODE,  /* "off", "dynamic", "static" or empty */
+    ATTR_PLACEMENT, /* "START:SIZE" within 8 memory slices, or empty: long[2] */
 };
 
 struct attr {
@@ -237,7 +240,19 @@ static const struct attr device_attrs[] = {
     NUM_FIELD(FAKEHW_ATTR_HEALTH, ATTR_HEALTH, healthy),
     TEXT_FIELD(FAKEHW_ATTR_HEALTH_REASON, ATTR_TEXT_OPT, health_reason),
     NUM_FIELD(FAKEHW_ATTR_HEALTH_SINCE, ATTR_UNIX_TIME, health_since),
+    TEXT_FIELD(FAKEHW_ATTR_MIG_MODE, ATTR_MIG_MODE, mig_mode),
+    TEXT_FIELD(FAKEHW_ATTR_PARENT, ATTR_LABEL_OPT, parent),
+    TEXT_FIELD(FAKEHW_ATTR_MIG_PROFILE, ATTR_TEXT_OPT, mig_profile),
+    NUM_FIELD(FAKEHW_ATTR_MIG_PLACEMENT, ATTR_PLACEMENT, mig_placement),
 };
+
+/* The MIG attributes may be absent (a tree written before them, or by hand):
+ * then they are empty, which reads as a GPU with MIG off. */
+static bool attr_optional(const struct attr *a)
+{
+    return a->kind == ATTR_MIG_MODE || a->kind == ATTR_LABEL_OPT || a->kind == ATTR_PLACEMENT ||
+           !strcmp(a->file, FAKEHW_ATTR_MIG_PROFILE);
+}
 
 /* Checks the text v of one attribute read from path and stores it in dev. */
 static int store_attr(const struct attr *a, const char *path, const char *v,
@@ -309,6 +324,43 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
             return error_set_and_errno(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
                                        quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
         return 0;
+    case ATTR_LABEL_OPT:
+        if (*v != '\0' && !dns_label_valid(v))
+            return error_set_and_errno(err, EINVAL, "%s: %s is not empty or a DNS label", path,
+                                       quoted(q, sizeof(q), v));
+        break;
+    case ATTR_MIG_MODE:
+        if (*v != '\0' && strcmp(v, FAKEHW_MIG_OFF) != 0 && strcmp(v, FAKEHW_MIG_DYNAMIC) != 0 &&
+            strcmp(v, FAKEHW_MIG_STATIC) != 0)
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s is not a MIG mode (off, dynamic, static or empty)",
+                                       path, quoted(q, sizeof(q), v));
+        break;
+    case ATTR_PLACEMENT: {
+        long *pl = (long *)(base + a->offset);
+        if (*v == '\0') {
+            pl[0] = pl[1] = 0;
+            return 0;
+        }
+        char num[24];
+        const char *colon = strchr(v, ':');
+        size_t k = colon ? (size_t)(colon - v) : 0;
+        long start, size;
+        if (colon == NULL || k == 0 || k >= sizeof(num))
+            goto bad_placement;
+        memcpy(num, v, k);
+        num[k] = '\0';
+        if (!parse_long_min(num, 0, &start) || !parse_long_min(colon + 1, 1, &size) || start > 7 ||
+            size > 8 || start + size > 8)
+            goto bad_placement;
+        pl[0] = start;
+        pl[1] = size;
+        return 0;
+    bad_placement:
+        return error_set_and_errno(
+            err, EINVAL, "%s: %s is not a MIG placement (START:SIZE within 8 memory slices)", path,
+            quoted(q, sizeof(q), v));
+    }
     case ATTR_UNIX_TIME: {
         long t;
         if (!parse_long_min(v, 0, &t))
@@ -355,8 +407,11 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
         if (join(path, sizeof(path), dir, a->file, NULL, err) < 0)
             return -1;
         size_t cap = a->size ? a->size : FAKEHW_TEXT_MAX;
-        if (fakehw_tree_read_value(path, value, cap, err) < 0)
+        if (fakehw_tree_read_value(path, value, cap, err) < 0) {
+            if (errno == ENOENT && attr_optional(a))
+                continue; /* a tree without MIG: the zero value */
             return -1;
+        }
         if (store_attr(a, path, value, &d, err) < 0)
             return -1;
     }
@@ -701,7 +756,7 @@ static int end_block(const struct snap *s, const struct block *b, struct error *
     if (b->dev == NULL)
         return 0;
     for (size_t i = 0; i < N_ATTRS; i++)
-        if (!b->seen[i])
+        if (!b->seen[i] && !attr_optional(&device_attrs[i]))
             return error_set_and_errno(err, EINVAL,
                                        "%s line %zu: device %s: no %s line in its block", s->path,
                                        b->line, b->dev->name, device_attrs[i].file);

@@ -18,6 +18,20 @@
  *       healthReason   reason text of the last flip (empty when healthy unless
  *                      a reason was given with the flip)
  *       healthSince    Unix seconds of the last health change
+ *       migMode        GPUs: "off", "dynamic" or "static"; "" on a partition
+ *       parent         partitions: the device name of the GPU; "" on a GPU
+ *       migProfile     partitions: the MIG profile, "3g.40gb"; "" on a GPU
+ *       migPlacement   partitions: "START:SIZE", the memory slices START ..
+ *                      START+SIZE-1 of the parent (of 8); "" on a GPU
+ *       (the four MIG files may be absent, in a directory and in snapshot:
+ *       they read as "", a GPU with MIG off)
+ *
+ * A partition is a MIG instance (static mode), or in dynamic mode one
+ * placement of a profile that may be allocated; it is a device directory of
+ * its own (gpu-0-mig-3g40gb-4) after all GPUs in index order, with uuid
+ * "MIG-...", its own memory, and the parent's minor, PCI placement and
+ * devicePath.  Its health reads "unhealthy" while its parent is unhealthy
+ * (reason "parent gpu-0 is unhealthy: <the parent's reason>").
  *
  * Every file but snapshot holds one line of text ending in "\n"; no value
  * ever holds a newline.
@@ -77,6 +91,14 @@
 #define FAKEHW_ATTR_HEALTH             "health"
 #define FAKEHW_ATTR_HEALTH_REASON      "healthReason"
 #define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
+#define FAKEHW_ATTR_MIG_MODE           "migMode"
+#define FAKEHW_ATTR_PARENT             "parent"
+#define FAKEHW_ATTR_MIG_PROFILE        "migProfile"
+#define FAKEHW_ATTR_MIG_PLACEMENT      "migPlacement"
+
+#define FAKEHW_MIG_OFF     "off"
+#define FAKEHW_MIG_DYNAMIC "dynamic"
+#define FAKEHW_MIG_STATIC  "static"
 
 /* The keys of snapshot that are not file names. */
 #define FAKEHW_SNAPSHOT_DEVICE "device"
@@ -113,6 +135,10 @@ struct fakehw_device {
     bool healthy;
     char health_reason[FAKEHW_REASON_MAX];
     int64_t health_since; /* Unix seconds */
+    char mig_mode[16];    /* "off" | "dynamic" | "static" on a GPU, "" on a partition */
+    char parent[FAKEHW_NAME_MAX];
+    char mig_profile[FAKEHW_NAME_MAX];
+    long mig_placement[2]; /* start, size; both 0 on a GPU */
 };
 
 #endif

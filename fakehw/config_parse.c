@@ -29,11 +29,15 @@ static const char *const defaults_keys[] = {"seed",    "driverVersion", "cudaDri
                                             "devices", "flips",         NULL};
 static const char *const node_keys[] = {
     "name", "seed", "driverVersion", "cudaDriverVersion", "devices", "flips", NULL};
-static const char *const device_keys[] = {
-    "count",        "name",     "profile",           "productName",   "architecture",
-    "brand",        "memory",   "computeCapability", "driverVersion", "cudaDriverVersion",
-    "uuid",         "pciBusID", "pcieRoot",          "numaNode",      "health",
-    "healthReason", NULL};
+static const char *const device_keys[] = {"count",         "name",
+                                          "profile",       "productName",
+                                          "architecture",  "brand",
+                                          "memory",        "computeCapability",
+                                          "driverVersion", "cudaDriverVersion",
+                                          "uuid",          "pciBusID",
+                                          "pcieRoot",      "numaNode",
+                                          "health",        "healthReason",
+                                          "mig",           NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
 
 /* The rule itself lives in common/dns_names.c. */
@@ -252,6 +256,8 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
         e->has_health = true;
         return health_value(y, v, path, &e->healthy);
     }
+    if (!strcmp(key, "mig"))
+        return config_mig_parse(y, v, path, e);
     /* healthReason: the only key left in device_keys. */
     e->has_reason = true;
     return text_value(y, v, path, e->health_reason, sizeof(e->health_reason));
@@ -296,7 +302,7 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
                          "computeCapability must be set (missing: %s)",
                          missing);
     }
-    return 0;
+    return config_mig_check(y, node, path, e);
 }
 
 static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *path,
@@ -497,6 +503,8 @@ static int top_key(const struct yctx *y, const char *key, yaml_node_t *v, const 
 
 static void section_free(struct section *s)
 {
+    for (size_t i = 0; i < s->nentries; i++)
+        mig_spec_free(&s->entries[i].mig);
     free(s->entries);
     free(s->flips);
 }

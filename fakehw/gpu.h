@@ -18,6 +18,16 @@
 #define GPU_DEFAULT_DRIVER_VERSION      "580.95.05"
 #define GPU_DEFAULT_CUDA_DRIVER_VERSION "13.0"
 
+enum gpu_mig_mode {
+    GPU_MIG_OFF,     /* whole GPU only */
+    GPU_MIG_DYNAMIC, /* every placement of every profile is offered */
+    GPU_MIG_STATIC,  /* the configured instances only */
+    GPU_MIG_NONE,    /* not a GPU: a partition */
+};
+
+/* The tree's migMode value of m ("" for GPU_MIG_NONE). */
+const char *gpu_mig_mode_name(enum gpu_mig_mode m);
+
 struct gpu_device {
     char name[FAKEHW_NAME_MAX]; /* DNS label, the directory name */
     long index;                 /* position on the node, 0.. */
@@ -35,6 +45,16 @@ struct gpu_device {
     long numa_node;
     bool healthy; /* initial health from the config */
     char health_reason[FAKEHW_REASON_MAX];
+    /* MIG (fakehw/mig_profiles.h).  A GPU has mig_mode and parent_index -1;
+     * a partition (a MIG instance, or in dynamic mode a placement that may
+     * be allocated) has mig_mode GPU_MIG_NONE, its parent GPU's name and
+     * index, its profile and placement; its minor, PCI placement and device
+     * node are the parent's. */
+    enum gpu_mig_mode mig_mode;
+    char parent[FAKEHW_NAME_MAX];
+    long parent_index;
+    char mig_profile[FAKEHW_NAME_MAX];
+    long mig_start, mig_size; /* memory slices start .. start+size-1 */
 };
 
 #endif

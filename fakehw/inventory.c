@@ -51,6 +51,10 @@ enum attr {
     A_HEALTH,
     A_HEALTH_REASON,
     A_HEALTH_SINCE,
+    A_MIG_MODE,
+    A_PARENT,
+    A_MIG_PROFILE,
+    A_MIG_PLACEMENT,
     A_COUNT
 };
 
@@ -73,6 +77,10 @@ static const char *const attributes[A_COUNT + 1] = {
     [A_HEALTH] = FAKEHW_ATTR_HEALTH,
     [A_HEALTH_REASON] = FAKEHW_ATTR_HEALTH_REASON,
     [A_HEALTH_SINCE] = FAKEHW_ATTR_HEALTH_SINCE,
+    [A_MIG_MODE] = FAKEHW_ATTR_MIG_MODE,
+    [A_PARENT] = FAKEHW_ATTR_PARENT,
+    [A_MIG_PROFILE] = FAKEHW_ATTR_MIG_PROFILE,
+    [A_MIG_PLACEMENT] = FAKEHW_ATTR_MIG_PLACEMENT,
     [A_COUNT] = NULL,
 };
 
@@ -138,7 +146,10 @@ static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
            !strcmp(a->cuda_driver_version, b->cuda_driver_version) &&
            !strcmp(a->pci_bus_id, b->pci_bus_id) && !strcmp(a->pcie_root, b->pcie_root) &&
            a->numa_node == b->numa_node && a->healthy == b->healthy &&
-           !strcmp(a->health_reason, b->health_reason);
+           !strcmp(a->health_reason, b->health_reason) && a->mig_mode == b->mig_mode &&
+           !strcmp(a->parent, b->parent) && a->parent_index == b->parent_index &&
+           !strcmp(a->mig_profile, b->mig_profile) && a->mig_start == b->mig_start &&
+           a->mig_size == b->mig_size;
 }
 
 static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
@@ -427,11 +438,37 @@ int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX
     return 0;
 }
 
+/* The parent of a partition whose health it shows, or NULL: a partition
+ * reads unhealthy while its parent is (lock held). */
+static const struct live_device *sick_parent_locked(const struct inventory *inv,
+                                                    const struct live_device *d)
+{
+    long p = d->cfg.parent_index;
+    if (d->cfg.parent[0] == '\0' || p < 0 || (size_t)p >= inv->n || inv->devs[p].healthy)
+        return NULL;
+    return &inv->devs[p];
+}
+
+/* "parent gpu-0 is unhealthy: REASON", cut to a reason's size on a UTF-8
+ * character boundary. */
+static int render_parent_reason(const struct live_device *parent, char *buf, size_t size)
+{
+    char r[FAKEHW_REASON_MAX];
+    int n = snprintf(r, sizeof(r), "parent %s is unhealthy%s%s", parent->cfg.name,
+                     parent->reason[0] ? ": " : "", parent->reason);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(r) ? (size_t)n : sizeof(r) - 1;
+    while (len > 0 && len < (size_t)n && ((unsigned char)r[len] & 0xc0) == 0x80)
+        len--;
+    r[len] = '\0';
+    return snprintf(buf, size, "%s\n", r);
+}
+
 /* Renders attribute a of d (lock held). */
 static int render_attr_locked(const struct inventory *inv, const struct live_device *d, int a,
                               char *buf, size_t size, int64_t *mtime)
 {
     const struct gpu_device *c = &d->cfg;
+    const struct live_device *sick = sick_parent_locked(inv, d);
     char path[FAKEHW_PATH_MAX] = "";
     *mtime = inv->loaded_at;
     switch ((enum attr)a) {
@@ -468,14 +505,26 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
             return -1;
         return snprintf(buf, size, "%s\n", path);
     case A_HEALTH:
-        *mtime = d->since;
-        return snprintf(buf, size, "%s\n", d->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
+        *mtime = sick && sick->since > d->since ? sick->since : d->since;
+        return snprintf(buf, size, "%s\n", d->healthy && !sick ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
     case A_HEALTH_REASON:
-        *mtime = d->since;
+        *mtime = sick && sick->since > d->since ? sick->since : d->since;
+        if (sick != NULL && d->healthy)
+            return render_parent_reason(sick, buf, size);
         return snprintf(buf, size, "%s\n", d->reason);
     case A_HEALTH_SINCE:
-        *mtime = d->since;
-        return snprintf(buf, size, "%" PRId64 "\n", d->since);
+        *mtime = sick && sick->since > d->since ? sick->since : d->since;
+        return snprintf(buf, size, "%" PRId64 "\n", *mtime);
+    case A_MIG_MODE:
+        return snprintf(buf, size, "%s\n", gpu_mig_mode_name(c->mig_mode));
+    case A_PARENT:
+        return snprintf(buf, size, "%s\n", c->parent);
+    case A_MIG_PROFILE:
+        return snprintf(buf, size, "%s\n", c->mig_profile);
+    case A_MIG_PLACEMENT:
+        if (c->parent[0] == '\0')
+            return snprintf(buf, size, "\n");
+        return snprintf(buf, size, "%ld:%ld\n", c->mig_start, c->mig_size);
     case A_COUNT:
         break;
     }

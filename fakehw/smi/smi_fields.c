@@ -229,9 +229,13 @@ void smi_print_csv(FILE *out, const struct smi_query *q, const struct smi_format
 
 void smi_print_list(FILE *out, const struct smi_gpu *gpus, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         fprintf(out, "GPU %u: %s (UUID: %s)\n", gpus[i].index, gpus[i].dev->product_name,
                 gpus[i].dev->uuid);
+        for (size_t m = 0; m < gpus[i].nmig; m++)
+            fprintf(out, "  MIG %-12sDevice %2zu: (UUID: %s)\n", gpus[i].migs[m]->mig_profile, m,
+                    gpus[i].migs[m]->uuid);
+    }
 }
 
 void smi_print_fields_help(FILE *out)

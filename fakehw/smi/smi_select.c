@@ -55,12 +55,28 @@ size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visib
         return 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
+        if (devs[i].parent[0] != '\0')
+            continue;
         struct uuid_match m = {devs[i].uuid, false};
         if (!all)
             smi_each_item(visible, match_uuid, &m);
-        if (all || m.found) {
+        gpus[k].dev = &devs[i];
+        gpus[k].nmig = 0;
+        /* Partitions come after every GPU in index order. */
+        for (size_t j = 0; j < n; j++) {
+            const struct fakehw_device *p = &devs[j];
+            if (strcmp(p->parent, devs[i].name) != 0)
+                continue;
+            struct uuid_match pm = {p->uuid, false};
+            if (all)
+                pm.found = !strcmp(devs[i].mig_mode, FAKEHW_MIG_STATIC);
+            else
+                smi_each_item(visible, match_uuid, &pm);
+            if (pm.found && gpus[k].nmig < SMI_MIG_MAX)
+                gpus[k].migs[gpus[k].nmig++] = p;
+        }
+        if (all || m.found || gpus[k].nmig > 0) {
             gpus[k].index = (unsigned)k;
-            gpus[k].dev = &devs[i];
             k++;
         }
     }

@@ -14,6 +14,10 @@
 /* Fills gpus (room for n) with the devices visible under `visible`, the value
  * of FAKEHW_VISIBLE_DEVICES: NULL or "all" = every device; "", "none" or
  * "void" = none; else comma-separated UUIDs.  devs must be sorted by index.
+ * MIG partitions are not rows of their own: a GPU is shown when it or one
+ * of its partitions is visible, and lists its visible partitions (with
+ * "all": the instances of a static-mode GPU; a dynamic-mode placement only
+ * when its MIG UUID is named, as it exists only once allocated).
  * Each listed UUID that is not among devs gets a warning on warn.  Returns
  * the number of visible GPUs. */
 size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visible,
