@@ -135,8 +135,9 @@ int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *
         return 0;
     const struct mig_geometry *g = e->profile ? mig_geometry_find(e->profile->name) : NULL;
     if (g == NULL)
-        return error_set(y->err, "%s:%zu:%zu: %s: MIG needs a profile of a MIG-capable model "
-                                 "(A100, H100, H200, B200, GB200)%s%s",
+        return error_set(y->err,
+                         "%s:%zu:%zu: %s: MIG needs a profile of a MIG-capable model "
+                         "(A100, H100, H200, B200, GB200)%s%s",
                          y->file, m->pos.line, m->pos.column, m->pos.path,
                          e->profile ? "; not " : "", e->profile ? e->profile->name : "");
     (void)node;
@@ -147,8 +148,9 @@ int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *
         if (p == NULL) {
             char known[256];
             mig_profile_names(g, known, sizeof(known));
-            return error_set(y->err, "%s:%zu:%zu: %s.profile: %s has no MIG profile \"%s\" "
-                                     "(known: %s)",
+            return error_set(y->err,
+                             "%s:%zu:%zu: %s.profile: %s has no MIG profile \"%s\" "
+                             "(known: %s)",
                              y->file, in->pos.line, in->pos.column, in->pos.path, g->model,
                              in->profile, known);
         }
@@ -172,10 +174,9 @@ int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *
                 snprintf(valid + used, sizeof(valid) - used, "%s%d", k ? ", " : "",
                          p->placements[k]);
             }
-            return error_set(y->err,
-                             "%s:%zu:%zu: %s.placement: %ld is not a placement of %s (valid: %s)",
-                             y->file, in->pos.line, in->pos.column, in->pos.path, in->start,
-                             p->name, valid);
+            return error_set(
+                y->err, "%s:%zu:%zu: %s.placement: %ld is not a placement of %s (valid: %s)",
+                y->file, in->pos.line, in->pos.column, in->pos.path, in->start, p->name, valid);
         }
         if (span(p, in->start) & taken)
             return error_set(y->err,

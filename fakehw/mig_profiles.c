@@ -9,7 +9,7 @@
  * memory in GB) change with the board. */
 #define PROFILES(p1, p1x2, p2, p3, p4, p7)                                                         \
     {                                                                                              \
-        {p1, 1, 1, 7, {0, 1, 2, 3, 4, 5, 6}}, {p1x2, 1, 2, 4, {0, 2, 4, 6}},                         \
+        {p1, 1, 1, 7, {0, 1, 2, 3, 4, 5, 6}}, {p1x2, 1, 2, 4, {0, 2, 4, 6}},                       \
             {p2, 2, 2, 3, {0, 2, 4}}, {p3, 3, 4, 2, {0, 4}}, {p4, 4, 4, 1, {0}},                   \
             {p7, 7, 8, 1, {0}},                                                                    \
     }
@@ -28,10 +28,14 @@ static const struct mig_profile gb200[] =
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct mig_geometry geometries[] = {
-    {"A100-SXM4-40GB", a100_40, N(a100_40)}, {"A100-PCIE-40GB", a100_40, N(a100_40)},
-    {"A100-SXM4-80GB", gb80, N(gb80)},       {"A100-PCIE-80GB", gb80, N(gb80)},
-    {"H100-SXM5-80GB", gb80, N(gb80)},       {"H100-PCIE-80GB", gb80, N(gb80)},
-    {"H200", h200, N(h200)},                 {"B200", b200, N(b200)},
+    {"A100-SXM4-40GB", a100_40, N(a100_40)},
+    {"A100-PCIE-40GB", a100_40, N(a100_40)},
+    {"A100-SXM4-80GB", gb80, N(gb80)},
+    {"A100-PCIE-80GB", gb80, N(gb80)},
+    {"H100-SXM5-80GB", gb80, N(gb80)},
+    {"H100-PCIE-80GB", gb80, N(gb80)},
+    {"H200", h200, N(h200)},
+    {"B200", b200, N(b200)},
     {"GB200", gb200, N(gb200)},
 };
 

@@ -15,16 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MIG_MEMORY_SLICES  8 /* every model here; the A30 (4) is not in the catalogue */
-#define MIG_COMPUTE_SLICES 7
+#define MIG_MEMORY_SLICES    8 /* every model here; the A30 (4) is not in the catalogue */
+#define MIG_COMPUTE_SLICES   7
 #define MIG_PROFILE_NAME_MAX 16
 #define MIG_MAX_PLACEMENTS   8
 
 struct mig_profile {
-    const char *name;          /* "3g.40gb", as nvidia-smi names it */
-    int compute_slices;        /* the "3g" */
-    int memory_slices;         /* eighths of the memory */
-    int nplacements;           /* valid starts, in order */
+    const char *name;   /* "3g.40gb", as nvidia-smi names it */
+    int compute_slices; /* the "3g" */
+    int memory_slices;  /* eighths of the memory */
+    int nplacements;    /* valid starts, in order */
     int placements[MIG_MAX_PLACEMENTS];
 };
 

@@ -58,16 +58,16 @@ static void check_model(const char *model, const struct row *rows, size_t n)
 static void test_geometry_tables(void **state)
 {
     (void)state;
-    const struct row a100_40[] = LAYOUT("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb",
-                                        "7g.40gb");
-    const struct row gb80[] = LAYOUT("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb",
-                                     "7g.80gb");
-    const struct row h200[] = LAYOUT("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb",
-                                     "7g.141gb");
-    const struct row b200[] = LAYOUT("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb",
-                                     "7g.180gb");
-    const struct row gb200[] = LAYOUT("1g.24gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb",
-                                      "7g.186gb");
+    const struct row a100_40[] =
+        LAYOUT("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb");
+    const struct row gb80[] =
+        LAYOUT("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb");
+    const struct row h200[] =
+        LAYOUT("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb");
+    const struct row b200[] =
+        LAYOUT("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb");
+    const struct row gb200[] =
+        LAYOUT("1g.24gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb");
     check_model("A100-SXM4-40GB", a100_40, 6);
     check_model("A100-PCIE-40GB", a100_40, 6);
     check_model("A100-SXM4-80GB", gb80, 6);
@@ -95,13 +95,10 @@ static void test_instance_memory(void **state)
     (void)state;
     const struct mig_geometry *g = mig_geometry_find("A100-SXM4-80GB");
     const uint64_t mib = 1024 * 1024;
-    assert_int_equal(mig_instance_memory(mig_profile_find(g, "3g.40gb"), 81920 * mib),
-                     40960 * mib);
-    assert_int_equal(mig_instance_memory(mig_profile_find(g, "1g.10gb"), 81920 * mib),
-                     10240 * mib);
+    assert_int_equal(mig_instance_memory(mig_profile_find(g, "3g.40gb"), 81920 * mib), 40960 * mib);
+    assert_int_equal(mig_instance_memory(mig_profile_find(g, "1g.10gb"), 81920 * mib), 10240 * mib);
     /* H100 80GB: 81559 MiB, an eighth cut to whole MiB. */
-    assert_int_equal(mig_instance_memory(mig_profile_find(g, "1g.10gb"), 81559 * mib),
-                     10194 * mib);
+    assert_int_equal(mig_instance_memory(mig_profile_find(g, "1g.10gb"), 81559 * mib), 10194 * mib);
 }
 
 static int load(const char *text, struct config *c, struct error *err)

@@ -103,7 +103,7 @@ static void check_subdomain(struct field_errors *fe, const char *s, size_t max, 
     }
 }
 
-static void check_label(struct field_errors *fe, const char *s, const char *field)
+void check_label(struct field_errors *fe, const char *s, const char *field)
 {
     if (strlen(s) > 63)
         invalid_str(fe, s, "must be no more than 63 characters", field);
@@ -177,7 +177,7 @@ static bool is_semver(const char *s)
 }
 
 /* A Kubernetes quantity: [+-]digits[.digits] then a suffix or exponent. */
-static bool is_quantity(const char *s)
+bool is_quantity(const char *s)
 {
     const char *p = s;
     if (*p == '+' || *p == '-')
@@ -465,18 +465,22 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
         invalid(fe, devices, "must be a list", "spec.devices");
     } else {
         size_t n = json_array_size(devices), i;
-        bool tainted = false;
+        bool tainted = false, counted = false;
         json_t *d;
         json_array_foreach(devices, i, d)
         {
             if (json_array_size(json_object_get(d, "taints")) > 0)
                 tainted = true;
+            if (json_array_size(json_object_get(d, "consumesCounters")) > 0)
+                counted = true;
         }
-        size_t max = tainted ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES;
+        size_t max = tainted || counted ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES;
         if (n > max) {
             char m[200];
             snprintf(m, sizeof(m), "Too many: %zu: must have at most %zu items%s", n, max,
-                     tainted ? " (when any device has taints)" : "");
+                     tainted   ? " (when any device has taints)"
+                     : counted ? " (when any device consumes counters)"
+                               : "");
             fe_add(fe, "TooMany", m, "spec.devices");
         }
         json_array_foreach(devices, i, d)
@@ -495,6 +499,8 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
             }
         }
     }
+
+    validate_slice_counters(spec, fe);
 
     if (old) {
         json_t *ospec = json_object_get(old, "spec");
