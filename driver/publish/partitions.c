@@ -111,8 +111,7 @@ static json_t *counters_json(uint64_t memory, long start, long size, struct erro
     return c;
 }
 
-json_t *partitions_shared_counters_json(const struct partition_plan *p, size_t k,
-                                        struct error *err)
+json_t *partitions_shared_counters_json(const struct partition_plan *p, size_t k, struct error *err)
 {
     json_t *sets = json_array();
     if (sets == NULL)
@@ -126,8 +125,7 @@ json_t *partitions_shared_counters_json(const struct partition_plan *p, size_t k
             json_decref(sets);
             return NULL;
         }
-        if (json_array_append_new(sets, json_pack("{s:s, s:o}", "name", name, "counters", c)) <
-            0) {
+        if (json_array_append_new(sets, json_pack("{s:s, s:o}", "name", name, "counters", c)) < 0) {
             json_decref(sets);
             goto oom;
         }

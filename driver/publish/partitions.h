@@ -28,7 +28,7 @@
 #include "error.h"
 #include "fakehw_tree.h"
 
-#define PARTITIONS_SETS_PER_SLICE 8 /* ResourceSliceMaxCounterSets */
+#define PARTITIONS_SETS_PER_SLICE     8 /* ResourceSliceMaxCounterSets */
 #define PARTITIONS_COUNTER_SET_SUFFIX "-counter-set"
 
 enum partition_role {
@@ -39,13 +39,13 @@ enum partition_role {
 
 struct partition_info {
     enum partition_role role;
-    size_t set;                        /* PARTITION_COUNTED: index into sets */
+    size_t set;                         /* PARTITION_COUNTED: index into sets */
     const struct fakehw_device *parent; /* partitions: their GPU, NULL if not in the input */
 };
 
 struct partition_plan {
-    struct partition_info *info;        /* per input device, same order */
-    const struct fakehw_device **sets;  /* the GPU of each counter set, in device order */
+    struct partition_info *info;       /* per input device, same order */
+    const struct fakehw_device **sets; /* the GPU of each counter set, in device order */
     size_t n_sets;
 };
 

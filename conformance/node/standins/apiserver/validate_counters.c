@@ -62,8 +62,8 @@ static void check_named_list(struct field_errors *fe, const json_t *list, size_t
             snprintf(nf, sizeof(nf), "%s.%s", field, name_key);
             check_label(fe, name, nf);
             for (size_t j = 0; j < i; j++) {
-                const char *other = json_string_value(json_object_get(json_array_get(list, j),
-                                                                      name_key));
+                const char *other =
+                    json_string_value(json_object_get(json_array_get(list, j), name_key));
                 if (other && !strcmp(other, name)) {
                     char m[128];
                     snprintf(m, sizeof(m), "Duplicate value: \"%.63s\"", name);
@@ -81,8 +81,9 @@ void validate_slice_counters(const json_t *spec, struct field_errors *fe)
     const json_t *sets = json_object_get(spec, "sharedCounters");
     const json_t *devices = json_object_get(spec, "devices");
     if (sets && !json_is_null(sets) && devices && !json_is_null(devices))
-        fe_add(fe, "Invalid", "Invalid value: \"\": only one of `sharedCounters` or `devices` is "
-                              "allowed",
+        fe_add(fe, "Invalid",
+               "Invalid value: \"\": only one of `sharedCounters` or `devices` is "
+               "allowed",
                "spec");
     if (sets && !json_is_null(sets) && !json_is_array(sets))
         fe_add(fe, "Invalid", "Invalid value: must be a list", "spec.sharedCounters");
