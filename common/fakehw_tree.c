@@ -202,6 +202,7 @@ enum attr_kind {
     ATTR_LABEL_OPT, /* DNS label or empty (parent) */
     ATTR_MIG_MODE,  /* "off", "dynamic", "static" or empty */
     ATTR_PLACEMENT, /* "START:SIZE" within 8 memory slices, or empty: long[2] */
+    ATTR_SHARING,   /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty: uint64_t[3] */
 };
 
 struct attr {
@@ -244,6 +245,7 @@ static const struct attr device_attrs[] = {
     TEXT_FIELD(FAKEHW_ATTR_PARENT, ATTR_LABEL_OPT, parent),
     TEXT_FIELD(FAKEHW_ATTR_MIG_PROFILE, ATTR_TEXT_OPT, mig_profile),
     NUM_FIELD(FAKEHW_ATTR_MIG_PLACEMENT, ATTR_PLACEMENT, mig_placement),
+    NUM_FIELD(FAKEHW_ATTR_MEMORY_SHARING, ATTR_SHARING, memory_sharing),
 };
 
 /* The MIG attributes may be absent (a tree written before them, or by hand):
@@ -251,7 +253,7 @@ static const struct attr device_attrs[] = {
 static bool attr_optional(const struct attr *a)
 {
     return a->kind == ATTR_MIG_MODE || a->kind == ATTR_LABEL_OPT || a->kind == ATTR_PLACEMENT ||
-           !strcmp(a->file, FAKEHW_ATTR_MIG_PROFILE);
+           a->kind == ATTR_SHARING || !strcmp(a->file, FAKEHW_ATTR_MIG_PROFILE);
 }
 
 /* Checks the text v of one attribute read from path and stores it in dev. */
@@ -360,6 +362,35 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         return error_set_and_errno(
             err, EINVAL, "%s: %s is not a MIG placement (START:SIZE within 8 memory slices)", path,
             quoted(q, sizeof(q), v));
+    }
+    case ATTR_SHARING: {
+        uint64_t *sh = (uint64_t *)(base + a->offset);
+        if (*v == '\0') {
+            sh[0] = sh[1] = sh[2] = 0;
+            return 0;
+        }
+        char part[3][24];
+        uint64_t x[3];
+        const char *p = v;
+        for (int k = 0; k < 3; k++) {
+            size_t len = strcspn(p, " ");
+            if (len == 0 || len >= sizeof(part[k]) || (k < 2 && p[len] != ' ') ||
+                (k == 2 && p[len] != '\0'))
+                goto bad_sharing;
+            memcpy(part[k], p, len);
+            part[k][len] = '\0';
+            if (!parse_u64(part[k], &x[k]))
+                goto bad_sharing;
+            p += len + (k < 2);
+        }
+        if (x[0] == 0 || x[1] > x[0] || x[2] == 0)
+            goto bad_sharing;
+        memcpy(sh, x, sizeof(x));
+        return 0;
+    bad_sharing:
+        return error_set_and_errno(
+            err, EINVAL, "%s: %s is not \"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)",
+            path, quoted(q, sizeof(q), v));
     }
     case ATTR_UNIX_TIME: {
         long t;

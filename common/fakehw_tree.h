@@ -23,8 +23,10 @@
  *       migProfile     partitions: the MIG profile, "3g.40gb"; "" on a GPU
  *       migPlacement   partitions: "START:SIZE", the memory slices START ..
  *                      START+SIZE-1 of the parent (of 8); "" on a GPU
- *       (the four MIG files may be absent, in a directory and in snapshot:
- *       they read as "", a GPU with MIG off)
+ *       memorySharing  "DEFAULT MIN STEP" in bytes when several claims may
+ *                      share the GPU by memory (consumable capacity); ""
+ *       (these five files may be absent, in a directory and in snapshot:
+ *       they read as "", a GPU with MIG off that is not shared)
  *
  * A partition is a MIG instance (static mode), or in dynamic mode one
  * placement of a profile that may be allocated; it is a device directory of
@@ -95,6 +97,7 @@
 #define FAKEHW_ATTR_PARENT             "parent"
 #define FAKEHW_ATTR_MIG_PROFILE        "migProfile"
 #define FAKEHW_ATTR_MIG_PLACEMENT      "migPlacement"
+#define FAKEHW_ATTR_MEMORY_SHARING     "memorySharing"
 
 #define FAKEHW_MIG_OFF     "off"
 #define FAKEHW_MIG_DYNAMIC "dynamic"
@@ -138,7 +141,8 @@ struct fakehw_device {
     char mig_mode[16];    /* "off" | "dynamic" | "static" on a GPU, "" on a partition */
     char parent[FAKEHW_NAME_MAX];
     char mig_profile[FAKEHW_NAME_MAX];
-    long mig_placement[2]; /* start, size; both 0 on a GPU */
+    long mig_placement[2];      /* start, size; both 0 on a GPU */
+    uint64_t memory_sharing[3]; /* default, min, step in bytes; all 0: not shared */
 };
 
 #endif

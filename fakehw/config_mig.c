@@ -230,6 +230,7 @@ static void fill_partition(const struct gpu_device *gpu, const struct mig_profil
     d->memory_bytes = mig_instance_memory(p, gpu->memory_bytes);
     d->healthy = true;
     d->health_reason[0] = '\0';
+    d->share_default = d->share_min = d->share_step = 0;
     /* MIG-<uuid>: derived from the parent's UUID and the placement. */
     gpu_uuid_derive(gpu->uuid, d->name, d->uuid);
     memcpy(d->uuid, "MIG", 3);

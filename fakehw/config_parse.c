@@ -29,15 +29,25 @@ static const char *const defaults_keys[] = {"seed",    "driverVersion", "cudaDri
                                             "devices", "flips",         NULL};
 static const char *const node_keys[] = {
     "name", "seed", "driverVersion", "cudaDriverVersion", "devices", "flips", NULL};
-static const char *const device_keys[] = {"count",         "name",
-                                          "profile",       "productName",
-                                          "architecture",  "brand",
-                                          "memory",        "computeCapability",
-                                          "driverVersion", "cudaDriverVersion",
-                                          "uuid",          "pciBusID",
-                                          "pcieRoot",      "numaNode",
-                                          "health",        "healthReason",
-                                          "mig",           NULL};
+static const char *const device_keys[] = {"count",
+                                          "name",
+                                          "profile",
+                                          "productName",
+                                          "architecture",
+                                          "brand",
+                                          "memory",
+                                          "computeCapability",
+                                          "driverVersion",
+                                          "cudaDriverVersion",
+                                          "uuid",
+                                          "pciBusID",
+                                          "pcieRoot",
+                                          "numaNode",
+                                          "health",
+                                          "healthReason",
+                                          "mig",
+                                          "sharing",
+                                          NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
 
 /* The rule itself lives in common/dns_names.c. */
@@ -258,6 +268,8 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
     }
     if (!strcmp(key, "mig"))
         return config_mig_parse(y, v, path, e);
+    if (!strcmp(key, "sharing"))
+        return config_sharing_parse(y, v, path, e);
     /* healthReason: the only key left in device_keys. */
     e->has_reason = true;
     return text_value(y, v, path, e->health_reason, sizeof(e->health_reason));
@@ -302,6 +314,11 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
                          "computeCapability must be set (missing: %s)",
                          missing);
     }
+    if (config_sharing_check(y, e,
+                             e->has_memory ? e->memory_bytes
+                             : e->profile  ? e->profile->memory_mib * 1024 * 1024
+                                           : 0) < 0)
+        return -1;
     return config_mig_check(y, node, path, e);
 }
 

@@ -175,6 +175,11 @@ static int resolve_section(const struct config_spec *spec, const struct section 
             d->healthy = e->has_health ? e->healthy : true;
             snprintf(d->health_reason, sizeof(d->health_reason), "%s",
                      e->has_reason ? e->health_reason : "");
+            if (e->has_sharing) {
+                d->share_default = e->share_default;
+                d->share_min = e->share_min;
+                d->share_step = e->share_step;
+            }
         }
     }
     /* MIG partitions come after the GPUs (config_mig.c). */

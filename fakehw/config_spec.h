@@ -67,6 +67,10 @@ struct device_entry {
     bool has_reason;
     char health_reason[FAKEHW_REASON_MAX];
     struct mig_spec mig;
+    /* `sharing: {memory: {default, min, step}}` (config_sharing.c) */
+    bool has_sharing;
+    struct spec_pos sharing_pos;
+    uint64_t share_default, share_min, share_step;
 };
 
 struct flip_entry {
@@ -127,6 +131,12 @@ int config_mig_parse(const struct yctx *y, yaml_node_t *node, const char *path,
 int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *path,
                      struct device_entry *e);
 void mig_spec_free(struct mig_spec *m);
+
+/* config_sharing.c: the `sharing` key of a device entry, and its check once
+ * every key is read (within the memory, not with MIG). */
+int config_sharing_parse(const struct yctx *y, yaml_node_t *node, const char *path,
+                         struct device_entry *e);
+int config_sharing_check(const struct yctx *y, const struct device_entry *e, uint64_t memory);
 int config_mig_expand(const char *file, const char *label, struct gpu_device **devs,
                       const struct device_entry ***origin, size_t *n, struct error *err);
 

@@ -55,6 +55,9 @@ struct gpu_device {
     long parent_index;
     char mig_profile[FAKEHW_NAME_MAX];
     long mig_start, mig_size; /* memory slices start .. start+size-1 */
+    /* Consumable capacity (config_sharing.c): several claims may share the
+     * GPU by memory; 0 = not shared. */
+    uint64_t share_default, share_min, share_step;
 };
 
 #endif

@@ -55,6 +55,7 @@ enum attr {
     A_PARENT,
     A_MIG_PROFILE,
     A_MIG_PLACEMENT,
+    A_MEMORY_SHARING,
     A_COUNT
 };
 
@@ -81,6 +82,7 @@ static const char *const attributes[A_COUNT + 1] = {
     [A_PARENT] = FAKEHW_ATTR_PARENT,
     [A_MIG_PROFILE] = FAKEHW_ATTR_MIG_PROFILE,
     [A_MIG_PLACEMENT] = FAKEHW_ATTR_MIG_PLACEMENT,
+    [A_MEMORY_SHARING] = FAKEHW_ATTR_MEMORY_SHARING,
     [A_COUNT] = NULL,
 };
 
@@ -149,7 +151,8 @@ static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
            !strcmp(a->health_reason, b->health_reason) && a->mig_mode == b->mig_mode &&
            !strcmp(a->parent, b->parent) && a->parent_index == b->parent_index &&
            !strcmp(a->mig_profile, b->mig_profile) && a->mig_start == b->mig_start &&
-           a->mig_size == b->mig_size;
+           a->mig_size == b->mig_size && a->share_default == b->share_default &&
+           a->share_min == b->share_min && a->share_step == b->share_step;
 }
 
 static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
@@ -525,6 +528,11 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
         if (c->parent[0] == '\0')
             return snprintf(buf, size, "\n");
         return snprintf(buf, size, "%ld:%ld\n", c->mig_start, c->mig_size);
+    case A_MEMORY_SHARING:
+        if (c->share_default == 0)
+            return snprintf(buf, size, "\n");
+        return snprintf(buf, size, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->share_default,
+                        c->share_min, c->share_step);
     case A_COUNT:
         break;
     }

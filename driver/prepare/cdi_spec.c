@@ -123,6 +123,8 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         append_env(env, err, "%sNAME=%s", prefix, dev->name) < 0 ||
         append_env(env, err, "%sREQUEST=%s", prefix, d->request) < 0 ||
         (d->share_id && append_env(env, err, "%sSHARE_ID=%s", prefix, d->share_id) < 0) ||
+        (d->memory &&
+         append_env(env, err, "%sMEMORY=%llu", prefix, (unsigned long long)d->memory) < 0) ||
         sharing_env(env, prefix, d->config, err) < 0 ||
         sharing_env(env, "FAKEHW_", d->config, err) < 0 || user_env(env, d->config->env, err) < 0)
         goto fail;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "shares.h"
 #include "driver/prepare/device_attributes.h"
 #include "quantity.h"
 
@@ -91,7 +92,8 @@ static json_t *planned_device_json(const struct slice_build_input *in,
                                    struct error *err)
 {
     json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, err);
-    if (dev != NULL && partitions_decorate(plan, d, (size_t)(d - in->devs), dev, err) < 0) {
+    if (dev != NULL && (partitions_decorate(plan, d, (size_t)(d - in->devs), dev, err) < 0 ||
+                        shares_decorate(d, dev, err) < 0)) {
         json_decref(dev);
         return NULL;
     }

@@ -260,6 +260,8 @@ static void prepare_write(struct api *a, const struct resource *r, json_t *obj)
         return;
     if (a->partitionable == PARTITIONABLE_DROP)
         slice_drop_counters(obj);
+    if (a->drop_consumable_capacity)
+        slice_drop_shares(obj);
     char now[32];
     now_rfc3339(now, sizeof(now));
     size_t i, j;

@@ -18,7 +18,8 @@ struct api {
      * ResourceSlice write: kept, dropped (a server with the
      * DRAPartitionableDevices gate off) or refused with 422. */
     enum { PARTITIONABLE_ON, PARTITIONABLE_DROP, PARTITIONABLE_REFUSE } partitionable;
-    long watch_timeout_s; /* when the client gives no timeoutSeconds */
+    bool drop_consumable_capacity; /* a server with DRAConsumableCapacity off */
+    long watch_timeout_s;          /* when the client gives no timeoutSeconds */
 };
 
 struct api_request {

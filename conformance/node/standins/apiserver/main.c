@@ -29,6 +29,7 @@ int main(int argc, char **argv)
     const char *tls_cert = NULL, *tls_key = NULL, *client_ca = NULL;
     bool drop_taints = false;
     const char *partitionable = "on";
+    bool drop_shares = false;
     const struct flag flags[] = {
         {"port", "APISERVER_STANDIN_PORT", FLAG_INT, &port,
          "TCP port on 127.0.0.1; 0 picks a free one"},
@@ -43,6 +44,10 @@ int main(int argc, char **argv)
          &partitionable,
          "ResourceSlice sharedCounters and consumesCounters: on (validated and kept), drop "
          "(removed on write, like DRAPartitionableDevices off) or refuse (422)"},
+        {"drop-consumable-capacity", "APISERVER_STANDIN_DROP_CONSUMABLE_CAPACITY", FLAG_BOOL,
+         &drop_shares,
+         "drop allowMultipleAllocations and capacity requestPolicy of ResourceSlice devices on "
+         "write, like a server with DRAConsumableCapacity off"},
         {"event-log", "APISERVER_STANDIN_EVENT_LOG", FLAG_STRING, &event_log,
          "append one JSON line per mutating request (timeNs, method, path, status, object)"},
         {"token", "APISERVER_STANDIN_TOKEN", FLAG_STRING, &token,
@@ -100,6 +105,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     struct api api = {.drop_device_taints = drop_taints, .watch_timeout_s = watch_timeout};
+    api.drop_consumable_capacity = drop_shares;
     if (!strcmp(partitionable, "drop")) {
         api.partitionable = PARTITIONABLE_DROP;
     } else if (!strcmp(partitionable, "refuse")) {

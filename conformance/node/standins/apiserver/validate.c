@@ -501,6 +501,7 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
     }
 
     validate_slice_counters(spec, fe);
+    validate_slice_shares(spec, fe);
 
     if (old) {
         json_t *ospec = json_object_get(old, "spec");
@@ -515,8 +516,9 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
 
 /* ---------- ResourceClaim ---------- */
 
+/* A result with this driver, pool, device and shareID (NULL: none). */
 static bool result_has(const json_t *results, const char *driver, const char *pool,
-                       const char *device)
+                       const char *device, const char *share)
 {
     size_t i;
     json_t *r;
@@ -525,7 +527,9 @@ static bool result_has(const json_t *results, const char *driver, const char *po
         const char *d = json_string_value(json_object_get(r, "driver"));
         const char *p = json_string_value(json_object_get(r, "pool"));
         const char *v = json_string_value(json_object_get(r, "device"));
-        if (d && p && v && !strcmp(d, driver) && !strcmp(p, pool) && !strcmp(v, device))
+        const char *sh = json_string_value(json_object_get(r, "shareID"));
+        if (d && p && v && !strcmp(d, driver) && !strcmp(p, pool) && !strcmp(v, device) &&
+            !strcmp(sh ? sh : "", share ? share : ""))
             return true;
     }
     return false;
@@ -570,12 +574,13 @@ static void validate_claim(const json_t *obj, const json_t *old, struct field_er
         }
         char field[64];
         snprintf(field, sizeof(field), "status.devices[%zu]", i);
-        if (!result_has(results, driver, pool, device)) {
-            char id[600];
-            snprintf(id, sizeof(id), "%s/%s/%s", driver, pool, device);
+        const char *share = json_string_value(json_object_get(r, "shareID"));
+        if (!result_has(results, driver, pool, device, share)) {
+            char id[700];
+            snprintf(id, sizeof(id), "%s/%s/%s%s%s", driver, pool, device, share ? "/" : "",
+                     share ? share : "");
             invalid_str(fe, id, "must be an allocated device in the claim", field);
         }
-        const char *share = json_string_value(json_object_get(r, "shareID"));
         for (size_t j = 0; j < i; j++) {
             json_t *o = json_array_get(devices, j);
             const char *oshare = json_string_value(json_object_get(o, "shareID"));

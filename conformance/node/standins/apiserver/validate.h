@@ -41,6 +41,13 @@ bool slice_uses_counters(const json_t *obj);
 /* Removes them, like a server with DRAPartitionableDevices off. */
 void slice_drop_counters(json_t *obj);
 
+/* Consumable capacity (validate_shares.c): a capacity's requestPolicy needs
+ * allowMultipleAllocations; its validRange needs default and min, and min <=
+ * default <= max <= the capacity.  slice_drop_shares removes both fields,
+ * like a server with DRAConsumableCapacity off. */
+void validate_slice_shares(const json_t *spec, struct field_errors *fe);
+void slice_drop_shares(json_t *obj);
+
 /* Refuses them: one Forbidden error per use, like a server that does not
  * serve the fields. */
 void slice_refuse_counters(const json_t *obj, struct field_errors *fe);

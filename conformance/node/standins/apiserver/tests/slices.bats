@@ -172,3 +172,25 @@ counter_slice() {
     api POST "$SLICES" "$(slice p node-1 gpu.example.com)"
     expect 201
 }
+
+@test "consumable capacity: requestPolicy validated as the real server does; --drop-consumable-capacity drops it" {
+    local pol='{"default":"10Gi","validRange":{"min":"1Gi","max":"140Gi","step":"1Gi"}}'
+    local dev
+    dev=$(jq -nc --argjson p "$pol" '[{name: "gpu-0", allowMultipleAllocations: true, capacity: {memory: {value: "143771Mi", requestPolicy: $p}}}]')
+    api POST "$SLICES" "$(slice ok node-1 gpu.example.com "$dev")"
+    expect 201 '.spec.devices[0].capacity.memory.requestPolicy.validRange.max == "140Gi"'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c 'del(.[0].allowMultipleAllocations)' <<<"$dev")")"
+    expect 422 '.details.causes[0] == {"reason":"FieldValueForbidden","message":"Forbidden: allowMultipleAllocations must be true","field":"spec.devices[0].capacity[memory].requestPolicy"}'
+    # max off the step grid (the real 1.37.2 server refuses 143771Mi with 1Gi steps).
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c '.[0].capacity.memory.requestPolicy.validRange.max = "143771Mi"' <<<"$dev")")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].capacity[memory].requestPolicy.validRange.step"' \
+        '.details.causes[0].message | endswith("value is not a multiple of a given step (1Gi) from (1Gi)")'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c '.[0].capacity.memory.requestPolicy.default = "512Mi"' <<<"$dev")")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].capacity[memory].requestPolicy.validRange.default"'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c 'del(.[0].capacity.memory.requestPolicy.default)' <<<"$dev")")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].capacity[memory].requestPolicy.default"'
+    stop_standin
+    start_standin --drop-consumable-capacity
+    api POST "$SLICES" "$(slice d node-1 gpu.example.com "$dev")"
+    expect 201 '.spec.devices[0] | has("allowMultipleAllocations") | not' '.spec.devices[0].capacity.memory == {"value": "143771Mi"}'
+}
