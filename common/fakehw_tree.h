@@ -51,7 +51,7 @@
  *   node kind-worker
  *   device gpu-0          starts the block of device gpu-0: then one line for
  *   name gpu-0            each attribute file of the device, in the order
- *   index 0               listed above (name ... healthSince)
+ *   index 0               listed above (name ... memorySharing)
  *   ...
  *   healthSince 1732252380
  *   device gpu-1

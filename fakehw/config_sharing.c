@@ -89,7 +89,8 @@ int config_sharing_check(const struct yctx *y, const struct device_entry *e, uin
                          "(%llu bytes)",
                          y->file, p->line, p->column, p->path, (unsigned long long)memory);
     if (e->share_default > memory)
-        return error_set(y->err, "%s:%zu:%zu: %s.memory.default: more than the GPU's memory (%llu bytes)",
+        return error_set(y->err,
+                         "%s:%zu:%zu: %s.memory.default: more than the GPU's memory (%llu bytes)",
                          y->file, p->line, p->column, p->path, (unsigned long long)memory);
     return 0;
 }

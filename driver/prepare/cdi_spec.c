@@ -148,6 +148,19 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         error_set(err, "CDI spec: out of memory");
         goto fail;
     }
+    /* A MIG partition: its GPU's directory too (read for the GPU row that
+     * fakegpu-smi -L lists the partition under, as nvidia-smi -L does). */
+    if (dev->parent[0] != '\0') {
+        if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_root, FAKEHW_DIR_DEVICES,
+                     dev->parent) >= (int)sizeof(path)) {
+            error_set(err, "fakehw path of %s is too long", dev->parent);
+            goto fail;
+        }
+        if (json_array_append_new(mounts, bind_mount(path, path)) < 0) {
+            error_set(err, "CDI spec: out of memory");
+            goto fail;
+        }
+    }
     json_decref(env);
     return edits;
 fail:

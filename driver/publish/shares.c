@@ -19,8 +19,7 @@ int shares_decorate(const struct fakehw_device *d, json_t *dev, struct error *er
         quantity_format_bytes(sh[1], min, sizeof(min)) < 0 ||
         quantity_format_bytes(top, max, sizeof(max)) < 0 ||
         quantity_format_bytes(sh[2], step, sizeof(step)) < 0)
-        return error_set(err, "device %s: memory sharing cannot be written as quantities",
-                         d->name);
+        return error_set(err, "device %s: memory sharing cannot be written as quantities", d->name);
     json_t *mem = json_object_get(json_object_get(dev, "capacity"), "memory");
     if (!json_is_object(mem) ||
         json_object_set_new(mem, "requestPolicy",

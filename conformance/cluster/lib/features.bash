@@ -19,6 +19,8 @@ declare -gA GATE_DEFAULT_SINCE=(
     [DRAResourceClaimDeviceStatus]=33
     [DRADeviceTaints]=36
     [ResourceHealthStatus]=36
+    [DRAPartitionableDevices]=36
+    [DRAConsumableCapacity]=36
 )
 # Gates the kubelet must have as well (checked on the nodes with devices).
 declare -gA GATE_ON_KUBELET=([ResourceHealthStatus]=1)

@@ -39,7 +39,7 @@ KINDS = {
     ("v1", "Namespace"): {"metadata": METADATA},
     ("v1", "Pod"): {"metadata": METADATA, "spec": {
         "terminationGracePeriodSeconds": "leaf", "affinity": {"nodeAffinity": NODE_AFFINITY},
-        "nodeSelector": "leaf", "restartPolicy": "leaf",
+        "nodeSelector": "leaf", "restartPolicy": "leaf", "tolerations": ("list", TOLERATION),
         "resourceClaims": ("list", {"name": "leaf", "resourceClaimName": "leaf", "resourceClaimTemplateName": "leaf"}),
         "containers": ("list", CONTAINER)}},
     ("resource.k8s.io/v1", "ResourceClaim"): {"metadata": METADATA, "spec": CLAIM_SPEC},

@@ -140,4 +140,18 @@ mig_up() {
     assert_line "FAKEHW_VISIBLE_DEVICES=$(device_attr gpu-0-mig-3g40gb-4 uuid)"
     run -0 jq -r '[.. | objects | .deviceNodes? // empty | .[] | "\(.path) \(.hostPath)"] | unique | .[]' "$spec"
     assert_output "/dev/fakegpu$(device_attr gpu-0 minor) $(device_attr gpu-0 devicePath)"
+    # The container's tree: what the spec mounts (the partition and its GPU),
+    # copied to a plain directory; fakegpu-smi there with the spec's env lists
+    # the GPU with exactly that partition under it.
+    local root=$BATS_TEST_TMPDIR/container-tree m env=()
+    mkdir -p "$root/devices"
+    while read -r m; do
+        cp -r "$m" "$root/devices/"
+    done < <(jq -r '[.. | objects | .mounts? // empty | .[] | .hostPath | select(contains("/devices/"))] | unique | .[]' "$spec")
+    run -0 ls "$root/devices"
+    assert_output $'gpu-0\ngpu-0-mig-3g40gb-4'
+    mapfile -t env < <(jq -r '[.. | objects | .env? // empty | .[]] | .[]' "$spec")
+    run -0 env -i "${env[@]}" "$NODE_BIN/fakegpu-smi" --root "$root" -L
+    assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $(device_attr gpu-0 uuid))
+  MIG 3g.40gb     Device  0: (UUID: $(device_attr gpu-0-mig-3g40gb-4 uuid))"
 }

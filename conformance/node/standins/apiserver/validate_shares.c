@@ -39,8 +39,8 @@ static void check_policy(struct field_errors *fe, const char *base, const json_t
     if (range == NULL)
         return;
     if (!bytes_at(policy, "default", &def)) {
-        fe_add(fe, "Required", "Required value: required when validRange is defined",
-               "%s.default", base);
+        fe_add(fe, "Required", "Required value: required when validRange is defined", "%s.default",
+               base);
         return;
     }
     char field[256];
@@ -68,7 +68,8 @@ static void check_policy(struct field_errors *fe, const char *base, const json_t
             if (min + step > value)
                 invalid_q(fe, range, "step", "one step is larger than capacity value", f);
             char detail[200];
-            snprintf(detail, sizeof(detail), "value is not a multiple of a given step (%.40s) from (%.40s)",
+            snprintf(detail, sizeof(detail),
+                     "value is not a multiple of a given step (%.40s) from (%.40s)",
                      json_string_value(json_object_get(range, "step")),
                      json_string_value(json_object_get(range, "min")));
             if (def >= min && (def - min) % step != 0)
