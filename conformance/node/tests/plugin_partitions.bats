@@ -105,7 +105,7 @@ mig_up() {
     assert_output --partial "parent gpu-0 is unhealthy: XID 79"
 }
 
-@test "partitions: a server that refuses counters gets whole GPUs only, said once in the log [fakehw]" {
+@test "partitions: a server that refuses counters gets whole GPUs only, said once in the log [fake-driver,fakehw]" {
     mig_up 2 1 --partitionable-devices refuse
     # Two whole A100s, the H100's two static instances and the T4.
     wait_pool_published 5
@@ -119,7 +119,7 @@ mig_up() {
     assert_equal "$(grep -c 'refused partitionable devices' "$PLUGIN_LOG")" 1
 }
 
-@test "partitions: a server that drops counters (gate off) gets whole GPUs only [fakehw]" {
+@test "partitions: a server that drops counters (gate off) gets whole GPUs only [fake-driver,fakehw]" {
     mig_up 1 0 --partitionable-devices drop
     wait_pool_published 2
     run -0 slices '[.[].spec.devices[]?.name]'
@@ -128,7 +128,7 @@ mig_up() {
     assert_output 1
 }
 
-@test "partitions: prepare of a partition gives its MIG UUID and its parent's device node [fakehw]" {
+@test "partitions: prepare of a partition gives its MIG UUID and its parent's device node [fake-driver,fakehw]" {
     mig_up 1 0
     wait_pool_published 20
     claim_new c1 gpu-0-mig-3g40gb-4

@@ -49,7 +49,7 @@ spec_env_of() {
     assert_equal "$(device_attr gpu-0 memorySharing)" "$((10 << 30)) $((1 << 30)) $((1 << 30))"
 }
 
-@test "shares: two shares of one GPU prepare apart; unpreparing one leaves the other [fakehw]" {
+@test "shares: two shares of one GPU prepare apart; unpreparing one leaves the other [fake-driver,fakehw]" {
     shares_up
     local a=7c6a1f2e-0000-4000-8000-00000000000a b=7c6a1f2e-0000-4000-8000-00000000000b
     share_claim c1 "$a" 10Gi
@@ -77,7 +77,7 @@ spec_env_of() {
     assert_equal "$(jq -r ".claims[0].devices[0].share_id" <<<"$output")" "$b"
 }
 
-@test "shares: a bad consumedCapacity fails that claim with the reason [fakehw]" {
+@test "shares: a bad consumedCapacity fails that claim with the reason [fake-driver,fakehw]" {
     shares_up
     share_claim c1 7c6a1f2e-0000-4000-8000-00000000000a lots
     run prepare_json "$(ref c1)"
