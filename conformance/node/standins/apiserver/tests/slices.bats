@@ -133,6 +133,7 @@ counter_slice() {
     expect 201 '.spec.sharedCounters[0].counters.memory.value == "80Gi"'
     # Devices or counter sets in one slice, not both (1.35+; message as 1.37.2 words it).
     api POST "$SLICES" "$(slice x node-1 gpu.example.com | jq -c --argjson s "[$set]" '.spec.sharedCounters = $s')"
+    # shellcheck disable=SC2016 # backquotes of the API message, not a command
     expect 422 '.details.causes[0] == {"reason":"FieldValueInvalid","message":"Invalid value: \"\": only one of `sharedCounters` or `devices` is allowed","field":"spec"}'
     api POST "$SLICES" "$(counter_slice x "$(jq -nc '[range(9) as $i | {name: "s\($i)", counters: {memory: {value: "1"}}}]')")"
     expect 422 '.details.causes[0] == {"reason":"FieldValueTooMany","message":"Too many: 9: must have at most 8 items","field":"spec.sharedCounters"}'
