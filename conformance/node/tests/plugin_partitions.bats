@@ -101,8 +101,10 @@ mig_up() {
     wait_for 10 "the partition's taint" eval '[[ $(slices "[.[].spec.devices[]? | select(.taints) | .name]") == "[\"gpu-0-mig-3g40gb-4\"]" ]]'
     fakehw_flip gpu-0 unhealthy "XID 79"
     wait_for 10 "the GPU's and every partition's taint" eval '[[ $(slices "[.[].spec.devices[]? | select(.taints) | .name] | length") == 19 ]]'
+    # The partition's reason is its GPU's, so its taint names the same XID.
     run -0 slices '.[].spec.devices[]? | select(.name == "gpu-0-mig-1g10gb-0") | .taints[0].value' -r
-    assert_output --partial "parent gpu-0 is unhealthy: XID 79"
+    assert_output XID-79
+    assert_equal "$(device_attr gpu-0-mig-1g10gb-0 healthReason)" "parent gpu-0 is unhealthy: XID 79"
 }
 
 @test "partitions: a server that refuses counters gets whole GPUs only, said once in the log [fake-driver,fakehw]" {
