@@ -79,7 +79,7 @@ claim_device() {
     claim_results "$1" "$2" | cut -f1,2 | head -n 1
 }
 
-# bats test_tags=partitionable, serial
+# bats test_tags=partitionable, generic, serial
 @test "partitions: two 3g partitions of one GPU are both allocated, with distinct MIG UUIDs" {
     require_gate DRAPartitionableDevices
     find_mig_gpu
@@ -106,7 +106,7 @@ claim_device() {
     fi
 }
 
-# bats test_tags=partitionable, serial
+# bats test_tags=partitionable, generic, serial
 @test "partitions: with two 3g partitions taken, a 7g partition of that GPU stays pending" {
     require_gate DRAPartitionableDevices
     find_mig_gpu
@@ -123,7 +123,7 @@ claim_device() {
     assert_pod_stays_pending "$ns" c
 }
 
-# bats test_tags=partitionable, serial
+# bats test_tags=partitionable, generic, serial
 @test "partitions: a claim for the whole GPU blocks its partitions" {
     require_gate DRAPartitionableDevices
     find_mig_gpu
@@ -153,7 +153,7 @@ claim_device() {
     [[ $tainted == "$MIG_3G" ]] || fail "tainted in pool $MIG_POOL: [$tainted]; want only $MIG_3G"
 }
 
-# bats test_tags=consumable-capacity, serial
+# bats test_tags=consumable-capacity, generic, serial
 @test "shares: two shares of one GPU get distinct shareIDs and the memory they asked for" {
     require_gate DRAConsumableCapacity
     find_shared_gpu
@@ -180,7 +180,7 @@ claim_device() {
     fi
 }
 
-# bats test_tags=consumable-capacity, serial
+# bats test_tags=consumable-capacity, generic, serial
 @test "shares: a share larger than what is left of the GPU stays pending" {
     require_gate DRAConsumableCapacity
     find_shared_gpu

@@ -66,7 +66,7 @@ kind/cluster-1.36.yaml"
     run sed -n 's/^: "\${K8S_VERSION:=\(.*\)}"$/\1/p' scripts/kind-up.sh
     assert_output v1.36.1
     run grep -c 'image: kindest/node:v1.36.1@sha256:' kind/cluster-1.36.yaml
-    assert_output 3
+    assert_output 4
 }
 
 # --- kind-up.sh with stand-ins ------------------------------------------------
