@@ -127,8 +127,7 @@ static unsigned span(const struct mig_profile *p, long start)
     return ((1u << p->memory_slices) - 1) << start;
 }
 
-int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *path,
-                     struct device_entry *e)
+int config_mig_check(const struct yctx *y, struct device_entry *e)
 {
     struct mig_spec *m = &e->mig;
     if (!m->set || m->mode == GPU_MIG_OFF)
@@ -140,8 +139,6 @@ int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *
                          "(A100, H100, H200, B200, GB200)%s%s",
                          y->file, m->pos.line, m->pos.column, m->pos.path,
                          e->profile ? "; not " : "", e->profile ? e->profile->name : "");
-    (void)node;
-    (void)path;
     for (size_t i = 0; i < m->ninstances; i++) {
         struct mig_instance_spec *in = &m->instances[i];
         const struct mig_profile *p = mig_profile_find(g, in->profile);

@@ -319,7 +319,7 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
                              : e->profile  ? e->profile->memory_mib * 1024 * 1024
                                            : 0) < 0)
         return -1;
-    return config_mig_check(y, node, path, e);
+    return config_mig_check(y, e);
 }
 
 static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *path,

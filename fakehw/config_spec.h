@@ -128,8 +128,7 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
 struct yctx;
 int config_mig_parse(const struct yctx *y, yaml_node_t *node, const char *path,
                      struct device_entry *e);
-int config_mig_check(const struct yctx *y, const yaml_node_t *node, const char *path,
-                     struct device_entry *e);
+int config_mig_check(const struct yctx *y, struct device_entry *e);
 void mig_spec_free(struct mig_spec *m);
 
 /* config_sharing.c: the `sharing` key of a device entry, and its check once
