@@ -174,7 +174,9 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
         snprintf(out, size, "%s", d->product_name);
         return;
     case F_MEMORY_TOTAL:
-        snprintf(out, size, "%" PRIu64 "%s", d->memory_bytes / (1024 * 1024), units ? " MiB" : "");
+        snprintf(out, size, "%" PRIu64 "%s",
+                 (g->granted_memory ? g->granted_memory : d->memory_bytes) / (1024 * 1024),
+                 units ? " MiB" : "");
         return;
     case F_PCI_BUS_ID:
         if (smi_pci_bus_id(d->pci_bus_id, out, size) < 0)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -23,6 +24,10 @@ struct smi_gpu {
     /* Its visible MIG devices (partitions), in placement order. */
     const struct fakehw_device *migs[SMI_MIG_MAX];
     size_t nmig;
+    /* A share of a GPU shared by memory: the memory the claim consumed
+     * (FAKEHW_DEVICE_<index>_MEMORY), which memory.total then shows; 0 =
+     * the whole GPU. */
+    uint64_t granted_memory;
 };
 
 #define SMI_QUERY_MAX 64

@@ -2,6 +2,7 @@
 #include "smi_select.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,26 @@ const char *smi_visible_from_env(char **envp, char **owned)
     }
     *owned = list;
     return list;
+}
+
+void smi_granted_memory(struct smi_gpu *gpus, size_t n, FILE *warn)
+{
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "FAKEHW_DEVICE_%ld_MEMORY", gpus[i].dev->index);
+        const char *v = getenv(name);
+        gpus[i].granted_memory = 0;
+        if (v == NULL)
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long long b = strtoull(v, &end, 10);
+        if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || b == 0) {
+            fprintf(warn, "fakegpu-smi: %s=\"%.64s\" is not a byte count; ignored\n", name, v);
+            continue;
+        }
+        gpus[i].granted_memory = b;
+    }
 }
 
 struct id_ctx {
