@@ -203,6 +203,10 @@ enum attr_kind {
     ATTR_ATTACH,         /* enum fakehw_attach, by name */
     ATTR_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
     ATTR_BOOL,           /* "true" or "false" */
+    ATTR_LABEL_OPT, /* DNS label or empty (parent) */
+    ATTR_MIG_MODE,  /* "off", "dynamic", "static" or empty */
+    ATTR_PLACEMENT, /* "START:SIZE" within 8 memory slices, or empty: long[2] */
+    ATTR_SHARING,   /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty: uint64_t[3] */
 };
 
 struct attr {
@@ -221,6 +225,16 @@ struct attr {
 #define NUM_FIELD(file, kind, field)                                                               \
     {                                                                                              \
         file, kind, offsetof(struct fakehw_device, field), 0, false                                \
+    }
+/* Attributes newer than the first tree: a tree without them reads as zero. */
+#define OPT_TEXT_FIELD(file, kind, field)                                                          \
+    {                                                                                              \
+        file, kind, offsetof(struct fakehw_device, field),                                         \
+            sizeof(((struct fakehw_device *)0)->field), true                                       \
+    }
+#define OPT_NUM_FIELD(file, kind, field)                                                           \
+    {                                                                                              \
+        file, kind, offsetof(struct fakehw_device, field), 0, true                                 \
     }
 
 static const struct attr device_attrs[] = {
@@ -242,10 +256,14 @@ static const struct attr device_attrs[] = {
     NUM_FIELD(FAKEHW_ATTR_HEALTH, ATTR_HEALTH, healthy),
     TEXT_FIELD(FAKEHW_ATTR_HEALTH_REASON, ATTR_TEXT_OPT, health_reason),
     NUM_FIELD(FAKEHW_ATTR_HEALTH_SINCE, ATTR_UNIX_TIME, health_since),
-    {FAKEHW_ATTR_ATTACH, ATTR_ATTACH, offsetof(struct fakehw_device, attach), 0, true},
-    {FAKEHW_ATTR_ATTACH_FAILURE, ATTR_ATTACH_FAILURE,
-     offsetof(struct fakehw_device, attach_failure), 0, true},
-    {FAKEHW_ATTR_VIRTUAL, ATTR_BOOL, offsetof(struct fakehw_device, virtual_gpu), 0, true},
+    OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH, ATTR_ATTACH, attach),
+    OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH_FAILURE, ATTR_ATTACH_FAILURE, attach_failure),
+    OPT_NUM_FIELD(FAKEHW_ATTR_VIRTUAL, ATTR_BOOL, virtual_gpu),
+    OPT_TEXT_FIELD(FAKEHW_ATTR_MIG_MODE, ATTR_MIG_MODE, mig_mode),
+    OPT_TEXT_FIELD(FAKEHW_ATTR_PARENT, ATTR_LABEL_OPT, parent),
+    OPT_TEXT_FIELD(FAKEHW_ATTR_MIG_PROFILE, ATTR_TEXT_OPT, mig_profile),
+    OPT_NUM_FIELD(FAKEHW_ATTR_MIG_PLACEMENT, ATTR_PLACEMENT, mig_placement),
+    OPT_NUM_FIELD(FAKEHW_ATTR_MEMORY_SHARING, ATTR_SHARING, memory_sharing),
 };
 
 /* Checks the text v of one attribute read from path and stores it in dev. */
@@ -318,6 +336,72 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
             return error_set_and_errno(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
                                        quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
         return 0;
+    case ATTR_LABEL_OPT:
+        if (*v != '\0' && !dns_label_valid(v))
+            return error_set_and_errno(err, EINVAL, "%s: %s is not empty or a DNS label", path,
+                                       quoted(q, sizeof(q), v));
+        break;
+    case ATTR_MIG_MODE:
+        if (*v != '\0' && strcmp(v, FAKEHW_MIG_OFF) != 0 && strcmp(v, FAKEHW_MIG_DYNAMIC) != 0 &&
+            strcmp(v, FAKEHW_MIG_STATIC) != 0)
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: %s is not a MIG mode (off, dynamic, static or empty)",
+                                       path, quoted(q, sizeof(q), v));
+        break;
+    case ATTR_PLACEMENT: {
+        long *pl = (long *)(base + a->offset);
+        if (*v == '\0') {
+            pl[0] = pl[1] = 0;
+            return 0;
+        }
+        char num[24];
+        const char *colon = strchr(v, ':');
+        size_t k = colon ? (size_t)(colon - v) : 0;
+        long start, size;
+        if (colon == NULL || k == 0 || k >= sizeof(num))
+            goto bad_placement;
+        memcpy(num, v, k);
+        num[k] = '\0';
+        if (!parse_long_min(num, 0, &start) || !parse_long_min(colon + 1, 1, &size) || start > 7 ||
+            size > 8 || start + size > 8)
+            goto bad_placement;
+        pl[0] = start;
+        pl[1] = size;
+        return 0;
+    bad_placement:
+        return error_set_and_errno(
+            err, EINVAL, "%s: %s is not a MIG placement (START:SIZE within 8 memory slices)", path,
+            quoted(q, sizeof(q), v));
+    }
+    case ATTR_SHARING: {
+        uint64_t *sh = (uint64_t *)(base + a->offset);
+        if (*v == '\0') {
+            sh[0] = sh[1] = sh[2] = 0;
+            return 0;
+        }
+        char part[3][24];
+        uint64_t x[3];
+        const char *p = v;
+        for (int k = 0; k < 3; k++) {
+            size_t len = strcspn(p, " ");
+            if (len == 0 || len >= sizeof(part[k]) || (k < 2 && p[len] != ' ') ||
+                (k == 2 && p[len] != '\0'))
+                goto bad_sharing;
+            memcpy(part[k], p, len);
+            part[k][len] = '\0';
+            if (!parse_u64(part[k], &x[k]))
+                goto bad_sharing;
+            p += len + (k < 2);
+        }
+        if (x[0] == 0 || x[1] > x[0] || x[2] == 0)
+            goto bad_sharing;
+        memcpy(sh, x, sizeof(x));
+        return 0;
+    bad_sharing:
+        return error_set_and_errno(
+            err, EINVAL, "%s: %s is not \"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)",
+            path, quoted(q, sizeof(q), v));
+    }
     case ATTR_UNIX_TIME: {
         long t;
         if (!parse_long_min(v, 0, &t))

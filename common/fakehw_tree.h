@@ -28,6 +28,22 @@
  *       (attach, attachFailure and virtual are optional for readers: a tree
  *       without them, a plain directory or an older fakehw, reads as
  *       "none"/"never"/"false")
+ *       migMode        GPUs: "off", "dynamic" or "static"; "" on a partition
+ *       parent         partitions: the device name of the GPU; "" on a GPU
+ *       migProfile     partitions: the MIG profile, "3g.40gb"; "" on a GPU
+ *       migPlacement   partitions: "START:SIZE", the memory slices START ..
+ *                      START+SIZE-1 of the parent (of 8); "" on a GPU
+ *       memorySharing  "DEFAULT MIN STEP" in bytes when several claims may
+ *                      share the GPU by memory (consumable capacity); ""
+ *       (these five files may be absent, in a directory and in snapshot:
+ *       they read as "", a GPU with MIG off that is not shared)
+ *
+ * A partition is a MIG instance (static mode), or in dynamic mode one
+ * placement of a profile that may be allocated; it is a device directory of
+ * its own (gpu-0-mig-3g40gb-4) after all GPUs in index order, with uuid
+ * "MIG-...", its own memory, and the parent's minor, PCI placement and
+ * devicePath.  Its health reads "unhealthy" while its parent is unhealthy
+ * (reason "parent gpu-0 is unhealthy: <the parent's reason>").
  *
  * Every file but snapshot holds one line of text ending in "\n"; no value
  * ever holds a newline.
@@ -45,7 +61,7 @@
  *   node kind-worker
  *   device gpu-0          starts the block of device gpu-0: then one line for
  *   name gpu-0            each attribute file of the device, in the order
- *   index 0               listed above (name ... healthSince)
+ *   index 0               listed above (name ... memorySharing)
  *   ...
  *   healthSince 1732252380
  *   device gpu-1
@@ -90,6 +106,15 @@
 #define FAKEHW_ATTR_ATTACH             "attach"
 #define FAKEHW_ATTR_ATTACH_FAILURE     "attachFailure"
 #define FAKEHW_ATTR_VIRTUAL            "virtual"
+#define FAKEHW_ATTR_MIG_MODE           "migMode"
+#define FAKEHW_ATTR_PARENT             "parent"
+#define FAKEHW_ATTR_MIG_PROFILE        "migProfile"
+#define FAKEHW_ATTR_MIG_PLACEMENT      "migPlacement"
+#define FAKEHW_ATTR_MEMORY_SHARING     "memorySharing"
+
+#define FAKEHW_MIG_OFF     "off"
+#define FAKEHW_MIG_DYNAMIC "dynamic"
+#define FAKEHW_MIG_STATIC  "static"
 
 /* The keys of snapshot that are not file names. */
 #define FAKEHW_SNAPSHOT_DEVICE "device"
@@ -150,6 +175,11 @@ struct fakehw_device {
     enum fakehw_attach attach;                 /* FAKEHW_ATTACH_NONE unless attachable */
     enum fakehw_attach_failure attach_failure; /* the scripted failure */
     bool virtual_gpu;                          /* needs no node preparation */
+    char mig_mode[16];    /* "off" | "dynamic" | "static" on a GPU, "" on a partition */
+    char parent[FAKEHW_NAME_MAX];
+    char mig_profile[FAKEHW_NAME_MAX];
+    long mig_placement[2];      /* start, size; both 0 on a GPU */
+    uint64_t memory_sharing[3]; /* default, min, step in bytes; all 0: not shared */
 };
 
 #endif

@@ -54,6 +54,8 @@ static const char *const device_keys[] = {"count",
                                           "healthReason",
                                           "attach",
                                           "virtual",
+                                          "mig",
+                                          "sharing",
                                           NULL};
 static const char *const attach_keys[] = {"delay", "failure", NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
@@ -304,6 +306,10 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
         e->attach.attachable = true;
         return ymap_each(y, v, path, attach_keys, attach_key, &e->attach);
     }
+    if (!strcmp(key, "mig"))
+        return config_mig_parse(y, v, path, e);
+    if (!strcmp(key, "sharing"))
+        return config_sharing_parse(y, v, path, e);
     /* healthReason: the only key left in device_keys. */
     e->has_reason = true;
     return text_value(y, v, path, e->health_reason, sizeof(e->health_reason));
@@ -348,7 +354,12 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
                          "computeCapability must be set (missing: %s)",
                          missing);
     }
-    return 0;
+    if (config_sharing_check(y, e,
+                             e->has_memory ? e->memory_bytes
+                             : e->profile  ? e->profile->memory_mib * 1024 * 1024
+                                           : 0) < 0)
+        return -1;
+    return config_mig_check(y, e);
 }
 
 static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *path,
@@ -560,6 +571,8 @@ static int top_key(const struct yctx *y, const char *key, yaml_node_t *v, const 
 
 static void section_free(struct section *s)
 {
+    for (size_t i = 0; i < s->nentries; i++)
+        mig_spec_free(&s->entries[i].mig);
     free(s->entries);
     free(s->flips);
 }

@@ -101,6 +101,8 @@ static int check_unique(const char *file, const struct resolved *r, size_t *idx,
         const struct gpu_device *a = &r->devices[idx[i - 1]], *b = &r->devices[idx[i]];
         if (strcmp(key_of(a, f), key_of(b, f)) != 0)
             continue;
+        if (f == KEY_PCI && (a->parent[0] != '\0' || b->parent[0] != '\0'))
+            continue; /* a MIG partition sits on its parent's PCI function */
         const struct device_entry *ea = r->origin[idx[i - 1]], *eb = r->origin[idx[i]];
         const struct spec_pos *pb = f == KEY_NAME && eb->name[0]        ? &eb->name_pos
                                     : f == KEY_UUID && eb->uuid[0]      ? &eb->uuid_pos
@@ -175,8 +177,25 @@ static int resolve_section(const struct config_spec *spec, const struct section 
                      e->has_reason ? e->health_reason : "");
             d->attach = e->attach;
             d->virtual_gpu = e->virtual_gpu;
+            if (e->has_sharing) {
+                d->share_default = e->share_default;
+                d->share_min = e->share_min;
+                d->share_step = e->share_step;
+            }
         }
     }
+    /* MIG partitions come after the GPUs (config_mig.c). */
+    if (config_mig_expand(spec->file, s->label, &r->devices, &r->origin, &r->n, err) < 0) {
+        resolved_free(r);
+        return -1;
+    }
+    total = r->n;
+    size_t *by_name = realloc(r->by_name, (total ? total : 1) * sizeof(*by_name));
+    if (by_name == NULL) {
+        resolved_free(r);
+        return error_set(err, "%s: out of memory resolving %s", spec->file, s->label);
+    }
+    r->by_name = by_name;
     /* Names first (a duplicate name also duplicates the derived UUID); by_name
      * stays sorted by name for lookups. */
     size_t *scratch = calloc(total ? total : 1, sizeof(*scratch));

@@ -22,6 +22,23 @@ struct spec_pos {
 /* Most devices one `count` may ask for. */
 #define SPEC_MAX_COUNT GPU_MAX_DEVICES
 
+/* One instance of a static `mig` list; start -1 until the check picks the
+ * first free placement. */
+struct mig_instance_spec {
+    struct spec_pos pos;
+    char profile[FAKEHW_NAME_MAX];
+    long start;
+};
+
+/* A device entry's `mig` section (config_mig.c). */
+struct mig_spec {
+    bool set;
+    struct spec_pos pos;
+    enum gpu_mig_mode mode;
+    struct mig_instance_spec *instances; /* ninstances, malloc'ed */
+    size_t ninstances;
+};
+
 /* One item of a `devices` list: count devices sharing these settings.
  * Empty strings and has_* false mean "not set". */
 struct device_entry {
@@ -51,6 +68,11 @@ struct device_entry {
     char health_reason[FAKEHW_REASON_MAX];
     struct gpu_attach attach;
     bool virtual_gpu;
+    struct mig_spec mig;
+    /* `sharing: {memory: {default, min, step}}` (config_sharing.c) */
+    bool has_sharing;
+    struct spec_pos sharing_pos;
+    uint64_t share_default, share_min, share_step;
 };
 
 struct flip_entry {
@@ -106,6 +128,24 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
 /* Lookups of a top-level flip's device name made by the last
  * config_resolve (the tests bound its work with it). */
 size_t config_resolve_flip_lookups(void);
+
+/* config_mig.c: the `mig` key of a device entry, its check once every key
+ * of the entry is read (the profile must have MIG geometry; static
+ * instances must fit), and the partitions a resolved GPU offers, appended
+ * after the GPUs (index = *n onwards).  mig_spec_free frees the list. */
+struct yctx;
+int config_mig_parse(const struct yctx *y, yaml_node_t *node, const char *path,
+                     struct device_entry *e);
+int config_mig_check(const struct yctx *y, struct device_entry *e);
+void mig_spec_free(struct mig_spec *m);
+
+/* config_sharing.c: the `sharing` key of a device entry, and its check once
+ * every key is read (within the memory, not with MIG). */
+int config_sharing_parse(const struct yctx *y, yaml_node_t *node, const char *path,
+                         struct device_entry *e);
+int config_sharing_check(const struct yctx *y, const struct device_entry *e, uint64_t memory);
+int config_mig_expand(const char *file, const char *label, struct gpu_device **devs,
+                      const struct device_entry ***origin, size_t *n, struct error *err);
 
 /* Value checks shared by the parser and its tests. */
 bool config_valid_dns_label(const char *s);

@@ -26,6 +26,16 @@ struct gpu_attach {
     enum fakehw_attach_failure failure; /* the scripted failure at start */
 };
 
+enum gpu_mig_mode {
+    GPU_MIG_OFF,     /* whole GPU only */
+    GPU_MIG_DYNAMIC, /* every placement of every profile is offered */
+    GPU_MIG_STATIC,  /* the configured instances only */
+    GPU_MIG_NONE,    /* not a GPU: a partition */
+};
+
+/* The tree's migMode value of m ("" for GPU_MIG_NONE). */
+const char *gpu_mig_mode_name(enum gpu_mig_mode m);
+
 struct gpu_device {
     char name[FAKEHW_NAME_MAX]; /* DNS label, the directory name */
     long index;                 /* position on the node, 0.. */
@@ -45,6 +55,19 @@ struct gpu_device {
     char health_reason[FAKEHW_REASON_MAX];
     struct gpu_attach attach;
     bool virtual_gpu; /* config key `virtual`: needs no node preparation */
+    /* MIG (fakehw/mig_profiles.h).  A GPU has mig_mode and parent_index -1;
+     * a partition (a MIG instance, or in dynamic mode a placement that may
+     * be allocated) has mig_mode GPU_MIG_NONE, its parent GPU's name and
+     * index, its profile and placement; its minor, PCI placement and device
+     * node are the parent's. */
+    enum gpu_mig_mode mig_mode;
+    char parent[FAKEHW_NAME_MAX];
+    long parent_index;
+    char mig_profile[FAKEHW_NAME_MAX];
+    long mig_start, mig_size; /* memory slices start .. start+size-1 */
+    /* Consumable capacity (config_sharing.c): several claims may share the
+     * GPU by memory; 0 = not shared. */
+    uint64_t share_default, share_min, share_step;
 };
 
 #endif

@@ -59,6 +59,11 @@ enum attr {
     A_ATTACH,
     A_ATTACH_FAILURE,
     A_VIRTUAL,
+    A_MIG_MODE,
+    A_PARENT,
+    A_MIG_PROFILE,
+    A_MIG_PLACEMENT,
+    A_MEMORY_SHARING,
     A_COUNT
 };
 
@@ -84,6 +89,11 @@ static const char *const attributes[A_COUNT + 1] = {
     [A_ATTACH] = FAKEHW_ATTR_ATTACH,
     [A_ATTACH_FAILURE] = FAKEHW_ATTR_ATTACH_FAILURE,
     [A_VIRTUAL] = FAKEHW_ATTR_VIRTUAL,
+    [A_MIG_MODE] = FAKEHW_ATTR_MIG_MODE,
+    [A_PARENT] = FAKEHW_ATTR_PARENT,
+    [A_MIG_PROFILE] = FAKEHW_ATTR_MIG_PROFILE,
+    [A_MIG_PLACEMENT] = FAKEHW_ATTR_MIG_PLACEMENT,
+    [A_MEMORY_SHARING] = FAKEHW_ATTR_MEMORY_SHARING,
     [A_COUNT] = NULL,
 };
 
@@ -152,7 +162,11 @@ static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
            !strcmp(a->health_reason, b->health_reason) &&
            a->attach.attachable == b->attach.attachable &&
            a->attach.delay_ms == b->attach.delay_ms && a->attach.failure == b->attach.failure &&
-           a->virtual_gpu == b->virtual_gpu;
+           a->virtual_gpu == b->virtual_gpu && a->mig_mode == b->mig_mode &&
+           !strcmp(a->parent, b->parent) && a->parent_index == b->parent_index &&
+           !strcmp(a->mig_profile, b->mig_profile) && a->mig_start == b->mig_start &&
+           a->mig_size == b->mig_size && a->share_default == b->share_default &&
+           a->share_min == b->share_min && a->share_step == b->share_step;
 }
 
 static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
@@ -501,11 +515,37 @@ int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX
     return 0;
 }
 
+/* The parent of a partition whose health it shows, or NULL: a partition
+ * reads unhealthy while its parent is (lock held). */
+static const struct live_device *sick_parent_locked(const struct inventory *inv,
+                                                    const struct live_device *d)
+{
+    long p = d->cfg.parent_index;
+    if (d->cfg.parent[0] == '\0' || p < 0 || (size_t)p >= inv->n || inv->devs[p].healthy)
+        return NULL;
+    return &inv->devs[p];
+}
+
+/* "parent gpu-0 is unhealthy: REASON", cut to a reason's size on a UTF-8
+ * character boundary. */
+static int render_parent_reason(const struct live_device *parent, char *buf, size_t size)
+{
+    char r[FAKEHW_REASON_MAX];
+    int n = snprintf(r, sizeof(r), "parent %s is unhealthy%s%s", parent->cfg.name,
+                     parent->reason[0] ? ": " : "", parent->reason);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(r) ? (size_t)n : sizeof(r) - 1;
+    while (len > 0 && len < (size_t)n && ((unsigned char)r[len] & 0xc0) == 0x80)
+        len--;
+    r[len] = '\0';
+    return snprintf(buf, size, "%s\n", r);
+}
+
 /* Renders attribute a of d (lock held). */
 static int render_attr_locked(const struct inventory *inv, const struct live_device *d, int a,
                               char *buf, size_t size, int64_t *mtime)
 {
     const struct gpu_device *c = &d->cfg;
+    const struct live_device *sick = sick_parent_locked(inv, d);
     char path[FAKEHW_PATH_MAX] = "";
     *mtime = inv->loaded_at;
     switch ((enum attr)a) {
@@ -542,14 +582,16 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
             return -1;
         return snprintf(buf, size, "%s\n", path);
     case A_HEALTH:
-        *mtime = d->since;
-        return snprintf(buf, size, "%s\n", d->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
+        *mtime = sick && sick->since > d->since ? sick->since : d->since;
+        return snprintf(buf, size, "%s\n", d->healthy && !sick ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
     case A_HEALTH_REASON:
-        *mtime = d->since;
+        *mtime = sick && sick->since > d->since ? sick->since : d->since;
+        if (sick != NULL && d->healthy)
+            return render_parent_reason(sick, buf, size);
         return snprintf(buf, size, "%s\n", d->reason);
     case A_HEALTH_SINCE:
-        *mtime = d->since;
-        return snprintf(buf, size, "%" PRId64 "\n", d->since);
+        *mtime = sick && sick->since > d->since ? sick->since : d->since;
+        return snprintf(buf, size, "%" PRId64 "\n", *mtime);
     case A_ATTACH:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%s\n", fakehw_attach_name(d->attach.state));
@@ -558,6 +600,21 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
         return snprintf(buf, size, "%s\n", fakehw_attach_failure_name(d->attach.failure));
     case A_VIRTUAL:
         return snprintf(buf, size, "%s\n", c->virtual_gpu ? "true" : "false");
+    case A_MIG_MODE:
+        return snprintf(buf, size, "%s\n", gpu_mig_mode_name(c->mig_mode));
+    case A_PARENT:
+        return snprintf(buf, size, "%s\n", c->parent);
+    case A_MIG_PROFILE:
+        return snprintf(buf, size, "%s\n", c->mig_profile);
+    case A_MIG_PLACEMENT:
+        if (c->parent[0] == '\0')
+            return snprintf(buf, size, "\n");
+        return snprintf(buf, size, "%ld:%ld\n", c->mig_start, c->mig_size);
+    case A_MEMORY_SHARING:
+        if (c->share_default == 0)
+            return snprintf(buf, size, "\n");
+        return snprintf(buf, size, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->share_default,
+                        c->share_min, c->share_step);
     case A_COUNT:
         break;
     }

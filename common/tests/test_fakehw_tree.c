@@ -870,6 +870,52 @@ static void test_snapshot_hostile_count(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The MIG and sharing files: absent reads as a GPU with MIG off, not
+ * shared; present, they are parsed and checked. */
+static void test_mig_and_sharing_files(void **state)
+{
+    struct tree *t = *state;
+    struct fakehw_device d;
+    struct error err;
+    assert_int_equal(fakehw_tree_read_device(t->root, "gpu-0", &d, &err), 0);
+    assert_string_equal(d.mig_mode, "");
+    assert_string_equal(d.parent, "");
+    assert_int_equal(d.mig_placement[1], 0);
+    assert_true(d.memory_sharing[0] == 0);
+
+    write_attr(t->root, "gpu-0", "migMode", "\n");
+    write_attr(t->root, "gpu-0", "parent", "gpu-7\n");
+    write_attr(t->root, "gpu-0", "migProfile", "3g.40gb\n");
+    write_attr(t->root, "gpu-0", "migPlacement", "4:4\n");
+    write_attr(t->root, "gpu-0", "memorySharing", "10737418240 1073741824 1073741824\n");
+    assert_int_equal(fakehw_tree_read_device(t->root, "gpu-0", &d, &err), 0);
+    assert_string_equal(d.parent, "gpu-7");
+    assert_string_equal(d.mig_profile, "3g.40gb");
+    assert_int_equal(d.mig_placement[0], 4);
+    assert_int_equal(d.mig_placement[1], 4);
+    assert_true(d.memory_sharing[0] == 10737418240ULL && d.memory_sharing[2] == 1073741824ULL);
+
+    expect_bad(t, "migMode", "sometimes\n",
+               "\"sometimes\" is not a MIG mode (off, dynamic, static or empty)", EINVAL);
+    write_attr(t->root, "gpu-0", "migMode", "dynamic\n");
+    expect_bad(t, "parent", "GPU 0\n", "\"GPU 0\" is not empty or a DNS label", EINVAL);
+    write_attr(t->root, "gpu-0", "parent", "\n");
+    expect_bad(t, "migPlacement", "6:4\n",
+               "\"6:4\" is not a MIG placement (START:SIZE within 8 memory slices)", EINVAL);
+    expect_bad(t, "migPlacement", "4\n",
+               "\"4\" is not a MIG placement (START:SIZE within 8 memory slices)", EINVAL);
+    write_attr(t->root, "gpu-0", "migPlacement", "\n");
+    expect_bad(t, "memorySharing", "1024 2048 1\n",
+               "\"1024 2048 1\" is not \"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)",
+               EINVAL);
+    expect_bad(t, "memorySharing", "1024 1 0\n",
+               "\"1024 1 0\" is not \"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)",
+               EINVAL);
+    write_attr(t->root, "gpu-0", "memorySharing", "\n");
+    assert_int_equal(fakehw_tree_read_device(t->root, "gpu-0", &d, &err), 0);
+    assert_string_equal(d.mig_mode, "dynamic");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -887,6 +933,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_unreadable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_device_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_hostile_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mig_and_sharing_files, setup, teardown),
     };
     return cmocka_run_group_tests_name("fakehw_tree", tests, NULL, NULL);
 }

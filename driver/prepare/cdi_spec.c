@@ -123,6 +123,8 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         append_env(env, err, "%sNAME=%s", prefix, dev->name) < 0 ||
         append_env(env, err, "%sREQUEST=%s", prefix, d->request) < 0 ||
         (d->share_id && append_env(env, err, "%sSHARE_ID=%s", prefix, d->share_id) < 0) ||
+        (d->memory &&
+         append_env(env, err, "%sMEMORY=%llu", prefix, (unsigned long long)d->memory) < 0) ||
         sharing_env(env, prefix, d->config, err) < 0 ||
         sharing_env(env, "FAKEHW_", d->config, err) < 0 || user_env(env, d->config->env, err) < 0)
         goto fail;
@@ -145,6 +147,19 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         json_array_append_new(mounts, bind_mount(path, path)) < 0) {
         error_set(err, "CDI spec: out of memory");
         goto fail;
+    }
+    /* A MIG partition: its GPU's directory too (read for the GPU row that
+     * fakegpu-smi -L lists the partition under, as nvidia-smi -L does). */
+    if (dev->parent[0] != '\0') {
+        if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_root, FAKEHW_DIR_DEVICES,
+                     dev->parent) >= (int)sizeof(path)) {
+            error_set(err, "fakehw path of %s is too long", dev->parent);
+            goto fail;
+        }
+        if (json_array_append_new(mounts, bind_mount(path, path)) < 0) {
+            error_set(err, "CDI spec: out of memory");
+            goto fail;
+        }
     }
     json_decref(env);
     return edits;

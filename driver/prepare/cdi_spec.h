@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "fakehw_tree.h"
@@ -45,6 +46,7 @@ struct cdi_claim_device {
     const char *request;  /* "req" or "req/sub" */
     const char *share_id; /* NULL when none */
     const struct gpu_config *config;
+    uint64_t memory;             /* consumed memory of a share; 0 = the whole device */
     char cdi_name[CDI_NAME_MAX]; /* filled by cdi_claim_spec */
 };
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quantity.h"
+
 static const json_t *get_path(const json_t *obj, const char *a, const char *b)
 {
     const json_t *v = json_object_get(obj, a);
@@ -118,6 +120,17 @@ int claim_allocation_parse(const json_t *claim, const char *uid, const char *dri
         }
         if (cr->share_id != NULL && check_share_id(cr->share_id, i, err) < 0)
             goto fail;
+        const json_t *consumed = json_object_get(r, "consumedCapacity");
+        const json_t *mem = json_object_get(consumed, "memory");
+        if (mem != NULL && !json_is_null(mem)) {
+            struct error qerr;
+            const char *q = json_string_value(mem);
+            if (q == NULL || quantity_parse_bytes(q, &cr->consumed_memory, &qerr) < 0) {
+                error_set(err, "allocation result %zu (device %.64s): consumedCapacity.memory: %s",
+                          i, cr->device, q ? qerr.msg : "not a quantity string");
+                goto fail;
+            }
+        }
         out->n_results++;
     }
     return 0;

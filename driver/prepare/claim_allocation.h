@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "k8s_names.h"
@@ -34,6 +35,9 @@ struct claim_result {
     const char *pool;
     const char *device;
     const char *share_id; /* NULL when the result has none */
+    /* consumedCapacity.memory in bytes (consumable capacity: the part of a
+     * shared GPU this share got); 0 when the result has none. */
+    uint64_t consumed_memory;
 };
 
 struct claim_allocation {

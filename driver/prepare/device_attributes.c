@@ -79,7 +79,8 @@ json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
         error_set(err, "device %s: out of memory", d->name);
         return NULL;
     }
-    if (add_string(a, "type", "gpu", err) < 0 || add_string(a, "uuid", d->uuid, err) < 0 ||
+    if (add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0 ||
+        add_string(a, "uuid", d->uuid, err) < 0 ||
         add_string(a, "productName", d->product_name, err) < 0 ||
         (d->architecture[0] && add_string(a, "architecture", d->architecture, err) < 0) ||
         (d->brand[0] && add_string(a, "brand", d->brand, err) < 0) ||

@@ -206,8 +206,9 @@ int prepare_plan_build(const struct prepare_state *st, const char *ns, const cha
                            st->cfg.fakegpu_smi, cdevs, n};
     if (n > 0) {
         for (size_t i = 0; i < n; i++)
-            cdevs[i] = (struct cdi_claim_device){&devs[i], a.results[i].request,
-                                                 a.results[i].share_id, &configs[i], ""};
+            cdevs[i] = (struct cdi_claim_device){
+                &devs[i],    a.results[i].request,         a.results[i].share_id,
+                &configs[i], a.results[i].consumed_memory, ""};
         if ((claim_spec = cdi_claim_spec(&cc, err)) == NULL)
             goto out;
     }

@@ -7,6 +7,7 @@
 
 #include "api_names.h"
 #include "driver/bind/binding_conditions.h"
+#include "shares.h"
 #include "driver/prepare/device_attributes.h"
 #include "quantity.h"
 
@@ -94,8 +95,23 @@ static int reject(json_t *rejected, const char *device, const char *why)
     return json_array_append_new(rejected, json_pack("{s:s, s:s}", "device", device, "error", why));
 }
 
+/* A device's JSON with what the partition plan adds (input device i). */
+static json_t *planned_device_json(const struct slice_build_input *in,
+                                   const struct partition_plan *plan, const struct fakehw_device *d,
+                                   struct error *err)
+{
+    json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, err);
+    if (dev != NULL && (partitions_decorate(plan, d, (size_t)(d - in->devs), dev, err) < 0 ||
+                        shares_decorate(d, dev, err) < 0)) {
+        json_decref(dev);
+        return NULL;
+    }
+    return dev;
+}
+
+/* key is "devices" or "sharedCounters". */
 static json_t *slice_json(const struct slice_build_input *in, size_t index, size_t n_slices,
-                          json_t *devices)
+                          const char *key, json_t *items)
 {
     char gen_name[SLICE_GENERATE_NAME_BUF];
     slice_generate_name(index, n_slices, in->driver, in->node, gen_name, sizeof(gen_name));
@@ -106,7 +122,7 @@ static json_t *slice_json(const struct slice_build_input *in, size_t index, size
                      "Node", "name", in->node, "uid", in->node_uid, "controller", 1, "spec",
                      "driver", in->driver, "nodeName", in->node, "pool", "name", in->node,
                      "generation", (json_int_t)in->generation, "resourceSliceCount",
-                     (json_int_t)n_slices, "devices", devices);
+                     (json_int_t)n_slices, key, items);
 }
 
 static int check_input(const struct slice_build_input *in, struct error *err)
@@ -136,6 +152,12 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
     }
     if (!names || !out->rejected || (in->n_devs > 0 && (!sorted || !out->order)))
         goto oom;
+    if (partitions_plan(in->devs, in->n_devs, in->partitions, &out->plan, err) < 0) {
+        free(sorted);
+        json_decref(names);
+        slice_layout_free(out);
+        return -1;
+    }
     for (size_t i = 0; i < in->n_devs; i++)
         sorted[i] = &in->devs[i];
     if (in->n_devs > 1)
@@ -144,6 +166,9 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
     bool any_taint = false;
     for (size_t i = 0; i < in->n_devs; i++) {
         const struct fakehw_device *d = sorted[i];
+        const struct partition_info *pi = &out->plan.info[d - in->devs];
+        if (pi->role == PARTITION_HIDDEN)
+            continue;
         struct device_health h;
         device_health_classify(d, in->tree_up, &h);
         if (!h.healthy && in->remove_unhealthy) {
@@ -158,7 +183,7 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
         /* The JSON only serves the check here; slice_layout_slice builds it
          * again, one slice at a time. */
         struct error derr;
-        json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, &derr);
+        json_t *dev = planned_device_json(in, &out->plan, d, &derr);
         int bad = dev == NULL || api_device_validate(dev, &derr) < 0;
         json_decref(dev);
         if (bad) {
@@ -171,8 +196,9 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
         out->order[out->published++] = d;
         any_taint = any_taint || !h.healthy;
         out->tainted += !h.healthy;
+        out->counted += pi->role == PARTITION_COUNTED;
     }
-    out->per_slice = any_taint ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
+    out->per_slice = any_taint || out->counted > 0 ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
     /* Virtual GPUs last, in index order (sorted is scratch from here). */
     out->n_plain = 0;
     for (size_t i = 0; i < out->published; i++)
@@ -184,8 +210,9 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
     if (out->published > 0)
         memcpy(out->order, sorted, out->published * sizeof(*sorted));
     size_t per = out->per_slice, n_virtual = out->published - out->n_plain;
+    out->counter_slices = partitions_counter_slices(&out->plan);
     out->plain_slices = (out->n_plain + per - 1) / per;
-    out->n_slices = out->plain_slices + (n_virtual + per - 1) / per;
+    out->n_slices = out->counter_slices + out->plain_slices + (n_virtual + per - 1) / per;
     if (out->n_slices == 0)
         out->n_slices = 1;
     free(sorted);
@@ -202,12 +229,23 @@ void slice_layout_free(struct slice_layout *l)
 {
     free(l->order);
     json_decref(l->rejected);
+    partitions_plan_free(&l->plan);
     memset(l, 0, sizeof(*l));
 }
 
 json_t *slice_layout_slice(const struct slice_build_input *in, const struct slice_layout *l,
                            size_t index, struct error *err)
 {
+    if (index < l->counter_slices) {
+        json_t *sets = partitions_shared_counters_json(&l->plan, index, err);
+        if (sets == NULL)
+            return NULL;
+        json_t *slice = slice_json(in, index, l->n_slices, "sharedCounters", sets);
+        if (slice == NULL)
+            goto oom;
+        return slice;
+    }
+    index -= l->counter_slices;
     json_t *devices = json_array();
     if (devices == NULL)
         goto oom;
@@ -217,7 +255,7 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
                                  : index * l->per_slice;
     size_t end = virtual_slice ? l->published : l->n_plain;
     for (size_t k = first; k < end && k < first + l->per_slice; k++) {
-        json_t *dev = slice_device_json(l->order[k], in->driver, in->tree_up, in->effect, err);
+        json_t *dev = planned_device_json(in, &l->plan, l->order[k], err);
         if (dev == NULL) {
             json_decref(devices);
             return NULL;
@@ -227,7 +265,8 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
             goto oom;
         }
     }
-    json_t *slice = slice_json(in, index, l->n_slices, devices); /* steals devices */
+    json_t *slice = slice_json(in, index + l->counter_slices, l->n_slices, "devices",
+                               devices); /* steals devices */
     if (slice == NULL)
         goto oom;
     if (virtual_slice && json_object_set_new(json_object_get(slice, "spec"), "skipNodeOperations",

@@ -11,8 +11,9 @@
  * device_health_taint_json, or is left out when remove_unhealthy is set.
  *
  * Splitting: devices go in (index, name) order into slices of at most 128,
- * or at most 64 when any published device of the pool carries a taint (the
- * API's limit for slices with taints).  A pool with no device still gets one
+ * or at most 64 when any published device of the pool carries a taint or
+ * consumes counters (the API's limit for slices with either).  MIG
+ * partitions and counter sets: partitions.h.  A pool with no device still gets one
  * empty slice, so consumers see "no devices" rather than "no driver".
  *
  * The pool can be built whole (slice_build) or one slice at a time
@@ -44,6 +45,7 @@
 #include "driver/health/device_health.h"
 #include "error.h"
 #include "fakehw_tree.h"
+#include "partitions.h"
 
 #define SLICE_MAX_DEVICES         128
 #define SLICE_MAX_DEVICES_TAINTED 64
@@ -61,6 +63,9 @@ struct slice_build_input {
     enum taint_effect effect;
     bool remove_unhealthy; /* leave unhealthy devices out instead of tainting them */
     int64_t generation;    /* pool.generation written into every slice */
+    /* Partitionable devices (partitions.h): publish counter sets and
+     * consumesCounters; false: whole GPUs only (the server refused them). */
+    bool partitions;
 };
 
 struct slice_build_result {
@@ -90,7 +95,14 @@ struct slice_layout {
     /* Virtual GPUs (fakehw `virtual`) come last in order, in slices of
      * their own that skip node operations: order[n_plain..published). */
     size_t n_plain;      /* devices that need node operations */
-    size_t plain_slices; /* the slices that hold them, first */
+    size_t plain_slices; /* the slices that hold them, after the counter slices */
+    /* Counter sets go first, in slices of their own (the API allows devices
+     * or sharedCounters in one slice, not both): slices 0 .. counter_slices-1;
+     * the device slices follow.  Devices that consume counters lower
+     * per_slice to 64, the API's limit then. */
+    struct partition_plan plan;
+    size_t counter_slices;
+    size_t counted; /* published devices that consume counters */
 };
 
 /* Decides the layout: checks the input like slice_build, builds and checks

@@ -59,6 +59,7 @@ struct slice_publisher {
     long long uid_checked_at; /* when the node's uid was last read */
     char node_uid[128];
     bool taints_dropped;
+    bool partitions_refused; /* partitionable devices off: see partitions_refused() */
     /* Echoes: the watch reports our own writes too.  Each successful write
      * is remembered by its key (echo_key) -> the time it was made; a watch
      * event with that key is no news and starts no sync.  Events that match
@@ -208,11 +209,52 @@ static void remember_equivalent(struct slice_publisher *p, const json_t *sent, c
     json_array_append_new(p->equivalents, json_pack("{s:O, s:O}", "sent", sent, "stored", stored));
 }
 
+/* True when obj (a slice) uses partitionable devices: a counter set or a
+ * device that consumes counters. */
+static bool uses_counters(const json_t *obj)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    if (json_array_size(json_object_get(spec, "sharedCounters")) > 0)
+        return true;
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(spec, "devices"), i, d)
+    {
+        if (json_array_size(json_object_get(d, "consumesCounters")) > 0)
+            return true;
+    }
+    return false;
+}
+
+/* The server does not take partitionable devices (an older release, or the
+ * DRAPartitionableDevices gate off): it refused a slice that uses them, or
+ * stored it without them.  From then on the pool is whole GPUs only; said
+ * once.  Returns true when this call switched. */
+static bool partitions_refused(struct slice_publisher *p, const char *how)
+{
+    pthread_mutex_lock(&p->lock);
+    bool first = !p->partitions_refused;
+    p->partitions_refused = true;
+    p->st.partitions_refused = true;
+    pthread_mutex_unlock(&p->lock);
+    if (first)
+        LOG_W("slice publisher: the API server %s partitionable devices (counter sets and "
+              "consumesCounters: is the DRAPartitionableDevices feature gate off, or the "
+              "release older than 1.34?); publishing whole GPUs only: MIG partitions of "
+              "dynamic-mode GPUs are left out",
+              how);
+    return first;
+}
+
 /* Checks what the server stored against what was sent.  Returns true when
- * the policy must change (taints dropped under policy auto). */
+ * the policy must change (taints dropped under policy auto, counters
+ * dropped). */
 static bool check_stored(struct slice_publisher *p, const json_t *sent, const json_t *stored,
                          bool ignore_taints)
 {
+    if (uses_counters(sent) && !uses_counters(stored) &&
+        partitions_refused(p, "dropped (stored a slice without)"))
+        return true;
     bool switch_policy = false;
     pthread_mutex_lock(&p->lock);
     bool known = p->taints_dropped;
@@ -299,6 +341,10 @@ static enum step apply_one(struct slice_publisher *p, const char *method, const 
             out = STEP_OK; /* already gone */
         } else if (status == 404) {
             out = STEP_REPLAN; /* deleted under our feet */
+        } else if ((status == 422 || status == 400) && method[0] == 'P' && uses_counters(obj)) {
+            LOG_W("slice publisher: %s %s: %ld: %s", method, path, status, err->msg);
+            partitions_refused(p, "refused");
+            out = STEP_REPLAN;
         } else {
             out = STEP_FAIL;
         }
@@ -362,6 +408,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
     for (int round = 0; round <= QUICK_REPLANS; round++) {
         pthread_mutex_lock(&p->lock);
         bool dropped = p->taints_dropped;
+        bool partitions = !p->partitions_refused;
         pthread_mutex_unlock(&p->lock);
         bool remove =
             p->policy == UNHEALTHY_POLICY_REMOVE || (p->policy == UNHEALTHY_POLICY_AUTO && dropped);
@@ -376,6 +423,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .tree_up = in->snap->tree_up,
             .effect = p->effect,
             .remove_unhealthy = remove,
+            .partitions = partitions,
         };
         struct slice_layout layout;
         if (slice_layout_make(&bin, &layout, err) < 0)
@@ -412,6 +460,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             p->st.slices = layout.n_slices;
             p->st.devices = layout.published;
             p->st.tainted = layout.tainted;
+            p->st.counted = layout.counted;
             p->st.removed = layout.removed;
             p->st.rejected = json_array_size(layout.rejected);
             p->st.removing_unhealthy = remove;

@@ -73,6 +73,8 @@ struct slice_publisher_status {
     size_t removed;          /* unhealthy devices left out */
     size_t rejected;         /* devices left out because they break an API rule */
     bool taints_dropped;     /* the server was seen dropping taints */
+    bool partitions_refused; /* the server refused or dropped counters: whole GPUs only */
+    size_t counted;          /* published devices that consume counters */
     bool removing_unhealthy; /* unhealthy devices are being left out */
     unsigned long syncs, creates, updates, deletes, conflicts, failures;
     unsigned long echoes;           /* syncs skipped: the watch only saw our own writes */

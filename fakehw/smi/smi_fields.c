@@ -174,7 +174,9 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
         snprintf(out, size, "%s", d->product_name);
         return;
     case F_MEMORY_TOTAL:
-        snprintf(out, size, "%" PRIu64 "%s", d->memory_bytes / (1024 * 1024), units ? " MiB" : "");
+        snprintf(out, size, "%" PRIu64 "%s",
+                 (g->granted_memory ? g->granted_memory : d->memory_bytes) / (1024 * 1024),
+                 units ? " MiB" : "");
         return;
     case F_PCI_BUS_ID:
         if (smi_pci_bus_id(d->pci_bus_id, out, size) < 0)
@@ -229,9 +231,13 @@ void smi_print_csv(FILE *out, const struct smi_query *q, const struct smi_format
 
 void smi_print_list(FILE *out, const struct smi_gpu *gpus, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         fprintf(out, "GPU %u: %s (UUID: %s)\n", gpus[i].index, gpus[i].dev->product_name,
                 gpus[i].dev->uuid);
+        for (size_t m = 0; m < gpus[i].nmig; m++)
+            fprintf(out, "  MIG %-12sDevice %2zu: (UUID: %s)\n", gpus[i].migs[m]->mig_profile, m,
+                    gpus[i].migs[m]->uuid);
+    }
 }
 
 void smi_print_fields_help(FILE *out)

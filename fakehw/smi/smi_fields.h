@@ -8,15 +8,26 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
 #include "fakehw_tree.h"
 
 /* One GPU as the container sees it: numbered 0..n-1 in device index order. */
+/* Most MIG devices listed under one GPU. */
+#define SMI_MIG_MAX 32
+
 struct smi_gpu {
     unsigned index;
     const struct fakehw_device *dev;
+    /* Its visible MIG devices (partitions), in placement order. */
+    const struct fakehw_device *migs[SMI_MIG_MAX];
+    size_t nmig;
+    /* A share of a GPU shared by memory: the memory the claim consumed
+     * (FAKEHW_DEVICE_<index>_MEMORY), which memory.total then shows; 0 =
+     * the whole GPU. */
+    uint64_t granted_memory;
 };
 
 #define SMI_QUERY_MAX 64
@@ -45,7 +56,8 @@ int smi_format_parse(const char *text, struct smi_format *f, struct error *err);
 void smi_print_csv(FILE *out, const struct smi_query *q, const struct smi_format *f,
                    const struct smi_gpu *gpus, size_t n, size_t count);
 
-/* Prints "GPU 0: <name> (UUID: <uuid>)" per GPU, like nvidia-smi -L. */
+/* Prints "GPU 0: <name> (UUID: <uuid>)" per GPU, like nvidia-smi -L, and
+ * under it "  MIG 3g.40gb     Device  0: (UUID: MIG-...)" per MIG device. */
 void smi_print_list(FILE *out, const struct smi_gpu *gpus, size_t n);
 
 /* Lists the fields, their aliases and what they hold (--help-query-gpu). */

@@ -2,6 +2,7 @@
 #include "smi_select.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +56,28 @@ size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visib
         return 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
+        if (devs[i].parent[0] != '\0')
+            continue;
         struct uuid_match m = {devs[i].uuid, false};
         if (!all)
             smi_each_item(visible, match_uuid, &m);
-        if (all || m.found) {
+        gpus[k].dev = &devs[i];
+        gpus[k].nmig = 0;
+        /* Partitions come after every GPU in index order. */
+        for (size_t j = 0; j < n; j++) {
+            const struct fakehw_device *p = &devs[j];
+            if (strcmp(p->parent, devs[i].name) != 0)
+                continue;
+            struct uuid_match pm = {p->uuid, false};
+            if (all)
+                pm.found = !strcmp(devs[i].mig_mode, FAKEHW_MIG_STATIC);
+            else
+                smi_each_item(visible, match_uuid, &pm);
+            if (pm.found && gpus[k].nmig < SMI_MIG_MAX)
+                gpus[k].migs[gpus[k].nmig++] = p;
+        }
+        if (all || m.found || gpus[k].nmig > 0) {
             gpus[k].index = (unsigned)k;
-            gpus[k].dev = &devs[i];
             k++;
         }
     }
@@ -113,6 +130,26 @@ const char *smi_visible_from_env(char **envp, char **owned)
     }
     *owned = list;
     return list;
+}
+
+void smi_granted_memory(struct smi_gpu *gpus, size_t n, FILE *warn)
+{
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "FAKEHW_DEVICE_%ld_MEMORY", gpus[i].dev->index);
+        const char *v = getenv(name);
+        gpus[i].granted_memory = 0;
+        if (v == NULL)
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long long b = strtoull(v, &end, 10);
+        if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || b == 0) {
+            fprintf(warn, "fakegpu-smi: %s=\"%.64s\" is not a byte count; ignored\n", name, v);
+            continue;
+        }
+        gpus[i].granted_memory = b;
+    }
 }
 
 struct id_ctx {

@@ -14,6 +14,10 @@
 /* Fills gpus (room for n) with the devices visible under `visible`, the value
  * of FAKEHW_VISIBLE_DEVICES: NULL or "all" = every device; "", "none" or
  * "void" = none; else comma-separated UUIDs.  devs must be sorted by index.
+ * MIG partitions are not rows of their own: a GPU is shown when it or one
+ * of its partitions is visible, and lists its visible partitions (with
+ * "all": the instances of a static-mode GPU; a dynamic-mode placement only
+ * when its MIG UUID is named, as it exists only once allocated).
  * Each listed UUID that is not among devs gets a warning on warn.  Returns
  * the number of visible GPUs. */
 size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visible,
@@ -26,6 +30,11 @@ size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visib
  * claim's value wins when a container has several), else NULL (all).  The
  * result is malloc'ed when it is a join (*owned set), else borrowed. */
 const char *smi_visible_from_env(char **envp, char **owned);
+
+/* Sets granted_memory of each GPU from its FAKEHW_DEVICE_<index>_MEMORY
+ * variable (bytes, decimal), the memory a share of a GPU shared by memory
+ * was granted; a malformed value is ignored with a warning on warn. */
+void smi_granted_memory(struct smi_gpu *gpus, size_t n, FILE *warn);
 
 /* Keeps the GPUs that -i/--id names (comma-separated; each an index as shown,
  * a UUID or a PCI bus id in either form), in their order; updates *n.  Fails

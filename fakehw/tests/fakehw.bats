@@ -44,8 +44,8 @@ teardown() {
 	assert_output "$(printf 'big-0\ngpu-0\ngpu-1\ngpu-2\ngpu-3')"
 	run ls "$MNT/devices/gpu-0"
 	assert_output "$(printf '%s\n' architecture attach attachFailure brand computeCapability cudaDriverVersion \
-		devicePath driverVersion health healthReason healthSince index memory minor name numaNode \
-		pciBusID pcieRoot productName uuid virtual)"
+		devicePath driverVersion health healthReason healthSince index memory memorySharing \
+		migMode migPlacement migProfile minor name numaNode parent pciBusID pcieRoot productName uuid virtual)"
 	assert_equal "$(attr big-0 name)" big-0
 	assert_equal "$(attr big-0 index)" 4
 	assert_equal "$(attr big-0 minor)" 4
@@ -418,7 +418,7 @@ expected_snapshot() {
 		printf 'device %s\n' "$dev"
 		for a in name index uuid productName architecture brand memory computeCapability \
 			driverVersion cudaDriverVersion pciBusID pcieRoot numaNode minor devicePath health \
-			healthReason healthSince attach attachFailure virtual; do
+			healthReason healthSince attach attachFailure virtual migMode parent migProfile migPlacement memorySharing; do
 			printf '%s %s\n' "$a" "$(attr "$dev" "$a")"
 		done
 	done
@@ -505,7 +505,7 @@ walk_mirror() {
 	assert_equal "$(cat "$MNT/generation")" 2
 	# The snapshot of all of them reads fully, in one open.
 	cat "$MNT/snapshot" >"$BATS_TEST_TMPDIR/snapshot"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 22 + 1))
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 27 + 1))
 	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/snapshot")" "generation 2"
 	assert_equal "$(tail -n 1 "$BATS_TEST_TMPDIR/snapshot")" "end 4096"
 	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/dump"

@@ -284,7 +284,7 @@ static const struct {
      "bad-unknown-key.yaml:5:7: defaults.devices[0].colour: unknown key (known keys here: count, "
      "name, profile, productName, architecture, brand, memory, computeCapability, driverVersion, "
      "cudaDriverVersion, uuid, pciBusID, pcieRoot, numaNode, health, healthReason, attach, "
-     "virtual)"},
+     "virtual, mig, sharing)"},
     {"bad-negative-count.yaml",
      "bad-negative-count.yaml:6:16: nodes[0].devices[1].count: -3 is not a valid count (0..4096)"},
     {"bad-absurd-count.yaml",

@@ -703,8 +703,14 @@ def check_kind_config(path):
 
     nodes = c.get("nodes", [])
     roles = sorted(n.get("role") for n in nodes)
-    if roles != ["control-plane", "worker", "worker"]:
-        fail(path, f"want 1 control-plane and 2 workers, have {roles}")
+    if roles != ["control-plane", "worker", "worker", "worker"]:
+        fail(path, f"want 1 control-plane and 3 workers, have {roles}")
+    # The third worker (MIG and shared GPUs) carries the taint that keeps the
+    # other scenarios' pods off it; the DaemonSet tolerates it.
+    workers = [n for n in nodes if n.get("role") == "worker"]
+    if len(workers) == 3 and "fakehw.example.com/partitions" not in str(
+            workers[2].get("kubeadmConfigPatches", "")):
+        fail(path, "the third worker needs the NoSchedule taint fakehw.example.com/partitions")
     images = set()
     for i, n in enumerate(nodes):
         for key in sorted(set(n) - KIND_NODE_KEYS):

@@ -68,7 +68,7 @@ kind/cluster-1.37.yaml"
     assert_output v1.37.0
     # kind v0.33.0's image for 1.37.
     run grep -c 'image: kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5$' kind/cluster-1.37.yaml
-    assert_output 3
+    assert_output 4
 }
 
 @test "kind config 1.37: no runtimeConfig (DeviceTaintRule is v1), no locked gate named" {

@@ -47,7 +47,7 @@ KINDS = {
     ("v1", "Namespace"): {"metadata": METADATA},
     ("v1", "Pod"): {"metadata": METADATA, "spec": {
         "terminationGracePeriodSeconds": "leaf", "affinity": {"nodeAffinity": NODE_AFFINITY},
-        "nodeSelector": "leaf", "nodeName": "leaf", "restartPolicy": "leaf",
+        "nodeSelector": "leaf", "nodeName": "leaf", "restartPolicy": "leaf", "tolerations": ("list", TOLERATION),
         "volumes": ("list", {"name": "leaf", "hostPath": {"path": "leaf", "type": "leaf"}}),
         "resourceClaims": ("list", {"name": "leaf", "resourceClaimName": "leaf", "resourceClaimTemplateName": "leaf"}),
         "containers": ("list", CONTAINER)}},

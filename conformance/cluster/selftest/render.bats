@@ -25,6 +25,7 @@ sample_args() {
         CLAIM) echo "CLAIM=claim-a" ;;
         CLAIM_SOURCE) echo "CLAIM_SOURCE=${SAMPLE_SOURCE:-resourceClaimName}" ;;
         COUNT) echo "COUNT=2" ;;
+        MEMORY) echo "MEMORY=20Gi" ;;
         TEMPLATE) echo "TEMPLATE=one-gpu" ;;
         CLASS) echo "CLASS=dra-conf-selftest-1-abcde-config" ;;
         ATTRIBUTE) echo "ATTRIBUTE=$(qualified_name productName)" ;;

@@ -50,8 +50,8 @@ static void pool_feed(struct pool *p, const json_t *ev)
 }
 
 /* Complete: the slices of the newest generation are all there and hold
- * `want` devices together. */
-static bool pool_complete(const struct pool *p, long want)
+ * `want` devices together; *slices gets their number. */
+static bool pool_complete(const struct pool *p, long want, json_int_t *slices)
 {
     json_int_t gen = -1, count = 0, have = 0, devices = 0;
     const char *k;
@@ -70,13 +70,14 @@ static bool pool_complete(const struct pool *p, long want)
         count = json_integer_value(json_object_get(v, "count"));
         devices += json_integer_value(json_object_get(v, "devices"));
     }
+    *slices = count;
     return gen >= 0 && have == count && devices == want;
 }
 
 /* Reads the event log until the pool is complete; *t_ns gets the time of
  * the write that completed it. */
 static int wait_published(struct event_log *log, long gpus, int timeout_ms, int64_t *t_ns,
-                          struct error *err)
+                          json_int_t *slices, struct error *err)
 {
     struct pool p = {json_object()};
     int rc = -1;
@@ -91,7 +92,7 @@ static int wait_published(struct event_log *log, long gpus, int timeout_ms, int6
             break;
         }
         pool_feed(&p, ev);
-        bool done = pool_complete(&p, gpus);
+        bool done = pool_complete(&p, gpus, slices);
         if (done)
             *t_ns = event_time_ns(ev);
         json_decref(ev);
@@ -109,6 +110,50 @@ static double ms_between(int64_t from, int64_t to)
     return (double)(to - from) / 1e6;
 }
 
+/* With 8 H100s in dynamic MIG mode, each publishes its whole GPU and 18
+ * placements, with a counter set per GPU (docs/resourceslices.md). */
+#define MIG_DEVICES_PER_GPU 19
+
+/* The start-to-published rows of a pool of 8 H100s in dynamic MIG mode. */
+static int mig_run(struct bench *b, int gpus, struct error *err)
+{
+    struct world w;
+    struct event_log *log = NULL;
+    char name[64];
+    int rc = -1;
+    bench_world_name(b, "startup-mig", name, sizeof(name));
+    int64_t t_reg = 0, t_pub = 0;
+    json_int_t slices = 0;
+    long devices = (long)gpus * MIG_DEVICES_PER_GPU;
+    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+        return -1;
+    w.mig_dynamic = true;
+    if (world_start_api(&w, err) < 0 || world_start_fakehw(&w, gpus, err) < 0 ||
+        (log = event_log_open(w.event_log, err)) == NULL || world_spawn_plugin(&w, err) < 0 ||
+        world_register(&w, 60000, &t_reg, err) < 0 ||
+        wait_published(log, devices, 120000, &t_pub, &slices, err) < 0)
+        goto out;
+    int64_t t_both = t_reg > t_pub ? t_reg : t_pub;
+    figure_add_run(report_figure(b->report, GROUP_STARTUP, "ms",
+                                 "registered and published (later of the two), %d GPUs in dynamic "
+                                 "MIG (%ld devices)",
+                                 gpus, devices),
+                   ms_between(w.plugin_spawn_ns, t_both));
+    figure_add_run(report_figure(b->report, GROUP_STARTUP, "slices",
+                                 "slices published, %d GPUs in dynamic MIG (%ld devices)", gpus,
+                                 devices),
+                   (double)slices);
+    rc = 0;
+out:
+    event_log_close(log);
+    struct error e;
+    if (world_stop(&w, &e) < 0 && rc == 0)
+        rc = error_set(err, "%s", e.msg);
+    if (rc == 0 && !b->keep && (remove_tree(w.dir, &e) < 0 || remove_tree(w.cdi, &e) < 0))
+        rc = error_set(err, "%s", e.msg);
+    return rc;
+}
+
 static int one_run(struct bench *b, int gpus, struct error *err)
 {
     struct world w;
@@ -117,11 +162,12 @@ static int one_run(struct bench *b, int gpus, struct error *err)
     int rc = -1;
     bench_world_name(b, "startup", name, sizeof(name));
     int64_t t_reg = 0, t_file = 0, t_pub = 0;
+    json_int_t slices = 0;
     if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
         world_start_api(&w, err) < 0 || world_start_fakehw(&w, gpus, err) < 0 ||
         (log = event_log_open(w.event_log, err)) == NULL || world_spawn_plugin(&w, err) < 0 ||
         world_register(&w, 60000, &t_reg, err) < 0 ||
-        wait_published(log, gpus, 120000, &t_pub, err) < 0 ||
+        wait_published(log, gpus, 120000, &t_pub, &slices, err) < 0 ||
         world_wait_ready(&w, 60000, &t_file, err) < 0 || world_watch_health(&w, err) < 0)
         goto out;
     struct report *r = b->report;
@@ -201,6 +247,12 @@ int suite_startup(struct bench *b, struct error *err)
                     b->runs);
             if (one_run(b, b->sizes[k], err) < 0)
                 return error_prefix(err, "start with %d GPUs", b->sizes[k]);
+            if (b->sizes[k] == 8) {
+                fprintf(stderr, "bench: start to published, 8 GPUs in dynamic MIG, run %d/%d\n",
+                        run + 1, b->runs);
+                if (mig_run(b, 8, err) < 0)
+                    return error_prefix(err, "start with 8 GPUs in dynamic MIG");
+            }
         }
     }
     struct report *r = b->report;
@@ -208,6 +260,11 @@ int suite_startup(struct bench *b, struct error *err)
         figure_target_below(report_figure(r, GROUP_STARTUP, "ms",
                                           "registered and published (later of the two), %d GPUs",
                                           8),
+                            100, "< 100 ms");
+        figure_target_below(report_figure(r, GROUP_STARTUP, "ms",
+                                          "registered and published (later of the two), %d GPUs "
+                                          "in dynamic MIG (%ld devices)",
+                                          8, 8L * MIG_DEVICES_PER_GPU),
                             100, "< 100 ms");
         figure_target_below(report_figure(r, GROUP_MEMORY, "MiB", "plugin, %d GPUs", 8), 8,
                             "< 8 MiB");

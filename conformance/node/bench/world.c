@@ -85,9 +85,9 @@ int world_start_fakehw(struct world *w, int gpus, struct error *err)
     PATHF(log, "%s/fakehw.log", w->dir);
     PATHF(gen, "%s/generation", w->mount);
     char yaml[256];
-    int n =
-        snprintf(yaml, sizeof(yaml),
-                 "defaults:\n  devices:\n    - count: %d\n      profile: H100-SXM5-80GB\n", gpus);
+    int n = snprintf(yaml, sizeof(yaml),
+                     "defaults:\n  devices:\n    - count: %d\n      profile: H100-SXM5-80GB\n%s",
+                     gpus, w->mig_dynamic ? "      mig: {mode: dynamic}\n" : "");
     if (atomic_write_file(config, yaml, (size_t)n, 0644, err) < 0)
         return -1;
     char *argv[] = {exe,      "--config", config,         "--mount", w->mount,

@@ -26,6 +26,7 @@ struct world {
     int64_t plugin_spawn_ns;     /* CLOCK_REALTIME right before the plugin was started */
     const char *plugin_flags[4]; /* extra plugin flags (NULL-terminated; set after world_init) */
     struct health_watch *health;
+    bool mig_dynamic; /* fakehw's H100s in dynamic MIG mode (set after world_init) */
 };
 
 /* Makes <base>/<name> and the paths in it, and <cdi_base>/<name> for the
@@ -36,7 +37,9 @@ int world_init(struct world *w, const char *bin_dir, const char *base, const cha
 /* apiserver-standin on a free port with --event-log, the node object created. */
 int world_start_api(struct world *w, struct error *err);
 
-/* fakehw with `gpus` H100s, in the foreground; returns once the tree is mounted. */
+/* fakehw with `gpus` H100s (in dynamic MIG mode when w->mig_dynamic: each
+ * then publishes 19 devices, the whole GPU and its 18 MIG placements), in
+ * the foreground; returns once the tree is mounted. */
 int world_start_fakehw(struct world *w, int gpus, struct error *err);
 
 /* Starts the plugin (w->plugin_spawn_ns records when); does not wait. */

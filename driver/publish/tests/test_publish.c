@@ -719,6 +719,118 @@ static void test_plan_remove_policy(void **state)
     world_free(&w);
 }
 
+/* A dynamic-MIG GPU with partitions at n_parts placements of 3g (start
+ * 0 and 4) into d (room for 1 + 2); returns the count. */
+static size_t mig_gpu(struct fakehw_device *d, int i, const char *mode, size_t n_parts)
+{
+    d[0] = gpu(i);
+    snprintf(d[0].mig_mode, sizeof(d[0].mig_mode), "%s", mode);
+    for (size_t k = 0; k < n_parts; k++) {
+        struct fakehw_device *p = &d[1 + k];
+        *p = gpu(i);
+        snprintf(p->name, sizeof(p->name), "gpu-%d-mig-3g40gb-%zu", i, k * 4);
+        snprintf(p->uuid, sizeof(p->uuid), "MIG-%08x-1111-2222-3333-%012zx", i, k);
+        p->index = 1000 + i * 10 + (long)k;
+        p->mig_mode[0] = '\0';
+        snprintf(p->parent, sizeof(p->parent), "gpu-%d", i);
+        snprintf(p->mig_profile, sizeof(p->mig_profile), "3g.40gb");
+        p->mig_placement[0] = (long)k * 4;
+        p->mig_placement[1] = 4;
+        p->memory_bytes = 40ULL << 30;
+    }
+    return 1 + n_parts;
+}
+
+static void test_partitions_layout(void **state)
+{
+    (void)state;
+    /* 9 dynamic GPUs (2 partitions each), 1 static (2 instances), 1 plain. */
+    struct fakehw_device d[40];
+    size_t n = 0;
+    for (int i = 0; i < 9; i++)
+        n += mig_gpu(&d[n], i, FAKEHW_MIG_DYNAMIC, 2);
+    n += mig_gpu(&d[n], 9, FAKEHW_MIG_STATIC, 2);
+    d[n++] = gpu(10);
+    struct slice_build_input in = input(d, n);
+    in.partitions = true;
+    struct slice_build_result r;
+    struct error err;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    /* 27 counted + 2 static instances + 1 plain; the static parent is left out. */
+    assert_int_equal(r.published, 30);
+    assert_int_equal(json_array_size(r.slices), 3);
+    json_t *s0 = json_array_get(r.slices, 0), *s1 = json_array_get(r.slices, 1),
+           *s2 = json_array_get(r.slices, 2);
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(s0, "spec"), "sharedCounters")), 8);
+    assert_null(json_object_get(json_object_get(s0, "spec"), "devices"));
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(s1, "spec"), "sharedCounters")), 1);
+    json_t *devs = json_object_get(json_object_get(s2, "spec"), "devices");
+    assert_int_equal(json_array_size(devs), 30);
+    assert_null(json_object_get(json_object_get(s2, "spec"), "sharedCounters"));
+    assert_int_equal(i_at(s2, "spec", "pool", "resourceSliceCount"), 3);
+    json_t *set = json_array_get(json_object_get(json_object_get(s0, "spec"), "sharedCounters"), 0);
+    assert_string_equal(s_at(set, "name", NULL, NULL), "gpu-0-counter-set");
+    assert_int_equal(json_object_size(json_object_get(set, "counters")), 9);
+    assert_string_equal(s_at(json_object_get(set, "counters"), "memory", "value", NULL), "81559Mi");
+    size_t i;
+    json_t *dev;
+    size_t counted = 0, static_seen = 0;
+    json_array_foreach(devs, i, dev)
+    {
+        const char *name = s_at(dev, "name", NULL, NULL);
+        json_t *cc = json_object_get(dev, "consumesCounters");
+        assert_string_not_equal(name, "gpu-9"); /* the static parent */
+        if (!strcmp(name, "gpu-3-mig-3g40gb-4")) {
+            assert_string_equal(s_at(json_array_get(cc, 0), "counterSet", NULL, NULL),
+                                "gpu-3-counter-set");
+            json_t *c = json_object_get(json_array_get(cc, 0), "counters");
+            assert_int_equal(json_object_size(c), 5);
+            assert_string_equal(s_at(c, "memory", "value", NULL), "40Gi");
+            assert_non_null(json_object_get(c, "memory-slice-7"));
+            assert_null(json_object_get(c, "memory-slice-3"));
+            assert_string_equal(s_at(dev, "attributes", "profile", "string"), "3g.40gb");
+            assert_string_equal(s_at(dev, "attributes", "type", "string"), "mig");
+            assert_string_equal(s_at(dev, "attributes", "parentUUID", "string"), d[9].uuid);
+        }
+        if (!strncmp(name, "gpu-9-mig", 9)) {
+            static_seen++;
+            assert_null(cc);
+            assert_string_equal(s_at(dev, "attributes", "type", "string"), "mig");
+        }
+        counted += cc != NULL;
+    }
+    assert_int_equal(counted, 27);
+    assert_int_equal(static_seen, 2);
+    slice_build_result_free(&r);
+
+    /* Counters refused: dynamic GPUs whole, their placements left out. */
+    in.partitions = false;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    assert_int_equal(r.published, 9 + 2 + 1);
+    assert_int_equal(json_array_size(r.slices), 1);
+    json_array_foreach(
+        json_object_get(json_object_get(json_array_get(r.slices, 0), "spec"), "devices"), i, dev)
+        assert_null(json_object_get(dev, "consumesCounters"));
+    slice_build_result_free(&r);
+
+    /* 70 counted devices: device slices of at most 64. */
+    struct fakehw_device *many = calloc(70, sizeof(*many));
+    size_t m = 0;
+    for (int g = 0; m + 3 <= 70; g++)
+        m += mig_gpu(&many[m], g, FAKEHW_MIG_DYNAMIC, 2);
+    many[m] = gpu(500);
+    m++;
+    struct slice_build_input big = input(many, m);
+    big.partitions = true;
+    assert_int_equal(slice_build(&big, &r, &err), 0);
+    json_array_foreach(r.slices, i, dev) assert_true(
+        json_array_size(json_object_get(json_object_get(dev, "spec"), "devices")) <= 64);
+    slice_build_result_free(&r);
+    free(many);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -739,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_plan_duplicate_index_and_owner),
         cmocka_unit_test(test_plan_dropped_taints_and_equivalents),
         cmocka_unit_test(test_plan_remove_policy),
+        cmocka_unit_test(test_partitions_layout),
     };
     return cmocka_run_group_tests_name("driver/publish", tests, NULL, NULL);
 }

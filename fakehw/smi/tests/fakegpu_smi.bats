@@ -160,6 +160,18 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)"
 	assert_line --index 2 "GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
 }
 
+@test "a share of a GPU shared by memory: memory.total is the memory it was granted" {
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=21474836480 \
+		run "$SMI" --root "$ROOT" --query-gpu=uuid,memory.total --format=csv,noheader
+	assert_success
+	assert_output "$U1, 20480 MiB"
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=lots \
+		run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=memory.total --format=csv,noheader
+	assert_success
+	assert_output "81920 MiB"
+	assert_equal "$stderr" 'fakegpu-smi: FAKEHW_DEVICE_5_MEMORY="lots" is not a byte count; ignored'
+}
+
 @test "FAKEHW_VISIBLE_DEVICES naming an absent GPU warns on stderr" {
 	FAKEHW_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000,$U0" \
 		run --separate-stderr "$SMI" --root "$ROOT" -L

@@ -258,6 +258,10 @@ static void prepare_write(struct api *a, const struct resource *r, json_t *obj)
 {
     if (r != &RES_RESOURCESLICES)
         return;
+    if (a->partitionable == PARTITIONABLE_DROP)
+        slice_drop_counters(obj);
+    if (a->drop_consumable_capacity)
+        slice_drop_shares(obj);
     char now[32];
     now_rfc3339(now, sizeof(now));
     size_t i, j;
@@ -362,6 +366,8 @@ static void do_create(struct api *a, const struct route *rt, json_t *obj, struct
 
     validate_name(name, &fe);
     validate_object(r, obj, NULL, &fe);
+    if (r == &RES_RESOURCESLICES && a->partitionable == PARTITIONABLE_REFUSE)
+        slice_refuse_counters(obj, &fe);
     if (fe.count) {
         reply_status(rp, status_invalid(r, name, &fe));
         goto out;
@@ -678,6 +684,8 @@ static void update_locked(struct api *a, const struct route *rt, json_t *cand, b
         }
     }
     validate_object(r, nobj, old, &fe);
+    if (r == &RES_RESOURCESLICES && a->partitionable == PARTITIONABLE_REFUSE)
+        slice_refuse_counters(nobj, &fe);
     if (fe.count) {
         reply_status(rp, status_invalid(r, rt->name, &fe));
         goto out;

@@ -14,7 +14,12 @@
 struct api {
     struct store store;
     bool drop_device_taints; /* behave like a server with DRADeviceTaints off */
-    long watch_timeout_s;    /* when the client gives no timeoutSeconds */
+    /* Partitionable devices (sharedCounters, consumesCounters) on a
+     * ResourceSlice write: kept, dropped (a server with the
+     * DRAPartitionableDevices gate off) or refused with 422. */
+    enum { PARTITIONABLE_ON, PARTITIONABLE_DROP, PARTITIONABLE_REFUSE } partitionable;
+    bool drop_consumable_capacity; /* a server with DRAConsumableCapacity off */
+    long watch_timeout_s;          /* when the client gives no timeoutSeconds */
 };
 
 struct api_request {

@@ -28,6 +28,8 @@ int main(int argc, char **argv)
     const char *port_file = NULL, *nodes = NULL, *event_log = NULL, *token = NULL;
     const char *tls_cert = NULL, *tls_key = NULL, *client_ca = NULL;
     bool drop_taints = false;
+    const char *partitionable = "on";
+    bool drop_shares = false;
     const struct flag flags[] = {
         {"port", "APISERVER_STANDIN_PORT", FLAG_INT, &port,
          "TCP port on 127.0.0.1; 0 picks a free one"},
@@ -38,6 +40,14 @@ int main(int argc, char **argv)
         {"drop-device-taints", "APISERVER_STANDIN_DROP_DEVICE_TAINTS", FLAG_BOOL, &drop_taints,
          "drop spec.devices[].taints of ResourceSlices on write, like a server with "
          "DRADeviceTaints off"},
+        {"partitionable-devices", "APISERVER_STANDIN_PARTITIONABLE_DEVICES", FLAG_STRING,
+         &partitionable,
+         "ResourceSlice sharedCounters and consumesCounters: on (validated and kept), drop "
+         "(removed on write, like DRAPartitionableDevices off) or refuse (422)"},
+        {"drop-consumable-capacity", "APISERVER_STANDIN_DROP_CONSUMABLE_CAPACITY", FLAG_BOOL,
+         &drop_shares,
+         "drop allowMultipleAllocations and capacity requestPolicy of ResourceSlice devices on "
+         "write, like a server with DRAConsumableCapacity off"},
         {"event-log", "APISERVER_STANDIN_EVENT_LOG", FLAG_STRING, &event_log,
          "append one JSON line per mutating request (timeNs, method, path, status, object)"},
         {"token", "APISERVER_STANDIN_TOKEN", FLAG_STRING, &token,
@@ -95,6 +105,18 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     struct api api = {.drop_device_taints = drop_taints, .watch_timeout_s = watch_timeout};
+    api.drop_consumable_capacity = drop_shares;
+    if (!strcmp(partitionable, "drop")) {
+        api.partitionable = PARTITIONABLE_DROP;
+    } else if (!strcmp(partitionable, "refuse")) {
+        api.partitionable = PARTITIONABLE_REFUSE;
+    } else if (strcmp(partitionable, "on") != 0) {
+        fprintf(stderr,
+                "apiserver-standin: --partitionable-devices: \"%s\" is not on, drop or "
+                "refuse\n",
+                partitionable);
+        return 2;
+    }
     struct faults faults;
     struct reqlog reqlog;
     struct server *srv = NULL;

@@ -103,7 +103,7 @@ static void check_subdomain(struct field_errors *fe, const char *s, size_t max, 
     }
 }
 
-static void check_label(struct field_errors *fe, const char *s, const char *field)
+void check_label(struct field_errors *fe, const char *s, const char *field)
 {
     if (strlen(s) > 63)
         invalid_str(fe, s, "must be no more than 63 characters", field);
@@ -177,7 +177,7 @@ static bool is_semver(const char *s)
 }
 
 /* A Kubernetes quantity: [+-]digits[.digits] then a suffix or exponent. */
-static bool is_quantity(const char *s)
+bool is_quantity(const char *s)
 {
     const char *p = s;
     if (*p == '+' || *p == '-')
@@ -465,18 +465,22 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
         invalid(fe, devices, "must be a list", "spec.devices");
     } else {
         size_t n = json_array_size(devices), i;
-        bool tainted = false;
+        bool tainted = false, counted = false;
         json_t *d;
         json_array_foreach(devices, i, d)
         {
             if (json_array_size(json_object_get(d, "taints")) > 0)
                 tainted = true;
+            if (json_array_size(json_object_get(d, "consumesCounters")) > 0)
+                counted = true;
         }
-        size_t max = tainted ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES;
+        size_t max = tainted || counted ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES;
         if (n > max) {
             char m[200];
             snprintf(m, sizeof(m), "Too many: %zu: must have at most %zu items%s", n, max,
-                     tainted ? " (when any device has taints)" : "");
+                     tainted   ? " (when any device has taints)"
+                     : counted ? " (when any device consumes counters)"
+                               : "");
             fe_add(fe, "TooMany", m, "spec.devices");
         }
         json_array_foreach(devices, i, d)
@@ -496,6 +500,9 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
         }
     }
 
+    validate_slice_counters(spec, fe);
+    validate_slice_shares(spec, fe);
+
     if (old) {
         json_t *ospec = json_object_get(old, "spec");
         check_immutable(fe, json_object_get(spec, "driver"), json_object_get(ospec, "driver"),
@@ -509,8 +516,9 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
 
 /* ---------- ResourceClaim ---------- */
 
+/* A result with this driver, pool, device and shareID (NULL: none). */
 static bool result_has(const json_t *results, const char *driver, const char *pool,
-                       const char *device)
+                       const char *device, const char *share)
 {
     size_t i;
     json_t *r;
@@ -519,7 +527,9 @@ static bool result_has(const json_t *results, const char *driver, const char *po
         const char *d = json_string_value(json_object_get(r, "driver"));
         const char *p = json_string_value(json_object_get(r, "pool"));
         const char *v = json_string_value(json_object_get(r, "device"));
-        if (d && p && v && !strcmp(d, driver) && !strcmp(p, pool) && !strcmp(v, device))
+        const char *sh = json_string_value(json_object_get(r, "shareID"));
+        if (d && p && v && !strcmp(d, driver) && !strcmp(p, pool) && !strcmp(v, device) &&
+            !strcmp(sh ? sh : "", share ? share : ""))
             return true;
     }
     return false;
@@ -564,12 +574,13 @@ static void validate_claim(const json_t *obj, const json_t *old, struct field_er
         }
         char field[64];
         snprintf(field, sizeof(field), "status.devices[%zu]", i);
-        if (!result_has(results, driver, pool, device)) {
-            char id[600];
-            snprintf(id, sizeof(id), "%s/%s/%s", driver, pool, device);
+        const char *share = json_string_value(json_object_get(r, "shareID"));
+        if (!result_has(results, driver, pool, device, share)) {
+            char id[700];
+            snprintf(id, sizeof(id), "%s/%s/%s%s%s", driver, pool, device, share ? "/" : "",
+                     share ? share : "");
             invalid_str(fe, id, "must be an allocated device in the claim", field);
         }
-        const char *share = json_string_value(json_object_get(r, "shareID"));
         for (size_t j = 0; j < i; j++) {
             json_t *o = json_array_get(devices, j);
             const char *oshare = json_string_value(json_object_get(o, "shareID"));

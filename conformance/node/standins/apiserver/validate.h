@@ -17,7 +17,40 @@
 #define DEVICE_MAX_TAINTS                    16
 #define ATTRIBUTE_MAX_STRING                 64
 
+/* Partitionable devices (KEP-4815), in validate_counters.c. */
+#define SLICE_MAX_COUNTER_SETS           8
+#define COUNTER_SET_MAX_COUNTERS         32
+#define DEVICE_MAX_COUNTER_CONSUMPTIONS  2
+#define COUNTER_CONSUMPTION_MAX_COUNTERS 32
+
 bool is_dns_subdomain(const char *s);
+bool is_quantity(const char *s);
+void check_label(struct field_errors *fe, const char *s, const char *field);
+
+/* spec.sharedCounters and spec.devices[].consumesCounters as the real
+ * server checks them (1.35+: a slice holds devices or counter sets, not
+ * both).  It does not check that a consumed set exists (sets may be in
+ * other slices of the pool): the scheduler does, and so do the node suite's
+ * checks. */
+void validate_slice_counters(const json_t *spec, struct field_errors *fe);
+
+/* True when a slice uses partitionable devices (a counter set or a device
+ * that consumes counters). */
+bool slice_uses_counters(const json_t *obj);
+
+/* Removes them, like a server with DRAPartitionableDevices off. */
+void slice_drop_counters(json_t *obj);
+
+/* Consumable capacity (validate_shares.c): a capacity's requestPolicy needs
+ * allowMultipleAllocations; its validRange needs default and min, and min <=
+ * default <= max <= the capacity.  slice_drop_shares removes both fields,
+ * like a server with DRAConsumableCapacity off. */
+void validate_slice_shares(const json_t *spec, struct field_errors *fe);
+void slice_drop_shares(json_t *obj);
+
+/* Refuses them: one Forbidden error per use, like a server that does not
+ * serve the fields. */
+void slice_refuse_counters(const json_t *obj, struct field_errors *fe);
 bool is_dns_label(const char *s);
 
 /* Checks metadata.name as a DNS subdomain into fe. */

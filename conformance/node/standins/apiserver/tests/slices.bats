@@ -121,3 +121,77 @@ teardown() {
     api PUT "$SLICES/t" "$(jq -c ".spec.devices = $devs" <<<"$BODY")"
     expect 200 '.spec.devices[0].taints == null'
 }
+
+# counter_slice NAME SETS_JSON: a slice of counter sets only.
+counter_slice() {
+    slice "$1" node-1 gpu.example.com | jq -c --argjson sets "$2" 'del(.spec.devices) | .spec.sharedCounters = $sets'
+}
+
+@test "partitionable devices: sharedCounters and consumesCounters validated as the real server does" {
+    local set='{"name":"gpu-0-counter-set","counters":{"memory":{"value":"80Gi"},"memory-slice-0":{"value":"1"}}}'
+    api POST "$SLICES" "$(counter_slice c "[$set]")"
+    expect 201 '.spec.sharedCounters[0].counters.memory.value == "80Gi"'
+    # Devices or counter sets in one slice, not both (1.35+; message as 1.37.2 words it).
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com | jq -c --argjson s "[$set]" '.spec.sharedCounters = $s')"
+    # shellcheck disable=SC2016 # backquotes of the API message, not a command
+    expect 422 '.details.causes[0] == {"reason":"FieldValueInvalid","message":"Invalid value: \"\": only one of `sharedCounters` or `devices` is allowed","field":"spec"}'
+    api POST "$SLICES" "$(counter_slice x "$(jq -nc '[range(9) as $i | {name: "s\($i)", counters: {memory: {value: "1"}}}]')")"
+    expect 422 '.details.causes[0] == {"reason":"FieldValueTooMany","message":"Too many: 9: must have at most 8 items","field":"spec.sharedCounters"}'
+    api POST "$SLICES" "$(counter_slice x "[$set,$set]")"
+    expect 422 '.details.causes[0].reason == "FieldValueDuplicate"' '.details.causes[0].field == "spec.sharedCounters[1]"'
+    api POST "$SLICES" "$(counter_slice x '[{"name":"Bad_Name","counters":{"m":{"value":"1"}}},{"name":"ok","counters":{}},{"name":"ok2","counters":{"memory":{"value":"lots"}}}]')"
+    expect 422 '[.details.causes[].field] == ["spec.sharedCounters[0].name", "spec.sharedCounters[1].counters", "spec.sharedCounters[2].counters[memory].value"]'
+    api POST "$SLICES" "$(counter_slice x "$(jq -nc '[{name: "s", counters: ([range(33)] | map({key: "c\(.)", value: {value: "1"}}) | from_entries)}]')")"
+    expect 422 '.details.causes[0].field == "spec.sharedCounters[0].counters"' '.details.causes[0].message | test("at most 32")'
+    # A device that consumes counters lowers the limit to 64 devices.
+    local cc='{consumesCounters: [{counterSet: "gpu-0-counter-set", counters: {memory: {value: "10Gi"}}}]}'
+    api POST "$SLICES" "$(slice y node-1 gpu.example.com "$(devices 64 "$cc")")"
+    expect 201
+    api POST "$SLICES" "$(slice z node-1 gpu.example.com "$(devices 65 "$cc")")"
+    expect 422 '.details.causes[0].field == "spec.devices"' '.details.causes[0].message | startswith("Too many: 65: must have at most 64 items")'
+    api POST "$SLICES" "$(slice z node-1 gpu.example.com "$(devices 1 '{consumesCounters: [{counterSet: "a", counters: {m: {value: "1"}}}, {counterSet: "b", counters: {m: {value: "1"}}}, {counterSet: "c", counters: {m: {value: "1"}}}]}')")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].consumesCounters"' '.details.causes[0].message | test("at most 2")'
+    api POST "$SLICES" "$(slice z node-1 gpu.example.com "$(devices 1 '{consumesCounters: [{counterSet: "", counters: {}}]}')")"
+    expect 422 '[.details.causes[].field] == ["spec.devices[0].consumesCounters[0].counterSet", "spec.devices[0].consumesCounters[0].counters"]'
+}
+
+@test "--partitionable-devices drop removes counters like DRAPartitionableDevices off; refuse answers 422" {
+    local set='[{"name":"s","counters":{"memory":{"value":"1"}}}]'
+    local cc='{consumesCounters: [{counterSet: "s", counters: {memory: {value: "1"}}}]}'
+    stop_standin
+    start_standin --partitionable-devices drop
+    api POST "$SLICES" "$(counter_slice c "$set")"
+    expect 201 '.spec.sharedCounters == null'
+    api POST "$SLICES" "$(slice d node-1 gpu.example.com "$(devices 2 "$cc")")"
+    expect 201 '[.spec.devices[] | has("consumesCounters")] == [false, false]' '(.spec.devices | length) == 2'
+    stop_standin
+    start_standin --partitionable-devices refuse
+    api POST "$SLICES" "$(counter_slice c "$set")"
+    expect 422 '.details.causes[0] == {"reason":"FieldValueForbidden","message":"Forbidden: disabled by feature gate DRAPartitionableDevices","field":"spec.sharedCounters"}'
+    api POST "$SLICES" "$(slice d node-1 gpu.example.com "$(devices 2 "$cc")")"
+    expect 422 '[.details.causes[].field] == ["spec.devices[0].consumesCounters", "spec.devices[1].consumesCounters"]'
+    api POST "$SLICES" "$(slice p node-1 gpu.example.com)"
+    expect 201
+}
+
+@test "consumable capacity: requestPolicy validated as the real server does; --drop-consumable-capacity drops it" {
+    local pol='{"default":"10Gi","validRange":{"min":"1Gi","max":"140Gi","step":"1Gi"}}'
+    local dev
+    dev=$(jq -nc --argjson p "$pol" '[{name: "gpu-0", allowMultipleAllocations: true, capacity: {memory: {value: "143771Mi", requestPolicy: $p}}}]')
+    api POST "$SLICES" "$(slice ok node-1 gpu.example.com "$dev")"
+    expect 201 '.spec.devices[0].capacity.memory.requestPolicy.validRange.max == "140Gi"'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c 'del(.[0].allowMultipleAllocations)' <<<"$dev")")"
+    expect 422 '.details.causes[0] == {"reason":"FieldValueForbidden","message":"Forbidden: allowMultipleAllocations must be true","field":"spec.devices[0].capacity[memory].requestPolicy"}'
+    # max off the step grid (the real 1.37.2 server refuses 143771Mi with 1Gi steps).
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c '.[0].capacity.memory.requestPolicy.validRange.max = "143771Mi"' <<<"$dev")")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].capacity[memory].requestPolicy.validRange.step"' \
+        '.details.causes[0].message | endswith("value is not a multiple of a given step (1Gi) from (1Gi)")'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c '.[0].capacity.memory.requestPolicy.default = "512Mi"' <<<"$dev")")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].capacity[memory].requestPolicy.validRange.default"'
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$(jq -c 'del(.[0].capacity.memory.requestPolicy.default)' <<<"$dev")")"
+    expect 422 '.details.causes[0].field == "spec.devices[0].capacity[memory].requestPolicy.default"'
+    stop_standin
+    start_standin --drop-consumable-capacity
+    api POST "$SLICES" "$(slice d node-1 gpu.example.com "$dev")"
+    expect 201 '.spec.devices[0] | has("allowMultipleAllocations") | not' '.spec.devices[0].capacity.memory == {"value": "143771Mi"}'
+}

@@ -1,0 +1,92 @@
+/* MIG geometry per model: see mig_profiles.h.  The placements are those
+ * `nvidia-smi mig -lgipp` lists on the real boards. */
+#include "mig_profiles.h"
+
+#include <stdio.h>
+#include <strings.h>
+
+/* The layout is the same on every 8-memory-slice GPU; only the names (the
+ * memory in GB) change with the board. */
+#define PROFILES(p1, p1x2, p2, p3, p4, p7)                                                         \
+    {                                                                                              \
+        {p1, 1, 1, 7, {0, 1, 2, 3, 4, 5, 6}}, {p1x2, 1, 2, 4, {0, 2, 4, 6}},                       \
+            {p2, 2, 2, 3, {0, 2, 4}}, {p3, 3, 4, 2, {0, 4}}, {p4, 4, 4, 1, {0}},                   \
+            {p7, 7, 8, 1, {0}},                                                                    \
+    }
+
+static const struct mig_profile a100_40[] =
+    PROFILES("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb");
+static const struct mig_profile gb80[] =
+    PROFILES("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb");
+static const struct mig_profile h200[] =
+    PROFILES("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb");
+static const struct mig_profile b200[] =
+    PROFILES("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb");
+static const struct mig_profile gb200[] =
+    PROFILES("1g.24gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb");
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct mig_geometry geometries[] = {
+    {"A100-SXM4-40GB", a100_40, N(a100_40)},
+    {"A100-PCIE-40GB", a100_40, N(a100_40)},
+    {"A100-SXM4-80GB", gb80, N(gb80)},
+    {"A100-PCIE-80GB", gb80, N(gb80)},
+    {"H100-SXM5-80GB", gb80, N(gb80)},
+    {"H100-PCIE-80GB", gb80, N(gb80)},
+    {"H200", h200, N(h200)},
+    {"B200", b200, N(b200)},
+    {"GB200", gb200, N(gb200)},
+};
+
+const struct mig_geometry *mig_geometry_find(const char *model)
+{
+    for (size_t i = 0; i < N(geometries); i++)
+        if (!strcasecmp(geometries[i].model, model))
+            return &geometries[i];
+    return NULL;
+}
+
+const struct mig_profile *mig_profile_find(const struct mig_geometry *g, const char *name)
+{
+    for (size_t i = 0; i < g->nprofiles; i++)
+        if (!strcasecmp(g->profiles[i].name, name))
+            return &g->profiles[i];
+    return NULL;
+}
+
+bool mig_placement_valid(const struct mig_profile *p, int start)
+{
+    for (int i = 0; i < p->nplacements; i++)
+        if (p->placements[i] == start)
+            return true;
+    return false;
+}
+
+uint64_t mig_instance_memory(const struct mig_profile *p, uint64_t gpu_memory_bytes)
+{
+    const uint64_t mib = 1024 * 1024;
+    return gpu_memory_bytes / mib * (uint64_t)p->memory_slices / MIG_MEMORY_SLICES * mib;
+}
+
+size_t mig_placement_count(const struct mig_geometry *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->nprofiles; i++)
+        n += (size_t)g->profiles[i].nplacements;
+    return n;
+}
+
+void mig_profile_names(const struct mig_geometry *g, char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < g->nprofiles && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", g->profiles[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
