@@ -7,7 +7,8 @@
 #                                   with a diff when they differ
 #
 # The comparison normalises what changes from run to run: claim UIDs,
-# timestamps, temp directories and klog line headers (time and thread id).
+# timestamps, temp directories and klog line headers (time, thread id and
+# the source line, which moves with any edit of the file that logs).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,7 +25,7 @@ normalise() {
     sed -E \
         -e 's/(^|[^-A-Za-z0-9])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/\1<uid>/g' \
         -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z/<time>/g' \
-        -e 's/^[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} +[0-9]+ /<klog> /' \
+        -e 's/^[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} +[0-9]+ ([A-Za-z0-9_]+\.c):[0-9]+\]/<klog> \1:<line>]/' \
         -e 's#/[^ ]*/tmp\.[A-Za-z0-9]{10}#<tmp>#g'
 }
 
