@@ -147,11 +147,15 @@ int partitions_decorate(const struct partition_plan *p, const struct fakehw_devi
     const struct partition_info *info = &p->info[i];
     json_t *attrs = json_object_get(dev, "attributes");
     if (is_partition(d) && json_is_object(attrs) &&
-        ((d->mig_profile[0] && set_string_attr(attrs, "profile", d->mig_profile) < 0) ||
+        ((d->mig_profile[0] &&
+          set_string_attr(attrs, PARTITIONS_TYPE_ATTRIBUTE, d->mig_profile) < 0) ||
          (info->parent != NULL && set_string_attr(attrs, "parentUUID", info->parent->uuid) < 0)))
         return error_set(err, "device %s: out of memory", d->name);
     if (info->role != PARTITION_COUNTED)
         return 0;
+    if (!is_partition(d) && json_is_object(attrs) &&
+        set_string_attr(attrs, PARTITIONS_TYPE_ATTRIBUTE, PARTITIONS_WHOLE_PROFILE) < 0)
+        return error_set(err, "device %s: out of memory", d->name);
     char set[80];
     partitions_set_name(p->sets[info->set], set, sizeof(set));
     /* The whole GPU takes every counter; a partition its memory and slices. */

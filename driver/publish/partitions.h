@@ -17,7 +17,12 @@
  * plain whole GPU and its placements are left out.
  *
  * Partitions carry the attributes type "mig", profile ("3g.40gb") and
- * parentUUID, as NVIDIA's driver publishes MIG devices. */
+ * parentUUID, as NVIDIA's driver publishes MIG devices.  The whole GPU of a
+ * dynamic-mode GPU carries profile "full": profile is the slice's
+ * partitionTypeAttribute (KEP-4815, 1.37 gate DRAPartitionableDevicesType:
+ * the attribute whose value labels each counted device with its partition
+ * type; the server requires it, as a string, on every device of the slice
+ * that consumes counters, and devices of one type cost the same). */
 #ifndef FAKEHW_DRIVER_PUBLISH_PARTITIONS_H
 #define FAKEHW_DRIVER_PUBLISH_PARTITIONS_H
 
@@ -30,6 +35,8 @@
 
 #define PARTITIONS_SETS_PER_SLICE     8 /* ResourceSliceMaxCounterSets */
 #define PARTITIONS_COUNTER_SET_SUFFIX "-counter-set"
+#define PARTITIONS_TYPE_ATTRIBUTE     "profile" /* in the driver's domain */
+#define PARTITIONS_WHOLE_PROFILE      "full"
 
 enum partition_role {
     PARTITION_PLAIN,   /* published without counters */
@@ -68,7 +75,8 @@ json_t *partitions_shared_counters_json(const struct partition_plan *p, size_t k
 
 /* Adds to dev (the JSON slice_device_json built for d, input device i) what
  * the plan says: for partitions the attributes profile and parentUUID, for
- * counted devices consumesCounters.  -1 with err. */
+ * a counted whole GPU profile "full", for counted devices consumesCounters.
+ * -1 with err. */
 int partitions_decorate(const struct partition_plan *p, const struct fakehw_device *d, size_t i,
                         json_t *dev, struct error *err);
 

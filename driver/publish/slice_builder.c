@@ -254,7 +254,9 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
     size_t first = virtual_slice ? l->n_plain + (index - l->plain_slices) * l->per_slice
                                  : index * l->per_slice;
     size_t end = virtual_slice ? l->published : l->n_plain;
+    bool counted = false;
     for (size_t k = first; k < end && k < first + l->per_slice; k++) {
+        counted = counted || l->plan.info[l->order[k] - in->devs].role == PARTITION_COUNTED;
         json_t *dev = planned_device_json(in, &l->plan, l->order[k], err);
         if (dev == NULL) {
             json_decref(devices);
@@ -273,6 +275,15 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
                                              json_pack("[s]", "*")) < 0) {
         json_decref(slice);
         goto oom;
+    }
+    if (counted && in->partitions && in->partition_type) {
+        char attr[SLICE_GENERATE_NAME_BUF + sizeof(PARTITIONS_TYPE_ATTRIBUTE) + 1];
+        snprintf(attr, sizeof(attr), "%s/%s", in->driver, PARTITIONS_TYPE_ATTRIBUTE);
+        if (json_object_set_new(json_object_get(slice, "spec"), "partitionTypeAttribute",
+                                json_string(attr)) < 0) {
+            json_decref(slice);
+            goto oom;
+        }
     }
     return slice;
 oom:

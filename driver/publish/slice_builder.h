@@ -66,6 +66,11 @@ struct slice_build_input {
     /* Partitionable devices (partitions.h): publish counter sets and
      * consumesCounters; false: whole GPUs only (the server refused them). */
     bool partitions;
+    /* With partitions: name the partition type attribute
+     * (PARTITIONS_TYPE_ATTRIBUTE in the driver's domain) in
+     * spec.partitionTypeAttribute of every slice whose devices consume
+     * counters; false: not (the server dropped the field). */
+    bool partition_type;
 };
 
 struct slice_build_result {

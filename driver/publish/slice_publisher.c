@@ -59,7 +59,8 @@ struct slice_publisher {
     long long uid_checked_at; /* when the node's uid was last read */
     char node_uid[128];
     bool taints_dropped;
-    bool partitions_refused; /* partitionable devices off: see partitions_refused() */
+    bool partitions_refused;     /* partitionable devices off: see partitions_refused() */
+    bool partition_type_dropped; /* see partition_type_dropped() */
     /* Echoes: the watch reports our own writes too.  Each successful write
      * is remembered by its key (echo_key) -> the time it was made; a watch
      * event with that key is no news and starts no sync.  Events that match
@@ -246,6 +247,31 @@ static bool partitions_refused(struct slice_publisher *p, const char *how)
     return first;
 }
 
+/* The server stored a slice without the partitionTypeAttribute it was sent
+ * (1.34-1.36 do not know the field; 1.37 drops it with the
+ * DRAPartitionableDevicesType gate off).  From then on it is not sent, so
+ * what is sent and what is stored agree; said once.  Returns true when this
+ * call switched. */
+static bool partition_type_dropped(struct slice_publisher *p, const json_t *sent,
+                                   const json_t *stored)
+{
+    const json_t *sent_spec = json_object_get(sent, "spec");
+    const json_t *stored_spec = json_object_get(stored, "spec");
+    if (json_object_get(sent_spec, "partitionTypeAttribute") == NULL || stored_spec == NULL ||
+        json_object_get(stored_spec, "partitionTypeAttribute") != NULL)
+        return false;
+    pthread_mutex_lock(&p->lock);
+    bool first = !p->partition_type_dropped;
+    p->partition_type_dropped = true;
+    p->st.partition_type_dropped = true;
+    pthread_mutex_unlock(&p->lock);
+    if (first)
+        LOG_W("slice publisher: the API server dropped spec.partitionTypeAttribute of the "
+              "ResourceSlices (is the DRAPartitionableDevicesType feature gate off, or the "
+              "release older than 1.37?); publishing partitions without it");
+    return first;
+}
+
 /* Checks what the server stored against what was sent.  Returns true when
  * the policy must change (taints dropped under policy auto, counters
  * dropped). */
@@ -254,6 +280,8 @@ static bool check_stored(struct slice_publisher *p, const json_t *sent, const js
 {
     if (uses_counters(sent) && !uses_counters(stored) &&
         partitions_refused(p, "dropped (stored a slice without)"))
+        return true;
+    if (partition_type_dropped(p, sent, stored))
         return true;
     bool switch_policy = false;
     pthread_mutex_lock(&p->lock);
@@ -409,6 +437,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
         pthread_mutex_lock(&p->lock);
         bool dropped = p->taints_dropped;
         bool partitions = !p->partitions_refused;
+        bool partition_type = !p->partition_type_dropped;
         pthread_mutex_unlock(&p->lock);
         bool remove =
             p->policy == UNHEALTHY_POLICY_REMOVE || (p->policy == UNHEALTHY_POLICY_AUTO && dropped);
@@ -424,6 +453,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .effect = p->effect,
             .remove_unhealthy = remove,
             .partitions = partitions,
+            .partition_type = partition_type,
         };
         struct slice_layout layout;
         if (slice_layout_make(&bin, &layout, err) < 0)

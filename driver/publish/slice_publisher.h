@@ -66,16 +66,17 @@ struct slice_publisher_status {
     bool published; /* a sync has succeeded at least once */
     bool in_sync;   /* the last sync succeeded and no change came since */
     bool have_node_uid;
-    int64_t generation;      /* pool generation after the last successful sync */
-    size_t slices;           /* slices of the last successful sync */
-    size_t devices;          /* devices published */
-    size_t tainted;          /* of which carry a taint */
-    size_t removed;          /* unhealthy devices left out */
-    size_t rejected;         /* devices left out because they break an API rule */
-    bool taints_dropped;     /* the server was seen dropping taints */
-    bool partitions_refused; /* the server refused or dropped counters: whole GPUs only */
-    size_t counted;          /* published devices that consume counters */
-    bool removing_unhealthy; /* unhealthy devices are being left out */
+    int64_t generation;          /* pool generation after the last successful sync */
+    size_t slices;               /* slices of the last successful sync */
+    size_t devices;              /* devices published */
+    size_t tainted;              /* of which carry a taint */
+    size_t removed;              /* unhealthy devices left out */
+    size_t rejected;             /* devices left out because they break an API rule */
+    bool taints_dropped;         /* the server was seen dropping taints */
+    bool partitions_refused;     /* the server refused or dropped counters: whole GPUs only */
+    bool partition_type_dropped; /* the server dropped partitionTypeAttribute: not sent */
+    size_t counted;              /* published devices that consume counters */
+    bool removing_unhealthy;     /* unhealthy devices are being left out */
     unsigned long syncs, creates, updates, deletes, conflicts, failures;
     unsigned long echoes;           /* syncs skipped: the watch only saw our own writes */
     long last_update_latency_ms;    /* from a slice_publisher_update to the end of the

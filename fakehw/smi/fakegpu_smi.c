@@ -127,7 +127,7 @@ static int run(const struct options *o)
     const char *visible = smi_visible_from_env(environ, &visible_list);
     size_t count = smi_visible(devs, n, visible, gpus, stderr);
     free(visible_list);
-    smi_granted_memory(gpus, count, stderr);
+    smi_shares(gpus, count, stderr);
     size_t shown = count;
     if (count == 0) {
         rc = no_devices();

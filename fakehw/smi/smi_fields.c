@@ -175,7 +175,7 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
         return;
     case F_MEMORY_TOTAL:
         snprintf(out, size, "%" PRIu64 "%s",
-                 (g->granted_memory ? g->granted_memory : d->memory_bytes) / (1024 * 1024),
+                 (g->share.memory ? g->share.memory : d->memory_bytes) / (1024 * 1024),
                  units ? " MiB" : "");
         return;
     case F_PCI_BUS_ID:
@@ -229,14 +229,24 @@ void smi_print_csv(FILE *out, const struct smi_query *q, const struct smi_format
     }
 }
 
+static void print_share(FILE *out, const char *indent, const struct smi_share *s)
+{
+    if (s->memory > 0)
+        fprintf(out, "%sShare %s: %" PRIu64 " MiB\n", indent, s->id[0] ? s->id : "-",
+                s->memory / (1024 * 1024));
+}
+
 void smi_print_list(FILE *out, const struct smi_gpu *gpus, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "GPU %u: %s (UUID: %s)\n", gpus[i].index, gpus[i].dev->product_name,
                 gpus[i].dev->uuid);
-        for (size_t m = 0; m < gpus[i].nmig; m++)
+        print_share(out, "  ", &gpus[i].share);
+        for (size_t m = 0; m < gpus[i].nmig; m++) {
             fprintf(out, "  MIG %-12sDevice %2zu: (UUID: %s)\n", gpus[i].migs[m]->mig_profile, m,
                     gpus[i].migs[m]->uuid);
+            print_share(out, "    ", &gpus[i].mig_shares[m]);
+        }
     }
 }
 

@@ -16,7 +16,16 @@
 
 /* One GPU as the container sees it: numbered 0..n-1 in device index order. */
 /* Most MIG devices listed under one GPU. */
-#define SMI_MIG_MAX 32
+#define SMI_MIG_MAX      32
+#define SMI_SHARE_ID_MAX 64 /* as the driver's allocation results allow */
+
+/* A share of a device shared by memory (docs/prepare.md): the memory its
+ * claim consumed (FAKEHW_DEVICE_<index>_MEMORY) and its shareID
+ * (FAKEHW_DEVICE_<index>_SHARE_ID, "" when unset).  memory 0: no share. */
+struct smi_share {
+    uint64_t memory;
+    char id[SMI_SHARE_ID_MAX + 1];
+};
 
 struct smi_gpu {
     unsigned index;
@@ -24,10 +33,10 @@ struct smi_gpu {
     /* Its visible MIG devices (partitions), in placement order. */
     const struct fakehw_device *migs[SMI_MIG_MAX];
     size_t nmig;
-    /* A share of a GPU shared by memory: the memory the claim consumed
-     * (FAKEHW_DEVICE_<index>_MEMORY), which memory.total then shows; 0 =
-     * the whole GPU. */
-    uint64_t granted_memory;
+    /* The GPU's share (memory.total then shows its memory) and each MIG
+     * device's. */
+    struct smi_share share;
+    struct smi_share mig_shares[SMI_MIG_MAX];
 };
 
 #define SMI_QUERY_MAX 64
@@ -57,7 +66,10 @@ void smi_print_csv(FILE *out, const struct smi_query *q, const struct smi_format
                    const struct smi_gpu *gpus, size_t n, size_t count);
 
 /* Prints "GPU 0: <name> (UUID: <uuid>)" per GPU, like nvidia-smi -L, and
- * under it "  MIG 3g.40gb     Device  0: (UUID: MIG-...)" per MIG device. */
+ * under it "  MIG 3g.40gb     Device  0: (UUID: MIG-...)" per MIG device.
+ * A share adds "  Share <shareID>: <N> MiB" under its GPU, or
+ * "    Share <shareID>: <N> MiB" under its MIG device (shareID "-" when
+ * the allocation gave none). */
 void smi_print_list(FILE *out, const struct smi_gpu *gpus, size_t n);
 
 /* Lists the fields, their aliases and what they hold (--help-query-gpu). */

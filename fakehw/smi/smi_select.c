@@ -132,23 +132,43 @@ const char *smi_visible_from_env(char **envp, char **owned)
     return list;
 }
 
-void smi_granted_memory(struct smi_gpu *gpus, size_t n, FILE *warn)
+/* The share of device index from its environment. */
+static void read_share(long index, struct smi_share *s, FILE *warn)
+{
+    memset(s, 0, sizeof(*s));
+    char name[64];
+    snprintf(name, sizeof(name), "FAKEHW_DEVICE_%ld_MEMORY", index);
+    const char *v = getenv(name);
+    if (v == NULL)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long long b = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || b == 0) {
+        fprintf(warn, "fakegpu-smi: %s=\"%.64s\" is not a byte count; ignored\n", name, v);
+        return;
+    }
+    s->memory = b;
+    snprintf(name, sizeof(name), "FAKEHW_DEVICE_%ld_SHARE_ID", index);
+    const char *id = getenv(name);
+    bool ok = id != NULL && id[0] != '\0' && strlen(id) <= SMI_SHARE_ID_MAX;
+    for (const char *p = id; ok && *p; p++)
+        ok = isgraph((unsigned char)*p);
+    if (ok)
+        snprintf(s->id, sizeof(s->id), "%s", id);
+    else if (id != NULL)
+        fprintf(warn,
+                "fakegpu-smi: %s=\"%.64s\" is not a share id (1 to %d printable characters); "
+                "ignored\n",
+                name, id, SMI_SHARE_ID_MAX);
+}
+
+void smi_shares(struct smi_gpu *gpus, size_t n, FILE *warn)
 {
     for (size_t i = 0; i < n; i++) {
-        char name[64];
-        snprintf(name, sizeof(name), "FAKEHW_DEVICE_%ld_MEMORY", gpus[i].dev->index);
-        const char *v = getenv(name);
-        gpus[i].granted_memory = 0;
-        if (v == NULL)
-            continue;
-        char *end;
-        errno = 0;
-        unsigned long long b = strtoull(v, &end, 10);
-        if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || b == 0) {
-            fprintf(warn, "fakegpu-smi: %s=\"%.64s\" is not a byte count; ignored\n", name, v);
-            continue;
-        }
-        gpus[i].granted_memory = b;
+        read_share(gpus[i].dev->index, &gpus[i].share, warn);
+        for (size_t m = 0; m < gpus[i].nmig; m++)
+            read_share(gpus[i].migs[m]->index, &gpus[i].mig_shares[m], warn);
     }
 }
 

@@ -31,10 +31,12 @@ size_t smi_visible(const struct fakehw_device *devs, size_t n, const char *visib
  * result is malloc'ed when it is a join (*owned set), else borrowed. */
 const char *smi_visible_from_env(char **envp, char **owned);
 
-/* Sets granted_memory of each GPU from its FAKEHW_DEVICE_<index>_MEMORY
- * variable (bytes, decimal), the memory a share of a GPU shared by memory
- * was granted; a malformed value is ignored with a warning on warn. */
-void smi_granted_memory(struct smi_gpu *gpus, size_t n, FILE *warn);
+/* Sets the share of each GPU and of each of its MIG devices from the
+ * device's FAKEHW_DEVICE_<index>_MEMORY (bytes, decimal: the memory its
+ * share was granted) and FAKEHW_DEVICE_<index>_SHARE_ID variables; a
+ * malformed value is ignored with a warning on warn (a malformed memory
+ * means no share). */
+void smi_shares(struct smi_gpu *gpus, size_t n, FILE *warn);
 
 /* Keeps the GPUs that -i/--id names (comma-separated; each an index as shown,
  * a UUID or a PCI bus id in either form), in their order; updates *n.  Fails

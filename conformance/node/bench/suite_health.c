@@ -1,6 +1,8 @@
 /* Health flips and idle cost, with the kubelet's health stream open: flips
  * on nodes of 8 and 128 fake GPUs (the plugin re-reads the tree on every
- * change, so the size matters), idle cost with 8.
+ * change, so the size matters) and of 8 H100s in dynamic MIG mode (every
+ * partition published: 152 devices in 4 slices; MIG partitions flip), idle
+ * cost with 8.
  *
  * Flip latency: `health` of a device is written in the fakehw tree at t0
  * (CLOCK_REALTIME right before the write), then
@@ -31,7 +33,14 @@
 #define IDLE_GPUS 8
 #define WAIT_MS   10000
 
-static const int flip_sizes[] = {8, 128};
+/* The nodes whose flips are measured. */
+static const struct flip_node {
+    int gpus;
+    bool mig; /* dynamic MIG: the flips are of partitions */
+} flip_nodes[] = {{8, false}, {128, false}, {8, true}};
+
+/* 8 H100s in dynamic MIG mode publish 19 devices each (suite_startup.c). */
+#define MIG_DEVICES_PER_GPU 19
 
 static int write_health(const struct world *w, const char *dev, const char *state, int64_t *t0,
                         struct error *err)
@@ -113,11 +122,12 @@ static void pause_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static void add_p50_p99(struct bench *b, struct samples *s, const char *what, int gpus)
+/* size: "8 GPUs", or what the MIG node is. */
+static void add_p50_p99(struct bench *b, struct samples *s, const char *what, const char *size)
 {
-    figure_add_run(report_figure(b->report, GROUP_HEALTH, "ms", "%s, %d GPUs, p50", what, gpus),
+    figure_add_run(report_figure(b->report, GROUP_HEALTH, "ms", "%s, %s, p50", what, size),
                    samples_percentile(s, 50));
-    figure_add_run(report_figure(b->report, GROUP_HEALTH, "ms", "%s, %d GPUs, p99", what, gpus),
+    figure_add_run(report_figure(b->report, GROUP_HEALTH, "ms", "%s, %s, p99", what, size),
                    samples_percentile(s, 99));
 }
 
@@ -130,7 +140,7 @@ static void add_p50_p99(struct bench *b, struct samples *s, const char *what, in
  * (driver/inventory.c), so one read of it from this process (common/
  * fakehw_tree.c, as the plugin reads) is what a flip costs at least.  Taken
  * between the flips, so both meet the same load. */
-static int tree_read(struct world *w, int gpus, struct samples *out, struct error *err)
+static int tree_read(struct world *w, size_t want, struct samples *out, struct error *err)
 {
     struct fakehw_device *devs = NULL;
     size_t n = 0;
@@ -139,24 +149,77 @@ static int tree_read(struct world *w, int gpus, struct samples *out, struct erro
         return error_prefix(err, "reading the fakehw tree");
     double ms = (double)(now_mono_ns() - t0) / 1e6;
     free(devs);
-    if (n != (size_t)gpus)
-        return error_set(err, "the fakehw tree at %s has %zu devices, want %d", w->mount, n, gpus);
+    if (n != want)
+        return error_set(err, "the fakehw tree at %s has %zu devices, want %zu", w->mount, n, want);
     return samples_add(out, ms) < 0 ? error_set(err, "out of memory") : 0;
 }
 
-static int flips(struct bench *b, struct world *w, struct event_log *log, int gpus,
-                 struct error *err)
+/* The devices that flip: the GPUs, or on a MIG node its partitions (in
+ * the tree's order); a JSON array of names. */
+static json_t *flip_targets(struct world *w, const struct flip_node *fn, size_t *n_tree,
+                            struct error *err)
 {
+    json_t *names = json_array();
+    if (names == NULL) {
+        error_set(err, "out of memory");
+        return NULL;
+    }
+    if (!fn->mig) {
+        for (int g = 0; g < fn->gpus; g++) {
+            char dev[16];
+            snprintf(dev, sizeof(dev), "gpu-%d", g);
+            json_array_append_new(names, json_string(dev));
+        }
+        *n_tree = (size_t)fn->gpus;
+        return names;
+    }
+    struct fakehw_device *devs = NULL;
+    size_t n = 0;
+    if (fakehw_tree_list(w->mount, &devs, &n, err) < 0) {
+        json_decref(names);
+        error_prefix(err, "reading the fakehw tree");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (devs[i].parent[0] != '\0')
+            json_array_append_new(names, json_string(devs[i].name));
+    free(devs);
+    *n_tree = n;
+    if (n != (size_t)fn->gpus * MIG_DEVICES_PER_GPU || json_array_size(names) == 0) {
+        json_decref(names);
+        error_set(err, "the fakehw tree at %s has %zu devices, want %d in dynamic MIG", w->mount, n,
+                  fn->gpus * MIG_DEVICES_PER_GPU);
+        return NULL;
+    }
+    return names;
+}
+
+static int flips(struct bench *b, struct world *w, struct event_log *log,
+                 const struct flip_node *fn, struct error *err)
+{
+    int gpus = fn->gpus;
+    char size[96];
+    if (fn->mig)
+        snprintf(size, sizeof(size), "%d GPUs in dynamic MIG (%d devices), partitions flipped",
+                 gpus, gpus * MIG_DEVICES_PER_GPU);
+    else
+        snprintf(size, sizeof(size), "%d GPUs", gpus);
+    size_t n_tree = 0;
+    json_t *targets = flip_targets(w, fn, &n_tree, err);
+    if (targets == NULL)
+        return -1;
+    size_t n_targets = json_array_size(targets);
     int per_run = b->quick ? 8 : gpus <= 8 ? 40 : 12;
     for (int run = 0; run < b->runs; run++) {
-        fprintf(stderr, "bench: health flips, %d GPUs, run %d/%d\n", gpus, run + 1, b->runs);
+        fprintf(stderr, "bench: health flips, %s, run %d/%d\n", size, run + 1, b->runs);
         struct samples s[5] = {{0}, {0}, {0}, {0}, {0}};
         int rc = 0;
         for (int i = 0; i < per_run && rc == 0; i++) {
             if (i % 4 == 3)
-                rc = tree_read(w, gpus, &s[4], err);
-            char dev[16];
-            snprintf(dev, sizeof(dev), "gpu-%d", (i * 37) % gpus); /* spread over the node */
+                rc = tree_read(w, n_tree, &s[4], err);
+            /* Spread over the node. */
+            const char *dev =
+                json_string_value(json_array_get(targets, ((size_t)i * 37) % n_targets));
             if (rc == 0)
                 rc = flip(w, log, dev, false, &s[0], &s[1], err);
             if (rc == 0)
@@ -165,25 +228,27 @@ static int flips(struct bench *b, struct world *w, struct event_log *log, int gp
             pause_ms(20 + (i * 7) % 30);
         }
         if (rc == 0) {
-            add_p50_p99(b, &s[0], FLIP_TAINT, gpus);
-            add_p50_p99(b, &s[1], FLIP_STREAM, gpus);
-            add_p50_p99(b, &s[2], BACK_TAINT, gpus);
-            add_p50_p99(b, &s[3], BACK_STREAM, gpus);
+            add_p50_p99(b, &s[0], FLIP_TAINT, size);
+            add_p50_p99(b, &s[1], FLIP_STREAM, size);
+            add_p50_p99(b, &s[2], BACK_TAINT, size);
+            add_p50_p99(b, &s[3], BACK_STREAM, size);
             figure_add_run(report_figure(b->report, GROUP_HEALTH, "ms",
-                                         "floor: one read of the whole fakehw tree, %d GPUs, p50",
-                                         gpus),
+                                         "floor: one read of the whole fakehw tree, %s, p50", size),
                            samples_percentile(&s[4], 50));
         }
         for (int k = 0; k < 5; k++)
             samples_free(&s[k]);
-        if (rc < 0)
+        if (rc < 0) {
+            json_decref(targets);
             return -1;
+        }
     }
+    json_decref(targets);
     figure_target_below(
-        report_figure(b->report, GROUP_HEALTH, "ms", "%s, %d GPUs, p99", FLIP_TAINT, gpus), 250,
+        report_figure(b->report, GROUP_HEALTH, "ms", "%s, %s, p99", FLIP_TAINT, size), 250,
         "< 250 ms");
     figure_target_below(
-        report_figure(b->report, GROUP_HEALTH, "ms", "%s, %d GPUs, p99", FLIP_STREAM, gpus), 250,
+        report_figure(b->report, GROUP_HEALTH, "ms", "%s, %s, p99", FLIP_STREAM, size), 250,
         "< 250 ms");
     return 0;
 }
@@ -235,25 +300,28 @@ static int idle(struct bench *b, struct world *w, struct error *err)
     return 0;
 }
 
-/* One node of `gpus` GPUs: flips, then (for the idle size) the idle windows. */
-static int one_node(struct bench *b, int gpus, struct error *err)
+/* One node: flips, then (for the idle size, without MIG) the idle windows. */
+static int one_node(struct bench *b, const struct flip_node *fn, struct error *err)
 {
     struct world w;
     struct event_log *log = NULL;
     char name[64];
     int rc = -1;
-    bench_world_name(b, "health", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
-        world_start(&w, gpus, err) < 0 || (log = event_log_open(w.event_log, err)) == NULL)
+    int gpus = fn->gpus;
+    bench_world_name(b, fn->mig ? "health-mig" : "health", name, sizeof(name));
+    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+        return -1;
+    w.mig_dynamic = fn->mig;
+    if (world_start(&w, gpus, err) < 0 || (log = event_log_open(w.event_log, err)) == NULL)
         goto out;
     /* Skip what start-up wrote. */
     json_t *ev;
     int got;
     while ((got = event_log_next(log, 0, &ev, err)) == 1)
         json_decref(ev);
-    if (got < 0 || flips(b, &w, log, gpus, err) < 0)
+    if (got < 0 || flips(b, &w, log, fn, err) < 0)
         goto out;
-    if (gpus == IDLE_GPUS && idle(b, &w, err) < 0)
+    if (gpus == IDLE_GPUS && !fn->mig && idle(b, &w, err) < 0)
         goto out;
     rc = 0;
 out:
@@ -266,8 +334,9 @@ out:
 
 int suite_health(struct bench *b, struct error *err)
 {
-    for (size_t i = 0; i < sizeof(flip_sizes) / sizeof(flip_sizes[0]); i++)
-        if (one_node(b, flip_sizes[i], err) < 0)
-            return error_prefix(err, "health, %d GPUs", flip_sizes[i]);
+    for (size_t i = 0; i < sizeof(flip_nodes) / sizeof(flip_nodes[0]); i++)
+        if (one_node(b, &flip_nodes[i], err) < 0)
+            return error_prefix(err, "health, %d GPUs%s", flip_nodes[i].gpus,
+                                flip_nodes[i].mig ? " in dynamic MIG" : "");
     return 0;
 }

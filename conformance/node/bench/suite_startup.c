@@ -143,6 +143,10 @@ static int mig_run(struct bench *b, int gpus, struct error *err)
                                  "slices published, %d GPUs in dynamic MIG (%ld devices)", gpus,
                                  devices),
                    (double)slices);
+    /* Complete means exactly this many devices in the pool's slices. */
+    figure_add_run(report_figure(b->report, GROUP_STARTUP, "devices",
+                                 "devices published, %d GPUs in dynamic MIG", gpus),
+                   (double)devices);
     rc = 0;
 out:
     event_log_close(log);

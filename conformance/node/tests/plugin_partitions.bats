@@ -130,6 +130,42 @@ mig_up() {
     assert_output 1
 }
 
+# partitionTypeAttribute (1.37, gate DRAPartitionableDevicesType): the
+# standin validates it as the real server (on by default here).
+@test "partitions: slices of counted devices name profile as their partitionTypeAttribute; the whole GPU is \"full\" [fake-driver,fakehw]" {
+    mig_up 1 0
+    wait_pool_published 20
+    run -0 slices '[.[] | .spec.partitionTypeAttribute]'
+    assert_output "$(jq -nc --arg a "$DRIVER/profile" '[null, $a]')"
+    # Every device that consumes counters carries a profile; the T4 none.
+    run -0 slices '[.[1].spec.devices[] | select(.consumesCounters) | .attributes.profile.string] | [length, (map(select(. == null)) | length), .[0]]'
+    assert_output '[19,0,"full"]'
+    run -0 slices '.[1].spec.devices[] | select(.name == "gpu-1") | .attributes | has("profile")'
+    assert_output false
+}
+
+@test "partitions: a server that drops partitionTypeAttribute gets partitions without it, said once, and no re-publishing [fake-driver,fakehw]" {
+    mig_up 1 0 --drop-partition-type-attribute
+    wait_pool_published 20
+    run -0 slices '[.[] | .spec | has("partitionTypeAttribute")]'
+    assert_output '[false,false]'
+    run -0 slices '[.[].spec.devices[]? | select(.consumesCounters)] | length'
+    assert_output 19
+    run -0 grep -c 'the API server dropped spec.partitionTypeAttribute' "$PLUGIN_LOG"
+    assert_output 1
+    # A flip is one write of the device slice; a publisher that kept
+    # comparing what it sent with what was stored would write again and again.
+    standin_clear_requests
+    fakehw_flip gpu-0-mig-3g40gb-4 unhealthy "XID 94"
+    wait_for 10 "the partition's taint" eval '[[ $(slices "[.[].spec.devices[]? | select(.taints) | .name]") == "[\"gpu-0-mig-3g40gb-4\"]" ]]'
+    sleep 2
+    local writes
+    writes=$(standin_requests | jq -s '[.[] | select(.method != "GET" and (.path | contains("/resourceslices")))] | length')
+    assert_equal "$writes" 1
+    run -0 grep -c 'the API server dropped spec.partitionTypeAttribute' "$PLUGIN_LOG"
+    assert_output 1
+}
+
 @test "partitions: prepare of a partition gives its MIG UUID and its parent's device node [fake-driver,fakehw]" {
     mig_up 1 0
     wait_pool_published 20

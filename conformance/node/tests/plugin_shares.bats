@@ -67,11 +67,15 @@ spec_env_of() {
     assert_equal "$(spec_env_of "$u2" FAKEHW_DEVICE_0_SHARE_ID)" "$b"
     assert_equal "$(spec_env_of "$u2" FAKEHW_DEVICE_0_MEMORY)" "$((20 << 30))"
     assert_equal "$(spec_env_of "$u2" FAKEHW_DEVICE_0_UUID)" "$(device_attr gpu-0 uuid)"
-    # fakegpu-smi with c2's env shows the GPU with the memory c2 was granted.
+    # fakegpu-smi with c2's env shows the GPU with the memory c2 was granted...
     local env=()
     mapfile -t env < <(jq -r '[.. | objects | .env? // empty | .[]] | .[]' "$CDI_ROOT/k8s.$DRIVER-gpu_$u2.json")
     run -0 env -i "${env[@]}" "$NODE_BIN/fakegpu-smi" --root "$MNT" --query-gpu=uuid,memory.total --format=csv,noheader
     assert_output "$(device_attr gpu-0 uuid), 20480 MiB"
+    # ...and -L lists exactly that share, with its shareID and that memory.
+    run -0 env -i "${env[@]}" "$NODE_BIN/fakegpu-smi" --root "$MNT" -L
+    assert_output "GPU 0: $(device_attr gpu-0 productName) (UUID: $(device_attr gpu-0 uuid))
+  Share $b: 20480 MiB"
     # Each claim's status names its share.
     wait_for 10 "the device status entries" eval '[[ $(claim_get c2 | jq -r ".status.devices[0].shareID") == "$b" ]]'
     assert_equal "$(claim_get c1 | jq -r '.status.devices[0].shareID')" "$a"

@@ -831,10 +831,64 @@ static void test_partitions_layout(void **state)
     free(many);
 }
 
+/* spec.partitionTypeAttribute: on the slices with counted devices, naming
+ * profile in the driver's domain, which every counted device carries (the
+ * whole GPU as "full"); nowhere when not asked or nothing is counted. */
+static void test_partition_type_attribute(void **state)
+{
+    (void)state;
+    struct fakehw_device d[8];
+    size_t n = mig_gpu(d, 0, FAKEHW_MIG_DYNAMIC, 2);
+    n += mig_gpu(&d[n], 1, FAKEHW_MIG_STATIC, 2);
+    struct slice_build_input in = input(d, n);
+    in.partitions = true;
+    in.partition_type = true;
+    struct slice_build_result r;
+    struct error err;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    assert_int_equal(json_array_size(r.slices), 2);
+    assert_null(json_object_get(json_object_get(json_array_get(r.slices, 0), "spec"),
+                                "partitionTypeAttribute"));
+    json_t *spec = json_object_get(json_array_get(r.slices, 1), "spec");
+    assert_string_equal(s_at(spec, "partitionTypeAttribute", NULL, NULL), DRIVER "/profile");
+    size_t i, counted = 0;
+    json_t *dev;
+    json_array_foreach(json_object_get(spec, "devices"), i, dev)
+    {
+        if (json_object_get(dev, "consumesCounters") == NULL)
+            continue;
+        counted++;
+        const char *want = strcmp(s_at(dev, "name", NULL, NULL), "gpu-0") ? "3g.40gb" : "full";
+        assert_string_equal(s_at(dev, "attributes", "profile", "string"), want);
+    }
+    assert_int_equal(counted, 3);
+    slice_build_result_free(&r);
+
+    /* Not asked (the server dropped it), or counters off: no field. */
+    for (int k = 0; k < 2; k++) {
+        in.partition_type = k == 1;
+        in.partitions = k == 0;
+        assert_int_equal(slice_build(&in, &r, &err), 0);
+        json_array_foreach(r.slices, i, dev)
+            assert_null(json_object_get(json_object_get(dev, "spec"), "partitionTypeAttribute"));
+        slice_build_result_free(&r);
+    }
+
+    /* Only the static GPU: nothing consumes counters, no field. */
+    in = input(&d[3], 3);
+    in.partitions = in.partition_type = true;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    assert_int_equal(json_array_size(r.slices), 1);
+    assert_null(json_object_get(json_object_get(json_array_get(r.slices, 0), "spec"),
+                                "partitionTypeAttribute"));
+    slice_build_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_partition_type_attribute),
         cmocka_unit_test(test_semver),
         cmocka_unit_test(test_device_validate),
         cmocka_unit_test(test_build_one_device),

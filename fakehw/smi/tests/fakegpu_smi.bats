@@ -172,6 +172,57 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)"
 	assert_equal "$stderr" 'fakegpu-smi: FAKEHW_DEVICE_5_MEMORY="lots" is not a byte count; ignored'
 }
 
+@test "-L shows a share's shareID and granted memory under its GPU; memory.total agrees" {
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=21474836480 FAKEHW_DEVICE_5_SHARE_ID=3f9c2a7e-share \
+		run "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U1)
+  Share 3f9c2a7e-share: 20480 MiB"
+	local listed queried
+	listed=$(sed -n 's/^  Share [^ ]*: \([0-9]*\) MiB$/\1/p' <<<"$output")
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=21474836480 FAKEHW_DEVICE_5_SHARE_ID=3f9c2a7e-share \
+		run "$SMI" --root "$ROOT" --query-gpu=memory.total --format=csv,noheader,nounits
+	assert_success
+	queried=$output
+	assert_equal "$listed" "$queried"
+	# Two GPUs, one shared: the other has no share line.
+	FAKEHW_DEVICE_3_UUID="$U0" FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=1073741824 \
+		run --separate-stderr "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U0)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
+  Share -: 1024 MiB"
+	assert_equal "$stderr" ""
+	# A share id that cannot be printed on one line is left out with a warning.
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=1073741824 FAKEHW_DEVICE_5_SHARE_ID="a b" \
+		run --separate-stderr "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_line --index 1 "  Share -: 1024 MiB"
+	assert_equal "$stderr" 'fakegpu-smi: FAKEHW_DEVICE_5_SHARE_ID="a b" is not a share id (1 to 64 printable characters); ignored'
+	# A malformed memory is no share at all.
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=lots FAKEHW_DEVICE_5_SHARE_ID=s \
+		run --separate-stderr "$SMI" --root "$ROOT" -L
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U1)"
+}
+
+@test "-L shows a share of a MIG partition under the partition; memory.total stays the GPU's" {
+	local mig=MIG-1c2d3e4f-5a6b-5c7d-8e9f-0a1b2c3d4e5f
+	make_device "$ROOT" gpu-5-mig-3g40gb-4 1005 "$mig" "NVIDIA A100-SXM4-80GB" 42949672960 0000:15:00.0
+	echo gpu-5 >"$ROOT/devices/gpu-5-mig-3g40gb-4/parent"
+	echo 3g.40gb >"$ROOT/devices/gpu-5-mig-3g40gb-4/migProfile"
+	echo 4:4 >"$ROOT/devices/gpu-5-mig-3g40gb-4/migPlacement"
+	echo dynamic >"$ROOT/devices/gpu-5/migMode"
+	FAKEHW_DEVICE_1005_UUID="$mig" FAKEHW_DEVICE_1005_MEMORY=10737418240 FAKEHW_DEVICE_1005_SHARE_ID=s1 \
+		run "$SMI" --root "$ROOT" -L
+	assert_success
+	assert_output "GPU 0: NVIDIA A100-SXM4-80GB (UUID: $U1)
+  MIG 3g.40gb     Device  0: (UUID: $mig)
+    Share s1: 10240 MiB"
+	FAKEHW_DEVICE_1005_UUID="$mig" FAKEHW_DEVICE_1005_MEMORY=10737418240 FAKEHW_DEVICE_1005_SHARE_ID=s1 \
+		run "$SMI" --root "$ROOT" --query-gpu=memory.total --format=csv,noheader
+	assert_output "81920 MiB"
+}
+
 @test "FAKEHW_VISIBLE_DEVICES naming an absent GPU warns on stderr" {
 	FAKEHW_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000,$U0" \
 		run --separate-stderr "$SMI" --root "$ROOT" -L

@@ -258,6 +258,9 @@ static void prepare_write(struct api *a, const struct resource *r, json_t *obj)
 {
     if (r != &RES_RESOURCESLICES)
         return;
+    /* The type gate depends on DRAPartitionableDevices: off with it. */
+    if (a->partitionable == PARTITIONABLE_DROP || a->drop_partition_type)
+        slice_drop_partition_type(obj);
     if (a->partitionable == PARTITIONABLE_DROP)
         slice_drop_counters(obj);
     if (a->drop_consumable_capacity)

@@ -19,7 +19,10 @@ struct api {
      * DRAPartitionableDevices gate off) or refused with 422. */
     enum { PARTITIONABLE_ON, PARTITIONABLE_DROP, PARTITIONABLE_REFUSE } partitionable;
     bool drop_consumable_capacity; /* a server with DRAConsumableCapacity off */
-    long watch_timeout_s;          /* when the client gives no timeoutSeconds */
+    /* spec.partitionTypeAttribute dropped on write: a 1.37 server with
+     * DRAPartitionableDevicesType off (its default) or an older release. */
+    bool drop_partition_type;
+    long watch_timeout_s; /* when the client gives no timeoutSeconds */
 };
 
 struct api_request {

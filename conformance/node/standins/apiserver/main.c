@@ -30,6 +30,7 @@ int main(int argc, char **argv)
     bool drop_taints = false;
     const char *partitionable = "on";
     bool drop_shares = false;
+    bool drop_partition_type = false;
     const struct flag flags[] = {
         {"port", "APISERVER_STANDIN_PORT", FLAG_INT, &port,
          "TCP port on 127.0.0.1; 0 picks a free one"},
@@ -48,6 +49,10 @@ int main(int argc, char **argv)
          &drop_shares,
          "drop allowMultipleAllocations and capacity requestPolicy of ResourceSlice devices on "
          "write, like a server with DRAConsumableCapacity off"},
+        {"drop-partition-type-attribute", "APISERVER_STANDIN_DROP_PARTITION_TYPE_ATTRIBUTE",
+         FLAG_BOOL, &drop_partition_type,
+         "drop spec.partitionTypeAttribute of ResourceSlices on write, like a 1.37 server with "
+         "DRAPartitionableDevicesType off (its default) or an older release"},
         {"event-log", "APISERVER_STANDIN_EVENT_LOG", FLAG_STRING, &event_log,
          "append one JSON line per mutating request (timeNs, method, path, status, object)"},
         {"token", "APISERVER_STANDIN_TOKEN", FLAG_STRING, &token,
@@ -106,6 +111,7 @@ int main(int argc, char **argv)
 
     struct api api = {.drop_device_taints = drop_taints, .watch_timeout_s = watch_timeout};
     api.drop_consumable_capacity = drop_shares;
+    api.drop_partition_type = drop_partition_type;
     if (!strcmp(partitionable, "drop")) {
         api.partitionable = PARTITIONABLE_DROP;
     } else if (!strcmp(partitionable, "refuse")) {

@@ -117,7 +117,7 @@ void validate_name(const char *name, struct field_errors *fe)
 }
 
 /* A QualifiedName: C identifier (<= 32) or <DNS subdomain (<= 63)>/<C identifier>. */
-static void check_qualified_name(struct field_errors *fe, const char *name, const char *field)
+void check_qualified_name(struct field_errors *fe, const char *name, const char *field)
 {
     const char *slash = strchr(name, '/');
     const char *id = slash ? slash + 1 : name;
@@ -502,6 +502,7 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
 
     validate_slice_counters(spec, fe);
     validate_slice_shares(spec, fe);
+    validate_slice_partition_type(spec, fe);
 
     if (old) {
         json_t *ospec = json_object_get(old, "spec");

@@ -48,6 +48,17 @@ void slice_drop_counters(json_t *obj);
 void validate_slice_shares(const json_t *spec, struct field_errors *fe);
 void slice_drop_shares(json_t *obj);
 
+/* spec.partitionTypeAttribute (1.37, gate DRAPartitionableDevicesType;
+ * validate_partition_type.c) as the 1.37.2 server checks it: a fully
+ * qualified attribute name, set only on a slice with a device that consumes
+ * counters, and every such device carries that attribute (by its full name,
+ * or bare when it is in the driver's domain) as a string.
+ * slice_drop_partition_type removes it, like a server with the gate off
+ * (1.34-1.36 do not know the field and drop it too). */
+void validate_slice_partition_type(const json_t *spec, struct field_errors *fe);
+void slice_drop_partition_type(json_t *obj);
+void check_qualified_name(struct field_errors *fe, const char *name, const char *field);
+
 /* Refuses them: one Forbidden error per use, like a server that does not
  * serve the fields. */
 void slice_refuse_counters(const json_t *obj, struct field_errors *fe);

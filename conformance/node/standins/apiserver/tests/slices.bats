@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # apiserver-standin: ResourceSlice semantics the driver depends on:
 # generateName, field selectors, resourceVersion conflicts, preconditions,
-# delete collection, validation (422), taints and --drop-device-taints.
+# delete collection, validation (422), taints and --drop-device-taints,
+# partitionable devices, consumable capacity and partitionTypeAttribute.
 
 setup() {
     load helpers
@@ -172,6 +173,41 @@ counter_slice() {
     expect 422 '[.details.causes[].field] == ["spec.devices[0].consumesCounters", "spec.devices[1].consumesCounters"]'
     api POST "$SLICES" "$(slice p node-1 gpu.example.com)"
     expect 201
+}
+
+@test "partitionTypeAttribute: validated as the 1.37.2 server does; --drop-partition-type-attribute drops it" {
+    local cc='{consumesCounters: [{counterSet: "s", counters: {memory: {value: "1"}}}]}'
+    local typed bare
+    # A counted device and a plain one: only the counted one needs the attribute.
+    typed=$(jq -nc --argjson c "$(jq -nc "$cc")" '[{name: "gpu-0", attributes: {"gpu.example.com/profile": {string: "full"}}} + $c,
+        {name: "gpu-1", attributes: {profile: {string: "3g.40gb"}}} + $c, {name: "gpu-2"}]')
+    api POST "$SLICES" "$(slice ok node-1 gpu.example.com "$typed" | jq -c '.spec.partitionTypeAttribute = "gpu.example.com/profile"')"
+    expect 201 '.spec.partitionTypeAttribute == "gpu.example.com/profile"'
+    # A bare name in another domain does not count: gpu-1's profile is
+    # gpu.example.com's, the field names example.org's.
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$typed" | jq -c '.spec.partitionTypeAttribute = "example.org/profile"')"
+    # shellcheck disable=SC2016 # backquotes of the API message, not a command
+    expect 422 '[.details.causes[].field] == ["spec.devices[0].attributes[example.org/profile]", "spec.devices[1].attributes[example.org/profile]"]' \
+        '.details.causes[0] == {"reason":"FieldValueRequired","message":"Required value: device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set","field":"spec.devices[0].attributes[example.org/profile]"}'
+    bare=$(jq -c '.[1].attributes.profile = {int: 3}' <<<"$typed")
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$bare" | jq -c '.spec.partitionTypeAttribute = "gpu.example.com/profile"')"
+    # shellcheck disable=SC2016 # backquotes of the API message, not a command
+    expect 422 '[.details.causes[].field] == ["spec.devices[1].attributes[gpu.example.com/profile]"]' '.details.causes[0].message | endswith("must be a string value because `partitionTypeAttribute` names this attribute")'
+    # Not fully qualified.
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com "$typed" | jq -c '.spec.partitionTypeAttribute = "profile"')"
+    expect 422 '[.details.causes[].field] == ["spec.partitionTypeAttribute"]' '.details.causes[0].message == "Invalid value: \"profile\": a fully qualified name must be a domain and a name separated by a slash"'
+    # Only on a slice with a device that consumes counters.
+    api POST "$SLICES" "$(slice x node-1 gpu.example.com | jq -c '.spec.partitionTypeAttribute = "gpu.example.com/profile"')"
+    expect 422 '.details.causes[0] == {"reason":"FieldValueInvalid","message":"Invalid value: \"gpu.example.com/profile\": may only be set on a slice which declares devices that consume counters","field":"spec.partitionTypeAttribute"}'
+    stop_standin
+    start_standin --drop-partition-type-attribute
+    api POST "$SLICES" "$(slice d node-1 gpu.example.com "$typed" | jq -c '.spec.partitionTypeAttribute = "gpu.example.com/profile"')"
+    expect 201 '.spec | has("partitionTypeAttribute") | not' '[.spec.devices[] | has("consumesCounters")] == [true, true, false]'
+    # A server without partitionable devices drops it with them.
+    stop_standin
+    start_standin --partitionable-devices drop
+    api POST "$SLICES" "$(slice d node-1 gpu.example.com "$typed" | jq -c '.spec.partitionTypeAttribute = "gpu.example.com/profile"')"
+    expect 201 '.spec | has("partitionTypeAttribute") | not'
 }
 
 @test "consumable capacity: requestPolicy validated as the real server does; --drop-consumable-capacity drops it" {
