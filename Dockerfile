@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fakehw-dra image: fakehw (FUSE fake GPUs), fakehw-kubelet-plugin (the DRA
 # kubelet plugin), the static fakegpu-smi and fakehw-podresources (a client
 # of the kubelet's PodResources API), for the DaemonSet in

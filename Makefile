@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fakehw-dra: fake GPUs for Kubernetes DRA.  `make help` lists the targets.
 #
 # Each component adds itself through its own build.mk fragment:
@@ -149,9 +150,10 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
-lint: ## shellcheck every script, check C formatting
+lint: ## shellcheck every script, check C formatting and the SPDX license lines
 	shellcheck -x $(SHELL_FILES)
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+	scripts/check-spdx.sh
 
 format: ## reformat every C file with the repository's .clang-format
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Crash-safe file replacement: write a temp file in the same directory,
  * fsync it, rename it over the target, fsync the directory.  A reader sees
  * either the old content or the new, never a mix; a crash leaves at most a

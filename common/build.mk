@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # common/: the small C library every program links: errors, klog logging,
 # flags with env fallbacks, atomic file writes, the fakehw tree contract.
 COMMON_SRCS := $(wildcard common/*.c)

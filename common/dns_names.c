@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* RFC 1123 names: see dns_names.h.  Plain ASCII tests, not <ctype.h>, so the
  * rule does not depend on the locale. */
 #include "dns_names.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* RFC 1123 DNS label and subdomain names, the rule Kubernetes applies to
  * namespaces, object names, device and request names, driver and node names,
  * and fakehw to device names (fakehw_tree.h).  One implementation for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One error idiom for the whole project.
  *
  * A function that can fail returns 0 on success and -1 on failure, and takes a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Attach state names: see fakehw_attach.h. */
 #include "fakehw_attach.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The names of the attach states and scripted failures of the fakehw tree
  * (enums in fakehw_tree.h): one table for fakehw, which serves them, and the
  * readers, which parse them. */

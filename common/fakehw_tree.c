@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Strict reader of the fakehw tree: see fakehw_tree_read.h for the contract. */
 #include "fakehw_tree_read.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fakehw tree: the contract between the fakehw FUSE daemon (which serves
  * it), the kubelet plugin and fakegpu-smi (which read it).  docs/fakehw.md
  * documents it for people; this header is the single place in code that names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Reading the fakehw tree (layout in fakehw_tree.h), strictly.
  *
  * Works the same on the FUSE mount and on a plain directory with that layout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Change watcher for the fakehw tree: FUSE poll or inotify, a safety resync,
  * and gone/back tracking.  See fakehw_watch.h for the contract. */
 #include "fakehw_watch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Waiting for changes in the fakehw tree (layout in fakehw_tree.h) without
  * busy polling.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Command-line flags with environment fallbacks, for DaemonSet use.
  *
  * Precedence: built-in default < environment variable < command line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Logging in klog's text format on stderr, as every Kubernetes component logs:
  *
  *   I1122 05:13:00.123456   12345 file.c:42] message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kubernetes quantities as byte counts: see quantity.h. */
 #include "quantity.h"
 

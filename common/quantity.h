@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kubernetes resource quantities ("80Gi", "81920Mi", "40G", "1.5Gi", "1e9",
  * plain bytes) for byte counts: the memory of a GPU in the fakehw config and
  * the capacities the driver publishes in ResourceSlices.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* SHA-256 (FIPS 180-4), small and self-contained: fakehw derives its
  * deterministic GPU UUIDs from it, the plugin shortens over-long directory
  * names with it; neither needs a crypto library for that. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* UTF-8 hygiene for text that leaves the program: proto3 string fields (the
  * kubelet decodes our answers with Go's protobuf library, which rejects a
  * whole message when any string field holds invalid UTF-8) and JSON strings

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* YAML limits checked on the event stream: see yaml_guard.h. */
 #include "yaml_guard.h"
 

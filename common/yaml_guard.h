@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Bounds on a YAML text, checked on libyaml's event stream before its loader
  * builds the document.  libyaml's scanner is quadratic in flow nesting depth
  * (every token walks the stack of flow levels) and its loader compares every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # conformance/: the cluster suite (cluster/) and the node suite with its
 # kubelet and API server stand-ins (node/).
 -include conformance/node/standins/kubelet/build.mk

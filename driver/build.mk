@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/: the DRA kubelet plugin.  Each part has its own fragment:
 #   grpc/     gRPC server on grpc core, registration + DRA + health services
 #   kube/     Kubernetes API client (libcurl + jansson)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The plugin's view of the node's fake GPUs.
  *
  * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw-kubelet-plugin: the DRA kubelet plugin for fakehw's fake GPUs.
  *
  * Wires the parts together:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fakehw-kubelet-plugin: driver/main.c and the inventory, linked with every
 # driver part.  Order matters for static libraries: users before providers.
 PLUGIN_OBJS := $(OBJ)/driver/main.o $(OBJ)/driver/inventory.o

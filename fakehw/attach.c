@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The attach state machine: see attach.h. */
 #include "attach.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Attachable devices: the state machine behind the `attach` file of the
  * tree (fakehw_tree.h), pure and without locks (the inventory holds its
  * lock around these calls).

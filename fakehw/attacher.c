@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The attach timer: see attacher.h. */
 #include "attacher.h"
 

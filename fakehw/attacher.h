@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The attach timer: a thread that ends attaches in progress when their
  * delay is over (inventory_attach_tick), waking when a write starts a new
  * one.  It sleeps while no attach is in progress. */

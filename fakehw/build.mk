@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fakehw/: the FUSE fake-GPU daemon (build/bin/fakehw), its unit tests and
 # its bats suite.  fakehw/smi/ has its own fragment.
 FAKEHW_PKG_CFLAGS := $(shell pkg-config --cflags fuse3 yaml-0.1 2>/dev/null)

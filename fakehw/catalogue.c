@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The built-in GPU catalogue: see catalogue.h.  Figures are what the driver
  * reports on the real boards; memory.total is not the marketing size (that
  * one is in decimal GB and rounded), e.g. an "80GB" H100 reports 81559 MiB. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The built-in catalogue of real GPU models, so a config can say
  * `profile: H100-SXM5-80GB` and get the figures NVIDIA's driver reports:
  *   product_name        nvidia-smi --query-gpu=name

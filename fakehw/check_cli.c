@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw check and fakehw profiles: look at a config or the catalogue
  * without mounting anything. */
 #include <inttypes.h>

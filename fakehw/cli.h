@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fakehw commands; main.c picks one from argv[1].  Each takes argv with
  * the command name in argv[0] and returns the process exit code. */
 #ifndef FAKEHW_CLI_H

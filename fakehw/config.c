@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Loading the config: read, parse (config_parse.c), resolve for the node
  * (config_resolve.c). */
 #include "config.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fakehw YAML config (reference: docs/fakehw.md) resolved for one node.
  *
  * Loading parses the whole file with libyaml, checks every section (also the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The `mig` section of a device entry (docs/fakehw.md):
  *
  *   mig:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The config schema: YAML document -> struct config_spec, checking every key
  * and value on its own.  Cross-checks (duplicates, flips naming devices) are
  * config_resolve.c's. */

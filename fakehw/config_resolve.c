@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Resolving a parsed config for one node: section choice, count expansion,
  * profile figures and overrides, computed defaults, uniqueness, flips. */
 #include <fnmatch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The `sharing` section of a device entry (docs/fakehw.md): the GPU may be
  * shared by several claims, each taking part of its memory (Kubernetes
  * consumable capacity, KEP-5075):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The config as written, before it is resolved for a node: what
  * config_parse.c builds from the YAML (every value already checked on its
  * own) and config_resolve.c turns into a struct config.  Internal to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Position-aware libyaml document access: see config_yaml.h. */
 #include "config_yaml.h"
 

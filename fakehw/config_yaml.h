@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Typed, position-aware access to a libyaml document for the config parser.
  *
  * Every failure fills err as "<file>:<line>:<column>: <path>: <what>" with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fakehw daemon: load the config, mount the tree, make device nodes,
  * run the flip scheduler and the reload thread, serve until told to stop,
  * then take everything down again. */

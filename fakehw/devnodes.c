@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fake device nodes: see devnodes.h. */
 #include "devnodes.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fake device nodes: one real character device per GPU, <dir>/fakegpuN
  * (N = the device's minor), with the null device's numbers (1:3), so a
  * container runtime can pass it through its cgroup device rules and a

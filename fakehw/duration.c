@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Config durations: see duration.h. */
 #include "duration.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Durations in the config ("30s", "500ms", "1m30s", "1.5h"), in Go's
  * time.ParseDuration syntax with the units h, m, s and ms, at millisecond
  * resolution.  "0" needs no unit; any other number does. */

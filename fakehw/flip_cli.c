@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw flip: changes a device's health through the tree, exactly as any
  * writer would (one write(2) to <mount>/devices/<device>/health), then
  * reads it back. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Scheduled health flips: see flips.h. */
 #include "flips.h"
 

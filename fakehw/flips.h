@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Scheduled health flips: the config's `flips` turned into timed events
  * and a thread that applies them to the inventory.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fakehw tree over FUSE: see fuse_tree.h. */
 #define FUSE_USE_VERSION 314
 #include "fuse_tree.h"

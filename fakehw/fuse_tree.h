@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The FUSE filesystem that serves an inventory as the fakehw tree
  * (layout: common/fakehw_tree.h, docs/fakehw.md).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One fake GPU as fakehw serves it: the attributes of its directory in the
  * tree (fakehw_tree.h) and its configured initial health.  The config builds
  * these; the inventory adds the live health state. */

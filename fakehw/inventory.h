@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The live inventory of one node: its devices, their health, and the
  * generation counter; the model behind the served tree (fakehw_tree.h).
  * Thread-safe: FUSE workers, the flip scheduler and the reload thread share

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw: the fake-GPU FUSE daemon and its small commands.
  *
  *   fakehw --config FILE [--mount DIR] [--dev-dir DIR] [--node NAME] ...

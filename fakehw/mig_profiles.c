@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MIG geometry per model: see mig_profiles.h.  The placements are those
  * `nvidia-smi mig -lgipp` lists on the real boards. */
 #include "mig_profiles.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* MIG geometry of the catalogue models that support MIG, as NVIDIA's MIG
  * user guide ("Supported MIG Profiles") documents it: per model the GPU
  * instance profiles, each with its compute slices (of 7), memory slices (of

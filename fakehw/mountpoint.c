@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Mount point checks and stale mount clearing: see mountpoint.h. */
 #include "mountpoint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Getting the mount point ready before fakehw mounts on it.
  *
  * A fakehw that died without unmounting (SIGKILL, a crash) leaves a stale

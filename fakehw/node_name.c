@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The default node name: the hostname, lowercased, as the kubelet names
  * its node when no override is given. */
 #include <ctype.h>

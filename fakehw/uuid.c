@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Deterministic GPU UUIDs: see uuid.h. */
 #include "uuid.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Deterministic GPU UUIDs in the format NVIDIA's driver reports them:
  * "GPU-" followed by 32 lowercase hex digits grouped 8-4-4-4-12.
  *

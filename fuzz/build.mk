@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fuzz/: libFuzzer targets for the inputs the programs take from outside
 # (docs/reliability.md, "Fuzzing").  They need clang; `make fuzz` builds them
 # in build/fuzz with SAN=fuzz (libFuzzer + ASan + UBSan) and runs each for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the ResourceClaim GET answer as prepare reads it.  The
  * input is the answer's JSON; prepare_plan_build (driver/prepare/) turns it
  * into what a prepare would write and answer: the uid and allocation checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Helpers shared by the libFuzzer targets of fuzz/: a scratch directory,
  * whole-file writes, a fake inventory of FUZZ_NDEVS devices (gpu-0 ...) and
  * a prepare state on scratch directories.  A helper that cannot do its job

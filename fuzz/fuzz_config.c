@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the fakehw config parser (fakehw/config*.c), whole
  * path from YAML text to a resolved config, for a node the corpus's node
  * sections name. */

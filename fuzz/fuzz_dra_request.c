@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: NodePrepareResources / NodeUnprepareResources as the
  * plugin handles them.  The first byte picks the method (v1 prepare, v1
  * unprepare, v1beta1 prepare, v1beta1 unprepare), the rest is the request

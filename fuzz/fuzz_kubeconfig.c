@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the kubeconfig loader (driver/kube/kube_config.c) on a
  * scratch file; the relative file names it may hold resolve in a directory
  * with a CA, a client certificate and key and a token. */

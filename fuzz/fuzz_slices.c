@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: a ResourceSlice LIST answer as the publisher reads it.
  * The input is the answer's JSON; its items go, as in the publisher's list
  * step, into slice_sync_plan against the pool slice_build makes for the

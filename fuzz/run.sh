@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs each libFuzzer target for a set time: fuzz/run.sh BIN_DIR BUILD_DIR SECONDS TARGET...
 # Each target fuzzes a scratch corpus (BUILD_DIR/fuzz-corpus/<target>, kept
 # between runs) seeded from fuzz/corpus/<target>, which is only read.  The

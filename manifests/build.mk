@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # manifests/, kind/, scripts/ and the Dockerfile: the image, the cluster
 # deployment and a kind cluster to run it in.  The scripts do the work; these
 # targets only pass the variables on.  docs/install.md explains them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # proto/: the kubelet plugin APIs as .proto files.  protoc-c generates the
 # C code into $(GEN)/proto/ (a build output, never committed); the objects go
 # into one static library that the plugin, the kubelet stand-in and the tests

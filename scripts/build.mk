@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scripts/: the Makefile's own targets for users (help, unit, install) and
 # the README's tour (demo.sh, readme-tour.sh) are tested here; the
 # deployment scripts are manifests/build.mk's.

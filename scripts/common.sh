@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers of the deployment scripts (kind-up, kind-down, deploy,
 # image, wait-slices).  Sourced, never run.  Every script says what it is
 # doing on stderr, prefixed with its name, and fails with one clear line.

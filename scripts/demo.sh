@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shown commands are single-quoted on purpose: they run as shown.
 # shellcheck disable=SC2016
 #

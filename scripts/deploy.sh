@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Deploys fakehw-dra to a cluster, or removes it.
 #
 #   scripts/deploy.sh render       print the manifests that `apply` would apply

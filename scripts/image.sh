@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the fakehw-dra container image (Dockerfile at the top of the
 # repository): fakehw, fakehw-kubelet-plugin and fakegpu-smi on Debian 12.
 #

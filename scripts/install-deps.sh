@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages given as arguments, non-interactively.
 # Idempotent: packages already installed are left alone; any apt failure is fatal.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Go programs the tests need and Debian 12 does not package:
 # helm (the chart's lint and render test) and kustomize (the kustomizations
 # to compare the chart with, where no kubectl is installed).  Both are built

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Deletes the kind cluster made by kind-up.sh, with everything in it.
 #
 #   KIND_CLUSTER_NAME  cluster name (default fakehw-dra)

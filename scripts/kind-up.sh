@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A kind cluster with the fake GPUs published and ready for claims:
 #   1. checks the tools (docker, kind v0.32.0+ (v0.33.0+ for 1.37), kubectl),
 #   2. creates the cluster from kind/cluster-<minor>.yaml, or reuses a running

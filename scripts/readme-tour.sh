@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's tour section is the real output of scripts/demo.sh --markdown,
 # between the two marker lines below.
 #

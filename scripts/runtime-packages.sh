@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prints, one per line and sorted, the Debian packages that own the shared
 # libraries the given programs load, so the image's runtime stage installs
 # exactly what the build stage linked against.  Fails if a library belongs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Waits until the fakehw-dra DaemonSet is rolled out (its pods are ready only
 # once the plugin registered with the kubelet and published its slices) and
 # every node running one of its pods has ResourceSlices of the driver, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for common/: error idiom, flags with env fallbacks, atomic writes,
  * DNS names. */
 #include <setjmp.h>

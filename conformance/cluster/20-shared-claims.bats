@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # A ResourceClaim created on its own is shared: every container and every pod
 # that names it gets the same allocation.  When the last pod goes, the claim
 # stays, unreserved and deallocated, ready for the next user.

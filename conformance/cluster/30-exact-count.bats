@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # allocationMode ExactCount: count N gives N different devices; a count no
 # node can satisfy leaves the pod pending, and the scheduler says why.
 # bats file_tags=exact-count

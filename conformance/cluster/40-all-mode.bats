@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # allocationMode All: the claim gets every device of the class on the node.
 # A second All claim for the same node waits until the first is released.
 # Needs every device of the test node free, hence "serial".

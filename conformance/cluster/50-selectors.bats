@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # CEL selectors in a claim narrow the class: on an attribute, on a capacity
 # with a quantity comparison, and a selector nothing matches keeps the pod
 # pending.  The attribute and capacity come from the driver's own devices

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Constraints across the devices of a request: matchAttribute (fully
 # qualified name) makes all allocated devices share the attribute's value.
 # bats file_tags=constraints

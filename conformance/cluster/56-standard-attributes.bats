@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Standard device attributes (resource.kubernetes.io/..., k8s.io/
 # dynamic-resource-allocation deviceattribute): matchAttribute on
 # resource.kubernetes.io/numaNode across two requests puts both devices on one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Opaque configuration: config in the DeviceClass and in the claim is copied
 # into the allocation (class first, then claim) and the driver applies it when
 # it prepares the device.  The fake driver turns GpuConfig env entries into

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # ResourceClaim device status: the driver reports per-device entries in
 # status.devices (conditions, data) for the devices it prepared.  Optional for
 # drivers: CONFORMANCE_DEVICE_STATUS says whether the driver under test does.

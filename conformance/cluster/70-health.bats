@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Device health with the fake driver: a device flipped unhealthy in fakehw
 # gets the <driver>/unhealthy NoSchedule taint in its slice, an Unhealthy
 # entry in the pod's allocatedResourcesStatus and a Ready=False condition in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Device binding conditions (KEP-5007) with the fake driver's attachable
 # GPUs: the scheduler holds a pod whose claim got such a device until the
 # driver reports the device attached (the condition <driver>/attached True

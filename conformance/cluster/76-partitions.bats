@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Partitioned and shared GPUs.  Partitionable devices (KEP-4815): a GPU in
 # dynamic MIG mode is published with a counter set, and the whole GPU and
 # each placement of each MIG profile consume from it, so the scheduler never

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Admin access (DRAAdminAccess): a request with adminAccess gets devices even
 # when other claims hold them, for monitoring or maintenance, but only in a
 # namespace labelled resource.kubernetes.io/admin-access: "true".

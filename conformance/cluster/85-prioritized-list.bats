@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Prioritized list (DRAPrioritizedList): a request with firstAvailable gets
 # the first subrequest that can be satisfied, in the order written.
 # bats file_tags=prioritized-list

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Device metadata (KEP-5304, Kubernetes 1.36): drivers that support it mount a
 # JSON file with the claim's devices and their attributes into the container,
 # at /var/run/kubernetes.io/dra-device-attributes/resourceclaims/<claim>/<request>/<driver>-metadata.json,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Driver restart: deleting the kubelet plugin pod of a node must not disturb
 # running pods (their claims stay prepared), the node's ResourceSlices come
 # back with the same devices, and new claims on the node work.  Disruptive,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Extended resources backed by DRA (KEP-5004): a pod asks for the device
 # class's extendedResourceName in resources.limits, as with a device plugin;
 # the scheduler makes a claim for it from the class, and the driver prepares

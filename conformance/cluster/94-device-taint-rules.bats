@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # DeviceTaintRule (KEP-5055): an admin taints devices without touching the
 # driver's slices.  NoSchedule keeps new claims off, NoExecute evicts the pods
 # using the devices unless the request tolerates the taint, tolerationSeconds

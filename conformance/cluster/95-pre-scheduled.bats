@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Pre-scheduled pods: a pod created with spec.nodeName already set bypasses
 # the scheduler, so nothing allocates or reserves its claim; the kubelet
 # refuses to prepare the claim, says why in an event, retries, and never

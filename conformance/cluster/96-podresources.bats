@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Monitoring: the kubelet's PodResources API (v1 List and Get) reports the DRA
 # devices of a running pod: its claim and the driver, pool and device names
 # the claim was allocated.  Read with the fake driver's fakehw-podresources

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Optional node operations (KEP-5945, alpha in 1.37): a device published in a
 # slice with skipNodeOperations ["*"] (the fake driver's virtual GPUs) is
 # usable without any NodePrepareResources call: the allocation carries the

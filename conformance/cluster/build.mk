@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # conformance/cluster: the DRA scenario suite that runs against the cluster of
 # the current kubeconfig (`make conformance`, docs/conformance.md), and its
 # self-tests, which need no cluster and run with `make test`.

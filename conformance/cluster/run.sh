@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the cluster conformance suite against the cluster of the current
 # kubeconfig: TAP on stdout as the tests go, the same TAP and a JUnit report
 # in the report directory.  `make conformance` calls this; it works on its own

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # bats runs setup_suite once before the first test of the cluster suite:
 # fail fast with a clear message when the cluster, the DRA API, the driver's
 # DeviceClass or its ResourceSlices are not there, then decide which feature

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # conformance/node: the node suite, which needs no cluster.  Its bats files in
 # tests/ run with `make test`; lib/runtime.bash runs containers with podman so
 # that the tests can check what a CDI spec injects (skips with the reason on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `make node-conformance`: the node-level conformance suite of a DRA kubelet
 # plugin (conformance/node/tests), no cluster needed, with TAP on stdout and
 # in $(NODE_CONFORMANCE_OUT)/results.tap, and a JUnit report in

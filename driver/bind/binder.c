@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The binder threads: see binder.h. */
 #include "binder.h"
 

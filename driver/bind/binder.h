@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The binder: acts on device binding conditions (binding_conditions.h) for
  * the attachable devices of this node's pool.
  *

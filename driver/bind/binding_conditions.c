@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Binding-condition JSON: see binding_conditions.h. */
 #include "binding_conditions.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device binding conditions (KEP-5007) for attachable fake GPUs: the JSON
  * this driver publishes and writes, pure functions without I/O (the thread
  * that acts on claims is binder.h).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/bind/: device binding conditions (KEP-5007) for attachable fake
 # GPUs: the published fields and the binder threads that attach devices
 # and set the claim conditions.  Built as $(BIND_LIB); programs link it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/grpc/: the gRPC layer of the kubelet plugin on grpc core: the generic
 # server (rpc_server), the registration, DRA (v1 + v1beta1) and health
 # services, and their message codecs.  Everything lands in one static library;

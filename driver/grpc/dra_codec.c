@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One codec for both DRA node API versions.
  *
  * v1 and v1beta1 are the same messages with the same field numbers; the only

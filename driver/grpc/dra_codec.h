@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The DRA node API messages of both versions (v1 and v1beta1) mapped to one
  * version-independent form, so the service logic exists once.  The two
  * versions are identical on the wire except that v1 has Device.share_id

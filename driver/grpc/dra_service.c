@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dra_service.h"
 
 #include <stdlib.h>

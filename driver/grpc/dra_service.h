@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* k8s.io.kubelet.pkg.apis.dra.{v1,v1beta1}.DRAPlugin: NodePrepareResources
  * and NodeUnprepareResources for both API versions on one socket.
  *

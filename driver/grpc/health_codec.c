@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Answers are built with the v1 generated types for both versions: v1 and
  * v1alpha1 share every field number and enum value, so the packed bytes are a
  * valid message of either (the unit tests decode them with both descriptors).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The health stream message (NodeWatchResourcesResponse) of both health API
  * versions: the driver-side device health list and its encoding.  v1 (1.37+)
  * and v1alpha1 have the same messages, field numbers and enum values, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "health_service.h"
 
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* {v1,v1alpha1}.DRAResourceHealth/NodeWatchResources: the kubelet's health
  * stream, both versions served from one device list.
  *

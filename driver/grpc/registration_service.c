@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "registration_service.h"
 
 #include <pthread.h>

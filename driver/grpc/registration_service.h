@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* pluginregistration.Registration: how the kubelet finds the plugin.
  *
  * Serve it on the registration socket <registrar dir>/<driver>-reg.sock.  The

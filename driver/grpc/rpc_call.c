@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One call on the server: its batches, the send queue (one send in flight),
  * the handler run on a worker, and the API services see: rpc_reply for unary
  * answers, rpc_stream for server streams.  See rpc_internal.h for the

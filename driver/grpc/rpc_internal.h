@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Internals shared by rpc_server.c (the server: threads, completion queue,
  * lifecycle) and rpc_call.c (one call: its batches, send queue, handler run,
  * and the rpc_stream / rpc_reply API).  Not a contract for other modules.

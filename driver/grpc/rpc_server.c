@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The gRPC server: one unix socket, one completion queue drained by a
  * poller thread, worker threads for the handlers, dispatch by method path,
  * and shutdown.  See rpc_server.h; the life of a call is in rpc_call.c.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A small gRPC server on grpc core's C API, for protobuf-c messages.
  *
  * One rpc_server listens on one unix socket and owns one completion queue, a

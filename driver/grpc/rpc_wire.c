@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* grpc core helpers shared by the server and the stand-in: see rpc_wire.h. */
 #include "rpc_wire.h"
 

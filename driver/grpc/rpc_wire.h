@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Small grpc core helpers that both ends of our gRPC code need, the plugin's
  * server (rpc_call.c) and the kubelet stand-in's client
  * (conformance/node/standins/kubelet/grpc_client.c): status code names, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Proto3 string fields without NUL bytes.
  *
  * protobuf-c decodes a string field into a NUL-terminated `char *` and

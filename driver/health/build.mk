@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/health/: device health (taints, claim conditions), the claim
 # device-status writer and the retry pacing shared with driver/publish/.
 # Built as $(HEALTH_LIB).  Programs that use it link:

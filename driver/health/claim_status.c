@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The claim device-status writer thread: see claim_status.h. */
 #include "claim_status.h"
 

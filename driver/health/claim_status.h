@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The claim device-status writer: keeps status.devices of every claim this
  * driver prepared in line with the health of its devices (JSON shape in
  * claim_status_json.h).

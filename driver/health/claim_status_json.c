@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Building a claim's status.devices: see claim_status_json.h. */
 #include "claim_status_json.h"
 

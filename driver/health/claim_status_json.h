@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The JSON of a ResourceClaim's status.devices as this driver writes it.
  * Pure functions, no I/O; the writer thread is claim_status.h.
  *

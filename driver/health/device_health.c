@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device health classification, taints and health diffs: see device_health.h. */
 #include "device_health.h"
 

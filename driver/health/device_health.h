@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device health as the API sees it: what a fakehw health state becomes in a
  * ResourceSlice (a taint, or the device left out) and in a ResourceClaim's
  * status.devices (a Ready condition).  Pure functions, no I/O.

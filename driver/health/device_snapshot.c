@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The shared device snapshot: see device_snapshot.h. */
 #include "device_snapshot.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One immutable, reference-counted list of the node's devices: what the
  * inventory read from the fakehw tree at one moment.  The inventory and its
  * listeners (slice publisher, claim status writer, health stream) share it

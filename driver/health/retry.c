@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Retry pacing: see retry.h. */
 #include "retry.h"
 

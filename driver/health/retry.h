@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Retry pacing for the background threads of publish/ and health/: a
  * monotonic clock, full-jitter exponential backoff, and condition-variable
  * waits until a monotonic deadline. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/kube/: the Kubernetes API client, built as $(KUBE_LIB).
 # Programs that use it link:  $(KUBE_LIB) $(COMMON_LIB) $(KUBE_LDLIBS)
 KUBE_SRCS   := $(wildcard driver/kube/*.c)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Retry pacing: full-jitter exponential backoff, a thread-safe random source,
  * and a signal-proof sleep. */
 #include "kube_internal.h"

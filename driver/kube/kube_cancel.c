@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shutdown deadlines: a client-wide time after which no request starts or
  * retries and the transfers in flight end.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Kubernetes API client: libcurl + jansson.
  *
  * Configuration comes from a kubeconfig file (current context: server, CA,

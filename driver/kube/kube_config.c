@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where the API server is and how to authenticate: a kubeconfig file (YAML,
  * its current context) or the in-cluster service account. */
 #include "kube_internal.h"

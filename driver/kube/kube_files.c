@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Reading credentials: whole files with a size bound, token files, base64. */
 #include "kube_internal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The client object: its copy of the config, a small pool of curl handles,
  * the options and headers every transfer shares, and HTTP error text. */
 #include "kube_internal.h"

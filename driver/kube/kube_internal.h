@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Internals shared by the files of driver/kube and by its tests; not part of
  * the client's contract (that is kube_client.h). */
 #ifndef FAKEHW_DRIVER_KUBE_INTERNAL_H

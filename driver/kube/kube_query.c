@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Percent-encoding of query values (field selectors, resource versions). */
 #include "kube_internal.h"
 

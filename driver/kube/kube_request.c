@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One API request with a per-attempt timeout and bounded, jittered retries. */
 #include "kube_internal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Watches: one streaming GET whose chunked body is a sequence of JSON event
  * lines ({"type":"ADDED","object":{...}}), handed to a callback one by one. */
 #include "kube_internal.h"

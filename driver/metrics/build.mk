@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/metrics/: the kubelet plugin's Prometheus metrics (metrics.h) and
 # their HTTP endpoint on libmicrohttpd (metrics_server.h), off unless
 # --metrics-address is given.  Built as $(METRICS_LIB); programs link

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Metric storage and the Prometheus text exposition (metrics.h). */
 #include "metrics.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kubelet plugin's Prometheus metrics: a fixed set of counters and
  * histograms that the parts record into, and their text exposition
  * (format 0.0.4).  docs/metrics.md lists every metric.

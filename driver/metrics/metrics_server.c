@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The metrics HTTP endpoint on libmicrohttpd (metrics_server.h). */
 #include "metrics_server.h"
 

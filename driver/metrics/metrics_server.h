@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A small HTTP server for the metrics: GET /metrics answers the Prometheus
  * text exposition, anything else 404 (405 for other methods).  libmicrohttpd
  * with one internal thread, at most 16 connections, 10 s per connection:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/podresources/: fakehw-podresources, a client of the kubelet's
 # PodResources API (v1 List and Get) that prints the pods' DRA devices.  Its
 # own grpc core client code; it shares only common/ and the generated proto.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw-podresources: lists the DRA devices of the pods on this node from
  * the kubelet's PodResources API (v1 List and Get), as a table or as JSON.
  * docs/podresources.md. */

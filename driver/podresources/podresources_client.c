@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The unary gRPC call: see podresources_client.h. */
 #include "podresources_client.h"
 

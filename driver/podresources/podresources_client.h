@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A unary gRPC call over a unix socket on grpc core, for the PodResources
  * client: its own small client code (the plugin only serves). */
 #ifndef FAKEHW_PODRESOURCES_CLIENT_H

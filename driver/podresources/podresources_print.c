@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Printing PodResources answers: see podresources_print.h. */
 #include "podresources_print.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What fakehw-podresources prints: the DRA claims and devices of the pods
  * in a PodResources answer, as a text table or as JSON.  Pure (no I/O but
  * the output stream).  Only containers with at least one claim, and pods

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/prepare/: the prepare path of the kubelet plugin (claims, opaque
 # config, CDI specs, device metadata, checkpoint), independent of gRPC.
 # docs/prepare.md describes what it writes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* CDI name rules (container-device-interface pkg/parser, SPEC.md), checked
  * before a name is written into a spec, so a runtime never refuses a spec we
  * wrote:

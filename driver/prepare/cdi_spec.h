@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The CDI specs of a prepared claim (cdiVersion 0.5.0: device names start
  * with the claim UID, which may start with a digit; no annotations).
  *

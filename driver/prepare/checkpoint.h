@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The checkpoint snapshot: every claim this driver prepared, so a restarted
  * plugin answers repeated prepares the same and still cleans up on unprepare.
  * The changes made since it was written are in checkpoint.journal next to it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The checkpoint journal: the changes made since checkpoint.json (the
  * snapshot, checkpoint.h) was written, one line each, appended in order:
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The durable checkpoint at run time: checkpoint.json (the snapshot,
  * checkpoint.h) and checkpoint.journal (the changes since, checkpoint_journal.h)
  * in one directory.

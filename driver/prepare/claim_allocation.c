@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "claim_allocation.h"
 
 #include <stdlib.h>

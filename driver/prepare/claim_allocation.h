@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Reading a ResourceClaim (resource.k8s.io/v1 JSON) for prepare: the checks
  * the kubelet plugin helper makes, and this driver's allocation results.
  *

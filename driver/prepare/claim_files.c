@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "claim_files.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The files a prepared claim owns, their names and their removal.
  *
  *   <cdi root>/k8s.<driver>-gpu_<uid>.json              claim CDI spec (the CDI

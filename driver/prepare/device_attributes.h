@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The attributes of one fakehw device, in the ResourceSlice attribute JSON
  * shape ({"string": ...}, {"int": ...}, {"version": ...}).  The slice
  * publisher and the device metadata files (KEP-5304) both use this function,

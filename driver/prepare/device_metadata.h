@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device metadata files (KEP-5304, the layout of the v0.36 kubelet plugin
  * helper): one file per request of a claim, a JSON stream holding one
  * metadata.resource.k8s.io/v1alpha1 DeviceMetadata object, mounted into the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Opaque device configuration of this driver: GpuConfig.
  *
  *   apiVersion: gpu.fakehw.example.com/v1alpha1

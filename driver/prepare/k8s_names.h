@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kubernetes name rules for everything of a claim that reaches a file path:
  * claim UIDs, names, namespaces, request and device names.  Each check
  * fails with a sentence naming the field and the rule it breaks, e.g.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Files in the plugin's own directories, never through a symbolic link.
  *
  * The plugin directory and the metadata root belong to the plugin; a link

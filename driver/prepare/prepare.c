@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The prepare and unprepare flows of prepare.h: per-claim serialisation,
  * the checkpoint protocol (files, then the journal line, then the answer),
  * the check that a claim answered from the checkpoint still has its files,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The prepare path: what NodePrepareResources and NodeUnprepareResources do
  * for one claim, independent of gRPC.  The gRPC handlers (driver/grpc/) decode
  * the request, call these once per claim, and encode the answers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What one claim's prepare writes and answers: claim JSON + inventory ->
  * CDI specs, metadata files, the answer and the checkpoint record.  Nothing
  * here touches the disk. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Startup recovery (docs/prepare.md, "Recovery rule at start-up"):
  *
  * 1. Load <plugin dir>/checkpoint.json and replay checkpoint.journal onto it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Internals of the prepare state shared by prepare.c (the prepare and
  * unprepare flows), prepare_plan.c (what a claim's prepare writes and
  * answers) and prepare_recovery.c (startup: rollback, rebuild, sweep). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The prepare answer (struct prepared_claim of prepare.h): its release
  * (prepared_claim_free is declared in prepare.h) and its JSON form, the form
  * the checkpoint stores it in:

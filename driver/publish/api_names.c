@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kubernetes API name and value rules: see api_names.h. */
 #include "api_names.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Kubernetes API's rules for the names and values this driver publishes
  * in ResourceSlices (resource.k8s.io/v1), as validation does on the server:
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # driver/publish/: ResourceSlice building, the pool sync plan and the slice
 # publisher threads.  Built as $(PUBLISH_LIB).  It uses device_attributes_json
 # from driver/prepare/ (one definition of the attributes for slices and device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Partitionable devices: see partitions.h. */
 #include "partitions.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Partitionable devices (KEP-4815) in the resource.k8s.io/v1 shape: which of
  * the node's fakehw devices are published how, and the JSON of the counter
  * sets and of each device's consumesCounters.

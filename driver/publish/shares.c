@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Consumable capacity in the published devices: see shares.h. */
 #include "shares.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Consumable capacity (KEP-5075): a GPU the fakehw config shares by memory
  * (its memorySharing file) is published with allowMultipleAllocations: true
  * and a requestPolicy on its memory capacity:

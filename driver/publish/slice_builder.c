@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Building the ResourceSlices of the node's pool: see slice_builder.h. */
 #include "slice_builder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Turns the node's fake GPUs into the ResourceSlice objects of its pool.
  * Pure: same input, same output, no I/O (docs/resourceslices.md shows the
  * result).

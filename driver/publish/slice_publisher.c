@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The slice publisher threads: see slice_publisher.h. */
 #include "slice_publisher.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The slice publisher: keeps the node's pool of ResourceSlices on the API
  * server equal to the fake GPUs the inventory sees, for as long as the
  * plugin runs.

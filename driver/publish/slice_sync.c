@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The pool sync decision: see slice_sync.h. */
 #include "slice_sync.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The pool sync decision: given the ResourceSlices the API server has for
  * this driver and node and the slices the pool should have (slice_builder),
  * which to update, create and delete, and at which pool generation.  Pure:

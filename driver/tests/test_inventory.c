@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Tests of the plugin's inventory (driver/inventory.h) on a plain fakehw
  * tree: every listener gets the same shared snapshot (no copies), a change
  * or the tree going away makes a new snapshot and leaves the old one as it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fakehw/smi/: fakegpu-smi, the static in-container inspector; plus the unit
 # tests of the fakehw tree reader and watcher it shares with the driver
 # (common/fakehw_tree.c, common/fakehw_watch.c).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakegpu-smi: shows the fake GPUs a container was given, in the style of
  * nvidia-smi -L and nvidia-smi --query-gpu=... --format=csv.  Linked
  * statically so it runs in any image (busybox too); docs/fakegpu-smi.md. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The --query-gpu field table and nvidia-smi's CSV and -L output formats. */
 #include "smi_fields.h"
 

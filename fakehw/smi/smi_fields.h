@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakegpu-smi's --query-gpu fields and CSV output, in nvidia-smi's format:
  *   index, name, memory.total [MiB]
  *   0, NVIDIA A100-SXM4-80GB, 81920 MiB

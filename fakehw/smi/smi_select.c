@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Visibility (FAKEHW_VISIBLE_DEVICES) and -i/--id selection for fakegpu-smi. */
 #include "smi_select.h"
 

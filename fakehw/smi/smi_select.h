@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Which GPUs fakegpu-smi shows: the devices of the tree, filtered by
  * FAKEHW_VISIBLE_DEVICES and numbered 0..n-1 in device index order (as
  * nvidia-smi numbers the GPUs a container was given), then narrowed by -i. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Attachable devices on a real FUSE mount: the attach and attachFailure
 # files, the attach delay, scripted failures, the snapshot, reloads.  Needs
 # root and /dev/fuse, like fakehw.bats.

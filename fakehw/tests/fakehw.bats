@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The fakehw daemon on a real FUSE mount in a temp dir: the tree, flips by
 # write, CLI and schedule, poll wake-ups, the snapshot file, bad configs,
 # signals, device nodes, stale mounts, reloads.  Needs root (mount, mknod) and /dev/fuse.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the fakehw bats suite: start and stop the daemon on a
 # temp mount, wait with bounded loops, clean up whatever a test left.
 # shellcheck shell=bash

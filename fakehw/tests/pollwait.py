@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Waits on a fakehw generation file the way the driver does: open, read,
 poll(2) for POLLIN|POLLPRI, read again.  No busy polling.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that fakehw's snapshot file is one consistent generation while
 health flips happen, however it is read.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for attachable devices: the attach state machine, the
  * inventory's attach file and timer tick, and the `attach` config key. */
 #include <setjmp.h>

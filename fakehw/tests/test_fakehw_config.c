@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the fakehw config: good configs resolve as documented, bad
  * ones fail with file, line, column, key and what is wrong. */
 #include <setjmp.h>

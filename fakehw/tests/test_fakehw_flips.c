@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for flip scheduling: the plan, and the scheduler thread
  * applying it to an inventory (timing bounds are generous on purpose). */
 #include <setjmp.h>

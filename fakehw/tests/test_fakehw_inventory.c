@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the live inventory: rendering, health writes, generation,
  * listeners, reloads, concurrency. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the MIG geometry (against NVIDIA's "Supported MIG Profiles"
  * tables), the `mig` config section and the partitions' live health. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for fakehw's deterministic UUIDs and the SHA-256 under them. */
 #include <setjmp.h>
 #include <stdarg.h>

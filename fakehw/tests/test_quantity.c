@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for common/quantity: Kubernetes quantities as byte counts. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks fakehw-dra's deployment files against what the programs need.
 
   check_manifests.py rendered --driver NAME [--plugin-help FILE] [--fakehw-help FILE]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares what `helm template` renders from manifests/helm/fakehw-dra with
 what kustomize renders from manifests/base (or an overlay): the same objects,
 field for field, once the differences that belong to each tool are taken

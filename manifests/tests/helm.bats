@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The Helm chart (manifests/helm/fakehw-dra) passes helm lint and renders the
 # same objects as the kustomizations: the base with the default values, the
 # nvidia-compat overlay with driverName=gpu.nvidia.com (compare_helm.py takes

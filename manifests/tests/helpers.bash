@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Shared setup of the manifests/ suites: where things are, the Python that
 # runs check_manifests.py, and whether kubectl can render kustomizations.
 # None of these tests needs a cluster.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # kind/ configs and scripts/kind-up.sh, without Docker or kind: the configs
 # are checked against each release's feature gates and kind's v1alpha4
 # schema, and kind-up.sh runs against stand-ins for docker, kind and

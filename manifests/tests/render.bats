@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The kustomizations render, and what they render fits the programs: paths
 # match the driver's flags, RBAC covers exactly the API calls the plugin
 # makes, the DeviceClasses and the admission policy name the driver, and the

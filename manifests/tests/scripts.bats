@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # scripts/ and the Dockerfile, without a cluster: shellcheck, what deploy.sh
 # renders for an image and an overlay, wait-slices.sh against a kubectl
 # stand-in, the image's runtime packages, and the Dockerfile shipping what

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The Makefile's own targets for a new user: make help shows the variables'
 # values, make unit shows a test program's log output only when it fails,
 # make install puts the programs and their man pages under DESTDIR/PREFIX.

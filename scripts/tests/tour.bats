@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The README's tour is what scripts/demo.sh prints today (claim UIDs, times,
 # temp directories and klog headers normalised), and the checker notices a
 # change.

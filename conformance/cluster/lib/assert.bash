@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Assertions shared by the scenarios.  Each one says in its failure message
 # what DRA behaviour was expected and what the cluster showed.
 

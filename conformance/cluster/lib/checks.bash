@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # The suite's preconditions, checked once before any scenario (setup_suite.bash).
 # Each check fails with a message that says what is missing and what to do,
 # so a run against a broken or foreign cluster stops in seconds instead of

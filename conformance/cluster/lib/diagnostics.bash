@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # What a person needs when a scenario fails: the state of the test's pods and
 # claims, the driver's slices, the events, the driver's last log lines and the
 # manifests the test created.  Printed on stdout from teardown, so bats shows

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that only the fake driver allows: what a container sees (fakegpu-smi,
 # injected environment) and health flips through the fakehw daemon of a node.
 # Tests using them carry the fake-only tag, or call them only when

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # What the cluster can do: server version, served API versions, and the DRA
 # feature gates the scenarios need.  A scenario whose gate is off or whose
 # version is too old is skipped with the reason, never failed.

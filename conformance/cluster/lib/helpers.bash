@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # The one file every cluster test loads (`load lib/helpers`): parameters,
 # kubectl queries, template rendering, feature detection, the per-test
 # lifecycle, diagnostics and the fake-driver checks.  Each part lives in its

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # TAP (as `bats --formatter tap --timing` prints it) to JUnit XML.  The suite
 # writes its own JUnit instead of using bats' junit report formatter because
 # bats 1.8.2's formatter breaks under --jobs (file_count: unbound variable)

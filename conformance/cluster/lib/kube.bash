@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # kubectl access and the queries the scenarios make: waiting, pods, claims,
 # ResourceSlices, events.  Everything reads `kubectl -o json` through jq, so
 # the field paths below are the resource.k8s.io/v1 and core/v1 wire names.

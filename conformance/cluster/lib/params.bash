@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Parameters of the cluster suite.  Every knob is an environment variable
 # with a default here; docs/conformance.md lists them.  params_defaults fills
 # the defaults, params_validate rejects bad values with a message naming the

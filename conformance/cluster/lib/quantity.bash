@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Kubernetes quantities ("80Gi", "81559Mi", "40G", "1.5Gi", "100") as whole
 # numbers, to check what a capacity selector picked.  Milli-units and
 # exponents never appear in device capacities the suite compares; they are

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Scenario manifests are templates in templates/ with __NAME__ placeholders
 # (plain YAML strings, so the templates themselves are valid YAML).
 # render_template fills them from the suite parameters and KEY=VALUE

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # The life of one test: its tags, its own namespace, the node lock that keeps
 # exclusive scenarios alone, cleanup that runs even when the test fails, and
 # the failure report a person reads first.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks rendered scenario manifests against the resource.k8s.io/v1 and
 core/v1 shapes the suite uses, the way a kube-apiserver with strict field
 validation would: unknown fields, one-of rules, enum values, name formats,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The suite's preflight (setup_suite) against the fake cluster: it passes on a
 # healthy cluster and prints what it decided, and each missing precondition
 # stops the run with a message that says what is wrong and what to do.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # docs/compatibility.md and the scenarios agree: every scenario declares what
 # it needs in a "# requires:" line that matches the require_* calls it makes,
 # and the per-release tables are what those lines, the kind configs and the

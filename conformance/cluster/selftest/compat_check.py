@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Keeps docs/compatibility.md, the scenarios' metadata and the suite's
 feature detection in step.
 

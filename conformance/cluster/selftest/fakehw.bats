@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The fake-driver helpers against the fake cluster: what a container sees
 # (fakegpu-smi, env), health flips through the node's driver pod, and the
 # teardown that flips a device back and waits for the driver to publish it

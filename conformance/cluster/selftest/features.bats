@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Version and feature detection, and the skip decisions built on them, against
 # the fake cluster: each way a gate can be decided (override, dry-run probe,
 # metrics, release default) and what a skipped scenario says.

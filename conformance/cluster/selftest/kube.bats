@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The kubectl queries of lib/kube.bash, lib/assert.bash and lib/quantity.bash
 # against fixture objects: slices of the current pool generation, the node
 # the per-node scenarios pick, attribute lookups, claim and pod state,

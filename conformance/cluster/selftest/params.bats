@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Parameters: defaults, validation messages, and the fake-driver decision
 # with the defaults that follow from it.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Templates: every scenario manifest renders for the fake driver and for a
 # driver with another name, passes yamllint and the field check of
 # check_manifests.py; the placeholder guard stops unfilled or misspelt

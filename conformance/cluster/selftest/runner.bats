@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # run.sh (what `make conformance` runs): FILTER syntax, options and the JUnit
 # report, and two complete runs of the real suite against the fake cluster
 # where every selected scenario is skipped for a reason the fake cluster gives.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The per-test lifecycle without a cluster: tags read back from test files,
 # the fake-only skip, the node lock, namespace names, deferred cleanup and
 # the failure diagnostics.

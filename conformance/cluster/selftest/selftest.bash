@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Common setup of the self-tests, which check the cluster suite's own logic
 # with no cluster: a fresh copy of the fake cluster (fixtures/cluster), the
 # fake kubectl (bin/kubectl) first on PATH, every CONFORMANCE_* variable of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Static checks of the cluster suite itself: every file parses and is
 # lint-clean; every test is tagged and named the way the kit relies on; the
 # templates the tests use exist, the gates they require are detected, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A small HTTP client for the API stand-in (libcurl + jansson): setting up
  * claims for the prepare benchmark and the HTTP round-trip floor.  One
  * client is one keep-alive connection; use one per thread. */

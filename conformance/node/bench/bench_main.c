@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw-bench: the benchmarks of `make bench`, on this machine and without
  * a cluster: fakehw, the plugin and the kubelet and API stand-ins, all on
  * loopback.  Every figure is measured in several runs and reported as the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # conformance/node/bench/: `make bench`, the benchmarks (docs/benchmarks.md).
 # fakehw-bench starts the API stand-in, fakehw and the plugin on loopback,
 # plays the kubelet itself (the kubelet stand-in's gRPC client), measures,

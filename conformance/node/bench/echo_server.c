@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `fakehw-bench echo-server --socket PATH`: the plugin's gRPC server module
  * (driver/grpc/rpc_server.h, same worker count as the plugin's DRA socket)
  * with one method that answers an empty message at once: the floor of a

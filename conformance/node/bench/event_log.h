@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Follows the API stand-in's event log (--event-log: one JSON line per
  * mutating request, with the CLOCK_REALTIME "timeNs" at which the stand-in
  * handled it), so a benchmark learns when a ResourceSlice write reached the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kubelet's health stream (v1alpha1 NodeWatchResources) read on a
  * thread of its own, recording when each device was last seen to change
  * state (CLOCK_REALTIME at the message's arrival), so a benchmark can ask

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kubelet_calls.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kubelet's side of the plugin's sockets, for the benchmarks: register
  * (GetInfo + NotifyRegistrationStatus), NodePrepareResources and
  * NodeUnprepareResources (v1) of one claim, with the answers checked.  Built

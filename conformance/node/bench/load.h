@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Concurrent callers for latency benchmarks: `callers` threads released
  * together, each running an operation `iterations` times.  The operation
  * times its own parts into the caller's sample sets (e.g. prepare and

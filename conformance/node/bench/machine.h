@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Facts about the machine and the run that a benchmark figure means
  * nothing without: CPUs, CPU model, kernel, memory, the file system the
  * plugin's files go to, the load when the run started and ended. */

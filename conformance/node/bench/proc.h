@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The processes a benchmark runs (API stand-in, fakehw, the plugin, the
  * echo server) and what /proc says about them: peak and current RSS, CPU
  * time, context switches.  Also the clocks and a wait for a file to appear. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The benchmark report: figures (one value per run, summarised as median and
  * min-max), their targets, and facts about the machine; written as Markdown
  * (results.md, the table docs/benchmarks.md keeps) and JSON (results.json). */

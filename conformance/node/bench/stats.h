@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Statistics of the benchmarks: per-operation samples within one run
  * (p50/p99 by nearest rank), and a figure's spread over repeated runs
  * (median, min, max of the per-run values). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Floors: what the figures of the other suites are compared to, measured in
  * the same invocation: a bare unary gRPC round trip over a unix socket (the
  * plugin's own server module, echo_server.c), an HTTP GET of a claim from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Health flips and idle cost, with the kubelet's health stream open: flips
  * on nodes of 8 and 128 fake GPUs (the plugin re-reads the tree on every
  * change, so the size matters) and of 8 H100s in dynamic MIG mode (every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Prepare and unprepare: the kubelet's NodePrepareResources and
  * NodeUnprepareResources of one claim per call, against the real plugin
  * (which GETs the claim from the API stand-in, writes the CDI specs and the

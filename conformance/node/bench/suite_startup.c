@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Start to registered and published, and peak memory, per inventory size:
  * a fresh API stand-in and fakehw with N GPUs, then the plugin is started
  * and the kubelet's part registers it as soon as its socket appears.  The

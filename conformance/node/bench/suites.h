@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The benchmark suites and what they share.  Each suite starts the parts it
  * needs (world.h), measures `runs` times, and adds its figures, with their
  * targets, to the report. */

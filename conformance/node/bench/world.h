@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One benchmark "node" on loopback: the API stand-in (with its event log),
  * fakehw with N fake GPUs, the plugin, and the kubelet's part (registration
  * and the health stream), each in a fresh directory under the run's base

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # The node environment of the node conformance suite (conformance/node/tests/
 # plugin_*.bats): a kubelet plugin under test, run for real with no cluster.
 #

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # A real container runtime for the node suite: proves that a CDI spec written
 # by the kubelet plugin is accepted by podman (its own CDI code, with runc) and
 # injects what it should.  bats files `load ../lib/runtime`, call

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Device binding conditions (KEP-5007) with attachable fake GPUs: the plugin
 # publishes bindsToNode, bindingConditions and bindingFailureConditions for
 # them, asks fakehw to attach a device once a claim is allocated to it, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Crash loop: the plugin is killed with SIGKILL at random points while one
 # kubelet-like client prepares and unprepares claims back to back, then
 # started again.  After every restart, every claim whose last answer was

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Device health, driven through fakehw: a flip must reach the three places
 # that report it (the slice taint, the kubelet health stream, the claim's
 # status.devices condition) and go away again on recovery; fakehw dying must

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # fakehw-kubelet-plugin's Prometheus endpoint (--metrics-address): after a
 # prepare, an unprepare and a health flip, the counters and histograms a
 # driver author reads have moved.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Optional node operations (KEP-5945): fakehw's virtual GPUs need no node
 # preparation, so the plugin publishes them in slices of their own with
 # skipNodeOperations ["*"], and the kubelet (1.37, gate

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # MIG partitions (KEP-4815 partitionable devices): the counter sets and the
 # devices that consume them for dynamic-mode GPUs, static instances as plain
 # devices, per-partition health, the fallback to whole GPUs when the API

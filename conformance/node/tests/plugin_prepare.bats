@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # NodePrepareResources / NodeUnprepareResources of the plugin under test,
 # called like the kubelet calls them (kubelet-standin), on claims made
 # directly in the API server stand-in: what each claim gets, per-claim errors,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Plugin registration as the kubelet's plugin watcher does it (GetInfo,
 # version choice, NotifyRegistrationStatus), and the fake driver's ready file,
 # which must wait for both the registration and the published pool.

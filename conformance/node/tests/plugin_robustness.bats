@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The plugin against a misbehaving API server (errors, dropped connections,
 # a server that drops device taints) and on the way out (SIGTERM: how fast,
 # what it removes, what it keeps).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The CDI specs the plugin writes, given to a real container runtime (podman
 # with runc, lib/runtime.bash): the runtime must accept them, and with the
 # fake driver the container must see exactly the allocated GPUs.  Skips with

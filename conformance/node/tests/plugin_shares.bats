@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Consumable capacity (KEP-5075): a GPU the fakehw config shares by memory is
 # published with allowMultipleAllocations and a requestPolicy; claims that
 # got shares of it (shareID, consumedCapacity) are prepared each with its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The ResourceSlices the plugin publishes for its node: pool consistency,
 # the fake GPUs' attributes, splitting a big node, and keeping the pool right
 # when slices are deleted, stale slices exist or the inventory changes.

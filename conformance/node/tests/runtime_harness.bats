@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The container-runtime harness (lib/runtime.bash) against hand-written CDI
 # specs shaped like the kubelet plugin's (driver/prepare/cdi_spec.h): podman's
 # own CDI code must inject the env, the device nodes and the read-only mounts;

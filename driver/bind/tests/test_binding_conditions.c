@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the binding-condition JSON: the published device fields,
  * reading what a claim reports, and setting a condition in status.devices
  * without touching anyone else's entries or conditions. */

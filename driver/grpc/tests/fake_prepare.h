@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fake of the prepare API (driver/prepare/prepare.h) for the gRPC tests:
  * answers are derived from the claim name, so a test picks the outcome by
  * naming its claims:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The plugin's gRPC layer end to end: grpc-test-server (driver/grpc with a
 # fake prepare path, see fake_prepare.h) driven by kubelet-standin and by an
 # independent Python grpcio client (wire_check.py).

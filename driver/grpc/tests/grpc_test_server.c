@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* grpc-test-server: the gRPC layer of the plugin with a fake prepare path,
  * for the bats suite (never installed).  Serves registration on
  * <registry-dir>/<driver>-reg.sock and DRA v1 + v1beta1 + health on

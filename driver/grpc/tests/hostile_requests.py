@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile requests against the plugin's DRA socket, with raw bytes.
 
 Usage: hostile_requests.py DRA_SOCKET CHECK

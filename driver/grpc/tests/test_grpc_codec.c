@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the gRPC layer's message code: method paths against the
  * .proto services, DRA request decoding and answer encoding (both versions),
  * the health message and its text cut, UTF-8 hygiene.  Expected bytes are

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Wire check of the plugin's gRPC services with an independent client.
 
 Uses python3-grpcio with raw bytes (no generated code, no .proto files):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The claim device-status writer against the API server stand-in: Ready
 # conditions and data after prepare, health flips and recovery, fakehw gone,
 # other drivers' entries kept, conflicts and server errors retried, claims

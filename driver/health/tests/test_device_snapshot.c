@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the shared device snapshot (driver/health/device_snapshot.h):
  * ownership of the device array, reference counting from one and from many
  * threads, lookups.  A snapshot freed too early shows up as a use after free

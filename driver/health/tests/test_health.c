@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for driver/health: health classification, taint values and
  * taints, health diffs, and the claim status.devices JSON. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* apiserver-standin as a child process of a test; see standin_proc.h. */
 #include "standin_proc.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Starting and stopping apiserver-standin from a test program (it lives next
  * to the test binary in $(BIN)). */
 #ifndef FAKEHW_KUBE_TESTS_STANDIN_PROC_H

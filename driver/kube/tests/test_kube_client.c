@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Integration tests of the kube client against apiserver-standin: CRUD with
  * conflicts, status patches, retries through injected faults, timeouts,
  * watches, bearer tokens and TLS (server CA, client certificates). */

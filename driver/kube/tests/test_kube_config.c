@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for kube_config_load: kubeconfig files (good and bad) and the
  * in-cluster service account (through KUBE_SERVICEACCOUNT_DIR). */
 #include <setjmp.h>

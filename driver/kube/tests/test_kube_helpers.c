@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the client's pure helpers: backoff bounds, query escaping,
  * base64, token files, and the error text built from API answers. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests of driver/metrics: the text exposition (every sample has its
  * TYPE, histograms are cumulative and agree with _count, names and labels
  * follow the conventions), recording from many threads, the address

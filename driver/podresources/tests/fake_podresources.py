@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A fake kubelet PodResources server (v1 List and Get) for the tests of
 fakehw-podresources: python3-grpcio with raw bytes, no generated code, so
 the messages are encoded here from the field numbers of the kubelet's

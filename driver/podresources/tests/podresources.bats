@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # fakehw-podresources against a fake kubelet PodResources server written in
 # Python with grpcio and hand-encoded messages (fake_podresources.py): the
 # method paths, field numbers and the output of List and Get.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for fakehw-podresources' output: the JSON shape and the table
  * (padding, rows per device, claims without devices, pods left out). */
 #include <setjmp.h>

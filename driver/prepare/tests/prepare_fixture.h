@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shared fixture of the prepare tests: a temp directory with a plugin dir,
  * a CDI root and a fakehw root; a fake device inventory and a fake API
  * server (claims by namespace/name) behind the prepare callbacks. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests: the exact CDI specs and device metadata of a claim, and that
  * every name in them follows the CDI rules. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests: checkpoint encoding, corruption detection, and the recovery
  * rule at startup (corrupt or missing checkpoint rebuilt from the CDI specs,
  * a torn last journal line dropped, a bad one before it taken for

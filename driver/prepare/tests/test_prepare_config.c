@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests: opaque GpuConfig parsing, precedence and per-request
  * filtering; config errors name the claim and the field. */
 #include <setjmp.h>

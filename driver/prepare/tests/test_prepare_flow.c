@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests of the prepare flow on temp dirs: answers and files, idempotence,
  * restart, unprepare, validation before any path is built, rollback on
  * failure, the checkpoint writes (one journal line per change), files found

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests of the checkpoint journal and its writer: the line format,
  * replay (idempotent, onto an older or a newer snapshot), a torn last line
  * against a bad line in the middle, and the store: appends, compaction at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests: name and path validation, CDI name rules, spec file names,
  * claim checks and result selection, device attributes. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the publisher integration tests: a plain fakehw tree, the API
 # server stand-in, publish-test-driver, and queries on what the stand-in holds.
 # shellcheck shell=bash

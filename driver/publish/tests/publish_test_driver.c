@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* publish-test-driver: the slice publisher and the claim status writer on
  * their own, for the integration tests of driver/publish and driver/health
  * (the bats files in driver/publish/tests).  It watches a fakehw tree (a plain directory

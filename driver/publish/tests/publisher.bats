@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The slice publisher against the API server stand-in: publishing, splitting,
 # republishing after deletions, stale slices, conflicts and server errors,
 # health taints, servers that drop taints, inventory changes, cleanup.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for driver/publish: API name rules, slice building and
  * splitting at the API limits, and the pool sync plan (generation rules,
  * matching, what is updated, created and deleted). */

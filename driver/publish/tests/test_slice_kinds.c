@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the devices that shape slices beyond health: virtual GPUs
  * (slices of their own with skipNodeOperations) and attachable GPUs (binding
  * conditions on the device). */

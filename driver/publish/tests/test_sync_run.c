@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the slice-by-slice sync (slice_sync_run with
  * slice_layout_*): it holds about one desired slice at a time, makes its
  * calls in the order updates, creates, deletes, stops when the writer asks,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Mounts a FUSE filesystem whose daemon is already gone, on the given
 directory: the kernel answers every access with ENOTCONN, as it does after
 the fakehw daemon was killed.  Needs root and /dev/fuse."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # fakegpu-smi against plain-directory fakehw trees: exact output of -L and the
 # CSV formats, numbering, FAKEHW_VISIBLE_DEVICES, -i, exit codes, and that
 # the binary is static.

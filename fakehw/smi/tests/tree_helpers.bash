@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds plain-directory fakehw trees (layout: common/fakehw_tree.h) for the
 # fakegpu-smi tests.
 

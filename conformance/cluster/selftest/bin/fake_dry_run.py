@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The fake kubectl's `create --dry-run=server -o json -f -`: returns the
 ResourceClaim or DeviceClass as JSON the way a kube-apiserver with the gates
 listed in argv[1] would, dropping the fields of disabled gates and refusing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The statistics of the benchmarks: nearest-rank percentiles and the
  * median and spread over runs.  (Figures themselves are never asserted.) */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kubernetes API semantics over the store; see api.h. */
 #include "api.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Kubernetes API semantics of the stand-in: routing of /api and /apis
  * paths, and get, list, watch, create, update, patch, delete and
  * deletecollection with the real server's metadata handling, preconditions,

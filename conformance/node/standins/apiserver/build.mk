@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # conformance/node/standins/apiserver/: apiserver-standin, the in-memory API
 # server of the node suite and the benchmarks (libmicrohttpd + jansson).
 APISERVER_SRCS   := $(wildcard conformance/node/standins/apiserver/*.c)

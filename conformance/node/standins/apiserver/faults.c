@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fault injection; see faults.h. */
 #include "faults.h"
 

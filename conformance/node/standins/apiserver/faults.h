@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fault injection for tests: the next API requests (or those of the next
  * seconds) that match get an error status, a delay, or a dropped connection.
  * Controlled through /standin/faults (see docs/apiserver-standin.md). */

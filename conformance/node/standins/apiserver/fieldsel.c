@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Field selector parsing and matching, with the label checks of the real server. */
 #include "fieldsel.h"
 

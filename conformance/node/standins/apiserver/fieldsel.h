@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Field selectors ("spec.nodeName=n1,spec.driver=gpu.example.com"). */
 #ifndef APISERVER_STANDIN_FIELDSEL_H
 #define APISERVER_STANDIN_FIELDSEL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* apiserver-standin: an in-memory Kubernetes API server that serves just the
  * paths the DRA kubelet plugin uses, for the node suite and the benchmarks.
  * See docs/apiserver-standin.md. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Merge patch and JSON patch; see patch.h. */
 #include "patch.h"
 

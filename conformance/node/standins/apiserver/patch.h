@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902), and the
  * strategic-merge-patch directives the stand-in refuses. */
 #ifndef APISERVER_STANDIN_PATCH_H

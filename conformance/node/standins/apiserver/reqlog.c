@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Request and event logs; see reqlog.h. */
 #include "reqlog.h"
 

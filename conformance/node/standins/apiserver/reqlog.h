@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the stand-in was asked: an in-memory request log for tests
  * (GET /standin/requests) and an optional append-only event log file with
  * one JSON line per mutating API request, for benchmarks. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The served resource types: nodes, resourceclaims, deviceclasses, resourceslices. */
 #include "resources.h"
 

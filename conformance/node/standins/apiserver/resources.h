@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The resource types the stand-in serves and their per-type rules. */
 #ifndef APISERVER_STANDIN_RESOURCES_H
 #define APISERVER_STANDIN_RESOURCES_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libmicrohttpd glue and the /standin/ control API; see server.h. */
 #include "server.h"
 

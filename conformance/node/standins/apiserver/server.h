@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The HTTP side of the stand-in (libmicrohttpd, one thread per connection,
  * 127.0.0.1 only): request bodies, authentication, fault injection, the
  * request and event logs, watch streaming, and the /standin/ control API. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* metav1.Status construction; see status.h. */
 #include "status.h"
 

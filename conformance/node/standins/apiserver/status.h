@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* metav1.Status bodies for errors, in the real API server's wording, and
  * the field error list behind 422 Invalid answers. */
 #ifndef APISERVER_STANDIN_STATUS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The object store and its event history; see store.h. */
 #include "store.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The in-memory object store: objects per resource type keyed by
  * namespace/name, one global resourceVersion counter, and a bounded history
  * of change events that watches read (and resume from).

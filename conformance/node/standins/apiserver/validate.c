@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Object validation, worded like the real API server; see validate.h. */
 #include "validate.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Validation the real API server does and the driver can get wrong: object
  * names, ResourceSlice specs (limits, one-of rules, attribute values, taints)
  * and ResourceClaim status (allocation results, device status entries). */

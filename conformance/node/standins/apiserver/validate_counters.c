@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Partitionable devices in ResourceSlices: see validate.h. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* spec.partitionTypeAttribute of ResourceSlices: see validate.h. */
 #include <stdio.h>
 #include <stdlib.h>

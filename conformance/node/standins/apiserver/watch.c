@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Watch streams; see watch.h. */
 #include "watch.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One watch response: JSON event lines streamed from the store's history. */
 #ifndef APISERVER_STANDIN_WATCH_H
 #define APISERVER_STANDIN_WATCH_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # conformance/node/standins/kubelet/: kubelet-standin, a C program on grpc
 # core that registers and calls a DRA kubelet plugin exactly as the kubelet
 # does (registration, NodePrepare/UnprepareResources, the health stream).

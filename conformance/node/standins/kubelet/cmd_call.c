@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kubelet-standin call: one unary call with raw bytes, for protocol tests
  * (unknown methods, undecodable requests).  Prints
  *   status=<CODE>

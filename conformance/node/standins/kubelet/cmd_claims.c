@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kubelet-standin prepare / unprepare: NodePrepareResources and
  * NodeUnprepareResources as the kubelet sends them (one call for all claims
  * of a pod, 45 s deadline), on the v1 or v1beta1 service.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kubelet-standin register: plugin discovery and registration, as the
  * kubelet's plugin watcher and DRA handler do it:
  *   - every unix socket under the registry directory (recursively) is a

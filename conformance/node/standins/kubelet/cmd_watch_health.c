@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kubelet-standin watch-health: opens NodeWatchResources (--service:
  * v1.DRAResourceHealth as a 1.37 kubelet does when the plugin offers it, or
  * v1alpha1.DRAResourceHealth) and prints every message as it arrives:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "grpc_client.h"
 
 #include <grpc/byte_buffer.h>

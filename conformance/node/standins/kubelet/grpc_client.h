@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A minimal gRPC client on grpc core for the kubelet stand-in: unary calls
  * and server-streaming calls over a unix socket, with deadlines, on raw
  * packed messages.  Like the kubelet: insecure credentials, "unix:" + path,

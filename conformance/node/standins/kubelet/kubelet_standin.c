@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kubelet-standin: entry point and subcommand dispatch. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kubelet-standin: what the kubelet does with a DRA plugin, as a CLI for
  * tests.  Each subcommand lives in its own file. */
 #ifndef FAKEHW_STANDIN_H

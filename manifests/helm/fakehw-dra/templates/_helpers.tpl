@@ -1,3 +1,4 @@
+{{- /* SPDX-License-Identifier: Apache-2.0 */}}
 {{/* Labels helm adds beside app.kubernetes.io/name (never in selectors). */}}
 {{- define "fakehw-dra.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}

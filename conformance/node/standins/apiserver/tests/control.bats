@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # apiserver-standin: the /standin/ control API (faults, request log, token)
 # and the --event-log file.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # apiserver-standin: flags, nodes, resourceclaims (+/status), deviceclasses,
 # routing errors, and a clean shutdown.
 

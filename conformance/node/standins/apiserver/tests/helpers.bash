@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers of the apiserver-standin suites: start/stop the stand-in,
 # make requests with curl, build ResourceSlice bodies with jq.
 # shellcheck shell=bash

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # apiserver-standin: ResourceSlice semantics the driver depends on:
 # generateName, field selectors, resourceVersion conflicts, preconditions,
 # delete collection, validation (422), taints and --drop-device-taints,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # apiserver-standin: watches (chunked JSON event lines), from a list's
 # resourceVersion, with the initial state, with field selectors, and 410.
 
