@@ -203,10 +203,10 @@ enum attr_kind {
     ATTR_ATTACH,         /* enum fakehw_attach, by name */
     ATTR_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
     ATTR_BOOL,           /* "true" or "false" */
-    ATTR_LABEL_OPT, /* DNS label or empty (parent) */
-    ATTR_MIG_MODE,  /* "off", "dynamic", "static" or empty */
-    ATTR_PLACEMENT, /* "START:SIZE" within 8 memory slices, or empty: long[2] */
-    ATTR_SHARING,   /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty: uint64_t[3] */
+    ATTR_LABEL_OPT,      /* DNS label or empty (parent) */
+    ATTR_MIG_MODE,       /* "off", "dynamic", "static" or empty */
+    ATTR_PLACEMENT,      /* "START:SIZE" within 8 memory slices, or empty: long[2] */
+    ATTR_SHARING, /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty: uint64_t[3] */
 };
 
 struct attr {

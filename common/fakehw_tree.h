@@ -175,7 +175,7 @@ struct fakehw_device {
     enum fakehw_attach attach;                 /* FAKEHW_ATTACH_NONE unless attachable */
     enum fakehw_attach_failure attach_failure; /* the scripted failure */
     bool virtual_gpu;                          /* needs no node preparation */
-    char mig_mode[16];    /* "off" | "dynamic" | "static" on a GPU, "" on a partition */
+    char mig_mode[16]; /* "off" | "dynamic" | "static" on a GPU, "" on a partition */
     char parent[FAKEHW_NAME_MAX];
     char mig_profile[FAKEHW_NAME_MAX];
     long mig_placement[2];      /* start, size; both 0 on a GPU */
