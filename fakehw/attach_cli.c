@@ -5,32 +5,37 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
+#include "duration.h"
 #include "fakehw_attach.h"
 #include "fakehw_tree.h"
 #include "flags.h"
 
 static const char description[] =
     "Shows the attach state of DEVICE (a device name, or \"all\") in a running fakehw tree, or\n"
-    "changes it: attach, detach, or script the outcome of attaches with fail next (the next\n"
-    "one fails), fail always or fail never.  With \"all\", commands go to the attachable\n"
-    "devices only.  Prints DEVICE: STATE (attachFailure FAILURE) for each device.  Exit\n"
+    "changes it: attach, detach, script the outcome of attaches with fail next (the next\n"
+    "one fails), fail always or fail never, or set how long the next attaches take with\n"
+    "delay DURATION (e.g. 30s, 1h).  With \"all\", commands go to the attachable devices\n"
+    "only.  Prints DEVICE: STATE (attachFailure FAILURE, attachDelayMs MS) for each device.  Exit\n"
     "status 1 when a device is missing, not attachable or refused the command, 2 for bad\n"
     "usage.  Reference: docs/fakehw.md, \"Attachable devices\".";
 
 /* Prints a device's state; -1 (reported) when it cannot be read. */
 static int show(const char *mount, const char *device)
 {
-    char path[PATH_MAX], fpath[PATH_MAX], state[64], failure[64];
+    char path[PATH_MAX], fpath[PATH_MAX], dpath[PATH_MAX], state[64], failure[64], delay[32];
     if (snprintf(path, sizeof(path), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
                  FAKEHW_ATTR_ATTACH) >= (int)sizeof(path) ||
         snprintf(fpath, sizeof(fpath), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_ATTACH_FAILURE) >= (int)sizeof(fpath)) {
+                 FAKEHW_ATTR_ATTACH_FAILURE) >= (int)sizeof(fpath) ||
+        snprintf(dpath, sizeof(dpath), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
+                 FAKEHW_ATTR_ATTACH_DELAY_MS) >= (int)sizeof(dpath)) {
         fprintf(stderr, "fakehw attach: path under %s too long\n", mount);
         return -1;
     }
@@ -42,7 +47,16 @@ static int show(const char *mount, const char *device)
         fprintf(stderr, "fakehw attach: %s: %s\n", fpath, cli_explain(errno));
         return -1;
     }
-    printf("%s: %s (attachFailure %s)\n", device, state, failure);
+    /* attachDelayMs is newer than attach: a tree without it shows none. */
+    if (cli_read_line(dpath, delay, sizeof(delay)) < 0) {
+        if (errno != ENOENT) {
+            fprintf(stderr, "fakehw attach: %s: %s\n", dpath, cli_explain(errno));
+            return -1;
+        }
+        printf("%s: %s (attachFailure %s)\n", device, state, failure);
+        return 0;
+    }
+    printf("%s: %s (attachFailure %s, attachDelayMs %s)\n", device, state, failure, delay);
     return 0;
 }
 
@@ -116,9 +130,10 @@ int attach_main(int argc, char **argv)
         int next;
         int rc = flags_parse(i == 0 ? flags : later, nflags, argc - i, argv + i, &next, &err);
         if (rc == FLAGS_HELP) {
-            flags_usage(stdout, "fakehw attach",
-                        "[--mount DIR] DEVICE|all [attach|detach|fail next|fail always|fail never]",
-                        description, flags, nflags);
+            flags_usage(
+                stdout, "fakehw attach",
+                "[--mount DIR] DEVICE|all [attach|detach|fail next|always|never|delay DURATION]",
+                description, flags, nflags);
             return 0;
         }
         if (rc < 0) {
@@ -144,9 +159,17 @@ int attach_main(int argc, char **argv)
     if (npos > 1) {
         enum fakehw_attach_failure failure;
         bool ok;
+        int64_t ms;
+        struct error derr;
         if (!strcmp(pos[1], "fail"))
             ok = npos == 3 && fakehw_attach_failure_parse(pos[2], &failure);
-        else
+        else if (!strcmp(pos[1], "delay")) {
+            if (npos == 3 && duration_parse_ms(pos[2], &ms, &derr) < 0) {
+                fprintf(stderr, "fakehw attach: delay: %s\n", derr.msg);
+                return EXIT_USAGE;
+            }
+            ok = npos == 3;
+        } else
             ok = npos == 2 && (!strcmp(pos[1], "attach") || !strcmp(pos[1], "detach"));
         if (!ok) {
             char given[64];
@@ -154,7 +177,7 @@ int attach_main(int argc, char **argv)
                      npos == 3 ? pos[2] : "");
             fprintf(stderr,
                     "fakehw attach: \"%s\" is not an attach command (attach, detach, fail "
-                    "next|always|never)\n",
+                    "next|always|never, delay DURATION)\n",
                     given);
             return EXIT_USAGE;
         }
