@@ -173,7 +173,7 @@ $ATTACHED True Attached"
     # Once the device is attached the kubelet's retry succeeds.
     run -0 "$NODE_BIN/fakehw" attach --mount "$MNT" gpu-2 fail never
     run -0 "$NODE_BIN/fakehw" attach --mount "$MNT" gpu-2 attach
-    assert_output "gpu-2: attached (attachFailure never)"
+    assert_output "gpu-2: attached (attachFailure never, attachDelayMs 0)"
     wait_for 10 "claim c5 prepared" prepare_claims "$(ref c5)"
     run -0 unprepare_claims "$(ref c5)"
     # No binding conditions in the result (a scheduler with the gate off):
