@@ -201,6 +201,7 @@ enum attr_kind {
     ATTR_PATH_OPT,       /* absolute path or empty */
     ATTR_HEALTH,         /* bool healthy */
     ATTR_UNIX_TIME,      /* int64_t >= 0 */
+    ATTR_MILLIS,         /* int64_t >= 0 */
     ATTR_ATTACH,         /* enum fakehw_attach, by name */
     ATTR_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
     ATTR_BOOL,           /* "true" or "false" */
@@ -259,6 +260,7 @@ static const struct attr device_attrs[] = {
     NUM_FIELD(FAKEHW_ATTR_HEALTH_SINCE, ATTR_UNIX_TIME, health_since),
     OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH, ATTR_ATTACH, attach),
     OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH_FAILURE, ATTR_ATTACH_FAILURE, attach_failure),
+    OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH_DELAY_MS, ATTR_MILLIS, attach_delay_ms),
     OPT_NUM_FIELD(FAKEHW_ATTR_VIRTUAL, ATTR_BOOL, virtual_gpu),
     OPT_TEXT_FIELD(FAKEHW_ATTR_MIG_MODE, ATTR_MIG_MODE, mig_mode),
     OPT_TEXT_FIELD(FAKEHW_ATTR_PARENT, ATTR_LABEL_OPT, parent),
@@ -407,6 +409,14 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         long t;
         if (!parse_long_min(v, 0, &t))
             return error_set_and_errno(err, EINVAL, "%s: %s is not a Unix time in seconds", path,
+                                       quoted(q, sizeof(q), v));
+        *(int64_t *)(base + a->offset) = t;
+        return 0;
+    }
+    case ATTR_MILLIS: {
+        long t;
+        if (!parse_long_min(v, 0, &t))
+            return error_set_and_errno(err, EINVAL, "%s: %s is not a number of milliseconds", path,
                                        quoted(q, sizeof(q), v));
         *(int64_t *)(base + a->offset) = t;
         return 0;

@@ -23,6 +23,7 @@
  *                      attach) | "detached" | "attaching" | "attached" |
  *                      "failed"; write "attach", "detach" or "fail next|always|never"
  *       attachFailure  the scripted failure: "never" | "next" | "always"
+ *       attachDelayMs  how long the next attach takes, in milliseconds
  *       virtual        "true" for a virtual GPU, which needs no node
  *                      preparation (the plugin publishes it with
  *                      skipNodeOperations), else "false"
@@ -106,6 +107,7 @@
 #define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
 #define FAKEHW_ATTR_ATTACH             "attach"
 #define FAKEHW_ATTR_ATTACH_FAILURE     "attachFailure"
+#define FAKEHW_ATTR_ATTACH_DELAY_MS    "attachDelayMs"
 #define FAKEHW_ATTR_VIRTUAL            "virtual"
 #define FAKEHW_ATTR_MIG_MODE           "migMode"
 #define FAKEHW_ATTR_PARENT             "parent"
@@ -175,6 +177,7 @@ struct fakehw_device {
     int64_t health_since;                      /* Unix seconds */
     enum fakehw_attach attach;                 /* FAKEHW_ATTACH_NONE unless attachable */
     enum fakehw_attach_failure attach_failure; /* the scripted failure */
+    int64_t attach_delay_ms;                   /* how long the next attach takes */
     bool virtual_gpu;                          /* needs no node preparation */
     char mig_mode[16]; /* "off" | "dynamic" | "static" on a GPU, "" on a partition */
     char parent[FAKEHW_NAME_MAX];

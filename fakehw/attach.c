@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "duration.h"
 #include "fakehw_attach.h"
 
 void attach_init(struct attach_live *l, const struct gpu_attach *cfg)
@@ -14,6 +15,7 @@ void attach_init(struct attach_live *l, const struct gpu_attach *cfg)
     if (cfg->attachable) {
         l->state = FAKEHW_ATTACH_DETACHED;
         l->failure = cfg->failure;
+        l->delay_ms = cfg->delay_ms;
     }
 }
 
@@ -24,7 +26,8 @@ int attach_parse_command(const char *buf, size_t len, struct attach_command *cmd
     char text[32];
     if (len >= sizeof(text) || memchr(buf, '\0', len) != NULL || memchr(buf, '\n', len) != NULL)
         return error_set_and_errno(
-            err, EINVAL, "attach: not a command (attach, detach, fail next|always|never)");
+            err, EINVAL,
+            "attach: not a command (attach, detach, fail next|always|never, delay DURATION)");
     memcpy(text, buf, len);
     text[len] = '\0';
     if (!strcmp(text, "attach")) {
@@ -39,8 +42,16 @@ int attach_parse_command(const char *buf, size_t len, struct attach_command *cmd
         cmd->verb = ATTACH_VERB_FAIL;
         return 0;
     }
+    if (!strncmp(text, "delay ", 6)) {
+        struct error derr;
+        if (duration_parse_ms(text + 6, &cmd->delay_ms, &derr) < 0)
+            return error_set_and_errno(err, EINVAL, "attach: delay: %s", derr.msg);
+        cmd->verb = ATTACH_VERB_DELAY;
+        return 0;
+    }
     return error_set_and_errno(
-        err, EINVAL, "attach: \"%s\" is not a command (attach, detach, fail next|always|never)",
+        err, EINVAL,
+        "attach: \"%s\" is not a command (attach, detach, fail next|always|never, delay DURATION)",
         text);
 }
 
@@ -69,12 +80,12 @@ int attach_apply(struct attach_live *l, const struct gpu_attach *cfg,
         if (l->state == FAKEHW_ATTACH_ATTACHING || l->state == FAKEHW_ATTACH_ATTACHED)
             return 0; /* already on its way or there */
         *changed = true;
-        if (cfg->delay_ms == 0) {
+        if (l->delay_ms == 0) {
             finish(l);
             return 0;
         }
         l->state = FAKEHW_ATTACH_ATTACHING;
-        l->due_ms = now_ms + cfg->delay_ms;
+        l->due_ms = now_ms + l->delay_ms;
         return 0;
     case ATTACH_VERB_DETACH:
         *changed = l->state != FAKEHW_ATTACH_DETACHED;
@@ -83,6 +94,10 @@ int attach_apply(struct attach_live *l, const struct gpu_attach *cfg,
     case ATTACH_VERB_FAIL:
         *changed = l->failure != cmd->failure;
         l->failure = cmd->failure;
+        return 0;
+    case ATTACH_VERB_DELAY:
+        *changed = l->delay_ms != cmd->delay_ms;
+        l->delay_ms = cmd->delay_ms;
         return 0;
     }
     return error_set_and_errno(err, EINVAL, "attach: unknown command");

@@ -9,7 +9,9 @@
  *
  * With a delay of 0 an attach ends at once.  Whether it fails is decided
  * when it ends: "fail next" fails that one attach and then goes back to
- * "never"; "fail always" fails every attach until "fail never". */
+ * "never"; "fail always" fails every attach until "fail never".  "delay
+ * DURATION" sets how long the attaches after it take (one in progress keeps
+ * its end), until a reload of a changed entry. */
 #ifndef FAKEHW_ATTACH_H
 #define FAKEHW_ATTACH_H
 
@@ -23,15 +25,18 @@
 struct attach_live {
     enum fakehw_attach state;
     enum fakehw_attach_failure failure;
-    int64_t due_ms; /* monotonic ms when an attach in progress ends */
+    int64_t due_ms;   /* monotonic ms when an attach in progress ends */
+    int64_t delay_ms; /* how long the next attach takes: the config's, or "delay" */
 };
 
-enum attach_verb { ATTACH_VERB_ATTACH, ATTACH_VERB_DETACH, ATTACH_VERB_FAIL };
+enum attach_verb { ATTACH_VERB_ATTACH, ATTACH_VERB_DETACH, ATTACH_VERB_FAIL, ATTACH_VERB_DELAY };
 
-/* One write to the attach file: "attach", "detach" or "fail FAILURE". */
+/* One write to the attach file: "attach", "detach", "fail FAILURE" or
+ * "delay DURATION". */
 struct attach_command {
     enum attach_verb verb;
     enum fakehw_attach_failure failure; /* for ATTACH_VERB_FAIL */
+    int64_t delay_ms;                   /* for ATTACH_VERB_DELAY */
 };
 
 /* The live state a device starts with: none, or detached with the

@@ -8,6 +8,7 @@
 #include "catalogue.h"
 #include "cli.h"
 #include "config.h"
+#include "fakehw_attach.h"
 #include "flags.h"
 #include "quantity.h"
 
@@ -52,15 +53,22 @@ int check_main(int argc, char **argv)
     }
     printf("node %s: %zu devices from %s, UUID seed \"%s\"\n", node, cfg.ndevices, cfg.section,
            cfg.seed);
-    printf("%-12s %-5s %-40s %-24s %-9s %-4s %-12s %-10s %-4s %s\n", "NAME", "INDEX", "UUID",
-           "PRODUCT", "MEMORY", "CC", "PCI", "ROOT", "NUMA", "HEALTH");
+    printf("%-12s %-5s %-40s %-24s %-9s %-4s %-12s %-10s %-4s %-18s %-7s %s\n", "NAME", "INDEX",
+           "UUID", "PRODUCT", "MEMORY", "CC", "PCI", "ROOT", "NUMA", "ATTACH", "VIRTUAL", "HEALTH");
     for (size_t i = 0; i < cfg.ndevices; i++) {
         const struct gpu_device *d = &cfg.devices[i];
         char mem[QUANTITY_STR_MAX];
         quantity_format_bytes(d->memory_bytes, mem, sizeof(mem));
-        printf("%-12s %-5ld %-40s %-24s %-9s %-4s %-12s %-10s %-4ld %s%s%s\n", d->name, d->index,
-               d->uuid, d->product_name, mem, d->compute_capability, d->pci_bus_id, d->pcie_root,
-               d->numa_node, d->healthy ? "healthy" : "unhealthy", d->health_reason[0] ? ": " : "",
+        /* ATTACH: "-" for a plain device, else the delay in ms and the
+         * scripted failure at start, as the config says them. */
+        char attach[40] = "-";
+        if (d->attach.attachable)
+            snprintf(attach, sizeof(attach), "%" PRId64 "ms/fail-%s", d->attach.delay_ms,
+                     fakehw_attach_failure_name(d->attach.failure));
+        printf("%-12s %-5ld %-40s %-24s %-9s %-4s %-12s %-10s %-4ld %-18s %-7s %s%s%s\n", d->name,
+               d->index, d->uuid, d->product_name, mem, d->compute_capability, d->pci_bus_id,
+               d->pcie_root, d->numa_node, attach, d->virtual_gpu ? "true" : "false",
+               d->healthy ? "healthy" : "unhealthy", d->health_reason[0] ? ": " : "",
                d->health_reason);
     }
     for (size_t i = 0; i < cfg.nflips; i++) {

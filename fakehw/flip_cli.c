@@ -22,36 +22,6 @@ static const char description[] =
     "STATE is healthy or unhealthy; --reason sets healthReason (e.g. \"XID 79: GPU has fallen\n"
     "off the bus\").  Readers of the tree see the change and the generation counter bumps.";
 
-static int read_line(const char *path, char *buf, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, size - 1);
-    int e = errno;
-    close(fd);
-    if (n < 0) {
-        errno = e;
-        return -1;
-    }
-    buf[n] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
-/* Why a path under the tree failed, in words. */
-static const char *explain(int e)
-{
-    switch (e) {
-    case ENOTCONN:
-        return "the fakehw mount is stale (its daemon is gone)";
-    case EINVAL:
-        return "fakehw refused the value";
-    default:
-        return strerror(e);
-    }
-}
-
 static int flip_one(const char *mount, const char *device, const char *cmd)
 {
     char path[PATH_MAX], rpath[PATH_MAX], devices[PATH_MAX];
@@ -66,13 +36,7 @@ static int flip_one(const char *mount, const char *device, const char *cmd)
     }
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
-        int e = errno;
-        if (e == ENOENT && access(devices, F_OK) == 0)
-            fprintf(stderr, "fakehw flip: no device %s in %s\n", device, devices);
-        else if (e == ENOENT)
-            fprintf(stderr, "fakehw flip: %s is not a fakehw tree (no %s)\n", mount, devices);
-        else
-            fprintf(stderr, "fakehw flip: %s: %s\n", path, explain(e));
+        cli_report_missing("fakehw flip", mount, device, path, errno);
         return -1;
     }
     ssize_t n = write(fd, cmd, strlen(cmd));
@@ -80,12 +44,13 @@ static int flip_one(const char *mount, const char *device, const char *cmd)
     close(fd);
     if (n != (ssize_t)strlen(cmd)) {
         fprintf(stderr, "fakehw flip: writing \"%.*s\" to %s: %s\n", (int)strcspn(cmd, "\n"), cmd,
-                path, n < 0 ? explain(e) : "short write");
+                path, n < 0 ? cli_explain(e) : "short write");
         return -1;
     }
     char state[64], reason[FAKEHW_REASON_MAX];
-    if (read_line(path, state, sizeof(state)) < 0 || read_line(rpath, reason, sizeof(reason)) < 0) {
-        fprintf(stderr, "fakehw flip: reading back %s: %s\n", path, explain(errno));
+    if (cli_read_line(path, state, sizeof(state)) < 0 ||
+        cli_read_line(rpath, reason, sizeof(reason)) < 0) {
+        fprintf(stderr, "fakehw flip: reading back %s: %s\n", path, cli_explain(errno));
         return -1;
     }
     if (reason[0] != '\0')
@@ -163,7 +128,7 @@ int flip_main(int argc, char **argv)
     snprintf(devices, sizeof(devices), "%s/%s", mount, FAKEHW_DIR_DEVICES);
     DIR *dir = opendir(devices);
     if (dir == NULL) {
-        fprintf(stderr, "fakehw flip: %s: %s\n", devices, explain(errno));
+        fprintf(stderr, "fakehw flip: %s: %s\n", devices, cli_explain(errno));
         return 1;
     }
     int status = 0;

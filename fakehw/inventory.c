@@ -59,6 +59,7 @@ enum attr {
     A_HEALTH_SINCE,
     A_ATTACH,
     A_ATTACH_FAILURE,
+    A_ATTACH_DELAY_MS,
     A_VIRTUAL,
     A_MIG_MODE,
     A_PARENT,
@@ -89,6 +90,7 @@ static const char *const attributes[A_COUNT + 1] = {
     [A_HEALTH_SINCE] = FAKEHW_ATTR_HEALTH_SINCE,
     [A_ATTACH] = FAKEHW_ATTR_ATTACH,
     [A_ATTACH_FAILURE] = FAKEHW_ATTR_ATTACH_FAILURE,
+    [A_ATTACH_DELAY_MS] = FAKEHW_ATTR_ATTACH_DELAY_MS,
     [A_VIRTUAL] = FAKEHW_ATTR_VIRTUAL,
     [A_MIG_MODE] = FAKEHW_ATTR_MIG_MODE,
     [A_PARENT] = FAKEHW_ATTR_PARENT,
@@ -599,6 +601,9 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
     case A_ATTACH_FAILURE:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%s\n", fakehw_attach_failure_name(d->attach.failure));
+    case A_ATTACH_DELAY_MS:
+        *mtime = inv->changed_at;
+        return snprintf(buf, size, "%" PRId64 "\n", d->attach.delay_ms);
     case A_VIRTUAL:
         return snprintf(buf, size, "%s\n", c->virtual_gpu ? "true" : "false");
     case A_MIG_MODE:

@@ -3,6 +3,7 @@
  *
  *   fakehw --config FILE [--mount DIR] [--dev-dir DIR] [--node NAME] ...
  *   fakehw flip --mount DIR DEVICE STATE [--reason TEXT]
+ *   fakehw attach --mount DIR DEVICE [attach|detach|fail FAILURE]
  *   fakehw check --config FILE [--node NAME]
  *   fakehw profiles */
 #include <stdio.h>
@@ -21,6 +22,7 @@ static const char description[] =
     "\n"
     "Other commands (each has --help):\n"
     "  fakehw flip --mount DIR DEVICE|all healthy|unhealthy [--reason TEXT]\n"
+    "  fakehw attach --mount DIR DEVICE|all [attach|detach|fail next|always|never]\n"
     "  fakehw check --config FILE [--node NAME]    validate, print the node's inventory\n"
     "  fakehw profiles                             list the built-in GPU profiles";
 
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "flip"))
         return flip_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "attach"))
+        return attach_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "check"))
         return check_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "profiles"))

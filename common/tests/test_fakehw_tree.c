@@ -258,6 +258,8 @@ static void test_malformed_values(void **state)
     expect_bad(t, "healthSince", "yesterday\n", "\"yesterday\" is not a Unix time in seconds",
                EINVAL);
     write_attr(t->root, "gpu-0", "healthSince", "0\n");
+    expect_bad(t, "attachDelayMs", "1s\n", "\"1s\" is not a number of milliseconds", EINVAL);
+    write_attr(t->root, "gpu-0", "attachDelayMs", "0\n");
     expect_bad(t, "name", "gpu-1\n", "\"gpu-1\" does not match the directory name \"gpu-0\"",
                EINVAL);
     expect_bad(t, "name", "GPU_0\n",

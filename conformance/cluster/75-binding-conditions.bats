@@ -112,3 +112,55 @@ attach_is() {
     assert_same "scripted failure used up" never \
         "$(fakehw_on_node "$TEST_NODE" cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$BC_DEVICE/attachFailure")"
 }
+
+# Runs when CONFORMANCE_BINDING_TIMEOUT_SECONDS gives the scheduler's
+# bindingTimeout (docs/conformance.md, "Binding timeout"): the default, 600 s,
+# is too long for a routine run.
+# requires: fake-driver, gate=DRADeviceBindingConditions, gate=DRAResourceClaimDeviceStatus
+# bats test_tags=fake-only, serial
+@test "binding conditions: an attach that outlasts the scheduler's binding timeout releases the allocation; the pod is retried" {
+    [[ -n $CONFORMANCE_BINDING_TIMEOUT_SECONDS ]] ||
+        skip "the scheduler's binding timeout is unknown: run with CONFORMANCE_BINDING_TIMEOUT_SECONDS set to its DynamicResources bindingTimeout (docs/conformance.md, \"Binding timeout\")"
+    require_fake_driver
+    require_gate DRADeviceBindingConditions
+    require_gate DRAResourceClaimDeviceStatus
+    local ns=$TEST_NAMESPACE limit=$CONFORMANCE_BINDING_TIMEOUT_SECONDS first second out delay
+    pick_attachable_device
+    wait_for "$BC_DEVICE detached" "$CONFORMANCE_TIMEOUT" attach_is "$TEST_NODE" "$BC_DEVICE" detached >/dev/null
+    # An attach that takes far longer than the timeout: fakehw's delay, set
+    # at run time and put back afterwards.
+    delay=$(fakehw_on_node "$TEST_NODE" cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$BC_DEVICE/attachDelayMs" 2>&1) ||
+        fail "reading the attach delay of $BC_DEVICE $(fakehw_where "$TEST_NODE"): $delay (a fakehw without run-time delays?)"
+    defer fakehw_on_node "$TEST_NODE" "$CONFORMANCE_FAKEHW_BIN" attach --mount "$CONFORMANCE_FAKEHW_MOUNT" "$BC_DEVICE" delay "${delay}ms"
+    out=$(fakehw_on_node "$TEST_NODE" "$CONFORMANCE_FAKEHW_BIN" attach --mount "$CONFORMANCE_FAKEHW_MOUNT" \
+        "$BC_DEVICE" delay "$((limit * 10 + 3600))s" 2>&1) ||
+        fail "setting the attach delay of $BC_DEVICE $(fakehw_where "$TEST_NODE"): $out"
+
+    create_from claim-selector CLAIM=slow-attach CEL="$(cel_attribute_equals uuid string "$BC_UUID")"
+    create_from pod POD=pod-a CLAIM_SOURCE=resourceClaimName CLAIM=slow-attach AFFINITY="$(pin_to "$TEST_NODE")"
+    first=$(wait_for "claim slow-attach allocated" "$CONFORMANCE_TIMEOUT" allocation_time "$ns" slow-attach) ||
+        fail "$first"
+    wait_for "$BC_DEVICE attaching" "$CONFORMANCE_TIMEOUT" attach_is "$TEST_NODE" "$BC_DEVICE" attaching >/dev/null
+    # Held: allocated, waiting in PreBind, not bound.
+    out=$(pod_unbound "$ns" pod-a) || fail "$out while $BC_DEVICE is still attaching"
+    wait_for "a BindingConditionsPending event of pod-a" "$CONFORMANCE_TIMEOUT" \
+        pod_event "$ns" pod-a '^BindingConditionsPending:' >/dev/null
+
+    # After the timeout, counted from allocationTimestamp, the scheduler gives
+    # the allocation up and schedules the pod again: a new allocation.
+    second=$(wait_for "a new allocation of claim slow-attach after the binding timeout ($limit s)" \
+        "$((limit + CONFORMANCE_TIMEOUT))" allocated_after "$ns" slow-attach "$first") || fail "$second"
+    ((second - first >= limit)) ||
+        fail "claim slow-attach was allocated again $((second - first)) s after its first allocation, before the binding timeout of $limit s"
+    out=$(pod_unbound "$ns" pod-a) || fail "$out although $BC_DEVICE never finished attaching"
+    wait_for "a scheduling event about the binding timeout of pod-a" "$CONFORMANCE_TIMEOUT" \
+        pod_event "$ns" pod-a 'binding timeout' >/dev/null
+
+    # The device attaches now: the retry binds and runs.
+    out=$(fakehw_on_node "$TEST_NODE" "$CONFORMANCE_FAKEHW_BIN" attach --mount "$CONFORMANCE_FAKEHW_MOUNT" "$BC_DEVICE" delay 0 2>&1) &&
+        out=$(fakehw_on_node "$TEST_NODE" "$CONFORMANCE_FAKEHW_BIN" attach --mount "$CONFORMANCE_FAKEHW_MOUNT" "$BC_DEVICE" detach 2>&1) ||
+        fail "ending the slow attach of $BC_DEVICE $(fakehw_where "$TEST_NODE"): $out"
+    wait_pod_ready "$ns" pod-a
+    claim_condition_time "$ns" slow-attach "$BC_DEVICE" "$CONFORMANCE_DRIVER/attached" >/dev/null ||
+        fail "claim slow-attach has no attached condition after the retry"
+}

@@ -132,6 +132,18 @@ int claim_allocation_parse(const json_t *claim, const char *uid, const char *dri
                 goto fail;
             }
         }
+        const json_t *bc = json_object_get(r, "bindingConditions");
+        if (bc != NULL && !json_is_null(bc)) {
+            const json_t *first = json_array_get(bc, 0);
+            if (!json_is_array(bc) || (first != NULL && !json_is_string(first))) {
+                error_set(err,
+                          "allocation result %zu (device %.64s): bindingConditions is not a "
+                          "list of strings",
+                          i, cr->device);
+                goto fail;
+            }
+            cr->binding_condition = json_string_value(first);
+        }
         out->n_results++;
     }
     return 0;

@@ -13,7 +13,8 @@
  * - requests ("req" or "req/sub") and device names must be DNS labels, a
  *   shareID at most 64 letters, digits and '-', and the annotation
  *   resource.kubernetes.io/pod-claim-name a DNS label: all of them reach
- *   file names, CDI names or env values. */
+ *   file names, CDI names or env values;
+ * - bindingConditions, when present, must be a list of strings. */
 #ifndef FAKEHW_PREPARE_CLAIM_ALLOCATION_H
 #define FAKEHW_PREPARE_CLAIM_ALLOCATION_H
 
@@ -39,6 +40,9 @@ struct claim_result {
     /* consumedCapacity.memory in bytes (consumable capacity: the part of a
      * shared GPU this share got); 0 when the result has none. */
     uint64_t consumed_memory;
+    /* The first of the result's bindingConditions (KEP-5007), NULL when it
+     * has none (a scheduler without DRADeviceBindingConditions drops them). */
+    const char *binding_condition;
 };
 
 struct claim_allocation {

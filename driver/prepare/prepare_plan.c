@@ -11,6 +11,7 @@
 #include "claim_files.h"
 #include "device_attributes.h"
 #include "device_metadata.h"
+#include "fakehw_attach.h"
 #include "gpu_config.h"
 #include "prepare_state.h"
 #include "prepared_claim.h"
@@ -154,6 +155,24 @@ static int plan_metadata(const struct prepare_state *st, const char *ns, const c
     return 0;
 }
 
+/* A device allocated with binding conditions must be attached: the
+ * scheduler binds the pod only once they are True (KEP-5007), so a prepare
+ * before that is a manual allocation or a race with a detach.  Refusing it
+ * makes the kubelet retry.  A device fakehw no longer makes attachable
+ * (attach "none") needs no attach and passes. */
+static int check_attached(const struct claim_result *r, const struct fakehw_device *d,
+                          struct error *err)
+{
+    if (r->binding_condition == NULL || d->attach == FAKEHW_ATTACH_NONE ||
+        d->attach == FAKEHW_ATTACH_ATTACHED)
+        return 0;
+    return error_set(err,
+                     "device %s is %s, not attached, but was allocated with binding condition "
+                     "%.253s: the scheduler binds only once it is True; retry when the device is "
+                     "attached",
+                     d->name, fakehw_attach_name(d->attach), r->binding_condition);
+}
+
 static int lookup_devices(const struct prepare_state *st, const struct claim_allocation *a,
                           struct fakehw_device *devs, struct error *err)
 {
@@ -163,6 +182,8 @@ static int lookup_devices(const struct prepare_state *st, const struct claim_all
         if (strcmp(devs[i].name, a->results[i].device) != 0)
             return error_set(err, "looking up device %s found device %s", a->results[i].device,
                              devs[i].name);
+        if (check_attached(&a->results[i], &devs[i], err) < 0)
+            return -1;
     }
     return 0;
 }

@@ -122,6 +122,7 @@ attach_is() {
 	assert_success
 	assert_line "gpu-0 attach none"
 	assert_line "gpu-0 attachFailure never"
+	assert_line "gpu-0 attachDelayMs 0"
 	echo sometimes >"$root/devices/gpu-0/attachFailure"
 	run "$TREE_DUMP" "$root"
 	assert_failure
@@ -147,9 +148,119 @@ attach_is() {
 	assert_equal "$(attr gpu-3 virtual)" true
 	assert_equal "$(attr gpu-0 virtual)" false
 	assert_equal "$(stat -c %a "$MNT/devices/gpu-3/virtual")" 444
-	run grep -A 22 -x 'device gpu-3' "$MNT/snapshot"
+	run grep -A 23 -x 'device gpu-3' "$MNT/snapshot"
 	assert_line "virtual true"
 	run "$TREE_DUMP" "$MNT"
 	assert_line "gpu-3 virtual true"
 	assert_line "gpu-1 virtual false"
+}
+
+@test "fakehw attach shows and changes the state, and explains mistakes" {
+	fakehw_start --config "$CONFIGS/good-attach.yaml" --node n1
+	run "$FAKEHW" attach --mount "$MNT" gpu-1
+	assert_success
+	assert_output "gpu-1: detached (attachFailure never, attachDelayMs 300)"
+	run "$FAKEHW" attach --mount "$MNT" gpu-2 attach
+	assert_success
+	assert_output "gpu-2: failed (attachFailure never, attachDelayMs 0)"
+	assert_equal "$(attr gpu-2 attach)" failed
+	# Flags after the positionals, the mount from the environment.
+	FAKEHW_MOUNT=$MNT run "$FAKEHW" attach gpu-2 fail always
+	assert_success
+	assert_output "gpu-2: failed (attachFailure always, attachDelayMs 0)"
+	run "$FAKEHW" attach gpu-2 detach --mount "$MNT"
+	assert_success
+	assert_output "gpu-2: detached (attachFailure always, attachDelayMs 0)"
+	run "$FAKEHW" attach --mount "$MNT" all
+	assert_success
+	assert_line "gpu-0: none (attachFailure never, attachDelayMs 0)"
+	assert_line "gpu-1: detached (attachFailure never, attachDelayMs 300)"
+	assert_line "gpu-3: none (attachFailure never, attachDelayMs 0)"
+	# "all" with a command goes to the attachable devices only.
+	run "$FAKEHW" attach --mount "$MNT" all fail never
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	assert_line "gpu-1: detached (attachFailure never, attachDelayMs 300)"
+	assert_line "gpu-2: detached (attachFailure never, attachDelayMs 0)"
+
+	run "$FAKEHW" attach --mount "$MNT" gpu-0 attach
+	assert_failure 1
+	assert_output "fakehw attach: gpu-0 is not attachable ($MNT/devices/gpu-0/attach reads \"none\")"
+	run "$FAKEHW" attach --mount "$MNT" gpu-7 attach
+	assert_failure 1
+	assert_output "fakehw attach: no device gpu-7 in $MNT/devices"
+	run "$FAKEHW" attach --mount "$MNT" gpu-7
+	assert_failure 1
+	assert_output "fakehw attach: no device gpu-7 in $MNT/devices"
+	run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR" gpu-1
+	assert_failure 1
+	assert_output "fakehw attach: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
+	run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR" all
+	assert_failure 1
+	assert_output "fakehw attach: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 fail sometimes
+	assert_failure 2
+	assert_output 'fakehw attach: "fail sometimes" is not an attach command (attach, detach, fail next|always|never, delay DURATION)'
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 attached
+	assert_failure 2
+	assert_output 'fakehw attach: "attached" is not an attach command (attach, detach, fail next|always|never, delay DURATION)'
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 fail
+	assert_failure 2
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 attach now
+	assert_failure 2
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 fail next now
+	assert_failure 2
+	assert_output 'fakehw attach: unexpected argument "now" (see --help)'
+	run "$FAKEHW" attach --mount "$MNT"
+	assert_failure 2
+	assert_output "fakehw attach: need DEVICE (see --help)"
+	run "$FAKEHW" attach --help
+	assert_success
+	assert_output --partial "Exit"
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 delay soon
+	assert_failure 2
+	assert_output --partial "fakehw attach: delay: "
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 delay
+	assert_failure 2
+	# Nothing above changed gpu-1.
+	assert_equal "$(attr gpu-1 attach)" detached
+	assert_equal "$(attr gpu-1 attachFailure)" never
+}
+
+@test "fakehw check lists each device's attach config and virtual" {
+	run "$FAKEHW" check --config "$CONFIGS/good-attach.yaml" --node n1
+	assert_success
+	assert_line --index 1 --regexp '^NAME .* ATTACH +VIRTUAL +HEALTH$'
+	assert_line --regexp '^gpu-0 .* - +false +healthy$'
+	assert_line --regexp '^gpu-1 .* 300ms/fail-never +false +healthy$'
+	assert_line --regexp '^gpu-2 .* 0ms/fail-next +false +healthy$'
+	assert_line --regexp '^gpu-3 .* - +true +healthy$'
+}
+
+@test "a delay set at run time holds the next attach; the tree and snapshot show it" {
+	fakehw_start --config "$CONFIGS/good-attach.yaml" --node n1
+	assert_equal "$(attr gpu-1 attachDelayMs)" 300
+	assert_equal "$(attr gpu-0 attachDelayMs)" 0
+	assert_equal "$(stat -c %a "$MNT/devices/gpu-1/attachDelayMs")" 444
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 delay 1h
+	assert_success
+	assert_output "gpu-1: detached (attachFailure never, attachDelayMs 3600000)"
+	assert_equal "$(cat "$MNT/generation")" 2
+	run grep -A 22 -x 'device gpu-1' "$MNT/snapshot"
+	assert_line "attachDelayMs 3600000"
+	echo attach >"$MNT/devices/gpu-1/attach"
+	# 300ms was the config's delay: well past it, still attaching.
+	sleep 1
+	assert_equal "$(attr gpu-1 attach)" attaching
+	# Shortening it does not end the attach in progress; a new one takes it.
+	"$FAKEHW" attach --mount "$MNT" gpu-1 delay 0
+	"$FAKEHW" attach --mount "$MNT" gpu-1 detach
+	run "$FAKEHW" attach --mount "$MNT" gpu-1 attach
+	assert_output "gpu-1: attached (attachFailure never, attachDelayMs 0)"
+	run bash -c "echo 'delay 5' >'$MNT/devices/gpu-1/attach'"
+	assert_failure
+	assert_equal "$(attr gpu-1 attachDelayMs)" 0
+	run "$FAKEHW" attach --mount "$MNT" gpu-0 delay 1s
+	assert_failure 1
+	assert_output --partial "gpu-0 is not attachable"
 }

@@ -23,7 +23,7 @@ teardown() {
 	assert_success
 	for flag in "--config VALUE" "--mount VALUE" "--dev-dir VALUE" "--node VALUE" \
 		"--foreground" "--clear-stale" "--allow-empty" "-v N" FAKEHW_CONFIG FAKEHW_MOUNT FAKEHW_DEV_DIR \
-		NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_ALLOW_EMPTY FAKEHW_VERBOSITY "fakehw flip"; do
+		NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_ALLOW_EMPTY FAKEHW_VERBOSITY "fakehw flip" "fakehw attach"; do
 		assert_output --partial -- "$flag"
 	done
 	run "$FAKEHW" flip --help
@@ -44,7 +44,7 @@ teardown() {
 	run ls "$MNT/devices"
 	assert_output "$(printf 'big-0\ngpu-0\ngpu-1\ngpu-2\ngpu-3')"
 	run ls "$MNT/devices/gpu-0"
-	assert_output "$(printf '%s\n' architecture attach attachFailure brand computeCapability cudaDriverVersion \
+	assert_output "$(printf '%s\n' architecture attach attachDelayMs attachFailure brand computeCapability cudaDriverVersion \
 		devicePath driverVersion health healthReason healthSince index memory memorySharing \
 		migMode migPlacement migProfile minor name numaNode parent pciBusID pcieRoot productName uuid virtual)"
 	assert_equal "$(attr big-0 name)" big-0
@@ -419,7 +419,7 @@ expected_snapshot() {
 		printf 'device %s\n' "$dev"
 		for a in name index uuid productName architecture brand memory computeCapability \
 			driverVersion cudaDriverVersion pciBusID pcieRoot numaNode minor devicePath health \
-			healthReason healthSince attach attachFailure virtual migMode parent migProfile migPlacement memorySharing; do
+			healthReason healthSince attach attachFailure attachDelayMs virtual migMode parent migProfile migPlacement memorySharing; do
 			printf '%s %s\n' "$a" "$(attr "$dev" "$a")"
 		done
 	done
@@ -466,7 +466,7 @@ walk_mirror() {
 	"$TREE_DUMP" "$BATS_TEST_TMPDIR/walk" >"$BATS_TEST_TMPDIR/from-files"
 	run diff -u "$BATS_TEST_TMPDIR/from-files" "$BATS_TEST_TMPDIR/from-snapshot"
 	assert_success
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/from-snapshot")" $((5 * 21))
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/from-snapshot")" $((5 * 22))
 	grep -qx "gpu-1 healthReason XID 79:  two  spaces " "$BATS_TEST_TMPDIR/from-snapshot"
 	grep -qx "gpu-1 devicePath " "$BATS_TEST_TMPDIR/from-snapshot"
 }
@@ -506,11 +506,11 @@ walk_mirror() {
 	assert_equal "$(cat "$MNT/generation")" 2
 	# The snapshot of all of them reads fully, in one open.
 	cat "$MNT/snapshot" >"$BATS_TEST_TMPDIR/snapshot"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 27 + 1))
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 28 + 1))
 	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/snapshot")" "generation 2"
 	assert_equal "$(tail -n 1 "$BATS_TEST_TMPDIR/snapshot")" "end 4096"
 	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/dump"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/dump")" $((4096 * 21))
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/dump")" $((4096 * 22))
 	grep -qx "gpu-4095 health unhealthy" "$BATS_TEST_TMPDIR/dump"
 	grep -qx "gpu-4094 health healthy" "$BATS_TEST_TMPDIR/dump"
 	"$TREE_DUMP" --time 5 "$MNT"

@@ -54,6 +54,20 @@ static void test_commands_parse_strictly(void **state)
     assert_int_equal(attach_parse_command("fail always\n", 12, &c, &err), 0);
     assert_int_equal(c.verb, ATTACH_VERB_FAIL);
     assert_int_equal(c.failure, FAKEHW_ATTACH_FAIL_ALWAYS);
+    assert_int_equal(attach_parse_command("delay 1h30m\n", 12, &c, &err), 0);
+    assert_int_equal(c.verb, ATTACH_VERB_DELAY);
+    assert_int_equal(c.delay_ms, 5400 * 1000);
+    assert_int_equal(attach_parse_command("delay 0", 7, &c, &err), 0);
+    assert_int_equal(c.delay_ms, 0);
+    const char *bad_delay[] = {"delay",     "delay ",     "delay 5",
+                               "delay -1s", "delay soon", "delay 400d"};
+    for (size_t i = 0; i < sizeof(bad_delay) / sizeof(bad_delay[0]); i++) {
+        errno = 0;
+        assert_int_equal(attach_parse_command(bad_delay[i], strlen(bad_delay[i]), &c, &err), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_true(strstr(err.msg, "attach: delay: ") == err.msg ||
+                    strstr(err.msg, "not a command") != NULL);
+    }
     const char *bad[] = {"",           "Attach",    "attach now", "fail", "fail sometimes",
                          "attach\n\n", "fail  next"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -81,6 +95,30 @@ static void test_attach_waits_for_its_delay(void **state)
     apply(&l, &slow, "detach", 2000, true);
     assert_int_equal(l.state, FAKEHW_ATTACH_DETACHED);
     apply(&l, &slow, "detach", 2000, false);
+}
+
+static void test_delay_set_at_run_time(void **state)
+{
+    (void)state;
+    struct attach_live l;
+    attach_init(&l, &slow);
+    assert_int_equal(l.delay_ms, 500);
+    apply(&l, &slow, "attach", 1000, true);
+    /* A new delay leaves the attach in progress alone... */
+    apply(&l, &slow, "delay 1h", 1100, true);
+    apply(&l, &slow, "delay 1h", 1100, false);
+    assert_true(attach_tick(&l, 1500));
+    assert_int_equal(l.state, FAKEHW_ATTACH_ATTACHED);
+    /* ...and the next one takes it. */
+    apply(&l, &slow, "detach", 2000, true);
+    apply(&l, &slow, "attach", 2000, true);
+    assert_false(attach_tick(&l, 2000 + 3600 * 1000 - 1));
+    assert_true(attach_tick(&l, 2000 + 3600 * 1000));
+    /* Down to 0: at once. */
+    apply(&l, &slow, "delay 0", 0, true);
+    apply(&l, &slow, "detach", 0, true);
+    apply(&l, &slow, "attach", 0, true);
+    assert_int_equal(l.state, FAKEHW_ATTACH_ATTACHED);
 }
 
 static void test_scripted_failures(void **state)
@@ -233,6 +271,11 @@ static void test_inventory_attach_file_and_tick(void **state)
     write_attach(inv, "gpu-1", "fail always", 0);
     read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_FAILURE, "always\n");
     assert_int_equal(inventory_generation(inv), 4);
+    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_DELAY_MS, "3600000\n");
+    write_attach(inv, "gpu-1", "delay 2s", 0);
+    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_DELAY_MS, "2000\n");
+    assert_int_equal(inventory_generation(inv), 5);
+    read_file(inv, "gpu-0", FAKEHW_ATTR_ATTACH_DELAY_MS, "0\n");
 
     /* The snapshot carries both files, in tree order after healthSince. */
     char *text;
@@ -242,7 +285,8 @@ static void test_inventory_attach_file_and_tick(void **state)
     char *tail = strstr(text, "device gpu-1\n");
     assert_non_null(tail);
     assert_non_null(strstr(tail, "\nhealthSince "));
-    assert_non_null(strstr(tail, "\nattach attached\nattachFailure always\nvirtual false\n"));
+    assert_non_null(strstr(
+        tail, "\nattach attached\nattachFailure always\nattachDelayMs 2000\nvirtual false\n"));
     assert_non_null(strstr(tail, "\nend 2\n"));
     free(text);
     inventory_free(inv);
@@ -339,6 +383,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands_parse_strictly),
         cmocka_unit_test(test_attach_waits_for_its_delay),
+        cmocka_unit_test(test_delay_set_at_run_time),
         cmocka_unit_test(test_scripted_failures),
         cmocka_unit_test(test_plain_devices_refuse_commands),
         cmocka_unit_test(test_names_round_trip),

@@ -35,6 +35,7 @@ static void dump(const struct fakehw_device *d, size_t n)
         printf("%s healthSince %" PRId64 "\n", d->name, d->health_since);
         printf("%s attach %s\n", d->name, fakehw_attach_name(d->attach));
         printf("%s attachFailure %s\n", d->name, fakehw_attach_failure_name(d->attach_failure));
+        printf("%s attachDelayMs %" PRId64 "\n", d->name, d->attach_delay_ms);
         printf("%s virtual %s\n", d->name, d->virtual_gpu ? "true" : "false");
     }
 }

@@ -165,6 +165,44 @@ claim_is_allocated() {
     return 1
 }
 
+# allocation_time NS CLAIM: the claim's status.allocation.allocationTimestamp
+# in Unix seconds; fails while the claim is not allocated.
+allocation_time() {
+    local json ts
+    json=$(claim_json "$1" "$2") || return 1
+    ts=$(jq -r '.status.allocation.allocationTimestamp // ""' <<<"$json") || return 1
+    [[ -n $ts ]] || {
+        echo "claim $2 has no allocation with an allocationTimestamp"
+        return 1
+    }
+    date -u -d "$ts" +%s
+}
+
+# allocated_after NS CLAIM T: the claim is allocated at a time after T (Unix
+# seconds); prints that time.
+allocated_after() {
+    local t
+    t=$(allocation_time "$1" "$2") || {
+        echo "$t"
+        return 1
+    }
+    ((t > $3)) || {
+        echo "claim $2 is still allocated at $t, not after $3"
+        return 1
+    }
+    echo "$t"
+}
+
+# pod_unbound NS POD: the pod has no node yet.
+pod_unbound() {
+    local node
+    node=$(pod_json "$1" "$2" | jq -r '.spec.nodeName // ""') || return 1
+    [[ -z $node ]] || {
+        echo "pod $2 is bound to node $node"
+        return 1
+    }
+}
+
 wait_claim_allocated() {
     wait_for "claim $1/$2 to be allocated" "${3:-$CONFORMANCE_TIMEOUT}" claim_is_allocated "$1" "$2" >/dev/null
 }

@@ -292,3 +292,30 @@ worker-2"
     assert_failure
     assert_output --partial "container ctr-c: 0 request mappings"
 }
+
+@test "claims: allocation times in Unix seconds, a newer allocation, an unbound pod" {
+    jq '.items += [{"metadata": {"name": "timed"}, "status": {"allocation": {"allocationTimestamp": "2026-11-26T04:00:30Z",
+        "devices": {"results": []}}}}]' "$FAKE_CLUSTER/test-claims.json" >"$BATS_TEST_TMPDIR/claims.json"
+    mv "$BATS_TEST_TMPDIR/claims.json" "$FAKE_CLUSTER/test-claims.json"
+    run allocation_time ns timed
+    assert_success
+    assert_output 1795665630
+    run allocation_time ns ready-gpu-x7k2p
+    assert_failure
+    assert_output "claim ready-gpu-x7k2p has no allocation with an allocationTimestamp"
+    run allocation_time ns gone
+    assert_failure
+    run allocated_after ns timed 1795665600
+    assert_success
+    assert_output 1795665630
+    run allocated_after ns timed 1795665630
+    assert_failure
+    assert_output "claim timed is still allocated at 1795665630, not after 1795665630"
+    run allocated_after ns released 0
+    assert_failure
+    run pod_unbound ns pending
+    assert_success
+    run pod_unbound ns ready
+    assert_failure
+    assert_output "pod ready is bound to node worker-1"
+}

@@ -40,6 +40,7 @@ setup() { selftest_setup; }
     CONFORMANCE_FEATURES='DRAAdminAccess=on'
     CONFORMANCE_FAKEHW_MOUNT=relative/path
     CONFORMANCE_FAKEHW_EXEC='/no/such/node-exec --flag'
+    CONFORMANCE_BINDING_TIMEOUT_SECONDS=10m
     run params_validate
     assert_failure
     assert_line --partial "CONFORMANCE_DRIVER=Not_A_Driver is not a DRA driver name"
@@ -52,7 +53,8 @@ setup() { selftest_setup; }
     assert_line --partial 'holds "DRAAdminAccess=on"; write Gate=true or Gate=false'
     assert_line --partial "CONFORMANCE_FAKEHW_MOUNT=relative/path is not an absolute path"
     assert_line --partial "CONFORMANCE_FAKEHW_EXEC=/no/such/node-exec\\ --flag does not start with a command found here (/no/such/node-exec)"
-    assert_equal "${#lines[@]}" 10
+    assert_line --partial "CONFORMANCE_BINDING_TIMEOUT_SECONDS=10m is not a whole number of seconds between 1 and 999999 (the scheduler's bindingTimeout), or empty"
+    assert_equal "${#lines[@]}" 11
 }
 
 @test "params: qualified attribute names are accepted" {

@@ -134,9 +134,9 @@ run_suite() {
     echo gpu.example.com >>"$FAKE_CLUSTER/deviceclasses.txt"
     CONFORMANCE_DRIVER=gpu.example.com CONFORMANCE_FILTER='tags:fake-only' run run_suite
     assert_success
-    assert_line "1..12"
+    assert_line "1..13"
     assert_equal "$(grep -c '# skip fake-driver check; the driver under test (gpu.example.com) is not the fake driver' \
-        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 12
+        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 13
     # Skipped before any namespace was made.
     run grep -c '^create -f -$' "$FAKE_CLUSTER/calls.log"
     assert_output 1

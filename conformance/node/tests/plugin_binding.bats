@@ -158,6 +158,35 @@ $ATTACHED True Attached"
     assert_equal "$(conditions c4 gpu-1)" ""
 }
 
+@test "binding: prepare of a device allocated with binding conditions waits for its attach; without them it is prepared as before [fakehw]" {
+    binding_node
+    # gpu-2's attaches all fail: the plugin's own attach leaves it failed.
+    run -0 "$NODE_BIN/fakehw" attach --mount "$MNT" gpu-2 fail always
+    claim_create c5
+    allocate c5 gpu-2 2026-11-26T03:00:00Z
+    wait_for 10 "claim c5: $FAILED True" conditions_are c5 gpu-2 "$FAILED True AttachFailed"
+    # A kubelet that prepares anyway (the scheduler did not wait): refused,
+    # naming the claim, the device and its attach state; nothing written.
+    run -1 prepare_claims "$(ref c5)"
+    assert_line --regexp "^claim=${CLAIM_UIDS[c5]} error=.*$NODE_NS/c5.*device gpu-2 is failed, not attached, but was allocated with binding condition $ATTACHED"
+    run -0 files_mentioning "$CDI_ROOT" "${CLAIM_UIDS[c5]}"
+    assert_output ""
+    # Once the device is attached the kubelet's retry succeeds.
+    run -0 "$NODE_BIN/fakehw" attach --mount "$MNT" gpu-2 fail never
+    run -0 "$NODE_BIN/fakehw" attach --mount "$MNT" gpu-2 attach
+    assert_output "gpu-2: attached (attachFailure never, attachDelayMs 0)"
+    wait_for 10 "claim c5 prepared" prepare_claims "$(ref c5)"
+    run -0 unprepare_claims "$(ref c5)"
+    # No binding conditions in the result (a scheduler with the gate off):
+    # a detached attachable device is prepared as before.
+    claim_create c6
+    claim_allocate_results c6 "$(results gpu=gpu-1)"
+    assert_equal "$(device_attr gpu-1 attach)" detached
+    run -0 prepare_claims "$(ref c6)"
+    assert_line --regexp "^claim=${CLAIM_UIDS[c6]} pool=$POOL device=gpu-1"
+    plugin_alive
+}
+
 @test "binding: status writes retry through conflicts and server errors [fakehw]" {
     binding_node
     claim_create c5

@@ -437,6 +437,76 @@ static void test_claim_errors(void **state)
     prepare_state_close(st);
 }
 
+/* A result as a scheduler with DRADeviceBindingConditions writes it: the
+ * device's binding conditions copied from the slice. */
+#define BOUND_RESULT(req, dev)                                                                     \
+    "{\"request\":\"" req "\",\"driver\":\"" FIXTURE_DRIVER "\",\"pool\":\"" FIXTURE_NODE          \
+    "\",\"device\":\"" dev "\",\"bindingConditions\":[\"" FIXTURE_DRIVER "/attached\"],"           \
+    "\"bindingFailureConditions\":[\"" FIXTURE_DRIVER "/attach-failed\"]}"
+
+static void test_binding_conditions_need_attached(void **state)
+{
+    struct fixture *f = *state;
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim out;
+    struct error err;
+    const enum fakehw_attach refused[] = {FAKEHW_ATTACH_DETACHED, FAKEHW_ATTACH_ATTACHING,
+                                          FAKEHW_ATTACH_FAILED};
+    const char *const names[] = {"detached", "attaching", "failed"};
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1,
+                                       "[" RESULT("a", "gpu-0") "," BOUND_RESULT("b", "gpu-1") "]",
+                                       NULL, NULL));
+    for (size_t i = 0; i < 3; i++) {
+        f->devs[1].attach = refused[i];
+        char want[512];
+        snprintf(want, sizeof(want),
+                 "claim default/c1 (uid " UID1 "): device gpu-1 is %s, not attached, but was "
+                 "allocated with binding condition " FIXTURE_DRIVER "/attached: the scheduler "
+                 "binds only once it is True; retry when the device is attached",
+                 names[i]);
+        expect_claim_error(f, st, want);
+    }
+    assert_int_equal(f->prepared_hooks, 0);
+    /* Nothing was recorded: the retry starts from scratch. */
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
+    /* The kubelet's retry once the device is attached succeeds. */
+    f->devs[1].attach = FAKEHW_ATTACH_ATTACHED;
+    must_prepare(st, "default", "c1", UID1, &out);
+    assert_int_equal(out.n_devices, 2);
+    prepared_claim_free(&out);
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+
+    /* No bindingConditions in the result (the scheduler's gate is off):
+     * prepared whatever the attach state, as before. */
+    f->devs[1].attach = FAKEHW_ATTACH_DETACHED;
+    fixture_put_claim(
+        f, fixture_claim("default", "c2", UID2, "[" RESULT("a", "gpu-1") "]", NULL, NULL));
+    must_prepare(st, "default", "c2", UID2, &out);
+    prepared_claim_free(&out);
+    /* A device that is no longer attachable needs no attach. */
+    f->devs[2].attach = FAKEHW_ATTACH_NONE;
+    fixture_put_claim(
+        f, fixture_claim("default", "c3", UID3, "[" BOUND_RESULT("a", "gpu-2") "]", NULL, NULL));
+    must_prepare(st, "default", "c3", UID3, &out);
+    prepared_claim_free(&out);
+    assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+    assert_int_equal(unprepare_claim(st, "default", "c3", UID3, &err), 0);
+
+    /* A malformed list is refused like any other bad field. */
+    f->devs[3].attach = FAKEHW_ATTACH_ATTACHED;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1,
+                                       "[{\"request\":\"a\",\"driver\":\"" FIXTURE_DRIVER
+                                       "\",\"pool\":\"" FIXTURE_NODE
+                                       "\",\"device\":\"gpu-3\",\"bindingConditions\":\"x\"}]",
+                                       NULL, NULL));
+    expect_claim_error(f, st,
+                       "claim default/c1 (uid " UID1 "): allocation result 0 (device gpu-3): "
+                       "bindingConditions is not a list of strings");
+    prepare_state_close(st);
+}
+
 static void test_zero_results_and_metadata_off(void **state)
 {
     struct fixture *f = *state;
@@ -1108,6 +1178,7 @@ int main(void)
         T(test_idempotent_and_restart),
         T(test_validation_before_paths),
         T(test_claim_errors),
+        T(test_binding_conditions_need_attached),
         T(test_zero_results_and_metadata_off),
         T(test_template_claim_path),
         T(test_same_name_new_uid),
