@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fakehw attach: shows or changes the attach state of attachable devices
  * through the tree, exactly as any writer would (one write(2) to
  * <mount>/devices/<device>/attach), then reads the state back. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Reading and writing one file of a running fakehw tree for the commands
  * (flip, attach): see cli.h. */
 #include <errno.h>
