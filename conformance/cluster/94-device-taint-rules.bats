@@ -17,13 +17,23 @@ teardown() { scenario_teardown; }
 
 RULE_KEY=conformance.fakehw.example.com/taint-rule
 
+# rule_resource: devicetaintrules named with the version the server serves
+# (resource.k8s.io/v1alpha3 -> devicetaintrules.v1alpha3.resource.k8s.io).
+# A bare "devicetaintrule" goes through kubectl's discovery cache, which after
+# an in-place upgrade or downgrade can still map it to a version the server
+# no longer serves ("the server could not find the requested resource").
+rule_resource() {
+    local v=${CONFORMANCE_TAINT_RULE_API#resource.k8s.io/}
+    printf 'devicetaintrules.%s.resource.k8s.io' "$v"
+}
+
 # new_rule NAME EFFECT [DEVICE]: a DeviceTaintRule on DEVICE of the test
 # node's pool (the whole pool without DEVICE), deleted at teardown.
 new_rule() {
     local selector
     selector=$(jq -cn --arg d "$CONFORMANCE_DRIVER" --arg p "$TEST_NODE_POOL" --arg dev "${3:-}" \
         '{driver: $d, pool: $p} + (if $dev == "" then {} else {device: $dev} end)')
-    track_cluster_object devicetaintrule "$1"
+    track_cluster_object "$(rule_resource)" "$1"
     create_from device-taint-rule RULE="$1" TAINT_RULE_API="$CONFORMANCE_TAINT_RULE_API" \
         SELECTOR="$selector" KEY=$RULE_KEY VALUE=conformance EFFECT="$2"
 }
@@ -44,7 +54,7 @@ start_user() {
 
 # rule_condition RULE: "<status> <reason> <message>" of its EvictionInProgress condition.
 rule_condition() {
-    kc get devicetaintrule "$1" -o json |
+    kc get "$(rule_resource)" "$1" -o json |
         jq -er '[.status.conditions[]? | select(.type == "EvictionInProgress")][0]
             | "\(.status) \(.reason) \(.message)" // error("no EvictionInProgress condition")'
 }
@@ -99,7 +109,7 @@ require_rules() {
     create_from claim CLAIM=all COUNT="$n"
     create_from pod POD=pod-all CLAIM_SOURCE=resourceClaimName CLAIM=all AFFINITY="$(pin_to "$TEST_NODE")"
     assert_pod_stays_pending "$ns" pod-all
-    kc delete devicetaintrule "$ns-remove" >/dev/null
+    kc delete "$(rule_resource)" "$ns-remove" >/dev/null
     wait_pod_ready "$ns" pod-all
     assert_claim_device_count "$ns" all "$n"
 }
