@@ -114,9 +114,14 @@ pod_device_health() {
         claim_device_ready "$TEST_NAMESPACE" victim "$VICTIM_POOL" "$VICTIM_DEVICE" True >/dev/null
 }
 
-# requires: gate=ResourceHealthStatus
+# requires: minor=35, gate=ResourceHealthStatus
 # bats test_tags=fake-only, serial
 @test "health: the pod's allocatedResourcesStatus turns Unhealthy, and Healthy after recovery" {
+    # The 1.34 kubelet (pkg/kubelet/cm/dra/manager.go, UpdateAllocatedResourcesStatus)
+    # matches the container's pod-claim name against the ResourceClaim's own
+    # name, so it never reports a generated claim; 1.35 looks the claim up in
+    # the pod's status.resourceClaimStatuses.  Seen on a real 1.34.4 kubelet.
+    require_server_minor 35
     require_gate ResourceHealthStatus
     # A generated claim: the kubelet (1.35 at least) finds a container's claim
     # through the pod's status.resourceClaimStatuses, which lists generated
