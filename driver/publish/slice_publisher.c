@@ -242,7 +242,8 @@ static bool partitions_refused(struct slice_publisher *p, const char *how)
     if (first)
         LOG_W("slice publisher: the API server %s partitionable devices (counter sets and "
               "consumesCounters: is the DRAPartitionableDevices feature gate off, or the "
-              "release older than 1.34?); publishing whole GPUs only: MIG partitions of "
+              "release older than 1.35, which wants counter sets in the devices' own "
+              "slice?); publishing whole GPUs only: MIG partitions of "
               "dynamic-mode GPUs are left out",
               how);
     return first;
