@@ -17,6 +17,13 @@ int error_set(struct error *err, const char *fmt, ...)
     return -1;
 }
 
+int error_setv(struct error *err, const char *fmt, va_list ap)
+{
+    if (err != NULL)
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    return -1;
+}
+
 int error_set_errno(struct error *err, int errnum, const char *fmt, ...)
 {
     if (err == NULL)
