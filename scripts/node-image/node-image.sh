@@ -145,8 +145,9 @@ docker exec "$id" bash -c '
     for i in $(seq 1 30); do pgrep -x containerd >/dev/null || break; sleep 1; done
     rm -rf /kind/import /tmp/containerd.log
 ' >&2 || die "importing the images into the node's containerd failed (see above)"
+# The build container ran sleep: put the base image's entrypoint back. Its
+# STOPSIGNAL (SIGRTMIN+3, for systemd) carries over from the container.
 docker commit \
-    --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
-    --change 'CMD []' --change 'ENV container=docker' --change 'STOPSIGNAL SIGRTMIN+3' \
+    --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' --change 'CMD []' \
     "$id" "$image" >/dev/null || die "docker commit $image failed"
 log "built $image ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}'))"
