@@ -3,7 +3,7 @@
  *
  * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after
  * every change, and hands each listener the new snapshot of the devices
- * (driver/health/device_snapshot.h: immutable, reference-counted, shared by
+ * (driver/device/device_snapshot.h: immutable, reference-counted, shared by
  * everyone instead of copied).  While the tree is gone (fakehw unmounted or
  * killed) the last known devices are reported unhealthy with a reason that
  * says so, in a new snapshot; when the tree returns it is read again.
@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 #include "error.h"
 #include "fakehw_tree.h"
 

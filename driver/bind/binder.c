@@ -14,7 +14,7 @@
 
 #include "binding_conditions.h"
 #include "driver/health/claim_status_json.h"
-#include "driver/health/retry.h"
+#include "retry.h"
 #include "fakehw_attach.h"
 #include "fakehw_tree_read.h"
 #include "log.h"

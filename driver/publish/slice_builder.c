@@ -9,7 +9,7 @@
 #include "api_names.h"
 #include "driver/bind/binding_conditions.h"
 #include "shares.h"
-#include "driver/prepare/device_attributes.h"
+#include "driver/device/device_attributes.h"
 #include "quantity.h"
 
 int slice_index_digits(size_t n_slices)

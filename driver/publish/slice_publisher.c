@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "api_names.h"
-#include "driver/health/retry.h"
+#include "retry.h"
 #include "log.h"
 #include "slice_builder.h"
 #include "slice_sync.h"

@@ -27,8 +27,8 @@
  * numbers, missing parts 0, leading zeros dropped.  A string or version
  * longer than the API's 64 characters, or a version that is not 1-3
  * numbers, is an error naming the device and the attribute. */
-#ifndef FAKEHW_PREPARE_DEVICE_ATTRIBUTES_H
-#define FAKEHW_PREPARE_DEVICE_ATTRIBUTES_H
+#ifndef FAKEHW_DRIVER_DEVICE_ATTRIBUTES_H
+#define FAKEHW_DRIVER_DEVICE_ATTRIBUTES_H
 
 #include <jansson.h>
 #include <stddef.h>
