@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api_names.h"
+#include "dns_names.h"
 #include "retry.h"
 #include "log.h"
 #include "slice_builder.h"
@@ -735,12 +736,12 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
                                               const struct slice_publisher_options *opts,
                                               struct error *err)
 {
-    if (!api_dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63) {
+    if (!dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63) {
         error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
                   opts->driver_name ? opts->driver_name : "");
         return NULL;
     }
-    if (!api_dns_subdomain_valid(opts->node_name)) {
+    if (!dns_subdomain_valid(opts->node_name)) {
         error_set(err, "node name \"%s\" is not a DNS subdomain",
                   opts->node_name ? opts->node_name : "");
         return NULL;
