@@ -322,7 +322,7 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
     if (!writable(&of->p))
         return -EACCES;
     struct error err;
-    bool attach = !strcmp(of->p.file, FAKEHW_ATTR_ATTACH);
+    bool attach = !strcmp(of->p.file, FAKEHW_ATTR(ATTACH));
     if ((attach ? inventory_write_attach : inventory_write_health)(t->inv, of->p.device, buf, size,
                                                                    &err) < 0) {
         int e = errno;
