@@ -69,7 +69,7 @@ struct plugin {
     enum unhealthy_policy policy;
 
     struct kube_client *kc;
-    struct inventory *inv;
+    struct tree_inventory *inv;
     struct prepare_state *prep;
     struct slice_publisher *pub;
     struct claim_status_writer *status;

@@ -45,7 +45,7 @@ struct open_file {
 };
 
 struct fuse_tree {
-    struct inventory *inv;
+    struct live_inventory *inv;
     struct fuse *fuse;
     time_t started;
     pthread_mutex_t poll_lock;
@@ -466,8 +466,8 @@ static const struct fuse_operations ops = {
     .rename = op_rename,
 };
 
-struct fuse_tree *fuse_tree_mount(struct inventory *inv, const char *mountpoint, bool allow_other,
-                                  struct error *err)
+struct fuse_tree *fuse_tree_mount(struct live_inventory *inv, const char *mountpoint,
+                                  bool allow_other, struct error *err)
 {
     struct fuse_tree *t = calloc(1, sizeof(*t));
     if (t == NULL) {

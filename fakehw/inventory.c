@@ -22,7 +22,7 @@ struct live_device {
     struct attach_live attach;
 };
 
-struct inventory {
+struct live_inventory {
     pthread_mutex_t lock;
     char node[256];
     char dev_dir[FAKEHW_PATH_MAX];
@@ -75,10 +75,10 @@ static int compare_names(const void *a, const void *b, void *ctx)
 
 /* Builds the live devices and the name index for devs; old (may be NULL)
  * donates the health of unchanged devices. */
-static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
+static int build(const struct gpu_device *devs, size_t n, const struct live_inventory *old,
                  struct live_device **out, size_t **by_name, bool *changed, struct error *err);
 
-static struct live_device *find_locked(const struct inventory *inv, const char *name)
+static struct live_device *find_locked(const struct live_inventory *inv, const char *name)
 {
     size_t lo = 0, hi = inv->n;
     while (lo < hi) {
@@ -185,7 +185,7 @@ static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
            a->parent_index == b->parent_index;
 }
 
-static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
+static int build(const struct gpu_device *devs, size_t n, const struct live_inventory *old,
                  struct live_device **out, size_t **by_name, bool *changed, struct error *err)
 {
     struct live_device *live = calloc(n ? n : 1, sizeof(*live));
@@ -239,8 +239,8 @@ static bool has_control(const char *s)
     return false;
 }
 
-struct inventory *inventory_new(const char *node, const char *dev_dir,
-                                const struct gpu_device *devs, size_t n, struct error *err)
+struct live_inventory *inventory_new(const char *node, const char *dev_dir,
+                                     const struct gpu_device *devs, size_t n, struct error *err)
 {
     if (*node == '\0' || has_control(node)) {
         error_set_and_errno(err, EINVAL,
@@ -252,7 +252,7 @@ struct inventory *inventory_new(const char *node, const char *dev_dir,
                             dev_dir);
         return NULL;
     }
-    struct inventory *inv = calloc(1, sizeof(*inv));
+    struct live_inventory *inv = calloc(1, sizeof(*inv));
     if (inv == NULL) {
         error_set_and_errno(err, ENOMEM, "out of memory");
         return NULL;
@@ -275,7 +275,7 @@ struct inventory *inventory_new(const char *node, const char *dev_dir,
     return inv;
 }
 
-void inventory_free(struct inventory *inv)
+void inventory_free(struct live_inventory *inv)
 {
     if (inv == NULL)
         return;
@@ -285,13 +285,13 @@ void inventory_free(struct inventory *inv)
     free(inv);
 }
 
-void inventory_set_listener(struct inventory *inv, inventory_listener fn, void *ctx)
+void inventory_set_listener(struct live_inventory *inv, inventory_listener fn, void *ctx)
 {
     inv->listener = fn;
     inv->listener_ctx = ctx;
 }
 
-uint64_t inventory_generation(struct inventory *inv)
+uint64_t inventory_generation(struct live_inventory *inv)
 {
     pthread_mutex_lock(&inv->lock);
     uint64_t g = inv->generation;
@@ -300,20 +300,20 @@ uint64_t inventory_generation(struct inventory *inv)
 }
 
 /* Bumps the generation (lock held); returns the new value. */
-static uint64_t bump_locked(struct inventory *inv)
+static uint64_t bump_locked(struct live_inventory *inv)
 {
     inv->changed_at = now_seconds();
     return ++inv->generation;
 }
 
-static void notify(struct inventory *inv, uint64_t generation)
+static void notify(struct live_inventory *inv, uint64_t generation)
 {
     if (inv->listener != NULL)
         inv->listener(inv->listener_ctx, generation);
 }
 
-int inventory_replace(struct inventory *inv, const struct gpu_device *devs, size_t n, bool *changed,
-                      struct error *err)
+int inventory_replace(struct live_inventory *inv, const struct gpu_device *devs, size_t n,
+                      bool *changed, struct error *err)
 {
     struct live_device *live;
     size_t *by_name;
@@ -335,7 +335,7 @@ int inventory_replace(struct inventory *inv, const struct gpu_device *devs, size
     return rc;
 }
 
-int inventory_snapshot(struct inventory *inv, struct gpu_device **devs, size_t *n,
+int inventory_snapshot(struct live_inventory *inv, struct gpu_device **devs, size_t *n,
                        struct error *err)
 {
     pthread_mutex_lock(&inv->lock);
@@ -381,7 +381,7 @@ static int check_reason(const char *reason, struct error *err)
     return 0;
 }
 
-int inventory_set_health(struct inventory *inv, const char *device, bool healthy,
+int inventory_set_health(struct live_inventory *inv, const char *device, bool healthy,
                          const char *reason, struct error *err)
 {
     if (check_reason(reason, err) < 0)
@@ -399,7 +399,7 @@ int inventory_set_health(struct inventory *inv, const char *device, bool healthy
     return 0;
 }
 
-int inventory_set_health_all(struct inventory *inv, bool healthy, const char *reason,
+int inventory_set_health_all(struct live_inventory *inv, bool healthy, const char *reason,
                              struct error *err)
 {
     if (check_reason(reason, err) < 0)
@@ -443,8 +443,8 @@ int health_parse_command(const char *buf, size_t len, bool *healthy, char *reaso
     return 0;
 }
 
-int inventory_write_health(struct inventory *inv, const char *device, const char *buf, size_t len,
-                           struct error *err)
+int inventory_write_health(struct live_inventory *inv, const char *device, const char *buf,
+                           size_t len, struct error *err)
 {
     bool healthy;
     char reason[FAKEHW_REASON_MAX];
@@ -453,14 +453,14 @@ int inventory_write_health(struct inventory *inv, const char *device, const char
     return inventory_set_health(inv, device, healthy, reason, err);
 }
 
-void inventory_set_attach_waker(struct inventory *inv, inventory_attach_waker fn, void *ctx)
+void inventory_set_attach_waker(struct live_inventory *inv, inventory_attach_waker fn, void *ctx)
 {
     inv->attach_waker = fn;
     inv->attach_waker_ctx = ctx;
 }
 
-int inventory_write_attach(struct inventory *inv, const char *device, const char *buf, size_t len,
-                           struct error *err)
+int inventory_write_attach(struct live_inventory *inv, const char *device, const char *buf,
+                           size_t len, struct error *err)
 {
     struct attach_command cmd;
     if (attach_parse_command(buf, len, &cmd, err) < 0)
@@ -488,7 +488,7 @@ int inventory_write_attach(struct inventory *inv, const char *device, const char
     return 0;
 }
 
-int64_t inventory_attach_tick(struct inventory *inv, int64_t now_ms)
+int64_t inventory_attach_tick(struct live_inventory *inv, int64_t now_ms)
 {
     int64_t next = -1;
     bool changed = false;
@@ -506,7 +506,7 @@ int64_t inventory_attach_tick(struct inventory *inv, int64_t now_ms)
     return next;
 }
 
-bool inventory_has_device(struct inventory *inv, const char *device)
+bool inventory_has_device(struct live_inventory *inv, const char *device)
 {
     pthread_mutex_lock(&inv->lock);
     bool found = find_locked(inv, device) != NULL;
@@ -514,7 +514,7 @@ bool inventory_has_device(struct inventory *inv, const char *device)
     return found;
 }
 
-int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX], size_t *n,
+int inventory_device_names(struct live_inventory *inv, char (**names)[FAKEHW_NAME_MAX], size_t *n,
                            struct error *err)
 {
     pthread_mutex_lock(&inv->lock);
@@ -533,7 +533,7 @@ int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX
 
 /* The parent of a partition whose health it shows, or NULL: a partition
  * reads unhealthy while its parent is (lock held). */
-static const struct live_device *sick_parent_locked(const struct inventory *inv,
+static const struct live_device *sick_parent_locked(const struct live_inventory *inv,
                                                     const struct live_device *d)
 {
     long p = d->cfg.parent_index;
@@ -558,7 +558,7 @@ static int render_parent_reason(const struct live_device *parent, char *buf, siz
 
 /* Renders attribute a of d (lock held): the live ones here, the rest as
  * configured. */
-static int render_attr_locked(const struct inventory *inv, const struct live_device *d,
+static int render_attr_locked(const struct live_inventory *inv, const struct live_device *d,
                               enum fakehw_attr_id a, char *buf, size_t size, int64_t *mtime)
 {
     const struct live_device *sick = sick_parent_locked(inv, d);
@@ -595,7 +595,7 @@ static int render_attr_locked(const struct inventory *inv, const struct live_dev
     }
 }
 
-int inventory_read_file(struct inventory *inv, const char *device, const char *file, char *buf,
+int inventory_read_file(struct live_inventory *inv, const char *device, const char *file, char *buf,
                         size_t size, size_t *len, int64_t *mtime, uint64_t *generation,
                         struct error *err)
 {
@@ -666,8 +666,8 @@ static void text_line(struct text *t, const char *key, const char *line, size_t 
     text_append(t, line, n);
 }
 
-int inventory_render_snapshot(struct inventory *inv, char **text, size_t *len, uint64_t *generation,
-                              struct error *err)
+int inventory_render_snapshot(struct live_inventory *inv, char **text, size_t *len,
+                              uint64_t *generation, struct error *err)
 {
     struct text t = {0};
     char line[INVENTORY_FILE_MAX];

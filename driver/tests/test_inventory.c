@@ -155,7 +155,7 @@ static void test_shared_immutable_snapshots(void **state)
     struct inventory_listener listeners[] = {{keep, &k}, {peek, &pk}};
     struct inventory_options opts = {.root = root, .retry_ms = 50};
     struct error err;
-    struct inventory *inv = inventory_start(&opts, listeners, 2, &err);
+    struct tree_inventory *inv = inventory_start(&opts, listeners, 2, &err);
     if (inv == NULL)
         fail_msg("inventory_start: %s", err.msg);
 
@@ -251,7 +251,7 @@ static void test_tree_missing_at_start(void **state)
     struct inventory_listener l = {keep, &k};
     struct inventory_options opts = {.root = root, .retry_ms = 50};
     struct error err;
-    struct inventory *inv = inventory_start(&opts, &l, 1, &err);
+    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
     assert_non_null(inv);
     pthread_mutex_lock(&k.lock);
     assert_int_equal(k.n, 1);

@@ -208,7 +208,8 @@ static void make_device(struct gpu_device *d, long index, const char *name,
     d->attach = *attach;
 }
 
-static void read_file(struct inventory *inv, const char *dev, const char *file, const char *want)
+static void read_file(struct live_inventory *inv, const char *dev, const char *file,
+                      const char *want)
 {
     char buf[INVENTORY_FILE_MAX];
     size_t len;
@@ -227,7 +228,7 @@ static void count_wake(void *ctx)
     wakes++;
 }
 
-static void write_attach(struct inventory *inv, const char *dev, const char *text, int want_rc)
+static void write_attach(struct live_inventory *inv, const char *dev, const char *text, int want_rc)
 {
     struct error err;
     assert_int_equal(inventory_write_attach(inv, dev, text, strlen(text), &err), want_rc);
@@ -241,7 +242,7 @@ static void test_inventory_attach_file_and_tick(void **state)
     struct gpu_attach hour = {.attachable = true, .delay_ms = 3600 * 1000};
     make_device(&devs[1], 1, "gpu-1", &hour);
     struct error err;
-    struct inventory *inv = inventory_new("node-a", "", devs, 2, &err);
+    struct live_inventory *inv = inventory_new("node-a", "", devs, 2, &err);
     assert_non_null(inv);
     inventory_set_attach_waker(inv, count_wake, NULL);
     assert_true(inventory_attribute_writable(FAKEHW_ATTR(ATTACH)));
@@ -299,7 +300,7 @@ static void test_reload_keeps_attach_of_unchanged_devices(void **state)
     make_device(&devs[0], 0, "gpu-0", &quick);
     make_device(&devs[1], 1, "gpu-1", &quick);
     struct error err;
-    struct inventory *inv = inventory_new("node-a", "", devs, 2, &err);
+    struct live_inventory *inv = inventory_new("node-a", "", devs, 2, &err);
     assert_non_null(inv);
     write_attach(inv, "gpu-0", "attach", 0);
     write_attach(inv, "gpu-1", "attach", 0);

@@ -237,7 +237,7 @@ static void test_parent_health_reaches_partitions(void **state)
                        "{profile: 3g.20gb}]}\n";
     if (load(text, &c, &err) != 0)
         fail_msg("%s", err.msg);
-    struct inventory *inv = inventory_new("n", "", c.devices, c.ndevices, &err);
+    struct live_inventory *inv = inventory_new("n", "", c.devices, c.ndevices, &err);
     assert_non_null(inv);
     char buf[INVENTORY_FILE_MAX];
     size_t len;
