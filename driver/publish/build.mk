@@ -8,6 +8,7 @@
 PUBLISH_SRCS   := $(wildcard driver/publish/*.c)
 PUBLISH_OBJS   := $(PUBLISH_SRCS:%.c=$(OBJ)/%.o)
 PUBLISH_LIB    := $(BUILD)/lib/libpublish.a
+# What slices take from bind/ (binding conditions) and device/ (attributes).
 PUBLISH_ATTRS  := $(OBJ)/driver/bind/binding_conditions.o $(DEVICE_LIB)
 # driver/build.mk includes health/ after publish/: name its library directly.
 PUBLISH_HEALTH := $(BUILD)/lib/libhealth.a
