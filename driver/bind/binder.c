@@ -14,12 +14,11 @@
 
 #include "binding_conditions.h"
 #include "driver/health/claim_status_json.h"
-#include "driver/health/retry.h"
+#include "retry.h"
 #include "fakehw_attach.h"
 #include "fakehw_tree_read.h"
 #include "log.h"
 
-#define CLAIMS_PATH            "/apis/resource.k8s.io/v1/resourceclaims"
 #define QUICK_CONFLICT_RETRIES 5
 
 /* A claim whose status needs a write. */
@@ -61,7 +60,7 @@ struct binder {
 static int attach_path(const struct binder *b, const char *device, char *path, size_t size)
 {
     int n = snprintf(path, size, "%s/%s/%s/%s", b->root, FAKEHW_DIR_DEVICES, device,
-                     FAKEHW_ATTR_ATTACH);
+                     FAKEHW_ATTR(ATTACH));
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -362,8 +361,7 @@ static enum write_result write_claim(struct binder *b, const struct item *it, st
     char path[768];
     if (!path_safe(it->ns) || !path_safe(it->name))
         return DONE;
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", it->ns,
-             it->name);
+    kube_path_resourceclaim(path, sizeof(path), it->ns, it->name);
     long status = 0;
     json_t *claim = NULL, *patch = NULL, *answer = NULL;
     enum write_result out = RETRY;
@@ -532,7 +530,7 @@ static int on_event(void *ctx, const char *type, json_t *object)
 static int list_claims(struct binder *b, char *rv, size_t rv_size, struct error *err)
 {
     json_t *list = NULL;
-    if (kube_request(b->kc, "GET", CLAIMS_PATH, NULL, NULL, NULL, &list, err) < 0) {
+    if (kube_request(b->kc, "GET", KUBE_PATH_RESOURCECLAIMS, NULL, NULL, NULL, &list, err) < 0) {
         json_decref(list);
         return -1;
     }
@@ -580,7 +578,7 @@ static void *watch_main(void *arg)
         struct error err = {{0}};
         int rc = list_claims(b, rv, sizeof(rv), &err);
         if (rc == 0)
-            rc = kube_watch(b->kc, CLAIMS_PATH, rv, on_event, b, &b->watch_stop, &err);
+            rc = kube_watch(b->kc, KUBE_PATH_RESOURCECLAIMS, rv, on_event, b, &b->watch_stop, &err);
         if (rc < 0) {
             failures++;
             long delay = retry_backoff_ms(failures, b->retry_base_ms, b->retry_max_ms);

@@ -285,8 +285,7 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
               it->name);
         return DONE;
     }
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", it->ns,
-             it->name);
+    kube_path_resourceclaim(path, sizeof(path), it->ns, it->name);
     long status = 0;
     json_t *claim = NULL, *devices = NULL, *patch = NULL, *answer = NULL;
     enum outcome out = RETRY;
