@@ -15,6 +15,9 @@
 #   MATRIX_DOC        the document to update (default docs/compatibility.md;
 #                     empty: print the table only)
 #   JOBS              parallel scenarios per run (default 2)
+#   CONFORMANCE_IMAGE the suite's test image; when the local engine has it,
+#                     it is loaded into each cluster (no registry needed;
+#                     scripts/node-image/busybox-image.sh builds one)
 # Every other variable of kind-up and the suite passes through. A failing
 # scenario does not stop the matrix; the exit status is 1 if any failed.
 set -euo pipefail
@@ -43,6 +46,10 @@ for v in "${versions[@]}"; do
     env "${image_env[@]}" K8S_VERSION="$v" "$REPO_ROOT/scripts/kind-up.sh" >&2 ||
         die "kind-up $v failed; the cluster is left for a look (make kind-down removes it)"
     up=$((SECONDS - start))
+    if [[ -n ${CONFORMANCE_IMAGE:-} ]] && docker image inspect "$CONFORMANCE_IMAGE" >/dev/null 2>&1; then
+        kind load docker-image "$CONFORMANCE_IMAGE" --name "${KIND_CLUSTER_NAME:-fakehw-dra}" >&2 ||
+            die "kind load docker-image $CONFORMANCE_IMAGE failed"
+    fi
     log "=== $v: suite (JOBS=$jobs)"
     mkdir -p "$dir/$v"
     start=$SECONDS

@@ -46,6 +46,27 @@ tag_of() {
     done
     die "kubeadm $version does not list an image named $1"
 }
+# served_version MODULE WANT: WANT if the Go module proxy serves it, else the
+# first served version after it (else the newest), said on stderr. kubeadm
+# may ask for a patch release (etcd 3.6.6, CoreDNS v1.12.1) that the proxy
+# does not serve; the image is built from the nearest one and tagged as
+# kubeadm asks, so the cluster starts with what it has.
+served_version() {
+    local module=$1 want=$2 list pick
+    list=$(cd "$(cache_dir)" && GOFLAGS=-mod=mod go list -m -versions "$module" 2>/dev/null | cut -d' ' -f2-)
+    [[ -n $list ]] || die "the Go module proxy lists no versions of $module"
+    if [[ " $list " == *" $want "* ]]; then
+        echo "$want"
+        return
+    fi
+    # Releases only (no "-rc.0"), in version order, with WANT among them.
+    pick=$({ tr ' ' '\n' <<<"$list"; echo "$want"; } | grep -v -- '-' | sort -V |
+        sed -n "/^${want//./\\.}\$/{n;p;q}")
+    [[ -n $pick ]] || pick=$(tr ' ' '\n' <<<"$list" | grep -v -- '-' | sort -V | tail -n1)
+    log "$module $want is not served by the Go module proxy; building $pick (tagged as kubeadm's $want)"
+    echo "$pick"
+}
+
 # The kind containerd config's sandbox image; kubeadm's own pause tag too.
 sandbox=$(docker run --rm --entrypoint cat "$base_image" /etc/containerd/config.toml |
     sed -n 's/^\s*sandbox_image = "\(.*\)"$/\1/p')
@@ -81,8 +102,9 @@ COPY kube-proxy /usr/local/bin/kube-proxy
 DOCKERFILE
 
 etcd_tag=$(tag_of etcd)
-etcd_dir=$("$NODE_IMAGE_DIR/go-programs.sh" etcd "v${etcd_tag%-*}")
-log "image registry.k8s.io/etcd:$etcd_tag (etcd v${etcd_tag%-*})"
+etcd_version=$(served_version go.etcd.io/etcd/server/v3 "v${etcd_tag%-*}")
+etcd_dir=$("$NODE_IMAGE_DIR/go-programs.sh" etcd "$etcd_version")
+log "image registry.k8s.io/etcd:$etcd_tag (etcd $etcd_version)"
 mkdir -p "$ctx/img" && cp "$etcd_dir/etcd" "$ctx/img/"
 build_image "registry.k8s.io/etcd:$etcd_tag" <<DOCKERFILE
 FROM scratch
@@ -90,8 +112,9 @@ COPY etcd /usr/local/bin/etcd
 DOCKERFILE
 
 coredns_tag=$(tag_of coredns)
-coredns_dir=$("$NODE_IMAGE_DIR/go-programs.sh" coredns "$coredns_tag")
-log "image registry.k8s.io/coredns/coredns:$coredns_tag"
+coredns_version=$(served_version github.com/coredns/coredns "$coredns_tag")
+coredns_dir=$("$NODE_IMAGE_DIR/go-programs.sh" coredns "$coredns_version")
+log "image registry.k8s.io/coredns/coredns:$coredns_tag (CoreDNS $coredns_version)"
 mkdir -p "$ctx/img" && cp "$coredns_dir/coredns" "$ctx/img/"
 build_image "registry.k8s.io/coredns/coredns:$coredns_tag" <<DOCKERFILE
 FROM scratch
