@@ -13,29 +13,20 @@
 #include <unistd.h>
 
 #include "binding_conditions.h"
+#include "driver/health/claim_queue.h"
 #include "driver/health/claim_status_json.h"
 #include "driver/health/retry.h"
 #include "fakehw_attach.h"
 #include "fakehw_tree_read.h"
 #include "log.h"
 
-#define CLAIMS_PATH            "/apis/resource.k8s.io/v1/resourceclaims"
-#define QUICK_CONFLICT_RETRIES 5
-
-/* A claim whose status needs a write. */
-struct item {
-    char *ns, *name, *uid;
-    long long due_ms;
-    int failures, conflicts;
-    struct item *next;
-};
+#define CLAIMS_PATH "/apis/resource.k8s.io/v1/resourceclaims"
 
 struct binder {
     struct kube_client *kc;
     char *driver, *pool, *root;
     struct binding_names names;
-    long retry_base_ms, retry_max_ms;
-    int max_attempts;
+    long retry_base_ms, retry_max_ms; /* of the claim watch */
 
     pthread_t watch_thread, worker_thread;
     bool watch_started, worker_started;
@@ -48,7 +39,7 @@ struct binder {
     bool synced;    /* a whole list has been seen: unheld devices may be detached */
     json_t *claims; /* uid -> claim, only claims with results of driver and pool */
     struct device_snapshot *snap;
-    struct item *items;
+    struct claim_queue queue; /* claims whose binding conditions need a write */
     struct binder_stats stats;
 
     /* Owned by the worker thread: allocations ("uid/device/allocationTime")
@@ -170,53 +161,6 @@ static enum outcome_kind device_outcome(struct binder *b, const json_t *claim, c
     return WAIT;
 }
 
-/* --- the write queue --- */
-
-static struct item *find_item(struct binder *b, const char *uid)
-{
-    for (struct item *it = b->items; it; it = it->next)
-        if (!strcmp(it->uid, uid))
-            return it;
-    return NULL;
-}
-
-static void item_free(struct item *it)
-{
-    if (it == NULL)
-        return;
-    free(it->ns);
-    free(it->name);
-    free(it->uid);
-    free(it);
-}
-
-/* Lock held. */
-static void enqueue_locked(struct binder *b, const char *ns, const char *name, const char *uid)
-{
-    struct item *it = find_item(b, uid);
-    long long now = retry_now_ms();
-    if (it != NULL) {
-        if (it->due_ms > now)
-            it->due_ms = now;
-        it->failures = it->conflicts = 0;
-        return;
-    }
-    it = calloc(1, sizeof(*it));
-    if (it != NULL) {
-        it->ns = strdup(ns);
-        it->name = strdup(name);
-        it->uid = strdup(uid);
-    }
-    if (it == NULL || !it->ns || !it->name || !it->uid) {
-        LOG_E("binder: out of memory queueing claim %s/%s", ns, name);
-        item_free(it);
-        return;
-    }
-    it->due_ms = now;
-    it->next = b->items;
-    b->items = it;
-}
-
 /* --- reconcile --- */
 
 struct scan {
@@ -257,11 +201,11 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
         binding_claim_results(claim, b->driver, b->pool, scan_result, &s);
         if (s.needs_write) {
             const json_t *meta = json_object_get(claim, "metadata");
-            const char *ns = json_string_value(json_object_get(meta, "namespace"));
-            const char *name = json_string_value(json_object_get(meta, "name"));
-            if (ns != NULL && name != NULL) {
+            const struct claim_ref ref = {json_string_value(json_object_get(meta, "namespace")),
+                                          json_string_value(json_object_get(meta, "name")), uid};
+            if (ref.ns != NULL && ref.name != NULL) {
                 pthread_mutex_lock(&b->lock);
-                enqueue_locked(b, ns, name, uid);
+                claim_queue_add(&b->queue, &ref, retry_now_ms(), -1);
                 pthread_mutex_unlock(&b->lock);
             }
         }
@@ -290,8 +234,6 @@ out:
 }
 
 /* --- writing one claim's status --- */
-
-enum write_result { DONE, RETRY, CONFLICT };
 
 struct build {
     struct binder *b;
@@ -344,38 +286,24 @@ static void build_result(void *ctx, const char *device, bool has_conditions)
           o == ATTACHED ? b->names.attached : b->names.failed, device);
 }
 
-static bool path_safe(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 253)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
-            return false;
-    }
-    return true;
-}
-
-static enum write_result write_claim(struct binder *b, const struct item *it, struct error *err)
+static enum claim_write_result write_claim(struct binder *b, const struct claim_work *it,
+                                           struct error *err)
 {
     char path[768];
-    if (!path_safe(it->ns) || !path_safe(it->name))
-        return DONE;
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", it->ns,
-             it->name);
+    if (!claim_work_path(it, path, sizeof(path)))
+        return CLAIM_WRITE_DONE;
     long status = 0;
     json_t *claim = NULL, *patch = NULL, *answer = NULL;
-    enum write_result out = RETRY;
+    enum claim_write_result out = CLAIM_WRITE_RETRY;
     struct build w = {.b = b};
-    if (kube_request(b->kc, "GET", path, NULL, NULL, &status, &claim, err) < 0) {
+    if (kube_request(b->kc, KUBE_GET, path, NULL, NULL, &status, &claim, err) < 0) {
         if (status == 404)
-            out = DONE;
+            out = CLAIM_WRITE_DONE;
         goto done;
     }
     const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
     if (uid == NULL || strcmp(uid, it->uid) != 0) {
-        out = DONE;
+        out = CLAIM_WRITE_DONE;
         goto done;
     }
     char now[32];
@@ -388,7 +316,7 @@ static enum write_result write_claim(struct binder *b, const struct item *it, st
         goto done;
     }
     if (w.devices == NULL) { /* reported already, or nothing to report any more */
-        out = DONE;
+        out = CLAIM_WRITE_DONE;
         goto done;
     }
     patch = claim_status_patch(claim, w.devices);
@@ -397,15 +325,17 @@ static enum write_result write_claim(struct binder *b, const struct item *it, st
         goto done;
     }
     strncat(path, "/status", sizeof(path) - strlen(path) - 1);
-    if (kube_request(b->kc, "PATCH", path, patch, "application/merge-patch+json", &status, &answer,
-                     err) < 0) {
-        out = status == 409 ? CONFLICT : status == 404 ? DONE : RETRY;
+    if (kube_request(b->kc, KUBE_PATCH, path, patch, "application/merge-patch+json", &status,
+                     &answer, err) < 0) {
+        out = status == 409   ? CLAIM_WRITE_CONFLICT
+              : status == 404 ? CLAIM_WRITE_DONE
+                              : CLAIM_WRITE_RETRY;
         goto done;
     }
     pthread_mutex_lock(&b->lock);
     b->stats.writes++;
     pthread_mutex_unlock(&b->lock);
-    out = DONE;
+    out = CLAIM_WRITE_DONE;
 done:
     json_decref(w.devices);
     json_decref(claim);
@@ -414,41 +344,21 @@ done:
     return out;
 }
 
-/* Lock held: after an attempt, requeue or free. */
-static void settle_locked(struct binder *b, struct item *it, enum write_result out,
+/* Lock held: after an attempt, requeue or free, and say so. */
+static void settle_locked(struct binder *b, struct claim_work *it, enum claim_write_result out,
                           const struct error *err)
 {
-    if (out == DONE || find_item(b, it->uid) != NULL) {
-        item_free(it);
-        return;
-    }
-    long long now = retry_now_ms();
-    if (out == CONFLICT) {
-        b->stats.conflicts++;
-        it->conflicts++;
-        if (it->conflicts <= QUICK_CONFLICT_RETRIES) {
-            it->due_ms = now;
-            goto requeue;
-        }
-    } else {
-        b->stats.failures++;
-        it->conflicts = 0;
-    }
-    it->failures++;
-    if (it->failures >= b->max_attempts) {
+    long delay = 0;
+    enum claim_settle s = claim_queue_settle(&b->queue, it, out, retry_now_ms(), &delay);
+    if (s == CLAIM_SETTLE_GIVEN_UP) {
         LOG_E("binder: giving up on claim %s/%s after %d failed attempts: %s", it->ns, it->name,
               it->failures, err->msg);
-        item_free(it);
-        return;
+        claim_work_free(it);
+    } else if (s == CLAIM_SETTLE_BACKOFF) {
+        LOG_W("binder: writing the binding conditions of claim %s/%s failed (attempt %d, retry "
+              "in %ld ms): %s",
+              it->ns, it->name, it->failures, delay, err->msg);
     }
-    long delay = retry_backoff_ms(it->failures, b->retry_base_ms, b->retry_max_ms);
-    LOG_W("binder: writing the binding conditions of claim %s/%s failed (attempt %d, retry in "
-          "%ld ms): %s",
-          it->ns, it->name, it->failures, delay, err->msg);
-    it->due_ms = now + delay;
-requeue:
-    it->next = b->items;
-    b->items = it;
 }
 
 static void *worker_main(void *arg)
@@ -469,24 +379,17 @@ static void *worker_main(void *arg)
             pthread_mutex_lock(&b->lock);
             continue;
         }
-        struct item *best = NULL;
-        for (struct item *it = b->items; it; it = it->next)
-            if (best == NULL || it->due_ms < best->due_ms)
-                best = it;
-        if (best == NULL || best->due_ms > retry_now_ms()) {
-            retry_cond_wait_until(&b->cond, &b->lock, best ? best->due_ms : -1);
+        long long due = -1;
+        struct claim_work *it = claim_queue_pop_due(&b->queue, retry_now_ms(), &due);
+        if (it == NULL) {
+            retry_cond_wait_until(&b->cond, &b->lock, due);
             continue;
         }
-        struct item **link = &b->items;
-        while (*link != best)
-            link = &(*link)->next;
-        *link = best->next;
-        best->next = NULL;
         pthread_mutex_unlock(&b->lock);
         struct error err = {{0}};
-        enum write_result out = write_claim(b, best, &err);
+        enum claim_write_result out = write_claim(b, it, &err);
         pthread_mutex_lock(&b->lock);
-        settle_locked(b, best, out, &err);
+        settle_locked(b, it, out, &err);
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -532,7 +435,7 @@ static int on_event(void *ctx, const char *type, json_t *object)
 static int list_claims(struct binder *b, char *rv, size_t rv_size, struct error *err)
 {
     json_t *list = NULL;
-    if (kube_request(b->kc, "GET", CLAIMS_PATH, NULL, NULL, NULL, &list, err) < 0) {
+    if (kube_request(b->kc, KUBE_GET, CLAIMS_PATH, NULL, NULL, NULL, &list, err) < 0) {
         json_decref(list);
         return -1;
     }
@@ -613,6 +516,8 @@ void binder_get_stats(struct binder *b, struct binder_stats *st)
 {
     pthread_mutex_lock(&b->lock);
     *st = b->stats;
+    st->conflicts = b->queue.conflicts;
+    st->failures = b->queue.failures;
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -630,9 +535,11 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
     b->root = strdup(opts->fakehw_root ? opts->fakehw_root : "");
     b->claims = json_object();
     b->requested = json_object();
-    b->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 500;
-    b->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 30000;
-    b->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 12;
+    const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
+                                              opts->max_attempts};
+    claim_queue_init(&b->queue, &policy);
+    b->retry_base_ms = b->queue.policy.retry_base_ms;
+    b->retry_max_ms = b->queue.policy.retry_max_ms;
     pthread_mutex_init(&b->lock, NULL);
     if (!b->driver || !b->pool || !b->root || !b->claims || !b->requested) {
         error_set(err, "binder: out of memory");
@@ -685,11 +592,7 @@ void binder_stop(struct binder *b)
         pthread_join(b->watch_thread, NULL);
     if (b->worker_started)
         pthread_join(b->worker_thread, NULL);
-    while (b->items != NULL) {
-        struct item *it = b->items;
-        b->items = it->next;
-        item_free(it);
-    }
+    claim_queue_clear(&b->queue);
     device_snapshot_put(b->snap);
     json_decref(b->claims);
     json_decref(b->requested);
