@@ -1,165 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The binder threads: see binder.h. */
-#include "binder.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+/* The binder's worker (reconcile, binding-condition writes) and its
+ * lifecycle: see binder.h. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "binding_conditions.h"
-#include "driver/health/claim_queue.h"
+#include "binder_internal.h"
 #include "driver/health/claim_status_json.h"
 #include "driver/health/retry.h"
 #include "fakehw_attach.h"
-#include "fakehw_tree_read.h"
 #include "log.h"
-
-#define CLAIMS_PATH "/apis/resource.k8s.io/v1/resourceclaims"
-
-struct binder {
-    struct kube_client *kc;
-    char *driver, *pool, *root;
-    struct binding_names names;
-    long retry_base_ms, retry_max_ms; /* of the claim watch */
-
-    pthread_t watch_thread, worker_thread;
-    bool watch_started, worker_started;
-    volatile bool watch_stop; /* read by kube_watch */
-
-    pthread_mutex_t lock; /* guards everything below */
-    pthread_cond_t cond;
-    bool stopping;
-    bool dirty;     /* claims or devices changed since the last reconcile */
-    bool synced;    /* a whole list has been seen: unheld devices may be detached */
-    json_t *claims; /* uid -> claim, only claims with results of driver and pool */
-    struct device_snapshot *snap;
-    struct claim_queue queue; /* claims whose binding conditions need a write */
-    struct binder_stats stats;
-
-    /* Owned by the worker thread: allocations ("uid/device/allocationTime")
-     * it asked fakehw to attach. */
-    json_t *requested;
-};
-
-/* --- the fakehw tree --- */
-
-static int attach_path(const struct binder *b, const char *device, char *path, size_t size)
-{
-    int n = snprintf(path, size, "%s/%s/%s/%s", b->root, FAKEHW_DIR_DEVICES, device,
-                     FAKEHW_ATTR_ATTACH);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
-static int read_attach(const struct binder *b, const char *device, enum fakehw_attach *state)
-{
-    char path[PATH_MAX], value[32];
-    struct error err;
-    if (attach_path(b, device, path, sizeof(path)) < 0)
-        return -1;
-    if (fakehw_tree_read_value(path, value, sizeof(value), &err) < 0) {
-        if (errno == ENOENT) { /* an older tree: nothing to attach */
-            *state = FAKEHW_ATTACH_NONE;
-            return 0;
-        }
-        LOG_W("binder: %s", err.msg);
-        return -1;
-    }
-    if (!fakehw_attach_parse(value, state)) {
-        LOG_W("binder: %s: \"%s\" is not an attach state", path, value);
-        return -1;
-    }
-    return 0;
-}
-
-/* Writes one command to the device's attach file. */
-static int write_attach(struct binder *b, const char *device, const char *command)
-{
-    char path[PATH_MAX];
-    if (attach_path(b, device, path, sizeof(path)) < 0)
-        return -1;
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    size_t len = strlen(command);
-    ssize_t w = fd < 0 ? -1 : write(fd, command, len);
-    int saved = errno;
-    if (fd >= 0)
-        close(fd);
-    if (w != (ssize_t)len) {
-        LOG_W("binder: writing \"%s\" to %s: %s", command, path, strerror(saved));
-        return -1;
-    }
-    pthread_mutex_lock(&b->lock);
-    if (!strcmp(command, "attach"))
-        b->stats.attach_requests++;
-    else
-        b->stats.detach_requests++;
-    pthread_mutex_unlock(&b->lock);
-    return 0;
-}
-
-/* --- deciding, per allocated device --- */
-
-enum outcome_kind { WAIT, ATTACHED, FAILED };
-
-static void request_key(const json_t *claim, const char *device, char *key, size_t size)
-{
-    const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
-    snprintf(key, size, "%s/%s/%s", uid ? uid : "", device, binding_allocation_time(claim));
-}
-
-/* What the tree says about an allocated device; act asks fakehw to attach
- * when nobody has yet (only the reconcile pass acts, the status write only
- * looks). */
-static enum outcome_kind device_outcome(struct binder *b, const json_t *claim, const char *device,
-                                        bool act)
-{
-    char key[512];
-    request_key(claim, device, key, sizeof(key));
-    bool asked = json_object_get(b->requested, key) != NULL;
-    enum fakehw_attach state;
-    if (read_attach(b, device, &state) < 0)
-        return WAIT;
-    if (act && !asked &&
-        (state == FAKEHW_ATTACH_DETACHED || state == FAKEHW_ATTACH_FAILED ||
-         state == FAKEHW_ATTACH_ATTACHING)) {
-        /* Attaching already (another claim's request, or ours before a
-         * restart): wait for it like for our own. */
-        if (state != FAKEHW_ATTACH_ATTACHING) {
-            const json_t *meta = json_object_get(claim, "metadata");
-            const char *ns = json_string_value(json_object_get(meta, "namespace"));
-            const char *name = json_string_value(json_object_get(meta, "name"));
-            LOG_I("binder: claim %s/%s (allocated %s) needs %s attached: asking fakehw",
-                  ns ? ns : "?", name ? name : "?", binding_allocation_time(claim), device);
-            if (write_attach(b, device, "attach") < 0)
-                return WAIT;
-        }
-        json_object_set_new(b->requested, key, json_true());
-        asked = true;
-        if (read_attach(b, device, &state) < 0)
-            return WAIT;
-    } else if (act && asked && state == FAKEHW_ATTACH_DETACHED) {
-        /* Detached under us (by hand): ask again. */
-        if (write_attach(b, device, "attach") < 0 || read_attach(b, device, &state) < 0)
-            return WAIT;
-    }
-    switch (state) {
-    case FAKEHW_ATTACH_NONE:
-    case FAKEHW_ATTACH_ATTACHED:
-        return ATTACHED;
-    case FAKEHW_ATTACH_FAILED:
-        /* A failure left from an earlier allocation is not this one's. */
-        return asked ? FAILED : WAIT;
-    case FAKEHW_ATTACH_DETACHED:
-    case FAKEHW_ATTACH_ATTACHING:
-        break;
-    }
-    return WAIT;
-}
 
 /* --- reconcile --- */
 
@@ -178,12 +30,12 @@ static void scan_result(void *ctx, const char *device, bool has_conditions)
     if (!has_conditions)
         return;
     char key[512];
-    request_key(s->claim, device, key, sizeof(key));
+    binder_request_key(s->claim, device, key, sizeof(key));
     json_object_set_new(s->seen, key, json_true());
     if (binding_claim_reported(s->claim, s->b->driver, s->b->pool, device, &s->b->names) !=
         BINDING_REPORTED_NOTHING)
         return;
-    if (device_outcome(s->b, s->claim, device, true) != WAIT)
+    if (binder_device_outcome(s->b, s->claim, device, true) != WAIT)
         s->needs_write = true;
 }
 
@@ -226,7 +78,7 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
             continue;
         LOG_I("binder: %s is %s but no claim holds it: detaching", d->name,
               fakehw_attach_name(d->attach));
-        write_attach(b, d->name, "detach");
+        binder_write_attach(b, d->name, "detach");
     }
 out:
     json_decref(held);
@@ -251,7 +103,7 @@ static void build_result(void *ctx, const char *device, bool has_conditions)
         binding_claim_reported(w->claim, b->driver, b->pool, device, &b->names) !=
             BINDING_REPORTED_NOTHING)
         return;
-    enum outcome_kind o = device_outcome(b, w->claim, device, false);
+    enum outcome_kind o = binder_device_outcome(b, w->claim, device, false);
     if (o == WAIT)
         return;
     char message[256];
@@ -395,107 +247,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* --- the claim watch --- */
-
-static bool has_our_results(const json_t *claim, const char *driver, const char *pool)
-{
-    return claim_status_has_results(claim, driver, pool);
-}
-
-/* Lock held: keeps or forgets one claim. */
-static void note_claim_locked(struct binder *b, json_t *claim, bool deleted)
-{
-    const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
-    if (uid == NULL)
-        return;
-    if (!deleted && has_our_results(claim, b->driver, b->pool))
-        json_object_set(b->claims, uid, claim);
-    else if (json_object_get(b->claims, uid) != NULL)
-        json_object_del(b->claims, uid);
-    else
-        return;
-    b->dirty = true;
-    pthread_cond_broadcast(&b->cond);
-}
-
-static int on_event(void *ctx, const char *type, json_t *object)
-{
-    struct binder *b = ctx;
-    if (!strcmp(type, "ERROR"))
-        return 1; /* e.g. 410 Gone: list again */
-    if (!strcmp(type, "BOOKMARK"))
-        return 0;
-    pthread_mutex_lock(&b->lock);
-    note_claim_locked(b, object, !strcmp(type, "DELETED"));
-    pthread_mutex_unlock(&b->lock);
-    return 0;
-}
-
-/* Lists every claim; replaces the kept set.  rv gets the list's version. */
-static int list_claims(struct binder *b, char *rv, size_t rv_size, struct error *err)
-{
-    json_t *list = NULL;
-    if (kube_request(b->kc, KUBE_GET, CLAIMS_PATH, NULL, NULL, NULL, &list, err) < 0) {
-        json_decref(list);
-        return -1;
-    }
-    const char *v =
-        json_string_value(json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
-    snprintf(rv, rv_size, "%s", v ? v : "");
-    json_t *kept = json_object();
-    size_t i;
-    json_t *claim;
-    json_array_foreach(json_object_get(list, "items"), i, claim)
-    {
-        const char *uid =
-            json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
-        if (kept != NULL && uid != NULL && has_our_results(claim, b->driver, b->pool))
-            json_object_set(kept, uid, claim);
-    }
-    json_decref(list);
-    if (kept == NULL)
-        return error_set(err, "out of memory");
-    pthread_mutex_lock(&b->lock);
-    json_decref(b->claims);
-    b->claims = kept;
-    b->synced = true;
-    b->dirty = true;
-    pthread_cond_broadcast(&b->cond);
-    pthread_mutex_unlock(&b->lock);
-    return 0;
-}
-
-static void watch_pause(struct binder *b, long ms)
-{
-    long long until = retry_now_ms() + ms;
-    pthread_mutex_lock(&b->lock);
-    while (!b->stopping && retry_now_ms() < until)
-        retry_cond_wait_until(&b->cond, &b->lock, until);
-    pthread_mutex_unlock(&b->lock);
-}
-
-static void *watch_main(void *arg)
-{
-    struct binder *b = arg;
-    int failures = 0;
-    while (!__atomic_load_n(&b->watch_stop, __ATOMIC_ACQUIRE)) {
-        char rv[128];
-        struct error err = {{0}};
-        int rc = list_claims(b, rv, sizeof(rv), &err);
-        if (rc == 0)
-            rc = kube_watch(b->kc, CLAIMS_PATH, rv, on_event, b, &b->watch_stop, &err);
-        if (rc < 0) {
-            failures++;
-            long delay = retry_backoff_ms(failures, b->retry_base_ms, b->retry_max_ms);
-            LOG_V(2, "binder: claim watch (retry in %ld ms): %s", delay, err.msg);
-            watch_pause(b, delay);
-        } else {
-            failures = 0;
-        }
-    }
-    return NULL;
-}
-
 /* --- lifecycle --- */
 
 void binder_devices_changed(struct binder *b, struct device_snapshot *snap)
@@ -560,7 +311,7 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
         goto fail;
     }
     b->worker_started = true;
-    if (pthread_create(&b->watch_thread, NULL, watch_main, b) != 0) {
+    if (pthread_create(&b->watch_thread, NULL, binder_watch_main, b) != 0) {
         error_set(err, "binder: cannot start its watch thread");
         binder_stop(b);
         return NULL;
