@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # driver/health/: device health (taints, claim conditions), the claim
-# device-status writer and the retry pacing shared with driver/publish/.
+# device-status writer, the claim work queue it shares with driver/bind/,
+# and the retry pacing shared with driver/publish/.
 # Built as $(HEALTH_LIB).  Programs that use it link:
 #   $(HEALTH_LIB) $(KUBE_LIB) $(COMMON_LIB) $(HEALTH_LDLIBS)
 HEALTH_SRCS   := $(wildcard driver/health/*.c)
@@ -27,6 +28,12 @@ $(BIN)/test_health: $(OBJ)/driver/health/tests/test_health.o $(HEALTH_LIB) $(COM
 UNIT_TESTS += $(BIN)/test_device_snapshot
 $(BIN)/test_device_snapshot: $(OBJ)/driver/health/tests/test_device_snapshot.o $(HEALTH_LIB) \
     $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
+# Unit tests: the claim work queue (collapse per uid, order, settling).
+UNIT_TESTS += $(BIN)/test_claim_queue
+$(BIN)/test_claim_queue: $(OBJ)/driver/health/tests/test_claim_queue.o $(HEALTH_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
