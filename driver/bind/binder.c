@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "binder_internal.h"
+#include "driver/health/claim_patch.h"
 #include "driver/health/claim_status_json.h"
 #include "driver/health/retry.h"
 #include "fakehw_attach.h"
@@ -141,59 +142,36 @@ static void build_result(void *ctx, const char *device, bool has_conditions)
 static enum claim_write_result write_claim(struct binder *b, const struct claim_work *it,
                                            struct error *err)
 {
-    char path[768];
-    if (!claim_work_path(it, path, sizeof(path)))
+    json_auto_t *claim = NULL;
+    switch (claim_patch_read(b->kc, it, &claim, err)) {
+    case CLAIM_READ_OK:
+        break;
+    case CLAIM_READ_FAILED:
+        return CLAIM_WRITE_RETRY;
+    case CLAIM_READ_INVALID:
+    case CLAIM_READ_GONE:
+    case CLAIM_READ_REPLACED:
         return CLAIM_WRITE_DONE;
-    long status = 0;
-    json_t *claim = NULL, *patch = NULL, *answer = NULL;
-    enum claim_write_result out = CLAIM_WRITE_RETRY;
-    struct build w = {.b = b};
-    if (kube_request(b->kc, KUBE_GET, path, NULL, NULL, &status, &claim, err) < 0) {
-        if (status == 404)
-            out = CLAIM_WRITE_DONE;
-        goto done;
-    }
-    const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
-    if (uid == NULL || strcmp(uid, it->uid) != 0) {
-        out = CLAIM_WRITE_DONE;
-        goto done;
     }
     char now[32];
     claim_status_format_time((long long)time(NULL), now, sizeof(now));
-    w.claim = claim;
-    w.now = now;
+    struct build w = {.b = b, .claim = claim, .now = now};
     binding_claim_results(claim, b->driver, b->pool, build_result, &w);
+    json_auto_t *devices = w.devices;
     if (w.oom) {
         error_set(err, "out of memory");
-        goto done;
+        return CLAIM_WRITE_RETRY;
     }
-    if (w.devices == NULL) { /* reported already, or nothing to report any more */
-        out = CLAIM_WRITE_DONE;
-        goto done;
-    }
-    patch = claim_status_patch(claim, w.devices);
-    if (patch == NULL) {
-        error_set(err, "out of memory");
-        goto done;
-    }
-    strncat(path, "/status", sizeof(path) - strlen(path) - 1);
-    if (kube_request(b->kc, KUBE_PATCH, path, patch, "application/merge-patch+json", &status,
-                     &answer, err) < 0) {
-        out = status == 409   ? CLAIM_WRITE_CONFLICT
-              : status == 404 ? CLAIM_WRITE_DONE
-                              : CLAIM_WRITE_RETRY;
-        goto done;
-    }
+    if (devices == NULL) /* reported already, or nothing to report any more */
+        return CLAIM_WRITE_DONE;
+    json_auto_t *answer = NULL;
+    enum claim_write_result failed;
+    if (claim_patch_devices(b->kc, it, claim, devices, &answer, &failed, err) < 0)
+        return failed;
     pthread_mutex_lock(&b->lock);
     b->stats.writes++;
     pthread_mutex_unlock(&b->lock);
-    out = CLAIM_WRITE_DONE;
-done:
-    json_decref(w.devices);
-    json_decref(claim);
-    json_decref(patch);
-    json_decref(answer);
-    return out;
+    return CLAIM_WRITE_DONE;
 }
 
 /* Lock held: after an attempt, requeue or free, and say so. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "claim_patch.h"
 #include "claim_queue.h"
 #include "claim_status_json.h"
 #include "device_health.h"
@@ -166,34 +167,31 @@ static bool devices_equal(const json_t *a, const json_t *b)
 static enum claim_write_result write_claim(struct claim_status_writer *w,
                                            const struct claim_work *it, struct error *err)
 {
-    char path[768];
-    if (!claim_work_path(it, path, sizeof(path))) {
+    json_auto_t *claim = NULL;
+    switch (claim_patch_read(w->kc, it, &claim, err)) {
+    case CLAIM_READ_OK:
+        break;
+    case CLAIM_READ_INVALID:
         LOG_E("claim status: claim %s/%s: not a valid namespace/name, not written", it->ns,
               it->name);
         return CLAIM_WRITE_DONE;
-    }
-    long status = 0;
-    json_t *claim = NULL, *devices = NULL, *patch = NULL, *answer = NULL;
-    enum claim_write_result out = CLAIM_WRITE_RETRY;
-    if (kube_request(w->kc, KUBE_GET, path, NULL, NULL, &status, &claim, err) < 0) {
-        if (status == 404) {
-            LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
-            out = CLAIM_WRITE_DONE;
-        }
-        goto done;
-    }
-    const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
-    if (uid == NULL || strcmp(uid, it->uid) != 0) {
+    case CLAIM_READ_GONE:
+        LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
+        return CLAIM_WRITE_DONE;
+    case CLAIM_READ_REPLACED: {
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
         LOG_V(2, "claim status: claim %s/%s has uid %s, not %s: replaced, nothing to write", it->ns,
               it->name, uid ? uid : "(none)", it->uid);
-        out = CLAIM_WRITE_DONE;
-        goto done;
+        return CLAIM_WRITE_DONE;
+    }
+    case CLAIM_READ_FAILED:
+        return CLAIM_WRITE_RETRY;
     }
     if (!claim_status_has_results(claim, w->driver, w->pool)) {
         LOG_V(2, "claim status: claim %s/%s holds no device of %s in pool %s any more", it->ns,
               it->name, w->driver, w->pool);
-        out = CLAIM_WRITE_DONE;
-        goto done;
+        return CLAIM_WRITE_DONE;
     }
     char now[32];
     claim_status_format_time((long long)time(NULL), now, sizeof(now));
@@ -204,39 +202,27 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     pthread_mutex_unlock(&w->lock);
     struct claim_status_input in = {
         w->driver, w->pool, find_dev, snap, snap != NULL ? snap->tree_up : true, now};
+    json_auto_t *devices = NULL;
     int rc = claim_status_devices_build(claim, &in, &devices, err);
     device_snapshot_put(snap);
-    if (rc == CLAIM_STATUS_BUILD_FAILED) {
-        out =
-            CLAIM_WRITE_RETRY; /* left as it is, the status could contradict the device's health */
-        goto done;
-    }
+    if (rc == CLAIM_STATUS_BUILD_FAILED)
+        return CLAIM_WRITE_RETRY; /* left as it is, the status could contradict the device's health
+                                   */
     if (rc < 0) {
         LOG_E("claim status: %s", err->msg);
-        out = CLAIM_WRITE_DONE; /* the claim itself is malformed: retrying cannot help */
-        goto done;
+        return CLAIM_WRITE_DONE; /* the claim itself is malformed: retrying cannot help */
     }
     const json_t *old = json_object_get(json_object_get(claim, "status"), "devices");
     if (devices_equal(old, devices)) {
         pthread_mutex_lock(&w->lock);
         w->stats.unchanged++;
         pthread_mutex_unlock(&w->lock);
-        out = CLAIM_WRITE_DONE;
-        goto done;
+        return CLAIM_WRITE_DONE;
     }
-    patch = claim_status_patch(claim, devices);
-    if (patch == NULL) {
-        error_set(err, "out of memory");
-        goto done;
-    }
-    strncat(path, "/status", sizeof(path) - strlen(path) - 1);
-    if (kube_request(w->kc, KUBE_PATCH, path, patch, "application/merge-patch+json", &status,
-                     &answer, err) < 0) {
-        out = status == 409   ? CLAIM_WRITE_CONFLICT
-              : status == 404 ? CLAIM_WRITE_DONE
-                              : CLAIM_WRITE_RETRY;
-        goto done;
-    }
+    json_auto_t *answer = NULL;
+    enum claim_write_result failed;
+    if (claim_patch_devices(w->kc, it, claim, devices, &answer, &failed, err) < 0)
+        return failed;
     const json_t *written = json_object_get(json_object_get(answer, "status"), "devices");
     pthread_mutex_lock(&w->lock);
     w->stats.writes++;
@@ -252,13 +238,7 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
           json_array_size(devices));
     if (it->changed_ms >= 0 && w->on_changed_written != NULL)
         w->on_changed_written(w->on_changed_written_ctx, (long)(retry_now_ms() - it->changed_ms));
-    out = CLAIM_WRITE_DONE;
-done:
-    json_decref(claim);
-    json_decref(devices);
-    json_decref(patch);
-    json_decref(answer);
-    return out;
+    return CLAIM_WRITE_DONE;
 }
 
 /* After an attempt: requeues or frees the claim, and says so.  Lock held. */
