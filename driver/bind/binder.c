@@ -13,6 +13,7 @@
 #include "driver/health/retry.h"
 #include "fakehw_attach.h"
 #include "log.h"
+#include "xalloc.h"
 
 /* --- reconcile --- */
 
@@ -253,15 +254,11 @@ void binder_get_stats(struct binder *b, struct binder_stats *st)
 struct binder *binder_start(struct kube_client *kc, const struct binder_options *opts,
                             struct error *err)
 {
-    struct binder *b = calloc(1, sizeof(*b));
-    if (b == NULL) {
-        error_set(err, "binder: out of memory");
-        return NULL;
-    }
+    struct binder *b = xcalloc(1, sizeof(*b));
     b->kc = kc;
-    b->driver = strdup(opts->driver_name ? opts->driver_name : "");
-    b->pool = strdup(opts->pool_name ? opts->pool_name : "");
-    b->root = strdup(opts->fakehw_root ? opts->fakehw_root : "");
+    b->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
+    b->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
+    b->root = xstrdup(opts->fakehw_root ? opts->fakehw_root : "");
     b->claims = json_object();
     b->requested = json_object();
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
@@ -270,7 +267,7 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
     b->retry_base_ms = b->queue.policy.retry_base_ms;
     b->retry_max_ms = b->queue.policy.retry_max_ms;
     pthread_mutex_init(&b->lock, NULL);
-    if (!b->driver || !b->pool || !b->root || !b->claims || !b->requested) {
+    if (!b->claims || !b->requested) {
         error_set(err, "binder: out of memory");
         goto fail;
     }

@@ -13,6 +13,7 @@
 #include "device_health.h"
 #include "log.h"
 #include "retry.h"
+#include "xalloc.h"
 
 struct claim_status_writer {
     struct kube_client *kc;
@@ -297,14 +298,10 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
                                                const struct claim_status_options *opts,
                                                struct error *err)
 {
-    struct claim_status_writer *w = calloc(1, sizeof(*w));
-    if (w == NULL) {
-        error_set(err, "out of memory");
-        return NULL;
-    }
+    struct claim_status_writer *w = xcalloc(1, sizeof(*w));
     w->kc = kc;
-    w->driver = strdup(opts->driver_name ? opts->driver_name : "");
-    w->pool = strdup(opts->pool_name ? opts->pool_name : "");
+    w->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
+    w->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
     w->holders = opts->holders;
     w->holders_ctx = opts->holders_ctx;
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
@@ -313,10 +310,6 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->on_changed_written = opts->on_changed_written;
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
     w->changed_since = -1;
-    if (w->driver == NULL || w->pool == NULL) {
-        error_set(err, "out of memory");
-        goto fail_alloc;
-    }
     if (w->driver[0] == '\0' || w->pool[0] == '\0') {
         error_set(err, "claim status writer: driver name and pool name are required");
         goto fail_alloc;

@@ -213,16 +213,10 @@ static void free_names(struct spec_names *s)
     s->n = 0;
 }
 
-static int add_name(struct spec_names *s, const char *name)
+static void add_name(struct spec_names *s, const char *name)
 {
-    char **grown = realloc(s->names, (s->n + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return -1;
-    s->names = grown;
-    if ((s->names[s->n] = strdup(name)) == NULL)
-        return -1;
-    s->n++;
-    return 0;
+    s->names = xrealloc(s->names, (s->n + 1) * sizeof(*s->names));
+    s->names[s->n++] = xstrdup(name);
 }
 
 /* Lists the claim and metadata spec files of this driver in the CDI root. */
@@ -233,17 +227,16 @@ static int list_specs(const struct prepare_state *st, struct spec_names *claim_s
     if (d == NULL)
         return error_set_errno(err, errno, "reading CDI root %s", st->cfg.cdi_root);
     struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
         enum claim_file_kind k = claim_file_kind(st->cfg.driver_name, e->d_name, uid, req);
         if (k == CLAIM_FILE_CLAIM_SPEC)
-            rc = add_name(claim_specs, e->d_name);
+            add_name(claim_specs, e->d_name);
         else if (k == CLAIM_FILE_METADATA_SPEC)
-            rc = add_name(metadata_specs, e->d_name);
+            add_name(metadata_specs, e->d_name);
     }
     closedir(d);
-    return rc < 0 ? error_set(err, "out of memory") : 0;
+    return 0;
 }
 
 /* The claims the CDI specs on disk describe, into claims (empty). */
