@@ -140,6 +140,15 @@ struct claim_record *claim_records_find(const struct claim_records *t, const cha
     return i < t->n ? t->v[i] : NULL;
 }
 
+static void append(struct claim_records *t, struct claim_record *r)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 16;
+        t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+    }
+    t->v[t->n++] = r;
+}
+
 void claim_records_put(struct claim_records *t, struct claim_record *r)
 {
     size_t i = find_index(t, r->uid);
@@ -148,11 +157,7 @@ void claim_records_put(struct claim_records *t, struct claim_record *r)
         t->v[i] = r;
         return;
     }
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 16;
-        t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
-    }
-    t->v[t->n++] = r;
+    append(t, r);
 }
 
 void claim_records_remove(struct claim_records *t, const char *uid)
@@ -197,7 +202,7 @@ int claim_records_from_json(const json_t *claims, struct claim_records *t, struc
             claim_records_clear(t);
             return -1;
         }
-        claim_records_put(t, r);
+        append(t, r); /* the keys of an object are unique: no lookup */
     }
     return 0;
 }
