@@ -69,7 +69,7 @@ struct plugin {
     enum unhealthy_policy policy;
 
     struct kube_client *kc;
-    struct inventory *inv;
+    struct tree_inventory *inv;
     struct prepare_state *prep;
     struct slice_publisher *pub;
     struct claim_status_writer *status;
@@ -96,8 +96,10 @@ static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **cla
 {
     struct plugin *p = ctx;
     char path[1024];
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
-             name);
+    if (kube_path_resourceclaim(path, sizeof(path), ns, name) < 0) {
+        *claim = NULL;
+        return error_set(err, "claim %.64s/%.64s...: the name is too long for a path", ns, name);
+    }
     /* kube_request hands back the API server's Status body on a 4xx/5xx too;
      * the prepare path expects no claim on failure. */
     if (kube_request(p->kc, KUBE_GET, path, NULL, NULL, NULL, claim, err) < 0) {

@@ -32,11 +32,11 @@ static int show(const char *mount, const char *device)
 {
     char path[PATH_MAX], fpath[PATH_MAX], dpath[PATH_MAX], state[64], failure[64], delay[32];
     if (snprintf(path, sizeof(path), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_ATTACH) >= (int)sizeof(path) ||
+                 FAKEHW_ATTR(ATTACH)) >= (int)sizeof(path) ||
         snprintf(fpath, sizeof(fpath), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_ATTACH_FAILURE) >= (int)sizeof(fpath) ||
+                 FAKEHW_ATTR(ATTACH_FAILURE)) >= (int)sizeof(fpath) ||
         snprintf(dpath, sizeof(dpath), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_ATTACH_DELAY_MS) >= (int)sizeof(dpath)) {
+                 FAKEHW_ATTR(ATTACH_DELAY_MS)) >= (int)sizeof(dpath)) {
         fprintf(stderr, "fakehw attach: path under %s too long\n", mount);
         return -1;
     }
@@ -66,7 +66,7 @@ static int apply(const char *mount, const char *device, const char *cmd)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof(path), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_ATTACH) >= (int)sizeof(path)) {
+                 FAKEHW_ATTR(ATTACH)) >= (int)sizeof(path)) {
         fprintf(stderr, "fakehw attach: path under %s too long\n", mount);
         return -1;
     }
@@ -98,7 +98,7 @@ static bool attachable(const char *mount, const char *device)
 {
     char path[PATH_MAX], state[64];
     if (snprintf(path, sizeof(path), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_ATTACH) >= (int)sizeof(path))
+                 FAKEHW_ATTR(ATTACH)) >= (int)sizeof(path))
         return true; /* let apply report it */
     if (cli_read_line(path, state, sizeof(state)) < 0)
         return true;

@@ -26,9 +26,9 @@ static int flip_one(const char *mount, const char *device, const char *cmd)
 {
     char path[PATH_MAX], rpath[PATH_MAX];
     if (snprintf(path, sizeof(path), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_HEALTH) >= (int)sizeof(path) ||
+                 FAKEHW_ATTR(HEALTH)) >= (int)sizeof(path) ||
         snprintf(rpath, sizeof(rpath), "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device,
-                 FAKEHW_ATTR_HEALTH_REASON) >= (int)sizeof(rpath)) {
+                 FAKEHW_ATTR(HEALTH_REASON)) >= (int)sizeof(rpath)) {
         fprintf(stderr, "fakehw flip: path under %s too long\n", mount);
         return -1;
     }

@@ -10,9 +10,9 @@
 #include "binder_internal.h"
 #include "driver/health/claim_patch.h"
 #include "driver/health/claim_status_json.h"
-#include "driver/health/retry.h"
 #include "fakehw_attach.h"
 #include "log.h"
+#include "retry.h"
 #include "xalloc.h"
 
 /* --- reconcile --- */

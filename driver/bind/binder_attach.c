@@ -16,7 +16,7 @@
 static int attach_path(const struct binder *b, const char *device, char *path, size_t size)
 {
     int n = snprintf(path, size, "%s/%s/%s/%s", b->root, FAKEHW_DIR_DEVICES, device,
-                     FAKEHW_ATTR_ATTACH);
+                     FAKEHW_ATTR(ATTACH));
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 

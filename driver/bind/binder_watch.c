@@ -6,10 +6,8 @@
 
 #include "binder_internal.h"
 #include "driver/health/claim_status_json.h"
-#include "driver/health/retry.h"
 #include "log.h"
-
-#define CLAIMS_PATH "/apis/resource.k8s.io/v1/resourceclaims"
+#include "retry.h"
 
 static bool has_our_results(const json_t *claim, const char *driver, const char *pool)
 {
@@ -49,7 +47,7 @@ static int on_event(void *ctx, const char *type, json_t *object)
 static int list_claims(struct binder *b, char *rv, size_t rv_size, struct error *err)
 {
     json_t *list = NULL;
-    if (kube_request(b->kc, KUBE_GET, CLAIMS_PATH, NULL, NULL, NULL, &list, err) < 0) {
+    if (kube_request(b->kc, KUBE_GET, KUBE_PATH_RESOURCECLAIMS, NULL, NULL, NULL, &list, err) < 0) {
         json_decref(list);
         return -1;
     }
@@ -97,7 +95,7 @@ void *binder_watch_main(void *arg)
         struct error err = {{0}};
         int rc = list_claims(b, rv, sizeof(rv), &err);
         if (rc == 0)
-            rc = kube_watch(b->kc, CLAIMS_PATH, rv, on_event, b, &b->watch_stop, &err);
+            rc = kube_watch(b->kc, KUBE_PATH_RESOURCECLAIMS, rv, on_event, b, &b->watch_stop, &err);
         if (rc < 0) {
             failures++;
             long delay = retry_backoff_ms(failures, b->retry_base_ms, b->retry_max_ms);

@@ -6,7 +6,7 @@
 
 #include "claim_status_json.h"
 
-#define PATH_SIZE 768
+#define PATH_SIZE KUBE_PATH_MAX
 
 enum claim_read claim_patch_read(struct kube_client *kc, const struct claim_work *w, json_t **claim,
                                  struct error *err)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "claim_queue.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/kube/kube_paths.h"
 #include "retry.h"
 #include "xalloc.h"
 
@@ -175,9 +175,6 @@ static bool path_safe(const char *s)
 
 bool claim_work_path(const struct claim_work *w, char *path, size_t size)
 {
-    if (!path_safe(w->ns) || !path_safe(w->name))
-        return false;
-    int n = snprintf(path, size, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", w->ns,
-                     w->name);
-    return n > 0 && (size_t)n < size;
+    return path_safe(w->ns) && path_safe(w->name) &&
+           kube_path_resourceclaim(path, size, w->ns, w->name) == 0;
 }

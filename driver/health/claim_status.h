@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "driver/prepare/prepare.h"
 #include "error.h"

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "kube_paths.h"
 
 struct kube_config {
     char *server;           /* https://host:port or http://127.0.0.1:port */

@@ -19,6 +19,6 @@ UNIT_TESTS += $(PREPARE_TESTS:%=$(BIN)/%)
 
 # Every test links the shared fixture (claims, devices, temp dirs).
 $(PREPARE_TESTS:%=$(BIN)/%): $(BIN)/%: $(OBJ)/driver/prepare/tests/%.o \
-    $(OBJ)/driver/prepare/tests/prepare_fixture.o $(PREPARE_LIB) $(COMMON_LIB)
+    $(OBJ)/driver/prepare/tests/prepare_fixture.o $(PREPARE_LIB) $(DEVICE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PREPARE_LIBS) $(LDLIBS)

@@ -9,7 +9,7 @@
 #include "claim_allocation.h"
 #include "claim_files.h"
 #include "cleanup.h"
-#include "device_attributes.h"
+#include "driver/device/device_attributes.h"
 #include "device_metadata.h"
 #include "fakehw_attach.h"
 #include "gpu_config.h"

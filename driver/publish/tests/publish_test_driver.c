@@ -250,7 +250,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = 1;
-    struct inventory *inv = NULL;
+    struct tree_inventory *inv = NULL;
     if (d.o.device_status) {
         struct claim_status_options copts = {.driver_name = d.o.driver_name,
                                              .pool_name = d.o.node_name,
