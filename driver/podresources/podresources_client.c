@@ -3,55 +3,17 @@
 #include "podresources_client.h"
 
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
-#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Names of the gRPC status codes, for messages. */
-static const char *status_name(grpc_status_code s)
-{
-    static const char *const names[] = {"OK",
-                                        "CANCELLED",
-                                        "UNKNOWN",
-                                        "INVALID_ARGUMENT",
-                                        "DEADLINE_EXCEEDED",
-                                        "NOT_FOUND",
-                                        "ALREADY_EXISTS",
-                                        "PERMISSION_DENIED",
-                                        "RESOURCE_EXHAUSTED",
-                                        "FAILED_PRECONDITION",
-                                        "ABORTED",
-                                        "OUT_OF_RANGE",
-                                        "UNIMPLEMENTED",
-                                        "INTERNAL",
-                                        "UNAVAILABLE",
-                                        "DATA_LOSS",
-                                        "UNAUTHENTICATED"};
-    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "UNKNOWN";
-}
-
-/* The bytes of a received message, malloc'ed. */
-static uint8_t *buffer_bytes(grpc_byte_buffer *bb, size_t *len)
-{
-    grpc_byte_buffer_reader r;
-    if (!grpc_byte_buffer_reader_init(&r, bb))
-        return NULL;
-    grpc_slice all = grpc_byte_buffer_reader_readall(&r);
-    grpc_byte_buffer_reader_destroy(&r);
-    *len = GRPC_SLICE_LENGTH(all);
-    uint8_t *out = malloc(*len ? *len : 1);
-    if (out != NULL)
-        memcpy(out, GRPC_SLICE_START_PTR(all), *len);
-    grpc_slice_unref(all);
-    return out;
-}
+#include "cleanup.h"
+#include "driver/grpc/rpc_wire.h"
+#include "xalloc.h"
 
 int podres_call(const char *socket_path, const char *method, const ProtobufCMessage *req,
                 const ProtobufCMessageDescriptor *answer_desc, double timeout_s,
@@ -62,9 +24,7 @@ int podres_call(const char *socket_path, const char *method, const ProtobufCMess
     if (snprintf(target, sizeof(target), "unix:%s", socket_path) >= (int)sizeof(target))
         return error_set(err, "%s: socket path is too long", socket_path);
     size_t req_len = protobuf_c_message_get_packed_size(req);
-    uint8_t *req_bytes = malloc(req_len ? req_len : 1);
-    if (req_bytes == NULL)
-        return error_set(err, "out of memory");
+    cleanup_free uint8_t *req_bytes = xmalloc(req_len ? req_len : 1);
     protobuf_c_message_pack(req, req_bytes);
 
     grpc_init();
@@ -80,9 +40,7 @@ int podres_call(const char *socket_path, const char *method, const ProtobufCMess
                                                deadline, NULL);
     grpc_slice_unref(m);
 
-    grpc_slice req_slice = grpc_slice_from_copied_buffer((const char *)req_bytes, req_len);
-    grpc_byte_buffer *send = grpc_raw_byte_buffer_create(&req_slice, 1);
-    grpc_slice_unref(req_slice);
+    grpc_byte_buffer *send = rpc_buffer_from_bytes(req_bytes, req_len);
     grpc_byte_buffer *recv = NULL;
     grpc_metadata_array md, trailing;
     grpc_metadata_array_init(&md);
@@ -116,19 +74,19 @@ int podres_call(const char *socket_path, const char *method, const ProtobufCMess
         goto out;
     }
     if (status != GRPC_STATUS_OK) {
-        char *text = grpc_slice_to_c_string(details);
-        error_set(err, "%s %s: %s: %s", socket_path, method, status_name(status), text);
-        gpr_free(text);
+        cleanup_free char *text = rpc_slice_to_string(details);
+        error_set(err, "%s %s: %s: %s", socket_path, method, rpc_status_name(status), text);
         goto out;
     }
-    size_t len = 0;
-    uint8_t *bytes = recv != NULL ? buffer_bytes(recv, &len) : NULL;
-    if (recv != NULL && bytes == NULL) {
-        error_set(err, "out of memory");
-        goto out;
+    {
+        size_t len = 0;
+        cleanup_free uint8_t *bytes = recv != NULL ? rpc_buffer_to_bytes(recv, &len) : NULL;
+        if (recv != NULL && bytes == NULL) {
+            error_set(err, "%s %s: cannot read the answer", socket_path, method);
+            goto out;
+        }
+        *answer = protobuf_c_message_unpack(answer_desc, NULL, len, bytes);
     }
-    *answer = protobuf_c_message_unpack(answer_desc, NULL, len, bytes);
-    free(bytes);
     if (*answer == NULL) {
         error_set(err, "%s %s: the answer is not a %s", socket_path, method, answer_desc->name);
         goto out;
@@ -149,6 +107,5 @@ out:
     grpc_completion_queue_destroy(cq);
     grpc_channel_destroy(channel);
     grpc_shutdown();
-    free(req_bytes);
     return rc;
 }

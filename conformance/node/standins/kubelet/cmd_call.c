@@ -74,7 +74,7 @@ int cmd_call(int argc, char **argv)
         fprintf(stderr, "kubelet-standin call: %s\n", err.msg);
         goto out;
     }
-    printf("status=%s\nmessage=", rpc_status_name(a.status));
+    printf("status=%s\nmessage=", wire_status_name(a.status));
     print_oneline(stdout, a.details ? a.details : "");
     printf("\nresponse=");
     for (size_t i = 0; i < a.len; i++)

@@ -364,7 +364,7 @@ static int run(int argc, char **argv, bool prepare)
     }
     if (a.status != GRPC_STATUS_OK) {
         fprintf(stderr, "kubelet-standin %s: %s on %s: %s: %s\n", cmd, method, o.endpoint,
-                rpc_status_name(a.status), a.details ? a.details : "");
+                wire_status_name(a.status), a.details ? a.details : "");
         goto out;
     }
     resp = protobuf_c_message_unpack(

@@ -162,12 +162,12 @@ static int register_plugin(struct rpc_client *c, const char *sock,
         fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus on %s: %s\n", sock, err.msg);
         status = EXIT_RPC;
     } else {
-        printf("notify_status=%s\n", rpc_status_name(a.status));
+        printf("notify_status=%s\n", wire_status_name(a.status));
         /* A refusal may be answered with an error (the Go helper does); an
          * accepted registration must be acknowledged. */
         if (ok && a.status != GRPC_STATUS_OK) {
             fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus(true) on %s: %s: %s\n", sock,
-                    rpc_status_name(a.status), a.details ? a.details : "");
+                    wire_status_name(a.status), a.details ? a.details : "");
             status = EXIT_RPC;
         }
         rpc_answer_free(&a);
@@ -248,7 +248,7 @@ int cmd_register(int argc, char **argv)
                          err.msg);
             } else if (a.status != GRPC_STATUS_OK) {
                 snprintf(last_error, sizeof(last_error), "GetInfo on %s: %s: %s", socks.paths[i],
-                         rpc_status_name(a.status), a.details ? a.details : "");
+                         wire_status_name(a.status), a.details ? a.details : "");
             } else if ((info = pluginregistration__plugin_info__unpack(NULL, a.len, a.data)) ==
                        NULL) {
                 snprintf(last_error, sizeof(last_error),

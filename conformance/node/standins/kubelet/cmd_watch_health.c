@@ -228,7 +228,7 @@ int cmd_watch_health(int argc, char **argv)
         status = EXIT_OK;
     } else {
         fprintf(stderr, "kubelet-standin watch-health: stream ended after %ld message(s): %s: %s\n",
-                got, rpc_status_name(code), details);
+                got, wire_status_name(code), details);
         status = got == 0 ? EXIT_RPC : EXIT_FAILED;
     }
 out:

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/grpc/rpc_wire.h" /* rpc_status_name */
+#include "grpc_wire.h" /* wire_status_name */
 #include "error.h"
 
 struct rpc_client;
