@@ -39,7 +39,7 @@ struct binder {
 
     pthread_t watch_thread, worker_thread;
     bool watch_started, worker_started;
-    volatile bool watch_stop; /* read by kube_watch */
+    struct kube_cancel *watch_cancel; /* ends the claim watch */
 
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;
@@ -575,12 +575,12 @@ static void *watch_main(void *arg)
 {
     struct binder *b = arg;
     int failures = 0;
-    while (!__atomic_load_n(&b->watch_stop, __ATOMIC_ACQUIRE)) {
+    while (!kube_cancel_fired(b->watch_cancel)) {
         char rv[128];
         struct error err = {{0}};
         int rc = list_claims(b, rv, sizeof(rv), &err);
         if (rc == 0)
-            rc = kube_watch(b->kc, CLAIMS_PATH, rv, on_event, b, &b->watch_stop, &err);
+            rc = kube_watch(b->kc, CLAIMS_PATH, rv, on_event, b, b->watch_cancel, &err);
         if (rc < 0) {
             failures++;
             long delay = retry_backoff_ms(failures, b->retry_base_ms, b->retry_max_ms);
@@ -625,6 +625,7 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
         return NULL;
     }
     b->kc = kc;
+    b->watch_cancel = kube_cancel_new();
     b->driver = strdup(opts->driver_name ? opts->driver_name : "");
     b->pool = strdup(opts->pool_name ? opts->pool_name : "");
     b->root = strdup(opts->fakehw_root ? opts->fakehw_root : "");
@@ -667,6 +668,7 @@ fail:
     free(b->driver);
     free(b->pool);
     free(b->root);
+    kube_cancel_free(b->watch_cancel);
     free(b);
     return NULL;
 }
@@ -675,8 +677,7 @@ void binder_stop(struct binder *b)
 {
     if (b == NULL)
         return;
-    __atomic_store_n(&b->watch_stop, true, __ATOMIC_RELEASE);
-    kube_watch_interrupt(&b->watch_stop);
+    kube_cancel_fire(b->watch_cancel);
     pthread_mutex_lock(&b->lock);
     b->stopping = true;
     pthread_cond_broadcast(&b->cond);
@@ -698,5 +699,6 @@ void binder_stop(struct binder *b)
     free(b->driver);
     free(b->pool);
     free(b->root);
+    kube_cancel_free(b->watch_cancel);
     free(b);
 }

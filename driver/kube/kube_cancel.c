@@ -27,7 +27,7 @@ long long kube_client_now_ms(void)
 
 static long long deadline_of(struct kube_client *c)
 {
-    return __atomic_load_n(&c->deadline_ms, __ATOMIC_ACQUIRE);
+    return atomic_load_explicit(&c->deadline_ms, memory_order_acquire);
 }
 
 bool kube_client_expired(struct kube_client *c)
@@ -49,7 +49,7 @@ long kube_client_remaining_ms(struct kube_client *c, long want_ms)
 
 void kube_client_set_deadline(struct kube_client *c, long long deadline_ms)
 {
-    __atomic_store_n(&c->deadline_ms, deadline_ms, __ATOMIC_RELEASE);
+    atomic_store_explicit(&c->deadline_ms, deadline_ms, memory_order_release);
     if (deadline_ms == 0 || kube_client_now_ms() < deadline_ms)
         return;
     pthread_mutex_lock(&c->sock_lock);

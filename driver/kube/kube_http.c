@@ -42,6 +42,7 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
     }
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->sock_lock, NULL);
+    atomic_init(&c->deadline_ms, 0);
     const char *ua = opts && opts->user_agent ? opts->user_agent : "fakehw-dra/kube-client";
     if (copy_str(&c->server, cfg->server, err) < 0 ||
         copy_str(&c->ca_file, cfg->ca_file, err) < 0 ||

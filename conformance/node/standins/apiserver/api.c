@@ -3,6 +3,7 @@
 #include "api.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +89,12 @@ static void random_bytes(unsigned char *b, size_t n)
 {
     if (getrandom(b, n, 0) != (ssize_t)n) {
         /* getrandom on Linux only fails before the pool is ready; be unique anyway. */
-        static unsigned long counter;
+        static atomic_ulong counter;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         unsigned long x =
-            (unsigned long)ts.tv_nsec ^ __atomic_add_fetch(&counter, 1, 0) * 2654435761UL;
+            (unsigned long)ts.tv_nsec ^
+            (atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed) + 1) * 2654435761UL;
         for (size_t i = 0; i < n; i++, x = x * 6364136223846793005UL + 1)
             b[i] = (unsigned char)(x >> 33);
     }
