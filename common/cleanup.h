@@ -35,8 +35,8 @@ static inline void cleanup_fclosep(FILE **f)
     }
 }
 
-#define cleanup_free __attribute__((cleanup(cleanup_freep)))
-#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_free   __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close  __attribute__((cleanup(cleanup_closep)))
 #define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
 
 // Declares a cleanup for a type with a free function: CLEANUP_FUNC(struct x,

@@ -40,7 +40,4 @@ int error_setv(struct error *err, const char *fmt, va_list ap)
 /* Prepends "<formatted>: " to the message already in err. Returns -1. */
 int error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Clears the message. */
-void error_clear(struct error *err);
-
 #endif

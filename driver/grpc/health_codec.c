@@ -3,7 +3,7 @@
  * v1alpha1 share every field number and enum value, so the packed bytes are a
  * valid message of either (the unit tests decode them with both descriptors).
  * Requests are decoded with each method's own descriptor. */
-#include "health_codec.h"
+#include "health_codec_test.h"
 
 #include <stdlib.h>
 #include <string.h>

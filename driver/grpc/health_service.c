@@ -123,14 +123,6 @@ int health_service_update(struct health_service *svc, const struct health_entry 
     return 0;
 }
 
-size_t health_service_streams(struct health_service *svc)
-{
-    pthread_mutex_lock(&svc->mu);
-    size_t n = svc->n_streams;
-    pthread_mutex_unlock(&svc->mu);
-    return n;
-}
-
 void health_service_free(struct health_service *svc)
 {
     if (svc == NULL)

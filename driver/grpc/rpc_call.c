@@ -440,8 +440,7 @@ void rpc_stream_unref(struct rpc_stream *s)
         stream_free(s);
 }
 
-static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool latest,
-                       struct error *err)
+int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err)
 {
     grpc_byte_buffer *bb = rpc_buffer_from_bytes(data, len);
     pthread_mutex_lock(&s->mu);
@@ -450,8 +449,7 @@ static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool 
         grpc_byte_buffer_destroy(bb);
         return error_set(err, "stream %s: closed", s->path);
     }
-    if (latest)
-        drop_queue_locked(s);
+    drop_queue_locked(s);
     if (s->q_len >= RPC_STREAM_MAX_QUEUED) {
         s->accepting = false;
         drop_queue_locked(s);
@@ -465,16 +463,6 @@ static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool 
     enqueue_locked(s, send_item_new(bb, false, GRPC_STATUS_OK, NULL));
     pthread_mutex_unlock(&s->mu);
     return 0;
-}
-
-int rpc_stream_send(struct rpc_stream *s, const void *data, size_t len, struct error *err)
-{
-    return stream_send(s, data, len, false, err);
-}
-
-int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err)
-{
-    return stream_send(s, data, len, true, err);
 }
 
 void rpc_stream_finish(struct rpc_stream *s, grpc_status_code code, const char *message)
@@ -496,17 +484,4 @@ void call_shutdown_stream(struct rpc_stream *c)
             c, send_item_new(NULL, true, GRPC_STATUS_UNAVAILABLE, "the plugin is shutting down"));
     }
     pthread_mutex_unlock(&c->mu);
-}
-
-bool rpc_stream_is_open(struct rpc_stream *s)
-{
-    pthread_mutex_lock(&s->mu);
-    bool open = s->accepting;
-    pthread_mutex_unlock(&s->mu);
-    return open;
-}
-
-const char *rpc_stream_method(const struct rpc_stream *s)
-{
-    return s->path;
 }

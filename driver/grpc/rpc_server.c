@@ -446,11 +446,3 @@ void rpc_server_free(struct rpc_server *srv)
     pthread_cond_destroy(&srv->jobs_cond);
     free(srv);
 }
-
-size_t rpc_server_live_calls(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    size_t n = srv->n_live;
-    pthread_mutex_unlock(&srv->mu);
-    return n;
-}

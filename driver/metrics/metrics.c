@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Metric storage and the Prometheus text exposition (metrics.h). */
-#include "metrics.h"
+#include "metrics_test.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "metrics_test.h"
 
 #define MAX_CONNECTIONS    16
 #define CONNECTION_TIMEOUT 10 /* seconds */
