@@ -46,6 +46,19 @@ setup() {
     assert_output --partial 'links driver code'
 }
 
+@test "check-conformance-deps: common/'s generic idioms pass, its domain code fails" {
+    mkdir -p "$TREE/common"
+    touch "$TREE/common/error.h" "$TREE/common/quantity.h" "$TREE/conformance/standin/status.h"
+    printf '#include "error.h"\n#include "status.h"\n' >"$TREE/conformance/standin/c.c"
+    run "$REPO/scripts/check-conformance-deps.sh" "$TREE"
+    assert_success
+    printf '#include "quantity.h"\n' >>"$TREE/conformance/standin/c.c"
+    run "$REPO/scripts/check-conformance-deps.sh" "$TREE"
+    assert_failure 1
+    assert_output --partial 'conformance/standin/c.c:3:'
+    assert_output --partial 'uses common/quantity.h'
+}
+
 @test "the Makefile fails on a missing build fragment instead of dropping it" {
     mkdir -p "$BATS_TEST_TMPDIR/copy"
     cp "$REPO/Makefile" "$BATS_TEST_TMPDIR/copy/"
