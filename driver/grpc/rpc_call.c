@@ -11,18 +11,17 @@
 #include "driver/grpc/rpc_internal.h"
 #include "driver/grpc/wire_strings.h"
 #include "driver/grpc/rpc_wire.h"
+#include "xalloc.h"
 
 static void call_work_done(struct rpc_stream *c);
 
 /* ---------- helpers ---------- */
 
-/* Packs a protobuf-c message into a byte buffer; NULL only on out of memory. */
+/* Packs a protobuf-c message into a byte buffer. */
 static grpc_byte_buffer *pack_message(const ProtobufCMessage *msg)
 {
     size_t len = protobuf_c_message_get_packed_size(msg);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (buf == NULL)
-        return NULL;
+    uint8_t *buf = xmalloc(len);
     protobuf_c_message_pack(msg, buf);
     grpc_slice slice = grpc_slice_new(buf, len, free);
     grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
@@ -43,15 +42,11 @@ static void send_item_free(struct send_item *it)
 static struct send_item *send_item_new(grpc_byte_buffer *msg, bool has_status,
                                        grpc_status_code code, const char *details)
 {
-    struct send_item *it = calloc(1, sizeof(*it));
-    if (it == NULL) {
-        LOG_E("out of memory");
-        abort();
-    }
+    struct send_item *it = xcalloc(1, sizeof(*it));
     it->msg = msg;
     it->has_status = has_status;
     it->code = code;
-    it->details = has_status ? rpc_xstrdup(details ? details : "") : NULL;
+    it->details = has_status ? xstrdup(details ? details : "") : NULL;
     return it;
 }
 
@@ -150,11 +145,7 @@ static void stream_free(struct rpc_stream *c)
 
 struct rpc_stream *call_new(struct rpc_server *srv)
 {
-    struct rpc_stream *c = calloc(1, sizeof(*c));
-    if (c == NULL) {
-        LOG_E("out of memory");
-        abort();
-    }
+    struct rpc_stream *c = xcalloc(1, sizeof(*c));
     c->srv = srv;
     c->t_new = (struct tag){TAG_NEW_CALL, c};
     c->t_recv = (struct tag){TAG_RECV, c};
@@ -390,10 +381,6 @@ void rpc_reply_message(struct rpc_reply *r, const ProtobufCMessage *msg)
     r->set = true;
     r->code = GRPC_STATUS_OK;
     r->details[0] = '\0';
-    if (r->msg == NULL) {
-        r->code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(r->details, sizeof(r->details), "out of memory packing the answer");
-    }
 }
 
 void rpc_reply_packed(struct rpc_reply *r, const void *data, size_t len)

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xalloc.h"
+
 long long kube_client_now_ms(void)
 {
     struct timespec ts;
@@ -69,15 +71,8 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
         return CURL_SOCKET_BAD;
     pthread_mutex_lock(&c->sock_lock);
     if (c->nsocks == c->capsocks) {
-        size_t cap = c->capsocks ? c->capsocks * 2 : 16;
-        int *s = realloc(c->socks, cap * sizeof(*s));
-        if (s == NULL) {
-            pthread_mutex_unlock(&c->sock_lock);
-            close(fd);
-            return CURL_SOCKET_BAD;
-        }
-        c->socks = s;
-        c->capsocks = cap;
+        c->capsocks = c->capsocks ? c->capsocks * 2 : 16;
+        c->socks = xrealloc(c->socks, c->capsocks * sizeof(*c->socks));
     }
     c->socks[c->nsocks++] = fd;
     pthread_mutex_unlock(&c->sock_lock);

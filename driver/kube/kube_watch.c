@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "log.h"
+#include "xalloc.h"
 
 /* How often a watch wakes when nothing happens, to see the client's
  * shutdown deadline (a fired cancel token wakes it at once). */
@@ -102,9 +104,7 @@ too_long:
  * server-side timeout (unless the path names one). */
 static char *watch_url(struct kube_client *c, const char *path, const char *rv, long *timeout_s)
 {
-    char *erv = rv && rv[0] ? kube_query_escape(rv) : NULL;
-    if (rv && rv[0] && erv == NULL)
-        return NULL;
+    cleanup_free char *erv = rv && rv[0] ? kube_query_escape(rv) : NULL;
     const char *ts = strstr(path, "timeoutSeconds=");
     *timeout_s = ts ? strtol(ts + strlen("timeoutSeconds="), NULL, 10) : KUBE_WATCH_TIMEOUT_S;
     if (*timeout_s <= 0)
@@ -112,14 +112,9 @@ static char *watch_url(struct kube_client *c, const char *path, const char *rv, 
     char tpart[48] = "";
     if (ts == NULL)
         snprintf(tpart, sizeof(tpart), "&timeoutSeconds=%ld", *timeout_s);
-    char *url;
-    int r = asprintf(&url, "%s%s%cwatch=true&allowWatchBookmarks=true%s%s%s", c->server, path,
+    return xasprintf("%s%s%cwatch=true&allowWatchBookmarks=true%s%s%s", c->server, path,
                      strchr(path, '?') ? '&' : '?', erv ? "&resourceVersion=" : "", erv ? erv : "",
                      tpart);
-    free(erv);
-    if (r < 0)
-        return NULL;
-    return url;
 }
 
 int kube_watch(struct kube_client *c, const char *path, const char *resource_version,
@@ -137,9 +132,7 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
 
     if (path == NULL || path[0] != '/')
         return error_set(err, "watch: the path must start with \"/\"");
-    char *url = watch_url(c, path, resource_version, &timeout_s);
-    if (url == NULL)
-        return error_set(err, "out of memory");
+    cleanup_free char *url = watch_url(c, path, resource_version, &timeout_s);
     if ((headers = kube_http_headers(c, NULL, err)) == NULL) {
         error_prefix(err, "GET %s (watch)", path);
         goto out;
@@ -222,6 +215,5 @@ out:
     curl_slist_free_all(headers);
     kube_buf_free(&w.line);
     kube_buf_free(&w.body);
-    free(url);
     return rc;
 }
