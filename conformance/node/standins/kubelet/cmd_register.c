@@ -16,9 +16,11 @@
 #include <time.h>
 
 #include "flags.h"
+#include "cleanup.h"
 #include "grpc_client.h"
 #include "proto/pluginregistration.pb-c.h"
 #include "standin.h"
+#include "xalloc.h"
 
 #define MAX_SOCKETS 64
 #define MAX_DEPTH   8
@@ -45,7 +47,7 @@ static void scan_dir(const char *dir, int depth, struct socket_list *out)
         if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
             scan_dir(path, depth + 1, out);
         else if (S_ISSOCK(st.st_mode))
-            out->paths[out->n++] = strdup(path);
+            out->paths[out->n++] = xstrdup(path);
     }
     closedir(d);
 }
@@ -219,12 +221,12 @@ int cmd_register(int argc, char **argv)
                                : "--timeout wants seconds, e.g. 10 or 0.5");
         return EXIT_USAGE;
     }
-    char *svc_copy = strdup(services);
+    cleanup_free char *svc_copy = xstrdup(services);
     char *svc[16];
-    size_t n_svc = svc_copy ? split_list(svc_copy, svc, 16) : 0;
-    char *health_copy = strdup(health_services);
+    size_t n_svc = split_list(svc_copy, svc, 16);
+    cleanup_free char *health_copy = xstrdup(health_services);
     char *health[16];
-    size_t n_health = health_copy ? split_list(health_copy, health, 16) : 0;
+    size_t n_health = split_list(health_copy, health, 16);
 
     double deadline = now_s() + timeout;
     char last_error[1024] = "no socket found";
@@ -275,8 +277,6 @@ int cmd_register(int argc, char **argv)
         struct timespec pause = {0, 100 * 1000000L};
         nanosleep(&pause, NULL);
     }
-    free(svc_copy);
-    free(health_copy);
     fflush(stdout);
     if (handled == 0) {
         fprintf(stderr,
