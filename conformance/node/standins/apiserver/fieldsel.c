@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Field selector parsing and matching, with the label checks of the real server. */
 #include "fieldsel.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +25,7 @@ static int unsupported(const struct resource *r, const char *label, char *msg, s
 /* Undoes fields.EscapeValue: "\\" "\," "\=". */
 static char *unescape(const char *p, size_t n)
 {
-    char *out = malloc(n + 1), *o = out;
-    if (out == NULL)
-        return NULL;
+    char *out = xmalloc(n + 1), *o = out;
     for (size_t i = 0; i < n; i++) {
         if (p[i] == '\\' && i + 1 < n)
             i++;
@@ -95,10 +94,7 @@ int fsel_parse(const char *text, const struct resource *r, struct fsel *out, cha
         t->field = (enum field_label)f;
         t->neq = op[0] == '!';
         const char *v = op + oplen;
-        if ((t->value = unescape(v, (size_t)(p + n - v))) == NULL) {
-            snprintf(msg, msg_size, "out of memory");
-            goto fail;
-        }
+        t->value = unescape(v, (size_t)(p + n - v));
         out->n++;
         p = *end ? end + 1 : end;
     }
