@@ -22,7 +22,7 @@ WORKDIR /src
 # DEPS_ONLY=1: the Makefile reads none of the build fragments.
 COPY Makefile ./
 COPY scripts/install-deps.sh scripts/
-RUN make DEPS_ONLY=1 deps-debian && rm -rf /var/lib/apt/lists/*
+RUN make deps-debian DEPS_ONLY=1 && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN make -j"$(nproc)" BUILD=build/image \
         build/image/bin/fakehw build/image/bin/fakehw-kubelet-plugin build/image/bin/fakegpu-smi \
