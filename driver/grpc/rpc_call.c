@@ -452,16 +452,6 @@ int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, s
     return 0;
 }
 
-void rpc_stream_finish(struct rpc_stream *s, grpc_status_code code, const char *message)
-{
-    pthread_mutex_lock(&s->mu);
-    if (s->accepting) {
-        s->accepting = false;
-        enqueue_locked(s, send_item_new(NULL, true, code, message));
-    }
-    pthread_mutex_unlock(&s->mu);
-}
-
 void call_shutdown_stream(struct rpc_stream *c)
 {
     pthread_mutex_lock(&c->mu);

@@ -35,9 +35,8 @@ struct rpc_stream;
 typedef void (*rpc_unary_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply);
 
 /* Server-streaming open handler, run on a worker thread.  The stream stays
- * open after the handler returns, until the client goes away, the handler (or
- * anyone holding a reference) calls rpc_stream_finish(), or the server shuts
- * down.  To send later, from any thread, take a reference with
+ * open after the handler returns, until the client goes away or the server
+ * shuts down.  To send later, from any thread, take a reference with
  * rpc_stream_ref(). */
 typedef void (*rpc_stream_open_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_stream *s);
 
@@ -116,8 +115,5 @@ void rpc_stream_unref(struct rpc_stream *s);
  * already wait (the client stopped reading: the stream is then cancelled). */
 #define RPC_STREAM_MAX_QUEUED 64
 int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err);
-
-/* Ends the stream with a status after the queued messages.  No-op if closed. */
-void rpc_stream_finish(struct rpc_stream *s, grpc_status_code code, const char *message);
 
 #endif
