@@ -399,10 +399,14 @@ static int read_pem(const char *path, const char *flag, char **out, struct error
     return 0;
 }
 
+/* A server not yet started is stopped (freed) when start fails. */
+CLEANUP_FUNC(struct server, server_stop)
+#define cleanup_server __attribute__((cleanup(server_stopp)))
+
 struct server *server_start(struct api *api, struct faults *faults, struct reqlog *log,
                             const struct server_config *cfg, struct error *err)
 {
-    struct server *s = xcalloc(1, sizeof(*s));
+    cleanup_server struct server *s = xcalloc(1, sizeof(*s));
     s->api = api;
     s->faults = faults;
     s->log = log;
@@ -411,10 +415,10 @@ struct server *server_start(struct api *api, struct faults *faults, struct reqlo
     s->tls = cfg->tls_cert_file && cfg->tls_cert_file[0];
     if (s->tls && (read_pem(cfg->tls_cert_file, "--tls-cert-file", &s->cert_pem, err) < 0 ||
                    read_pem(cfg->tls_key_file, "--tls-key-file", &s->key_pem, err) < 0))
-        goto fail;
+        return NULL;
     s->client_ca = cfg->client_ca_file && cfg->client_ca_file[0];
     if (s->client_ca && read_pem(cfg->client_ca_file, "--client-ca-file", &s->ca_pem, err) < 0)
-        goto fail;
+        return NULL;
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -438,16 +442,13 @@ struct server *server_start(struct api *api, struct faults *faults, struct reqlo
         NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, free_req,
         NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
         (unsigned)1, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-    if (s->daemon == NULL) {
-        error_set(err, "cannot listen on 127.0.0.1:%ld (port in use? TLS files wrong?)", cfg->port);
-        goto fail;
-    }
+    if (s->daemon == NULL)
+        return error_set(err, "cannot listen on 127.0.0.1:%ld (port in use? TLS files wrong?)",
+                         cfg->port),
+               NULL;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : (int)cfg->port;
-    return s;
-fail:
-    server_stop(s);
-    return NULL;
+    return steal_pointer(&s);
 }
 
 int server_port(const struct server *s)
