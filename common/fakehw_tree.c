@@ -188,89 +188,19 @@ static bool is_compute_capability(const char *s)
     return true;
 }
 
-enum attr_kind {
-    ATTR_LABEL,          /* DNS label (the name file) */
-    ATTR_TEXT,           /* printable, non-empty */
-    ATTR_TEXT_OPT,       /* printable, may be empty */
-    ATTR_UUID,           /* non-empty, no blanks or commas (lists are comma-separated) */
-    ATTR_COUNT,          /* long >= 0 */
-    ATTR_NUMA,           /* long >= -1 */
-    ATTR_BYTES,          /* uint64_t */
-    ATTR_PCI,            /* PCI bus id */
-    ATTR_CC,             /* compute capability or empty */
-    ATTR_PATH_OPT,       /* absolute path or empty */
-    ATTR_HEALTH,         /* bool healthy */
-    ATTR_UNIX_TIME,      /* int64_t >= 0 */
-    ATTR_MILLIS,         /* int64_t >= 0 */
-    ATTR_ATTACH,         /* enum fakehw_attach, by name */
-    ATTR_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
-    ATTR_BOOL,           /* "true" or "false" */
-    ATTR_LABEL_OPT,      /* DNS label or empty (parent) */
-    ATTR_MIG_MODE,       /* "off", "dynamic", "static" or empty */
-    ATTR_PLACEMENT,      /* "START:SIZE" within 8 memory slices, or empty: long[2] */
-    ATTR_SHARING, /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty: uint64_t[3] */
-};
-
-struct attr {
-    const char *file;
-    enum attr_kind kind;
-    size_t offset; /* into struct fakehw_device */
-    size_t size;   /* of the char array for text kinds */
-    bool optional; /* may be missing (newer than the first tree): zero then */
-};
-
-#define TEXT_FIELD(file, kind, field)                                                              \
-    {                                                                                              \
-        file, kind, offsetof(struct fakehw_device, field),                                         \
-            sizeof(((struct fakehw_device *)0)->field), false                                      \
-    }
-#define NUM_FIELD(file, kind, field)                                                               \
-    {                                                                                              \
-        file, kind, offsetof(struct fakehw_device, field), 0, false                                \
-    }
-/* Attributes newer than the first tree: a tree without them reads as zero. */
-#define OPT_TEXT_FIELD(file, kind, field)                                                          \
-    {                                                                                              \
-        file, kind, offsetof(struct fakehw_device, field),                                         \
-            sizeof(((struct fakehw_device *)0)->field), true                                       \
-    }
-#define OPT_NUM_FIELD(file, kind, field)                                                           \
-    {                                                                                              \
-        file, kind, offsetof(struct fakehw_device, field), 0, true                                 \
-    }
-
-static const struct attr device_attrs[] = {
-    TEXT_FIELD(FAKEHW_ATTR_NAME, ATTR_LABEL, name),
-    NUM_FIELD(FAKEHW_ATTR_INDEX, ATTR_COUNT, index),
-    TEXT_FIELD(FAKEHW_ATTR_UUID, ATTR_UUID, uuid),
-    TEXT_FIELD(FAKEHW_ATTR_PRODUCT_NAME, ATTR_TEXT, product_name),
-    TEXT_FIELD(FAKEHW_ATTR_ARCHITECTURE, ATTR_TEXT_OPT, architecture),
-    TEXT_FIELD(FAKEHW_ATTR_BRAND, ATTR_TEXT_OPT, brand),
-    NUM_FIELD(FAKEHW_ATTR_MEMORY, ATTR_BYTES, memory_bytes),
-    TEXT_FIELD(FAKEHW_ATTR_COMPUTE_CAPABILITY, ATTR_CC, compute_capability),
-    TEXT_FIELD(FAKEHW_ATTR_DRIVER_VERSION, ATTR_TEXT, driver_version),
-    TEXT_FIELD(FAKEHW_ATTR_CUDA_DRIVER_VER, ATTR_TEXT_OPT, cuda_driver_version),
-    TEXT_FIELD(FAKEHW_ATTR_PCI_BUS_ID, ATTR_PCI, pci_bus_id),
-    TEXT_FIELD(FAKEHW_ATTR_PCIE_ROOT, ATTR_TEXT_OPT, pcie_root),
-    NUM_FIELD(FAKEHW_ATTR_NUMA_NODE, ATTR_NUMA, numa_node),
-    NUM_FIELD(FAKEHW_ATTR_MINOR, ATTR_COUNT, minor),
-    TEXT_FIELD(FAKEHW_ATTR_DEVICE_PATH, ATTR_PATH_OPT, device_path),
-    NUM_FIELD(FAKEHW_ATTR_HEALTH, ATTR_HEALTH, healthy),
-    TEXT_FIELD(FAKEHW_ATTR_HEALTH_REASON, ATTR_TEXT_OPT, health_reason),
-    NUM_FIELD(FAKEHW_ATTR_HEALTH_SINCE, ATTR_UNIX_TIME, health_since),
-    OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH, ATTR_ATTACH, attach),
-    OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH_FAILURE, ATTR_ATTACH_FAILURE, attach_failure),
-    OPT_NUM_FIELD(FAKEHW_ATTR_ATTACH_DELAY_MS, ATTR_MILLIS, attach_delay_ms),
-    OPT_NUM_FIELD(FAKEHW_ATTR_VIRTUAL, ATTR_BOOL, virtual_gpu),
-    OPT_TEXT_FIELD(FAKEHW_ATTR_MIG_MODE, ATTR_MIG_MODE, mig_mode),
-    OPT_TEXT_FIELD(FAKEHW_ATTR_PARENT, ATTR_LABEL_OPT, parent),
-    OPT_TEXT_FIELD(FAKEHW_ATTR_MIG_PROFILE, ATTR_TEXT_OPT, mig_profile),
-    OPT_NUM_FIELD(FAKEHW_ATTR_MIG_PLACEMENT, ATTR_PLACEMENT, mig_placement),
-    OPT_NUM_FIELD(FAKEHW_ATTR_MEMORY_SHARING, ATTR_SHARING, memory_sharing),
-};
+#define TABLE_ROW(id, file, kind, field, since, slice)                                             \
+    [FAKEHW_ATTR_ID_##id] = {                                                                      \
+        file, FAKEHW_KIND_##kind, offsetof(struct fakehw_device, field),                           \
+        FAKEHW_KIND_IS_TEXT(FAKEHW_KIND_##kind) ? sizeof(((struct fakehw_device *)0)->field) : 0,  \
+        SINCE_##since},
+#define SINCE_FIRST false
+#define SINCE_LATER true
+const struct fakehw_attr fakehw_device_attributes[FAKEHW_ATTR_COUNT] = {
+    FAKEHW_DEVICE_ATTRIBUTES(TABLE_ROW)};
+#undef TABLE_ROW
 
 /* Checks the text v of one attribute read from path and stores it in dev. */
-static int store_attr(const struct attr *a, const char *path, const char *v,
+static int store_attr(const struct fakehw_attr *a, const char *path, const char *v,
                       struct fakehw_device *dev, struct error *err)
 {
     char *base = (char *)dev;
@@ -278,7 +208,7 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
     if (check_printable(path, v, err) < 0)
         return -1;
     switch (a->kind) {
-    case ATTR_LABEL:
+    case FAKEHW_KIND_LABEL:
         if (!dns_label_valid(v))
             return error_set_and_errno(
                 err, EINVAL,
@@ -286,51 +216,51 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
                 "ends)",
                 path, quoted(q, sizeof(q), v));
         break;
-    case ATTR_TEXT:
+    case FAKEHW_KIND_TEXT:
         if (*v == '\0')
             return error_set_and_errno(err, EINVAL, "%s: is empty", path);
         break;
-    case ATTR_TEXT_OPT:
+    case FAKEHW_KIND_TEXT_OPT:
         break;
-    case ATTR_UUID:
+    case FAKEHW_KIND_UUID:
         if (*v == '\0' || strpbrk(v, " ,") != NULL)
             return error_set_and_errno(err, EINVAL,
                                        "%s: %s is not a UUID (non-empty, no blanks or commas)",
                                        path, quoted(q, sizeof(q), v));
         break;
-    case ATTR_COUNT:
+    case FAKEHW_KIND_COUNT:
         if (!parse_long_min(v, 0, (long *)(base + a->offset)))
             return error_set_and_errno(err, EINVAL, "%s: %s is not a non-negative integer", path,
                                        quoted(q, sizeof(q), v));
         return 0;
-    case ATTR_NUMA:
+    case FAKEHW_KIND_NUMA:
         if (!parse_long_min(v, -1, (long *)(base + a->offset)))
             return error_set_and_errno(err, EINVAL, "%s: %s is not a NUMA node (an integer >= -1)",
                                        path, quoted(q, sizeof(q), v));
         return 0;
-    case ATTR_BYTES:
+    case FAKEHW_KIND_BYTES:
         if (!parse_u64(v, (uint64_t *)(base + a->offset)))
             return error_set_and_errno(err, EINVAL, "%s: %s is not a byte count", path,
                                        quoted(q, sizeof(q), v));
         return 0;
-    case ATTR_PCI:
+    case FAKEHW_KIND_PCI:
         if (!is_pci_bus_id(v))
             return error_set_and_errno(err, EINVAL,
                                        "%s: %s is not a PCI bus id like \"0000:18:00.0\"", path,
                                        quoted(q, sizeof(q), v));
         break;
-    case ATTR_CC:
+    case FAKEHW_KIND_CC:
         if (*v != '\0' && !is_compute_capability(v))
             return error_set_and_errno(err, EINVAL,
                                        "%s: %s is not a compute capability like \"9.0\"", path,
                                        quoted(q, sizeof(q), v));
         break;
-    case ATTR_PATH_OPT:
+    case FAKEHW_KIND_PATH_OPT:
         if (*v != '\0' && *v != '/')
             return error_set_and_errno(err, EINVAL, "%s: %s is not an absolute path", path,
                                        quoted(q, sizeof(q), v));
         break;
-    case ATTR_HEALTH:
+    case FAKEHW_KIND_HEALTH:
         if (!strcmp(v, FAKEHW_HEALTHY))
             *(bool *)(base + a->offset) = true;
         else if (!strcmp(v, FAKEHW_UNHEALTHY))
@@ -339,19 +269,19 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
             return error_set_and_errno(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
                                        quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
         return 0;
-    case ATTR_LABEL_OPT:
+    case FAKEHW_KIND_LABEL_OPT:
         if (*v != '\0' && !dns_label_valid(v))
             return error_set_and_errno(err, EINVAL, "%s: %s is not empty or a DNS label", path,
                                        quoted(q, sizeof(q), v));
         break;
-    case ATTR_MIG_MODE:
+    case FAKEHW_KIND_MIG_MODE:
         if (*v != '\0' && strcmp(v, FAKEHW_MIG_OFF) != 0 && strcmp(v, FAKEHW_MIG_DYNAMIC) != 0 &&
             strcmp(v, FAKEHW_MIG_STATIC) != 0)
             return error_set_and_errno(err, EINVAL,
                                        "%s: %s is not a MIG mode (off, dynamic, static or empty)",
                                        path, quoted(q, sizeof(q), v));
         break;
-    case ATTR_PLACEMENT: {
+    case FAKEHW_KIND_PLACEMENT: {
         long *pl = (long *)(base + a->offset);
         if (*v == '\0') {
             pl[0] = pl[1] = 0;
@@ -376,7 +306,7 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
             err, EINVAL, "%s: %s is not a MIG placement (START:SIZE within 8 memory slices)", path,
             quoted(q, sizeof(q), v));
     }
-    case ATTR_SHARING: {
+    case FAKEHW_KIND_SHARING: {
         uint64_t *sh = (uint64_t *)(base + a->offset);
         if (*v == '\0') {
             sh[0] = sh[1] = sh[2] = 0;
@@ -405,7 +335,7 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
             err, EINVAL, "%s: %s is not \"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)",
             path, quoted(q, sizeof(q), v));
     }
-    case ATTR_UNIX_TIME: {
+    case FAKEHW_KIND_UNIX_TIME: {
         long t;
         if (!parse_long_min(v, 0, &t))
             return error_set_and_errno(err, EINVAL, "%s: %s is not a Unix time in seconds", path,
@@ -413,7 +343,7 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         *(int64_t *)(base + a->offset) = t;
         return 0;
     }
-    case ATTR_MILLIS: {
+    case FAKEHW_KIND_MILLIS: {
         long t;
         if (!parse_long_min(v, 0, &t))
             return error_set_and_errno(err, EINVAL, "%s: %s is not a number of milliseconds", path,
@@ -421,21 +351,21 @@ static int store_attr(const struct attr *a, const char *path, const char *v,
         *(int64_t *)(base + a->offset) = t;
         return 0;
     }
-    case ATTR_ATTACH:
+    case FAKEHW_KIND_ATTACH:
         if (!fakehw_attach_parse(v, (enum fakehw_attach *)(base + a->offset)))
             return error_set_and_errno(
                 err, EINVAL,
                 "%s: %s is not an attach state (none, detached, attaching, attached, failed)", path,
                 quoted(q, sizeof(q), v));
         return 0;
-    case ATTR_BOOL:
+    case FAKEHW_KIND_BOOL:
         if (!strcmp(v, "true") || !strcmp(v, "false")) {
             *(bool *)(base + a->offset) = !strcmp(v, "true");
             return 0;
         }
         return error_set_and_errno(err, EINVAL, "%s: %s is not \"true\" or \"false\"", path,
                                    quoted(q, sizeof(q), v));
-    case ATTR_ATTACH_FAILURE:
+    case FAKEHW_KIND_ATTACH_FAILURE:
         if (!fakehw_attach_failure_parse(v, (enum fakehw_attach_failure *)(base + a->offset)))
             return error_set_and_errno(err, EINVAL,
                                        "%s: %s is not an attach failure (never, next, always)",
@@ -473,8 +403,8 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
     struct fakehw_device d;
     memset(&d, 0, sizeof(d));
     char value[VALUE_MAX];
-    for (size_t i = 0; i < sizeof(device_attrs) / sizeof(device_attrs[0]); i++) {
-        const struct attr *a = &device_attrs[i];
+    for (size_t i = 0; i < FAKEHW_ATTR_COUNT; i++) {
+        const struct fakehw_attr *a = &fakehw_device_attributes[i];
         char path[PATH_MAX];
         if (join(path, sizeof(path), dir, a->file, NULL, err) < 0)
             return -1;
@@ -491,7 +421,7 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
         char q[128];
         return error_set_and_errno(err, EINVAL,
                                    "%s/%s: %s does not match the directory name \"%s\"", dir,
-                                   FAKEHW_ATTR_NAME, quoted(q, sizeof(q), d.name), name);
+                                   FAKEHW_ATTR(NAME), quoted(q, sizeof(q), d.name), name);
     }
     *dev = d;
     return 0;
@@ -715,8 +645,6 @@ fail:
     return -1;
 }
 
-#define N_ATTRS (sizeof(device_attrs) / sizeof(device_attrs[0]))
-
 /* A cursor over the lines of a snapshot; errors name path and line. */
 struct snap {
     const char *path;
@@ -813,12 +741,12 @@ static int expect_line(struct snap *s, const char *key, char *buf, size_t size, 
 /* The attribute the current key names, trying first the one after the
  * previous line's (fakehw writes them in table order), so a line costs one
  * comparison instead of up to 18. */
-static const struct attr *find_attr(const struct snap *s, size_t hint)
+static const struct fakehw_attr *find_attr(const struct snap *s, size_t hint)
 {
-    for (size_t k = 0; k < N_ATTRS; k++) {
-        size_t i = (hint + k) % N_ATTRS;
-        if (key_is(s, device_attrs[i].file))
-            return &device_attrs[i];
+    for (size_t k = 0; k < FAKEHW_ATTR_COUNT; k++) {
+        size_t i = (hint + k) % FAKEHW_ATTR_COUNT;
+        if (key_is(s, fakehw_device_attributes[i].file))
+            return &fakehw_device_attributes[i];
     }
     return NULL;
 }
@@ -827,7 +755,7 @@ static const struct attr *find_attr(const struct snap *s, size_t hint)
 struct block {
     struct fakehw_device *dev; /* NULL before the first device line */
     size_t line;               /* of its device line */
-    bool seen[N_ATTRS];
+    bool seen[FAKEHW_ATTR_COUNT];
     size_t next; /* index of the attribute after the last one read */
 };
 
@@ -837,11 +765,11 @@ static int end_block(const struct snap *s, const struct block *b, struct error *
 {
     if (b->dev == NULL)
         return 0;
-    for (size_t i = 0; i < N_ATTRS; i++)
-        if (!b->seen[i] && !device_attrs[i].optional)
+    for (size_t i = 0; i < FAKEHW_ATTR_COUNT; i++)
+        if (!b->seen[i] && !fakehw_device_attributes[i].optional)
             return error_set_and_errno(err, EINVAL,
                                        "%s line %zu: device %s: no %s line in its block", s->path,
-                                       b->line, b->dev->name, device_attrs[i].file);
+                                       b->line, b->dev->name, fakehw_device_attributes[i].file);
     return 0;
 }
 
@@ -849,7 +777,7 @@ static int end_block(const struct snap *s, const struct block *b, struct error *
 static int attr_line(const struct snap *s, struct block *b, struct error *err)
 {
     char q[128], where[PATH_MAX + 128], value[VALUE_MAX];
-    const struct attr *a = find_attr(s, b->next);
+    const struct fakehw_attr *a = find_attr(s, b->next);
     if (a == NULL && (key_is(s, FAKEHW_FILE_GENERATION) || key_is(s, FAKEHW_FILE_NODE)))
         return error_set_and_errno(err, EINVAL, "%s line %zu: a second %s line", s->path, s->line,
                                    key_is(s, FAKEHW_FILE_NODE) ? FAKEHW_FILE_NODE
@@ -860,7 +788,7 @@ static int attr_line(const struct snap *s, struct block *b, struct error *err)
     if (b->dev == NULL)
         return error_set_and_errno(err, EINVAL, "%s line %zu: %s: comes before the first %s line",
                                    s->path, s->line, a->file, FAKEHW_SNAPSHOT_DEVICE);
-    size_t i = (size_t)(a - device_attrs);
+    size_t i = (size_t)(a - fakehw_device_attributes);
     if (b->seen[i])
         return error_set_and_errno(err, EINVAL, "%s line %zu: %s: a second %s line for device %s",
                                    s->path, s->line, a->file, a->file, b->dev->name);
@@ -874,7 +802,7 @@ static int attr_line(const struct snap *s, struct block *b, struct error *err)
      * (formatting it for each of 73,728 lines would cost more than the
      * parse), and store_attr is called again to fill err. */
     bool good = store_attr(a, "", value, b->dev, NULL) == 0;
-    if (good && (a->kind != ATTR_LABEL || !strcmp(b->dev->name, name)))
+    if (good && (a->kind != FAKEHW_KIND_LABEL || !strcmp(b->dev->name, name)))
         return 0;
     snprintf(where, sizeof(where), "%s line %zu: %s", s->path, s->line, a->file);
     if (!good)

@@ -9,36 +9,9 @@
  *                                 to any device or to the device set; poll(2) on
  *                                 an open fd wakes when it moved past what that fd read
  *   <root>/snapshot               the whole inventory in one file (below)
- *   <root>/devices/<name>/        one directory per device, e.g. gpu-0
- *       name, index, uuid, productName, architecture, brand, memory (bytes),
- *       computeCapability, driverVersion, cudaDriverVersion, pciBusID,
- *       pcieRoot, numaNode, minor, devicePath (host path of the char device
- *       node, empty when fakehw made none),
- *       health         "healthy" | "unhealthy" (read); write "STATE" or
- *                      "STATE REASON" to flip; anything else fails with EINVAL
- *       healthReason   reason text of the last flip (empty when healthy unless
- *                      a reason was given with the flip)
- *       healthSince    Unix seconds of the last health change
- *       attach         attachable devices (fakehw_attach.h): "none" (needs no
- *                      attach) | "detached" | "attaching" | "attached" |
- *                      "failed"; write "attach", "detach" or "fail next|always|never"
- *       attachFailure  the scripted failure: "never" | "next" | "always"
- *       attachDelayMs  how long the next attach takes, in milliseconds
- *       virtual        "true" for a virtual GPU, which needs no node
- *                      preparation (the plugin publishes it with
- *                      skipNodeOperations), else "false"
- *       (attach, attachFailure and virtual are optional for readers: a tree
- *       without them, a plain directory or an older fakehw, reads as
- *       "none"/"never"/"false")
- *       migMode        GPUs: "off", "dynamic" or "static"; "" on a partition
- *       parent         partitions: the device name of the GPU; "" on a GPU
- *       migProfile     partitions: the MIG profile, "3g.40gb"; "" on a GPU
- *       migPlacement   partitions: "START:SIZE", the memory slices START ..
- *                      START+SIZE-1 of the parent (of 8); "" on a GPU
- *       memorySharing  "DEFAULT MIN STEP" in bytes when several claims may
- *                      share the GPU by memory (consumable capacity); ""
- *       (these five files may be absent, in a directory and in snapshot:
- *       they read as "", a GPU with MIG off that is not shared)
+ *   <root>/devices/<name>/        one directory per device, e.g. gpu-0, holding
+ *                                 one file per attribute of
+ *                                 FAKEHW_DEVICE_ATTRIBUTES below, in its order
  *
  * A partition is a MIG instance (static mode), or in dynamic mode one
  * placement of a profile that may be allocated; it is a device directory of
@@ -63,7 +36,7 @@
  *   node kind-worker
  *   device gpu-0          starts the block of device gpu-0: then one line for
  *   name gpu-0            each attribute file of the device, in the order
- *   index 0               listed above (name ... memorySharing)
+ *   index 0               of FAKEHW_DEVICE_ATTRIBUTES
  *   ...
  *   healthSince 1732252380
  *   device gpu-1
@@ -78,6 +51,7 @@
 #define FAKEHW_COMMON_FAKEHW_TREE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define FAKEHW_DEFAULT_ROOT "/var/run/fakehw"
@@ -87,33 +61,143 @@
 #define FAKEHW_FILE_SNAPSHOT   "snapshot"
 #define FAKEHW_DIR_DEVICES     "devices"
 
-#define FAKEHW_ATTR_NAME               "name"
-#define FAKEHW_ATTR_INDEX              "index"
-#define FAKEHW_ATTR_UUID               "uuid"
-#define FAKEHW_ATTR_PRODUCT_NAME       "productName"
-#define FAKEHW_ATTR_ARCHITECTURE       "architecture"
-#define FAKEHW_ATTR_BRAND              "brand"
-#define FAKEHW_ATTR_MEMORY             "memory"
-#define FAKEHW_ATTR_COMPUTE_CAPABILITY "computeCapability"
-#define FAKEHW_ATTR_DRIVER_VERSION     "driverVersion"
-#define FAKEHW_ATTR_CUDA_DRIVER_VER    "cudaDriverVersion"
-#define FAKEHW_ATTR_PCI_BUS_ID         "pciBusID"
-#define FAKEHW_ATTR_PCIE_ROOT          "pcieRoot"
-#define FAKEHW_ATTR_NUMA_NODE          "numaNode"
-#define FAKEHW_ATTR_MINOR              "minor"
-#define FAKEHW_ATTR_DEVICE_PATH        "devicePath"
-#define FAKEHW_ATTR_HEALTH             "health"
-#define FAKEHW_ATTR_HEALTH_REASON      "healthReason"
-#define FAKEHW_ATTR_HEALTH_SINCE       "healthSince"
-#define FAKEHW_ATTR_ATTACH             "attach"
-#define FAKEHW_ATTR_ATTACH_FAILURE     "attachFailure"
-#define FAKEHW_ATTR_ATTACH_DELAY_MS    "attachDelayMs"
-#define FAKEHW_ATTR_VIRTUAL            "virtual"
-#define FAKEHW_ATTR_MIG_MODE           "migMode"
-#define FAKEHW_ATTR_PARENT             "parent"
-#define FAKEHW_ATTR_MIG_PROFILE        "migProfile"
-#define FAKEHW_ATTR_MIG_PLACEMENT      "migPlacement"
-#define FAKEHW_ATTR_MEMORY_SHARING     "memorySharing"
+/* How readers check an attribute's text and store it (fakehw_tree.c). */
+enum fakehw_attr_kind {
+    FAKEHW_KIND_LABEL,          /* DNS label (the name file) */
+    FAKEHW_KIND_TEXT,           /* printable, non-empty */
+    FAKEHW_KIND_TEXT_OPT,       /* printable, may be empty */
+    FAKEHW_KIND_UUID,           /* non-empty, no blanks or commas (lists are comma-separated) */
+    FAKEHW_KIND_COUNT,          /* long >= 0 */
+    FAKEHW_KIND_NUMA,           /* long >= -1 */
+    FAKEHW_KIND_BYTES,          /* uint64_t */
+    FAKEHW_KIND_PCI,            /* PCI bus id */
+    FAKEHW_KIND_CC,             /* compute capability or empty */
+    FAKEHW_KIND_PATH_OPT,       /* absolute path or empty */
+    FAKEHW_KIND_HEALTH,         /* bool healthy */
+    FAKEHW_KIND_UNIX_TIME,      /* int64_t >= 0 */
+    FAKEHW_KIND_MILLIS,         /* int64_t >= 0 */
+    FAKEHW_KIND_ATTACH,         /* enum fakehw_attach, by name */
+    FAKEHW_KIND_ATTACH_FAILURE, /* enum fakehw_attach_failure, by name */
+    FAKEHW_KIND_BOOL,           /* "true" or "false" */
+    FAKEHW_KIND_LABEL_OPT,      /* DNS label or empty (parent) */
+    FAKEHW_KIND_MIG_MODE,       /* "off", "dynamic", "static" or empty */
+    FAKEHW_KIND_PLACEMENT,      /* "START:SIZE" within 8 memory slices, or empty: long[2] */
+    FAKEHW_KIND_SHARING,        /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty:
+                                   uint64_t[3] */
+};
+
+/* The kinds stored as text in a char array of struct fakehw_device. */
+#define FAKEHW_KIND_IS_TEXT(k)                                                                     \
+    ((k) == FAKEHW_KIND_LABEL || (k) == FAKEHW_KIND_TEXT || (k) == FAKEHW_KIND_TEXT_OPT ||         \
+     (k) == FAKEHW_KIND_UUID || (k) == FAKEHW_KIND_PCI || (k) == FAKEHW_KIND_CC ||                 \
+     (k) == FAKEHW_KIND_PATH_OPT || (k) == FAKEHW_KIND_LABEL_OPT || (k) == FAKEHW_KIND_MIG_MODE)
+
+/* The device attributes: one row each, in tree order (the order of a
+ * device's lines in snapshot).  This table is the one list of them: the
+ * fakehw writer (fakehw/inventory.c: files, snapshot, reload change check),
+ * the tree reader (fakehw_tree.c) and the plugin's published attributes
+ * (driver/device/device_attributes.c) all expand it.  Adding an attribute is
+ * a row here, its field in struct fakehw_device, and its value source in
+ * fakehw (render_config_attr or render_attr_locked: -Wswitch names it).
+ *
+ *   X(ID, FILE, KIND, FIELD, SINCE, SLICE)
+ *   ID     FAKEHW_ATTR_ID_<ID>; code names the file as FAKEHW_ATTR(<ID>)
+ *   FILE   the file in the device directory, and its key in snapshot
+ *   KIND   FAKEHW_KIND_<KIND>: how readers check and store the value
+ *   FIELD  the member of struct fakehw_device it is read into
+ *   SINCE  FIRST: every tree has it; LATER: newer than the first tree, so
+ *          it may be absent (in a directory and in snapshot) and reads as
+ *          zero ("", "none", "never", "false", 0)
+ *   SLICE  how the plugin publishes it as a ResourceSlice device attribute:
+ *          UNPUBLISHED, or PUBLISHED(TYPE, RULE, "name"[, "alias"]) with
+ *          TYPE STRING | INT | VERSION (text as a semantic version) and
+ *          RULE ALWAYS | NONEMPTY (left out when "") | NONNEG (left out
+ *          when < 0); an alias publishes the value under a second name.
+ *
+ * Every file is text; the values:
+ *   name            the directory name, a DNS label
+ *   index           position on the node, 0..
+ *   uuid            GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (MIG-... on a partition)
+ *   memory          bytes
+ *   computeCapability "9.0"; driverVersion "550.127.05"; cudaDriverVersion "12.4"
+ *   pciBusID "0000:18:00.0"; pcieRoot "pci0000:17"; numaNode -1 when none
+ *   minor           the N of the char device node fakegpuN
+ *   devicePath      host path of the char device node, "" when fakehw made none
+ *   health          "healthy" | "unhealthy" (read); write "STATE" or
+ *                   "STATE REASON" to flip; anything else fails with EINVAL
+ *   healthReason    reason text of the last flip (empty when healthy unless
+ *                   a reason was given with the flip)
+ *   healthSince     Unix seconds of the last health change
+ *   attach          attachable devices (fakehw_attach.h): "none" (needs no
+ *                   attach) | "detached" | "attaching" | "attached" |
+ *                   "failed"; write "attach", "detach" or "fail next|always|never"
+ *   attachFailure   the scripted failure: "never" | "next" | "always"
+ *   attachDelayMs   how long the next attach takes, in milliseconds
+ *   virtual         "true" for a virtual GPU, which needs no node
+ *                   preparation (the plugin publishes it with
+ *                   skipNodeOperations), else "false"
+ *   migMode         GPUs: "off", "dynamic" or "static"; "" on a partition
+ *   parent          partitions: the device name of the GPU; "" on a GPU
+ *   migProfile      partitions: the MIG profile, "3g.40gb"; "" on a GPU
+ *   migPlacement    partitions: "START:SIZE", the memory slices START ..
+ *                   START+SIZE-1 of the parent (of 8); "" on a GPU
+ *   memorySharing   "DEFAULT MIN STEP" in bytes when several claims may
+ *                   share the GPU by memory (consumable capacity); "" */
+#define FAKEHW_DEVICE_ATTRIBUTES(X)                                                                \
+    X(NAME, "name", LABEL, name, FIRST, UNPUBLISHED)                                               \
+    X(INDEX, "index", COUNT, index, FIRST, PUBLISHED(INT, ALWAYS, "index"))                        \
+    X(UUID, "uuid", UUID, uuid, FIRST, PUBLISHED(STRING, ALWAYS, "uuid"))                          \
+    X(PRODUCT_NAME, "productName", TEXT, product_name, FIRST,                                      \
+      PUBLISHED(STRING, ALWAYS, "productName"))                                                    \
+    X(ARCHITECTURE, "architecture", TEXT_OPT, architecture, FIRST,                                 \
+      PUBLISHED(STRING, NONEMPTY, "architecture"))                                                 \
+    X(BRAND, "brand", TEXT_OPT, brand, FIRST, PUBLISHED(STRING, NONEMPTY, "brand"))                \
+    X(MEMORY, "memory", BYTES, memory_bytes, FIRST, UNPUBLISHED) /* capacity, not an attribute */  \
+    X(COMPUTE_CAPABILITY, "computeCapability", CC, compute_capability, FIRST,                      \
+      PUBLISHED(VERSION, NONEMPTY, "cudaComputeCapability"))                                       \
+    X(DRIVER_VERSION, "driverVersion", TEXT, driver_version, FIRST,                                \
+      PUBLISHED(VERSION, ALWAYS, "driverVersion"))                                                 \
+    X(CUDA_DRIVER_VER, "cudaDriverVersion", TEXT_OPT, cuda_driver_version, FIRST,                  \
+      PUBLISHED(VERSION, NONEMPTY, "cudaDriverVersion"))                                           \
+    X(PCI_BUS_ID, "pciBusID", PCI, pci_bus_id, FIRST,                                              \
+      PUBLISHED(STRING, ALWAYS, "resource.kubernetes.io/pciBusID"))                                \
+    X(PCIE_ROOT, "pcieRoot", TEXT_OPT, pcie_root, FIRST,                                           \
+      PUBLISHED(STRING, NONEMPTY, "resource.kubernetes.io/pcieRoot"))                              \
+    X(NUMA_NODE, "numaNode", NUMA, numa_node, FIRST,                                               \
+      PUBLISHED(INT, NONNEG, "numaNode", "resource.kubernetes.io/numaNode"))                       \
+    X(MINOR, "minor", COUNT, minor, FIRST, UNPUBLISHED)                                            \
+    X(DEVICE_PATH, "devicePath", PATH_OPT, device_path, FIRST, UNPUBLISHED)                        \
+    X(HEALTH, "health", HEALTH, healthy, FIRST, UNPUBLISHED) /* a taint, not an attribute */       \
+    X(HEALTH_REASON, "healthReason", TEXT_OPT, health_reason, FIRST, UNPUBLISHED)                  \
+    X(HEALTH_SINCE, "healthSince", UNIX_TIME, health_since, FIRST, UNPUBLISHED)                    \
+    X(ATTACH, "attach", ATTACH, attach, LATER, UNPUBLISHED)                                        \
+    X(ATTACH_FAILURE, "attachFailure", ATTACH_FAILURE, attach_failure, LATER, UNPUBLISHED)         \
+    X(ATTACH_DELAY_MS, "attachDelayMs", MILLIS, attach_delay_ms, LATER, UNPUBLISHED)               \
+    X(VIRTUAL, "virtual", BOOL, virtual_gpu, LATER, UNPUBLISHED)                                   \
+    X(MIG_MODE, "migMode", MIG_MODE, mig_mode, LATER, UNPUBLISHED)                                 \
+    X(PARENT, "parent", LABEL_OPT, parent, LATER, UNPUBLISHED)                                     \
+    X(MIG_PROFILE, "migProfile", TEXT_OPT, mig_profile, LATER, UNPUBLISHED)                        \
+    X(MIG_PLACEMENT, "migPlacement", PLACEMENT, mig_placement, LATER, UNPUBLISHED)                 \
+    X(MEMORY_SHARING, "memorySharing", SHARING, memory_sharing, LATER, UNPUBLISHED)
+
+#define FAKEHW_ATTR_ID_ENUM_(id, file, kind, field, since, slice) FAKEHW_ATTR_ID_##id,
+enum fakehw_attr_id { FAKEHW_DEVICE_ATTRIBUTES(FAKEHW_ATTR_ID_ENUM_) FAKEHW_ATTR_COUNT };
+#undef FAKEHW_ATTR_ID_ENUM_
+
+/* One row of the table as data. */
+struct fakehw_attr {
+    const char *file;
+    enum fakehw_attr_kind kind;
+    size_t offset; /* of FIELD in struct fakehw_device */
+    size_t size;   /* of FIELD for text kinds, else 0 */
+    bool optional; /* SINCE LATER */
+};
+
+/* The rows, indexed by enum fakehw_attr_id. */
+extern const struct fakehw_attr fakehw_device_attributes[FAKEHW_ATTR_COUNT];
+
+/* The file name of attribute ID, e.g. FAKEHW_ATTR(HEALTH) is "health". */
+#define FAKEHW_ATTR(id) (fakehw_device_attributes[FAKEHW_ATTR_ID_##id].file)
 
 #define FAKEHW_MIG_OFF     "off"
 #define FAKEHW_MIG_DYNAMIC "dynamic"

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # driver/: the DRA kubelet plugin.  Each part has its own fragment:
+#   device/   the device snapshot and the attributes devices are published with
 #   grpc/     gRPC server on grpc core, registration + DRA + health services
 #   kube/     Kubernetes API client (libcurl + jansson)
 #   prepare/  claims, opaque config, CDI specs, device metadata, checkpoint
@@ -9,6 +10,7 @@
 #   bind/     binding conditions of attachable devices
 #   bench/    `make bench`, the benchmarks (not part of `make test`)
 # driver/main.c wires them into build/bin/fakehw-kubelet-plugin.
+include driver/device/build.mk
 include driver/grpc/build.mk
 include driver/kube/build.mk
 include driver/prepare/build.mk

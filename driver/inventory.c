@@ -11,7 +11,7 @@
 #include "fakehw_watch.h"
 #include "log.h"
 
-struct inventory {
+struct tree_inventory {
     char *root;
     struct fakehw_watch *watch;
     struct inventory_listener *listeners;
@@ -27,7 +27,7 @@ struct inventory {
 /* Makes snap (one reference, handed over) the current snapshot and lends it
  * to the listeners.  The previous snapshot lives on for as long as a listener
  * or a reader still holds it. */
-static void publish(struct inventory *inv, struct device_snapshot *snap)
+static void publish(struct tree_inventory *inv, struct device_snapshot *snap)
 {
     pthread_mutex_lock(&inv->lock);
     struct device_snapshot *old = inv->snap;
@@ -40,7 +40,7 @@ static void publish(struct inventory *inv, struct device_snapshot *snap)
 
 /* Re-reads the tree; on failure keeps the previous snapshot (the watcher
  * reports GONE if the tree really went away). */
-static void reload(struct inventory *inv)
+static void reload(struct tree_inventory *inv)
 {
     struct fakehw_device *devs = NULL;
     size_t n = 0;
@@ -60,7 +60,7 @@ static void reload(struct inventory *inv)
 
 /* The tree went away: every known device turns unhealthy, saying why, in a
  * new snapshot (the current one may be in use anywhere and never changes). */
-static void mark_gone(struct inventory *inv)
+static void mark_gone(struct tree_inventory *inv)
 {
     struct device_snapshot *cur = inventory_current(inv);
     size_t n = cur != NULL ? cur->n : 0;
@@ -95,7 +95,7 @@ static void mark_gone(struct inventory *inv)
 
 static void *watch_thread(void *arg)
 {
-    struct inventory *inv = arg;
+    struct tree_inventory *inv = arg;
     while (!inv->stopping) {
         enum fakehw_watch_event ev;
         struct error err;
@@ -127,11 +127,11 @@ static void *watch_thread(void *arg)
     return NULL;
 }
 
-struct inventory *inventory_start(const struct inventory_options *opts,
-                                  const struct inventory_listener *listeners, size_t n_listeners,
-                                  struct error *err)
+struct tree_inventory *inventory_start(const struct inventory_options *opts,
+                                       const struct inventory_listener *listeners,
+                                       size_t n_listeners, struct error *err)
 {
-    struct inventory *inv = calloc(1, sizeof(*inv));
+    struct tree_inventory *inv = calloc(1, sizeof(*inv));
     if (inv == NULL) {
         error_set(err, "out of memory");
         return NULL;
@@ -173,7 +173,7 @@ fail:
     return NULL;
 }
 
-void inventory_stop(struct inventory *inv)
+void inventory_stop(struct tree_inventory *inv)
 {
     if (inv == NULL)
         return;
@@ -190,7 +190,7 @@ void inventory_stop(struct inventory *inv)
     free(inv);
 }
 
-struct device_snapshot *inventory_current(struct inventory *inv)
+struct device_snapshot *inventory_current(struct tree_inventory *inv)
 {
     pthread_mutex_lock(&inv->lock);
     struct device_snapshot *snap = device_snapshot_get(inv->snap);
@@ -198,7 +198,7 @@ struct device_snapshot *inventory_current(struct inventory *inv)
     return snap;
 }
 
-int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_device *dev,
+int inventory_lookup(struct tree_inventory *inv, const char *name, struct fakehw_device *dev,
                      struct error *err)
 {
     /* The search runs on a reference, outside the lock: a reload never
@@ -214,7 +214,7 @@ int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_devi
     return 0;
 }
 
-bool inventory_tree_up(struct inventory *inv)
+bool inventory_tree_up(struct tree_inventory *inv)
 {
     pthread_mutex_lock(&inv->lock);
     bool up = inv->snap != NULL && inv->snap->tree_up;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The plugin's view of the node's fake GPUs.
+/* The plugin's view of the node's fake GPUs: struct tree_inventory, the
+ * devices as read from the fakehw tree (fakehw's own, the live model it
+ * serves, is struct live_inventory).
  *
  * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after
  * every change, and hands each listener the new snapshot of the devices
- * (driver/health/device_snapshot.h: immutable, reference-counted, shared by
+ * (driver/device/device_snapshot.h: immutable, reference-counted, shared by
  * everyone instead of copied).  While the tree is gone (fakehw unmounted or
  * killed) the last known devices are reported unhealthy with a reason that
  * says so, in a new snapshot; when the tree returns it is read again.
@@ -18,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 #include "error.h"
 #include "fakehw_tree.h"
 
@@ -39,29 +41,29 @@ struct inventory_options {
     int retry_ms;     /* while the tree is gone, how often to look for it (0 = 1000) */
 };
 
-struct inventory;
+struct tree_inventory;
 
 /* Reads the tree once (a tree that is not there yet is not an error: the
  * inventory starts empty and fills when it appears), calls every listener
  * with that first snapshot, then starts the watch thread.  The listeners
  * array is copied. */
-struct inventory *inventory_start(const struct inventory_options *opts,
-                                  const struct inventory_listener *listeners, size_t n_listeners,
-                                  struct error *err);
+struct tree_inventory *inventory_start(const struct inventory_options *opts,
+                                       const struct inventory_listener *listeners,
+                                       size_t n_listeners, struct error *err);
 
 /* Stops the thread and frees everything.  NULL is fine. */
-void inventory_stop(struct inventory *inv);
+void inventory_stop(struct tree_inventory *inv);
 
 /* Copies the device called name from the current snapshot.  -1 with err when
  * there is none. */
-int inventory_lookup(struct inventory *inv, const char *name, struct fakehw_device *dev,
+int inventory_lookup(struct tree_inventory *inv, const char *name, struct fakehw_device *dev,
                      struct error *err);
 
 /* A reference to the current snapshot (drop it with device_snapshot_put),
  * or NULL before the tree was first read. */
-struct device_snapshot *inventory_current(struct inventory *inv);
+struct device_snapshot *inventory_current(struct tree_inventory *inv);
 
 /* True while the tree is readable. */
-bool inventory_tree_up(struct inventory *inv);
+bool inventory_tree_up(struct tree_inventory *inv);
 
 #endif

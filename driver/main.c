@@ -71,7 +71,7 @@ struct plugin {
     enum unhealthy_policy policy;
 
     struct kube_client *kc;
-    struct inventory *inv;
+    struct tree_inventory *inv;
     struct prepare_state *prep;
     struct slice_publisher *pub;
     struct claim_status_writer *status;
@@ -98,11 +98,13 @@ static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **cla
 {
     struct plugin *p = ctx;
     char path[1024];
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
-             name);
+    if (kube_path_resourceclaim(path, sizeof(path), ns, name) < 0) {
+        *claim = NULL;
+        return error_set(err, "claim %.64s/%.64s...: the name is too long for a path", ns, name);
+    }
     /* kube_request hands back the API server's Status body on a 4xx/5xx too;
      * the prepare path expects no claim on failure. */
-    if (kube_request(p->kc, "GET", path, NULL, NULL, NULL, claim, err) < 0) {
+    if (kube_request(p->kc, KUBE_GET, path, NULL, NULL, NULL, claim, err) < 0) {
         json_decref(*claim);
         *claim = NULL;
         return -1;
@@ -122,20 +124,18 @@ static void claim_holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
     prepare_for_each_device(p->prep, fn, fn_ctx);
 }
 
-static void on_claim_prepared(void *ctx, const char *ns, const char *name, const char *uid)
+static void on_claim_prepared(void *ctx, const struct claim_ref *claim)
 {
     struct plugin *p = ctx;
     if (p->status != NULL)
-        claim_status_prepared(p->status, ns, name, uid);
+        claim_status_prepared(p->status, claim);
 }
 
-static void on_claim_unprepared(void *ctx, const char *ns, const char *name, const char *uid)
+static void on_claim_unprepared(void *ctx, const struct claim_ref *claim)
 {
-    (void)ns;
-    (void)name;
     struct plugin *p = ctx;
     if (p->status != NULL)
-        claim_status_unprepared(p->status, uid);
+        claim_status_unprepared(p->status, claim->uid);
 }
 
 /* Inventory listener: the health stream gets every device with its state.
@@ -213,15 +213,15 @@ struct claim_count {
     char last[128]; /* uid of the claim seen last */
 };
 
-static void count_claim(void *ctx, const char *ns, const char *name, const char *uid,
-                        const char *pool, const char *device, const char *share_id)
+static void count_claim(void *ctx, const struct claim_ref *claim, const char *pool,
+                        const char *device, const char *share_id)
 {
-    (void)ns, (void)name, (void)pool, (void)device, (void)share_id;
+    (void)pool, (void)device, (void)share_id;
     struct claim_count *c = ctx;
     /* A claim's devices come one after the other. */
-    if (strcmp(c->last, uid) != 0) {
+    if (strcmp(c->last, claim->uid) != 0) {
         c->n++;
-        snprintf(c->last, sizeof(c->last), "%s", uid);
+        snprintf(c->last, sizeof(c->last), "%s", claim->uid);
     }
 }
 

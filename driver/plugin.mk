@@ -3,7 +3,7 @@
 # driver part.  Order matters for static libraries: users before providers.
 PLUGIN_OBJS := $(OBJ)/driver/main.o $(OBJ)/driver/inventory.o
 PLUGIN_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
-               $(KUBE_LIB) $(METRICS_LIB) $(COMMON_LIB)
+               $(DEVICE_LIB) $(KUBE_LIB) $(METRICS_LIB) $(COMMON_LIB)
 
 # main.c includes the gRPC services, whose headers include generated code.
 $(PLUGIN_OBJS): | $(PROTO_HEADERS)
@@ -18,7 +18,7 @@ $(BIN)/fakehw-kubelet-plugin: $(PLUGIN_OBJS) $(PLUGIN_LIBS)
 # Its source is driver/tests/test_inventory.c.
 UNIT_TESTS += $(BIN)/test_inventory
 $(BIN)/test_inventory: $(OBJ)/driver/tests/test_inventory.o $(OBJ)/driver/inventory.o \
-    $(HEALTH_LIB) $(COMMON_LIB)
+    $(DEVICE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 

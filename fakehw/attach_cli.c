@@ -30,10 +30,11 @@ static const char name[] = "fakehw attach";
 static int show(const char *mount, const char *device)
 {
     char path[PATH_MAX], fpath[PATH_MAX], dpath[PATH_MAX], state[64], failure[64], delay[32];
-    if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR_ATTACH) < 0 ||
-        cli_device_path(fpath, sizeof(fpath), name, mount, device, FAKEHW_ATTR_ATTACH_FAILURE) <
+    if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR(ATTACH)) < 0 ||
+        cli_device_path(fpath, sizeof(fpath), name, mount, device, FAKEHW_ATTR(ATTACH_FAILURE)) <
             0 ||
-        cli_device_path(dpath, sizeof(dpath), name, mount, device, FAKEHW_ATTR_ATTACH_DELAY_MS) < 0)
+        cli_device_path(dpath, sizeof(dpath), name, mount, device, FAKEHW_ATTR(ATTACH_DELAY_MS)) <
+            0)
         return -1;
     if (cli_read_line(path, state, sizeof(state)) < 0) {
         cli_report_missing(name, mount, device, path, errno);
@@ -60,7 +61,7 @@ static int show(const char *mount, const char *device)
 static int apply(const char *mount, const char *device, const char *cmd)
 {
     char path[PATH_MAX];
-    if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR_ATTACH) < 0)
+    if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR(ATTACH)) < 0)
         return -1;
     int rc = cli_write_once(name, mount, device, path, cmd);
     if (rc == CLI_WRITE_FAILED) {
@@ -82,7 +83,7 @@ static int apply(const char *mount, const char *device, const char *cmd)
 static bool attachable(const char *mount, const char *device)
 {
     char path[PATH_MAX], state[64];
-    if (cli_device_path(path, sizeof(path), NULL, mount, device, FAKEHW_ATTR_ATTACH) < 0)
+    if (cli_device_path(path, sizeof(path), NULL, mount, device, FAKEHW_ATTR(ATTACH)) < 0)
         return true; /* let apply report it */
     if (cli_read_line(path, state, sizeof(state)) < 0)
         return true;

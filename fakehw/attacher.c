@@ -9,7 +9,7 @@
 #include <time.h>
 
 struct attacher {
-    struct inventory *inv;
+    struct live_inventory *inv;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* on CLOCK_MONOTONIC, like the due times */
@@ -48,7 +48,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct attacher *attacher_start(struct inventory *inv, struct error *err)
+struct attacher *attacher_start(struct live_inventory *inv, struct error *err)
 {
     struct attacher *a = calloc(1, sizeof(*a));
     pthread_condattr_t attr;

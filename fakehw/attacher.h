@@ -12,7 +12,7 @@ struct attacher;
 
 /* Starts the thread and registers it as inv's attach waker (so call it
  * before other threads use inv); inv must outlive it. */
-struct attacher *attacher_start(struct inventory *inv, struct error *err);
+struct attacher *attacher_start(struct live_inventory *inv, struct error *err);
 
 /* Stops and joins the thread.  NULL is fine. */
 void attacher_stop(struct attacher *a);

@@ -61,12 +61,6 @@ static const char *const device_keys[] = {"count",
 static const char *const attach_keys[] = {"delay", "failure", NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
 
-/* The rule itself lives in common/dns_names.c. */
-bool config_valid_dns_label(const char *s)
-{
-    return dns_label_valid(s);
-}
-
 /* Matches s against a pattern where 'h' is a hex digit, 'd' a decimal
  * digit and anything else itself. */
 static bool shape(const char *s, const char *pattern)
@@ -201,7 +195,7 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
         set_pos(&e->name_pos, v, path);
         if (ystring(y, v, path, e->name, sizeof(e->name)) < 0)
             return -1;
-        if (!config_valid_dns_label(e->name))
+        if (!dns_label_valid(e->name))
             return yfail(y, v, path,
                          "\"%s\" is not a valid device name (a DNS label: lowercase letters, "
                          "digits and '-', at most 63)",
@@ -424,7 +418,7 @@ static int flip_key(const struct yctx *y, const char *key, yaml_node_t *v, const
         c->has_device = true;
         if (ystring(y, v, path, f->device, sizeof(f->device)) < 0)
             return -1;
-        if (!config_valid_dns_label(f->device))
+        if (!dns_label_valid(f->device))
             return yfail(y, v, path, "\"%s\" is not a device name or \"all\"", f->device);
         return 0;
     }

@@ -149,7 +149,6 @@ int config_mig_expand(const char *file, const char *label, struct gpu_device **d
                       const struct device_entry ***origin, size_t *n, struct error *err);
 
 /* Value checks shared by the parser and its tests. */
-bool config_valid_dns_label(const char *s);
 bool config_valid_pci_bus_id(const char *s); /* "0000:08:00.0" */
 bool config_valid_pcie_root(const char *s);  /* "pci0000:07" */
 bool config_valid_version(const char *s);    /* "9.0", "580.95.05" */

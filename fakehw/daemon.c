@@ -32,7 +32,7 @@ struct daemon {
     char dev_dir[PATH_MAX]; /* "" = no device nodes */
     char node[256];
     bool allow_empty;
-    struct inventory *inv;
+    struct live_inventory *inv;
     struct devnodes *devnodes;
     struct flip_scheduler *flips;
     struct attacher *attacher;

@@ -22,8 +22,8 @@ static int flip_one(const char *mount, const char *device, void *ctx)
 {
     const char *cmd = ctx, *name = "fakehw flip";
     char path[PATH_MAX], rpath[PATH_MAX];
-    if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR_HEALTH) < 0 ||
-        cli_device_path(rpath, sizeof(rpath), name, mount, device, FAKEHW_ATTR_HEALTH_REASON) < 0)
+    if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR(HEALTH)) < 0 ||
+        cli_device_path(rpath, sizeof(rpath), name, mount, device, FAKEHW_ATTR(HEALTH_REASON)) < 0)
         return -1;
     int rc = cli_write_once(name, mount, device, path, cmd);
     if (rc == CLI_WRITE_FAILED)

@@ -13,7 +13,7 @@
 #include "utf8.h"
 
 struct flip_scheduler {
-    struct inventory *inv;
+    struct live_inventory *inv;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* on CLOCK_MONOTONIC */
@@ -113,7 +113,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct flip_scheduler *flip_scheduler_start(struct inventory *inv, const struct flip *flips,
+struct flip_scheduler *flip_scheduler_start(struct live_inventory *inv, const struct flip *flips,
                                             size_t n, struct error *err)
 {
     struct flip_scheduler *s = calloc(1, sizeof(*s));

@@ -32,7 +32,7 @@ int flips_plan(const struct flip *flips, size_t n, struct flip_event **events, s
 struct flip_scheduler;
 
 /* Starts the scheduler thread on inv (which must outlive it). */
-struct flip_scheduler *flip_scheduler_start(struct inventory *inv, const struct flip *flips,
+struct flip_scheduler *flip_scheduler_start(struct live_inventory *inv, const struct flip *flips,
                                             size_t n, struct error *err);
 
 /* Drops the pending events and schedules flips from now. */

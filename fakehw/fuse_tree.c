@@ -45,7 +45,7 @@ struct open_file {
 };
 
 struct fuse_tree {
-    struct inventory *inv;
+    struct live_inventory *inv;
     struct fuse *fuse;
     time_t started;
     pthread_mutex_t poll_lock;
@@ -322,7 +322,7 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
     if (!writable(&of->p))
         return -EACCES;
     struct error err;
-    bool attach = !strcmp(of->p.file, FAKEHW_ATTR_ATTACH);
+    bool attach = !strcmp(of->p.file, FAKEHW_ATTR(ATTACH));
     if ((attach ? inventory_write_attach : inventory_write_health)(t->inv, of->p.device, buf, size,
                                                                    &err) < 0) {
         int e = errno;
@@ -466,8 +466,8 @@ static const struct fuse_operations ops = {
     .rename = op_rename,
 };
 
-struct fuse_tree *fuse_tree_mount(struct inventory *inv, const char *mountpoint, bool allow_other,
-                                  struct error *err)
+struct fuse_tree *fuse_tree_mount(struct live_inventory *inv, const char *mountpoint,
+                                  bool allow_other, struct error *err)
 {
     struct fuse_tree *t = calloc(1, sizeof(*t));
     if (t == NULL) {

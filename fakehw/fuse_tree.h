@@ -25,8 +25,8 @@ struct fuse_tree;
 /* Mounts the tree at mountpoint (an existing directory).  allow_other lets
  * other users (containers) read it; it needs root or user_allow_other in
  * /etc/fuse.conf.  Registers itself as inv's listener. */
-struct fuse_tree *fuse_tree_mount(struct inventory *inv, const char *mountpoint, bool allow_other,
-                                  struct error *err);
+struct fuse_tree *fuse_tree_mount(struct live_inventory *inv, const char *mountpoint,
+                                  bool allow_other, struct error *err);
 
 /* Serves requests on worker threads until fuse_tree_exit or an external
  * unmount.  Returns 0, or -1 with err when the session failed. */

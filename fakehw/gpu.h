@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* One fake GPU as fakehw serves it: the attributes of its directory in the
- * tree (fakehw_tree.h) and its configured initial health.  The config builds
- * these; the inventory adds the live health state. */
+/* One fake GPU as fakehw serves it: the configured values of the attributes
+ * of its directory in the tree (the rows of FAKEHW_DEVICE_ATTRIBUTES in
+ * fakehw_tree.h; render_config_attr in inventory.c maps each field to its
+ * row) and its configured initial health.  The config builds these; the
+ * inventory adds the live health state. */
 #ifndef FAKEHW_GPU_H
 #define FAKEHW_GPU_H
 

@@ -22,7 +22,7 @@ struct live_device {
     struct attach_live attach;
 };
 
-struct inventory {
+struct live_inventory {
     pthread_mutex_t lock;
     char node[256];
     char dev_dir[FAKEHW_PATH_MAX];
@@ -38,67 +38,11 @@ struct inventory {
     void *attach_waker_ctx;
 };
 
-enum attr {
-    A_NAME,
-    A_INDEX,
-    A_UUID,
-    A_PRODUCT_NAME,
-    A_ARCHITECTURE,
-    A_BRAND,
-    A_MEMORY,
-    A_COMPUTE_CAPABILITY,
-    A_DRIVER_VERSION,
-    A_CUDA_DRIVER_VERSION,
-    A_PCI_BUS_ID,
-    A_PCIE_ROOT,
-    A_NUMA_NODE,
-    A_MINOR,
-    A_DEVICE_PATH,
-    A_HEALTH,
-    A_HEALTH_REASON,
-    A_HEALTH_SINCE,
-    A_ATTACH,
-    A_ATTACH_FAILURE,
-    A_ATTACH_DELAY_MS,
-    A_VIRTUAL,
-    A_MIG_MODE,
-    A_PARENT,
-    A_MIG_PROFILE,
-    A_MIG_PLACEMENT,
-    A_MEMORY_SHARING,
-    A_COUNT
-};
-
-static const char *const attributes[A_COUNT + 1] = {
-    [A_NAME] = FAKEHW_ATTR_NAME,
-    [A_INDEX] = FAKEHW_ATTR_INDEX,
-    [A_UUID] = FAKEHW_ATTR_UUID,
-    [A_PRODUCT_NAME] = FAKEHW_ATTR_PRODUCT_NAME,
-    [A_ARCHITECTURE] = FAKEHW_ATTR_ARCHITECTURE,
-    [A_BRAND] = FAKEHW_ATTR_BRAND,
-    [A_MEMORY] = FAKEHW_ATTR_MEMORY,
-    [A_COMPUTE_CAPABILITY] = FAKEHW_ATTR_COMPUTE_CAPABILITY,
-    [A_DRIVER_VERSION] = FAKEHW_ATTR_DRIVER_VERSION,
-    [A_CUDA_DRIVER_VERSION] = FAKEHW_ATTR_CUDA_DRIVER_VER,
-    [A_PCI_BUS_ID] = FAKEHW_ATTR_PCI_BUS_ID,
-    [A_PCIE_ROOT] = FAKEHW_ATTR_PCIE_ROOT,
-    [A_NUMA_NODE] = FAKEHW_ATTR_NUMA_NODE,
-    [A_MINOR] = FAKEHW_ATTR_MINOR,
-    [A_DEVICE_PATH] = FAKEHW_ATTR_DEVICE_PATH,
-    [A_HEALTH] = FAKEHW_ATTR_HEALTH,
-    [A_HEALTH_REASON] = FAKEHW_ATTR_HEALTH_REASON,
-    [A_HEALTH_SINCE] = FAKEHW_ATTR_HEALTH_SINCE,
-    [A_ATTACH] = FAKEHW_ATTR_ATTACH,
-    [A_ATTACH_FAILURE] = FAKEHW_ATTR_ATTACH_FAILURE,
-    [A_ATTACH_DELAY_MS] = FAKEHW_ATTR_ATTACH_DELAY_MS,
-    [A_VIRTUAL] = FAKEHW_ATTR_VIRTUAL,
-    [A_MIG_MODE] = FAKEHW_ATTR_MIG_MODE,
-    [A_PARENT] = FAKEHW_ATTR_PARENT,
-    [A_MIG_PROFILE] = FAKEHW_ATTR_MIG_PROFILE,
-    [A_MIG_PLACEMENT] = FAKEHW_ATTR_MIG_PLACEMENT,
-    [A_MEMORY_SHARING] = FAKEHW_ATTR_MEMORY_SHARING,
-    [A_COUNT] = NULL,
-};
+/* The attribute files, in tree order, NULL-terminated. */
+#define FILE_NAME(id, file, kind, field, since, slice) file,
+static const char *const attributes[FAKEHW_ATTR_COUNT + 1] = {FAKEHW_DEVICE_ATTRIBUTES(FILE_NAME)
+                                                                  NULL};
+#undef FILE_NAME
 
 const char *const *inventory_attributes(void)
 {
@@ -107,7 +51,7 @@ const char *const *inventory_attributes(void)
 
 static int attr_index(const char *name)
 {
-    for (int i = 0; i < A_COUNT; i++)
+    for (int i = 0; i < FAKEHW_ATTR_COUNT; i++)
         if (!strcmp(attributes[i], name))
             return i;
     return -1;
@@ -115,7 +59,7 @@ static int attr_index(const char *name)
 
 bool inventory_attribute_writable(const char *attr)
 {
-    return !strcmp(attr, FAKEHW_ATTR_HEALTH) || !strcmp(attr, FAKEHW_ATTR_ATTACH);
+    return !strcmp(attr, FAKEHW_ATTR(HEALTH)) || !strcmp(attr, FAKEHW_ATTR(ATTACH));
 }
 
 static int64_t now_seconds(void)
@@ -131,10 +75,10 @@ static int compare_names(const void *a, const void *b, void *ctx)
 
 /* Builds the live devices and the name index for devs; old (may be NULL)
  * donates the health of unchanged devices. */
-static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
+static int build(const struct gpu_device *devs, size_t n, const struct live_inventory *old,
                  struct live_device **out, size_t **by_name, bool *changed, struct error *err);
 
-static struct live_device *find_locked(const struct inventory *inv, const char *name)
+static struct live_device *find_locked(const struct live_inventory *inv, const char *name)
 {
     size_t lo = 0, hi = inv->n;
     while (lo < hi) {
@@ -151,28 +95,97 @@ static struct live_device *find_locked(const struct inventory *inv, const char *
     return NULL;
 }
 
-static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
+/* render_config_attr's answer for an attribute whose value is live state. */
+#define LIVE_ATTR (-2)
+
+/* Renders attribute a of a configured device into buf ("value\n"), or
+ * returns LIVE_ATTR when its value is not the config's (health, attach, the
+ * device node's path: render_attr_locked has those).  Every attribute of
+ * the table has its case here, so -Wswitch names a new one's value source. */
+static int render_config_attr(const struct gpu_device *c, enum fakehw_attr_id a, char *buf,
+                              size_t size)
 {
-    return !strcmp(a->name, b->name) && a->index == b->index && a->minor == b->minor &&
-           !strcmp(a->uuid, b->uuid) && !strcmp(a->product_name, b->product_name) &&
-           !strcmp(a->architecture, b->architecture) && !strcmp(a->brand, b->brand) &&
-           a->memory_bytes == b->memory_bytes &&
-           !strcmp(a->compute_capability, b->compute_capability) &&
-           !strcmp(a->driver_version, b->driver_version) &&
-           !strcmp(a->cuda_driver_version, b->cuda_driver_version) &&
-           !strcmp(a->pci_bus_id, b->pci_bus_id) && !strcmp(a->pcie_root, b->pcie_root) &&
-           a->numa_node == b->numa_node && a->healthy == b->healthy &&
-           !strcmp(a->health_reason, b->health_reason) &&
-           a->attach.attachable == b->attach.attachable &&
-           a->attach.delay_ms == b->attach.delay_ms && a->attach.failure == b->attach.failure &&
-           a->virtual_gpu == b->virtual_gpu && a->mig_mode == b->mig_mode &&
-           !strcmp(a->parent, b->parent) && a->parent_index == b->parent_index &&
-           !strcmp(a->mig_profile, b->mig_profile) && a->mig_start == b->mig_start &&
-           a->mig_size == b->mig_size && a->share_default == b->share_default &&
-           a->share_min == b->share_min && a->share_step == b->share_step;
+    switch (a) {
+    case FAKEHW_ATTR_ID_NAME:
+        return snprintf(buf, size, "%s\n", c->name);
+    case FAKEHW_ATTR_ID_INDEX:
+        return snprintf(buf, size, "%ld\n", c->index);
+    case FAKEHW_ATTR_ID_UUID:
+        return snprintf(buf, size, "%s\n", c->uuid);
+    case FAKEHW_ATTR_ID_PRODUCT_NAME:
+        return snprintf(buf, size, "%s\n", c->product_name);
+    case FAKEHW_ATTR_ID_ARCHITECTURE:
+        return snprintf(buf, size, "%s\n", c->architecture);
+    case FAKEHW_ATTR_ID_BRAND:
+        return snprintf(buf, size, "%s\n", c->brand);
+    case FAKEHW_ATTR_ID_MEMORY:
+        return snprintf(buf, size, "%" PRIu64 "\n", c->memory_bytes);
+    case FAKEHW_ATTR_ID_COMPUTE_CAPABILITY:
+        return snprintf(buf, size, "%s\n", c->compute_capability);
+    case FAKEHW_ATTR_ID_DRIVER_VERSION:
+        return snprintf(buf, size, "%s\n", c->driver_version);
+    case FAKEHW_ATTR_ID_CUDA_DRIVER_VER:
+        return snprintf(buf, size, "%s\n", c->cuda_driver_version);
+    case FAKEHW_ATTR_ID_PCI_BUS_ID:
+        return snprintf(buf, size, "%s\n", c->pci_bus_id);
+    case FAKEHW_ATTR_ID_PCIE_ROOT:
+        return snprintf(buf, size, "%s\n", c->pcie_root);
+    case FAKEHW_ATTR_ID_NUMA_NODE:
+        return snprintf(buf, size, "%ld\n", c->numa_node);
+    case FAKEHW_ATTR_ID_MINOR:
+        return snprintf(buf, size, "%ld\n", c->minor);
+    case FAKEHW_ATTR_ID_VIRTUAL:
+        return snprintf(buf, size, "%s\n", c->virtual_gpu ? "true" : "false");
+    case FAKEHW_ATTR_ID_MIG_MODE:
+        return snprintf(buf, size, "%s\n", gpu_mig_mode_name(c->mig_mode));
+    case FAKEHW_ATTR_ID_PARENT:
+        return snprintf(buf, size, "%s\n", c->parent);
+    case FAKEHW_ATTR_ID_MIG_PROFILE:
+        return snprintf(buf, size, "%s\n", c->mig_profile);
+    case FAKEHW_ATTR_ID_MIG_PLACEMENT:
+        if (c->parent[0] == '\0')
+            return snprintf(buf, size, "\n");
+        return snprintf(buf, size, "%ld:%ld\n", c->mig_start, c->mig_size);
+    case FAKEHW_ATTR_ID_MEMORY_SHARING:
+        if (c->share_default == 0)
+            return snprintf(buf, size, "\n");
+        return snprintf(buf, size, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->share_default,
+                        c->share_min, c->share_step);
+    case FAKEHW_ATTR_ID_DEVICE_PATH:
+    case FAKEHW_ATTR_ID_HEALTH:
+    case FAKEHW_ATTR_ID_HEALTH_REASON:
+    case FAKEHW_ATTR_ID_HEALTH_SINCE:
+    case FAKEHW_ATTR_ID_ATTACH:
+    case FAKEHW_ATTR_ID_ATTACH_FAILURE:
+    case FAKEHW_ATTR_ID_ATTACH_DELAY_MS:
+        return LIVE_ATTR;
+    case FAKEHW_ATTR_COUNT:
+        break;
+    }
+    return -1;
 }
 
-static int build(const struct gpu_device *devs, size_t n, const struct inventory *old,
+/* Whether a reload leaves a device as it was: every attribute the config
+ * gives renders the same, and so does what the config sets beyond them (the
+ * initial health and attach setup, the parent link). */
+static bool same_config(const struct gpu_device *a, const struct gpu_device *b)
+{
+    char va[INVENTORY_FILE_MAX], vb[INVENTORY_FILE_MAX];
+    for (int i = 0; i < FAKEHW_ATTR_COUNT; i++) {
+        int na = render_config_attr(a, (enum fakehw_attr_id)i, va, sizeof(va));
+        if (na == LIVE_ATTR)
+            continue;
+        int nb = render_config_attr(b, (enum fakehw_attr_id)i, vb, sizeof(vb));
+        if (na < 0 || na != nb || memcmp(va, vb, (size_t)na) != 0)
+            return false;
+    }
+    return a->healthy == b->healthy && !strcmp(a->health_reason, b->health_reason) &&
+           a->attach.attachable == b->attach.attachable &&
+           a->attach.delay_ms == b->attach.delay_ms && a->attach.failure == b->attach.failure &&
+           a->parent_index == b->parent_index;
+}
+
+static int build(const struct gpu_device *devs, size_t n, const struct live_inventory *old,
                  struct live_device **out, size_t **by_name, bool *changed, struct error *err)
 {
     struct live_device *live = calloc(n ? n : 1, sizeof(*live));
@@ -226,8 +239,8 @@ static bool has_control(const char *s)
     return false;
 }
 
-struct inventory *inventory_new(const char *node, const char *dev_dir,
-                                const struct gpu_device *devs, size_t n, struct error *err)
+struct live_inventory *inventory_new(const char *node, const char *dev_dir,
+                                     const struct gpu_device *devs, size_t n, struct error *err)
 {
     if (*node == '\0' || has_control(node)) {
         error_set_and_errno(err, EINVAL,
@@ -239,7 +252,7 @@ struct inventory *inventory_new(const char *node, const char *dev_dir,
                             dev_dir);
         return NULL;
     }
-    struct inventory *inv = calloc(1, sizeof(*inv));
+    struct live_inventory *inv = calloc(1, sizeof(*inv));
     if (inv == NULL) {
         error_set_and_errno(err, ENOMEM, "out of memory");
         return NULL;
@@ -262,7 +275,7 @@ struct inventory *inventory_new(const char *node, const char *dev_dir,
     return inv;
 }
 
-void inventory_free(struct inventory *inv)
+void inventory_free(struct live_inventory *inv)
 {
     if (inv == NULL)
         return;
@@ -272,13 +285,13 @@ void inventory_free(struct inventory *inv)
     free(inv);
 }
 
-void inventory_set_listener(struct inventory *inv, inventory_listener fn, void *ctx)
+void inventory_set_listener(struct live_inventory *inv, inventory_listener fn, void *ctx)
 {
     inv->listener = fn;
     inv->listener_ctx = ctx;
 }
 
-uint64_t inventory_generation(struct inventory *inv)
+uint64_t inventory_generation(struct live_inventory *inv)
 {
     pthread_mutex_lock(&inv->lock);
     uint64_t g = inv->generation;
@@ -287,20 +300,20 @@ uint64_t inventory_generation(struct inventory *inv)
 }
 
 /* Bumps the generation (lock held); returns the new value. */
-static uint64_t bump_locked(struct inventory *inv)
+static uint64_t bump_locked(struct live_inventory *inv)
 {
     inv->changed_at = now_seconds();
     return ++inv->generation;
 }
 
-static void notify(struct inventory *inv, uint64_t generation)
+static void notify(struct live_inventory *inv, uint64_t generation)
 {
     if (inv->listener != NULL)
         inv->listener(inv->listener_ctx, generation);
 }
 
-int inventory_replace(struct inventory *inv, const struct gpu_device *devs, size_t n, bool *changed,
-                      struct error *err)
+int inventory_replace(struct live_inventory *inv, const struct gpu_device *devs, size_t n,
+                      bool *changed, struct error *err)
 {
     struct live_device *live;
     size_t *by_name;
@@ -322,7 +335,7 @@ int inventory_replace(struct inventory *inv, const struct gpu_device *devs, size
     return rc;
 }
 
-int inventory_snapshot(struct inventory *inv, struct gpu_device **devs, size_t *n,
+int inventory_snapshot(struct live_inventory *inv, struct gpu_device **devs, size_t *n,
                        struct error *err)
 {
     pthread_mutex_lock(&inv->lock);
@@ -368,7 +381,7 @@ static int check_reason(const char *reason, struct error *err)
     return 0;
 }
 
-int inventory_set_health(struct inventory *inv, const char *device, bool healthy,
+int inventory_set_health(struct live_inventory *inv, const char *device, bool healthy,
                          const char *reason, struct error *err)
 {
     if (check_reason(reason, err) < 0)
@@ -386,7 +399,7 @@ int inventory_set_health(struct inventory *inv, const char *device, bool healthy
     return 0;
 }
 
-int inventory_set_health_all(struct inventory *inv, bool healthy, const char *reason,
+int inventory_set_health_all(struct live_inventory *inv, bool healthy, const char *reason,
                              struct error *err)
 {
     if (check_reason(reason, err) < 0)
@@ -430,8 +443,8 @@ int health_parse_command(const char *buf, size_t len, bool *healthy, char *reaso
     return 0;
 }
 
-int inventory_write_health(struct inventory *inv, const char *device, const char *buf, size_t len,
-                           struct error *err)
+int inventory_write_health(struct live_inventory *inv, const char *device, const char *buf,
+                           size_t len, struct error *err)
 {
     bool healthy;
     char reason[FAKEHW_REASON_MAX];
@@ -440,14 +453,14 @@ int inventory_write_health(struct inventory *inv, const char *device, const char
     return inventory_set_health(inv, device, healthy, reason, err);
 }
 
-void inventory_set_attach_waker(struct inventory *inv, inventory_attach_waker fn, void *ctx)
+void inventory_set_attach_waker(struct live_inventory *inv, inventory_attach_waker fn, void *ctx)
 {
     inv->attach_waker = fn;
     inv->attach_waker_ctx = ctx;
 }
 
-int inventory_write_attach(struct inventory *inv, const char *device, const char *buf, size_t len,
-                           struct error *err)
+int inventory_write_attach(struct live_inventory *inv, const char *device, const char *buf,
+                           size_t len, struct error *err)
 {
     struct attach_command cmd;
     if (attach_parse_command(buf, len, &cmd, err) < 0)
@@ -475,7 +488,7 @@ int inventory_write_attach(struct inventory *inv, const char *device, const char
     return 0;
 }
 
-int64_t inventory_attach_tick(struct inventory *inv, int64_t now_ms)
+int64_t inventory_attach_tick(struct live_inventory *inv, int64_t now_ms)
 {
     int64_t next = -1;
     bool changed = false;
@@ -493,7 +506,7 @@ int64_t inventory_attach_tick(struct inventory *inv, int64_t now_ms)
     return next;
 }
 
-bool inventory_has_device(struct inventory *inv, const char *device)
+bool inventory_has_device(struct live_inventory *inv, const char *device)
 {
     pthread_mutex_lock(&inv->lock);
     bool found = find_locked(inv, device) != NULL;
@@ -501,7 +514,7 @@ bool inventory_has_device(struct inventory *inv, const char *device)
     return found;
 }
 
-int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX], size_t *n,
+int inventory_device_names(struct live_inventory *inv, char (**names)[FAKEHW_NAME_MAX], size_t *n,
                            struct error *err)
 {
     pthread_mutex_lock(&inv->lock);
@@ -520,7 +533,7 @@ int inventory_device_names(struct inventory *inv, char (**names)[FAKEHW_NAME_MAX
 
 /* The parent of a partition whose health it shows, or NULL: a partition
  * reads unhealthy while its parent is (lock held). */
-static const struct live_device *sick_parent_locked(const struct inventory *inv,
+static const struct live_device *sick_parent_locked(const struct live_inventory *inv,
                                                     const struct live_device *d)
 {
     long p = d->cfg.parent_index;
@@ -543,91 +556,46 @@ static int render_parent_reason(const struct live_device *parent, char *buf, siz
     return snprintf(buf, size, "%s\n", r);
 }
 
-/* Renders attribute a of d (lock held). */
-static int render_attr_locked(const struct inventory *inv, const struct live_device *d, int a,
-                              char *buf, size_t size, int64_t *mtime)
+/* Renders attribute a of d (lock held): the live ones here, the rest as
+ * configured. */
+static int render_attr_locked(const struct live_inventory *inv, const struct live_device *d,
+                              enum fakehw_attr_id a, char *buf, size_t size, int64_t *mtime)
 {
-    const struct gpu_device *c = &d->cfg;
     const struct live_device *sick = sick_parent_locked(inv, d);
     char path[FAKEHW_PATH_MAX] = "";
     *mtime = inv->loaded_at;
-    switch ((enum attr)a) {
-    case A_NAME:
-        return snprintf(buf, size, "%s\n", c->name);
-    case A_INDEX:
-        return snprintf(buf, size, "%ld\n", c->index);
-    case A_UUID:
-        return snprintf(buf, size, "%s\n", c->uuid);
-    case A_PRODUCT_NAME:
-        return snprintf(buf, size, "%s\n", c->product_name);
-    case A_ARCHITECTURE:
-        return snprintf(buf, size, "%s\n", c->architecture);
-    case A_BRAND:
-        return snprintf(buf, size, "%s\n", c->brand);
-    case A_MEMORY:
-        return snprintf(buf, size, "%" PRIu64 "\n", c->memory_bytes);
-    case A_COMPUTE_CAPABILITY:
-        return snprintf(buf, size, "%s\n", c->compute_capability);
-    case A_DRIVER_VERSION:
-        return snprintf(buf, size, "%s\n", c->driver_version);
-    case A_CUDA_DRIVER_VERSION:
-        return snprintf(buf, size, "%s\n", c->cuda_driver_version);
-    case A_PCI_BUS_ID:
-        return snprintf(buf, size, "%s\n", c->pci_bus_id);
-    case A_PCIE_ROOT:
-        return snprintf(buf, size, "%s\n", c->pcie_root);
-    case A_NUMA_NODE:
-        return snprintf(buf, size, "%ld\n", c->numa_node);
-    case A_MINOR:
-        return snprintf(buf, size, "%ld\n", c->minor);
-    case A_DEVICE_PATH:
-        if (inv->dev_dir[0] != '\0' && devnode_path(inv->dev_dir, c->minor, path, sizeof(path)) < 0)
+    switch (a) {
+    case FAKEHW_ATTR_ID_DEVICE_PATH:
+        if (inv->dev_dir[0] != '\0' &&
+            devnode_path(inv->dev_dir, d->cfg.minor, path, sizeof(path)) < 0)
             return -1;
         return snprintf(buf, size, "%s\n", path);
-    case A_HEALTH:
+    case FAKEHW_ATTR_ID_HEALTH:
         *mtime = sick && sick->since > d->since ? sick->since : d->since;
         return snprintf(buf, size, "%s\n", d->healthy && !sick ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
-    case A_HEALTH_REASON:
+    case FAKEHW_ATTR_ID_HEALTH_REASON:
         *mtime = sick && sick->since > d->since ? sick->since : d->since;
         if (sick != NULL && d->healthy)
             return render_parent_reason(sick, buf, size);
         return snprintf(buf, size, "%s\n", d->reason);
-    case A_HEALTH_SINCE:
+    case FAKEHW_ATTR_ID_HEALTH_SINCE:
         *mtime = sick && sick->since > d->since ? sick->since : d->since;
         return snprintf(buf, size, "%" PRId64 "\n", *mtime);
-    case A_ATTACH:
+    case FAKEHW_ATTR_ID_ATTACH:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%s\n", fakehw_attach_name(d->attach.state));
-    case A_ATTACH_FAILURE:
+    case FAKEHW_ATTR_ID_ATTACH_FAILURE:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%s\n", fakehw_attach_failure_name(d->attach.failure));
-    case A_ATTACH_DELAY_MS:
+    case FAKEHW_ATTR_ID_ATTACH_DELAY_MS:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%" PRId64 "\n", d->attach.delay_ms);
-    case A_VIRTUAL:
-        return snprintf(buf, size, "%s\n", c->virtual_gpu ? "true" : "false");
-    case A_MIG_MODE:
-        return snprintf(buf, size, "%s\n", gpu_mig_mode_name(c->mig_mode));
-    case A_PARENT:
-        return snprintf(buf, size, "%s\n", c->parent);
-    case A_MIG_PROFILE:
-        return snprintf(buf, size, "%s\n", c->mig_profile);
-    case A_MIG_PLACEMENT:
-        if (c->parent[0] == '\0')
-            return snprintf(buf, size, "\n");
-        return snprintf(buf, size, "%ld:%ld\n", c->mig_start, c->mig_size);
-    case A_MEMORY_SHARING:
-        if (c->share_default == 0)
-            return snprintf(buf, size, "\n");
-        return snprintf(buf, size, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->share_default,
-                        c->share_min, c->share_step);
-    case A_COUNT:
-        break;
+    default:
+        return render_config_attr(&d->cfg, a, buf, size);
     }
-    return -1;
 }
 
-int inventory_read_file(struct inventory *inv, const char *device, const char *file, char *buf,
+int inventory_read_file(struct live_inventory *inv, const char *device, const char *file, char *buf,
                         size_t size, size_t *len, int64_t *mtime, uint64_t *generation,
                         struct error *err)
 {
@@ -651,7 +619,7 @@ int inventory_read_file(struct inventory *inv, const char *device, const char *f
         if (d == NULL || a < 0)
             found = false;
         else
-            n = render_attr_locked(inv, d, a, buf, size, mtime);
+            n = render_attr_locked(inv, d, (enum fakehw_attr_id)a, buf, size, mtime);
     }
     pthread_mutex_unlock(&inv->lock);
     if (!found)
@@ -698,8 +666,8 @@ static void text_line(struct text *t, const char *key, const char *line, size_t 
     text_append(t, line, n);
 }
 
-int inventory_render_snapshot(struct inventory *inv, char **text, size_t *len, uint64_t *generation,
-                              struct error *err)
+int inventory_render_snapshot(struct live_inventory *inv, char **text, size_t *len,
+                              uint64_t *generation, struct error *err)
 {
     struct text t = {0};
     char line[INVENTORY_FILE_MAX];
@@ -707,7 +675,7 @@ int inventory_render_snapshot(struct inventory *inv, char **text, size_t *len, u
     bool bad = false;
     pthread_mutex_lock(&inv->lock);
     /* Lines average about 20 bytes, 19 per device. */
-    size_t guess = 256 + inv->n * (A_COUNT + 1) * 24;
+    size_t guess = 256 + inv->n * (FAKEHW_ATTR_COUNT + 1) * 24;
     t.p = malloc(guess);
     t.cap = t.p ? guess : 0;
     t.oom = t.p == NULL;
@@ -720,8 +688,8 @@ int inventory_render_snapshot(struct inventory *inv, char **text, size_t *len, u
         const struct live_device *d = &inv->devs[i];
         n = snprintf(line, sizeof(line), "%s\n", d->cfg.name);
         text_line(&t, FAKEHW_SNAPSHOT_DEVICE, line, (size_t)n);
-        for (int a = 0; a < A_COUNT && !bad; a++) {
-            n = render_attr_locked(inv, d, a, line, sizeof(line), &mtime);
+        for (int a = 0; a < FAKEHW_ATTR_COUNT && !bad; a++) {
+            n = render_attr_locked(inv, d, (enum fakehw_attr_id)a, line, sizeof(line), &mtime);
             if (n < 0 || (size_t)n >= sizeof(line))
                 bad = true;
             else

@@ -10,7 +10,7 @@ FUZZ_TARGETS := config snapshot dra_request kubeconfig claim slices
 FUZZ_BIN     := $(BUILD)/fuzz-bin
 FUZZ_PROGS   := $(FUZZ_TARGETS:%=$(FUZZ_BIN)/fuzz_%)
 FUZZ_LIBS    := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
-                $(KUBE_LIB) $(FAKEHW_LIB) $(COMMON_LIB)
+                $(DEVICE_LIB) $(KUBE_LIB) $(FAKEHW_LIB) $(COMMON_LIB)
 FUZZ_OBJS    := $(FUZZ_TARGETS:%=$(OBJ)/fuzz/fuzz_%.o) $(OBJ)/fuzz/fuzz_common.o
 FUZZ_SECONDS ?= 60
 

@@ -12,17 +12,30 @@ CONTAINER_TOOL    ?= docker
 DEPLOY_ENV := IMAGE="$(IMAGE)" OVERLAY="$(OVERLAY)" CONTAINER_TOOL="$(CONTAINER_TOOL)"
 
 DEPLOY_SCRIPTS := scripts/common.sh scripts/image.sh scripts/runtime-packages.sh scripts/deploy.sh \
-  scripts/wait-slices.sh scripts/kind-up.sh scripts/kind-down.sh
+  scripts/wait-slices.sh scripts/kind-up.sh scripts/kind-down.sh \
+  $(wildcard scripts/node-image/*.sh) scripts/node-image/kindnet-lite/kindnet-lite \
+  scripts/restricted-host/docker.sh scripts/restricted-host/runc-wrapper scripts/conformance-matrix.sh
 LINT_SHELL  += $(DEPLOY_SCRIPTS) $(wildcard manifests/tests/*.bats manifests/tests/*.bash)
 BATS_SUITES += manifests/tests
 
-.PHONY: image kind-up kind-down deploy undeploy lint-manifests
+NODE_IMAGE ?= fakehw-dra/kind-node:$(K8S_VERSION)
+
+.PHONY: image kind-up kind-down deploy undeploy lint-manifests node-image base-image conformance-matrix
 
 image: ## build the container image $(IMAGE) (IMAGE=..., CONTAINER_TOOL=podman)
 	$(DEPLOY_ENV) scripts/image.sh
 
 kind-up: ## kind cluster with the driver deployed and every worker's slices published (K8S_VERSION=v1.37.0)
 	$(DEPLOY_ENV) K8S_VERSION="$(K8S_VERSION)" KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/kind-up.sh
+
+node-image: ## build a kind node image for K8S_VERSION with no registry: Go module proxy and Debian mirror only (NODE_IMAGE=...)
+	scripts/node-image/node-image.sh "$(K8S_VERSION)" "$(NODE_IMAGE)"
+
+base-image: ## import a debootstrapped Debian 12 as fakehw-dra/debian:12, for make image BUILD_IMAGE=... RUNTIME_IMAGE=... offline
+	scripts/node-image/debian-rootfs.sh fakehw-dra/debian:12
+
+conformance-matrix: ## the cluster suite on a fresh kind cluster of each minor; the matrix into docs/compatibility.md (MATRIX_VERSIONS, NODE_IMAGE_REPO, JOBS)
+	$(DEPLOY_ENV) KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/conformance-matrix.sh
 
 kind-down: ## delete the kind cluster of kind-up
 	CONTAINER_TOOL="$(CONTAINER_TOOL)" KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/kind-down.sh

@@ -120,8 +120,15 @@ check_cluster() {
     minor=$(sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' <<<"$version")
     [[ -n $minor ]] || die "cannot read the server version from: $version"
     ((minor >= 34)) || die "the cluster runs Kubernetes 1.$minor; fakehw-dra needs 1.34 or newer (resource.k8s.io/v1)"
-    kc api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -qx 'deviceclasses.resource.k8s.io' ||
-        die "the cluster does not serve resource.k8s.io DeviceClasses: is the resource.k8s.io API group disabled?"
+    # A cluster that has just started may not list every group yet (seen on
+    # a loaded machine right after kind create): ask again for a while.
+    local i
+    for ((i = 0; i < ${DISCOVERY_RETRIES:-30}; i++)); do
+        kc api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -qx 'deviceclasses.resource.k8s.io' &&
+            return 0
+        sleep 2
+    done
+    die "the cluster does not serve resource.k8s.io DeviceClasses: is the resource.k8s.io API group disabled?"
 }
 
 apply() {

@@ -919,6 +919,46 @@ static void test_mig_and_sharing_files(void **state)
     assert_string_equal(d.mig_mode, "dynamic");
 }
 
+/* The attribute table (FAKEHW_DEVICE_ATTRIBUTES): file names are unique and
+ * no snapshot key of its own; every attribute of the first tree is required
+ * (a device without it fails to read), the later ones are optional (the
+ * device of setup has none of them and reads). */
+static void test_attribute_table(void **state)
+{
+    struct tree *t = *state;
+    const char *keys[] = {FAKEHW_FILE_GENERATION, FAKEHW_FILE_NODE, FAKEHW_SNAPSHOT_DEVICE,
+                          FAKEHW_SNAPSHOT_END};
+    for (int i = 0; i < FAKEHW_ATTR_COUNT; i++) {
+        const struct fakehw_attr *a = &fakehw_device_attributes[i];
+        assert_non_null(a->file);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(a->file, fakehw_device_attributes[j].file))
+                fail_msg("attribute %s is in the table twice", a->file);
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            if (!strcmp(a->file, keys[k]))
+                fail_msg("attribute %s is a snapshot key", a->file);
+        assert_int_equal(a->size > 0, FAKEHW_KIND_IS_TEXT(a->kind));
+    }
+    assert_string_equal(FAKEHW_ATTR(HEALTH), "health");
+
+    struct fakehw_device d;
+    struct error err;
+    assert_int_equal(fakehw_tree_read_device(t->root, "gpu-0", &d, &err), 0);
+    for (int i = 0; i < FAKEHW_ATTR_COUNT; i++) {
+        const struct fakehw_attr *a = &fakehw_device_attributes[i];
+        if (a->optional)
+            continue;
+        char path[256], moved[300];
+        snprintf(path, sizeof(path), "%s/devices/gpu-0/%s", t->root, a->file);
+        snprintf(moved, sizeof(moved), "%s/devices/gpu-0/.%s", t->root, a->file);
+        assert_int_equal(rename(path, moved), 0);
+        errno = 0;
+        if (fakehw_tree_read_device(t->root, "gpu-0", &d, &err) != -1 || errno != ENOENT)
+            fail_msg("a device without %s was read", a->file);
+        assert_int_equal(rename(moved, path), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +966,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_sorted_by_index_then_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_empty_and_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_attribute, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attribute_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_long_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tree_inconsistencies, setup, teardown),

@@ -27,7 +27,7 @@
 
 #include <stdbool.h>
 
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
 

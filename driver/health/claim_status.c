@@ -7,30 +7,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "claim_patch.h"
+#include "claim_queue.h"
 #include "claim_status_json.h"
 #include "device_health.h"
 #include "log.h"
 #include "retry.h"
-
-/* Conflicts in a row that are retried at once, before backing off. */
-#define QUICK_CONFLICT_RETRIES 5
-
-struct item {
-    char *ns, *name, *uid;
-    long long due_ms;
-    long long changed_ms; /* when a health change of its devices was seen; -1: none */
-    int failures;         /* failed attempts in a row (conflicts beyond the quick ones included) */
-    int conflicts;        /* 409 answers in a row */
-    struct item *next;
-};
+#include "xalloc.h"
 
 struct claim_status_writer {
     struct kube_client *kc;
     char *driver, *pool;
     claim_status_holders_fn holders;
     void *holders_ctx;
-    long retry_base_ms, retry_max_ms;
-    int max_attempts;
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
 
@@ -45,75 +34,17 @@ struct claim_status_writer {
     size_t n_changed, cap_changed;
     long long changed_since; /* when the oldest of them changed; -1: none */
 
-    struct item *items;
-    const char *busy_uid; /* the claim being written now (owned by the item in flight) */
-    bool busy_dropped;    /* unprepared while in flight: do not requeue */
-    bool warned_dropped;  /* the server dropped status.devices once: said so */
+    struct claim_queue queue;
+    bool warned_dropped; /* the server dropped status.devices once: said so */
     struct claim_status_stats stats;
 };
 
-static void item_free(struct item *it)
-{
-    if (it == NULL)
-        return;
-    free(it->ns);
-    free(it->name);
-    free(it->uid);
-    free(it);
-}
-
-static struct item *find_item(struct claim_status_writer *w, const char *uid, struct item ***link)
-{
-    for (struct item **pp = &w->items; *pp; pp = &(*pp)->next) {
-        if (strcmp((*pp)->uid, uid) == 0) {
-            if (link)
-                *link = pp;
-            return *pp;
-        }
-    }
-    return NULL;
-}
-
-/* Queues (or re-times) the claim; lock held.  A fresh request resets the
- * failure count: it carries news. */
-static void enqueue_locked(struct claim_status_writer *w, const char *ns, const char *name,
-                           const char *uid, long long due_ms, long long changed_ms)
-{
-    struct item *it = find_item(w, uid, NULL);
-    if (it != NULL) {
-        if (due_ms < it->due_ms)
-            it->due_ms = due_ms;
-        if (changed_ms >= 0 && (it->changed_ms < 0 || changed_ms < it->changed_ms))
-            it->changed_ms = changed_ms;
-        it->failures = 0;
-        it->conflicts = 0;
-        return;
-    }
-    it = calloc(1, sizeof(*it));
-    if (it != NULL) {
-        it->ns = strdup(ns);
-        it->name = strdup(name);
-        it->uid = strdup(uid);
-    }
-    if (it == NULL || !it->ns || !it->name || !it->uid) {
-        LOG_E("claim status: out of memory queueing claim %s/%s", ns, name);
-        item_free(it);
-        return;
-    }
-    it->due_ms = due_ms;
-    it->changed_ms = changed_ms;
-    it->next = w->items;
-    w->items = it;
-    w->stats.queued++;
-}
-
-void claim_status_prepared(struct claim_status_writer *w, const char *ns, const char *name,
-                           const char *uid)
+void claim_status_prepared(struct claim_status_writer *w, const struct claim_ref *claim)
 {
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
-    enqueue_locked(w, ns, name, uid, retry_now_ms(), -1);
+    claim_queue_add(&w->queue, claim, retry_now_ms(), -1);
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
@@ -123,15 +54,7 @@ void claim_status_unprepared(struct claim_status_writer *w, const char *uid)
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
-    struct item **link;
-    struct item *it = find_item(w, uid, &link);
-    if (it != NULL) {
-        *link = it->next;
-        item_free(it);
-        w->stats.queued--;
-    }
-    if (w->busy_uid != NULL && strcmp(w->busy_uid, uid) == 0)
-        w->busy_dropped = true;
+    claim_queue_drop(&w->queue, uid);
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
@@ -184,11 +107,11 @@ struct holder_scan {
     struct claim_status_writer *w;
     char **changed;
     size_t n_changed;
-    struct item *found; /* unique by uid */
+    struct claim_queue found; /* unique by uid */
 };
 
-static void visit_holder(void *ctx, const char *ns, const char *name, const char *uid,
-                         const char *pool, const char *device, const char *share_id)
+static void visit_holder(void *ctx, const struct claim_ref *claim, const char *pool,
+                         const char *device, const char *share_id)
 {
     (void)share_id;
     struct holder_scan *s = ctx;
@@ -197,31 +120,15 @@ static void visit_holder(void *ctx, const char *ns, const char *name, const char
     bool hit = false;
     for (size_t i = 0; i < s->n_changed && !hit; i++)
         hit = strcmp(s->changed[i], device) == 0;
-    if (!hit)
-        return;
-    for (struct item *it = s->found; it; it = it->next) {
-        if (strcmp(it->uid, uid) == 0)
-            return;
-    }
-    struct item *it = calloc(1, sizeof(*it));
-    if (it != NULL) {
-        it->ns = strdup(ns);
-        it->name = strdup(name);
-        it->uid = strdup(uid);
-    }
-    if (it == NULL || !it->ns || !it->name || !it->uid) {
-        LOG_E("claim status: out of memory listing the holders of %s", device);
-        item_free(it);
-        return;
-    }
-    it->next = s->found;
-    s->found = it;
+    if (hit)
+        claim_queue_add(&s->found, claim, 0, -1);
 }
 
 /* Lock held on entry and exit; dropped while the holders are listed. */
 static void queue_holders_locked(struct claim_status_writer *w)
 {
     struct holder_scan scan = {.w = w, .changed = w->changed, .n_changed = w->n_changed};
+    claim_queue_init(&scan.found, &w->queue.policy);
     long long since = w->changed_since;
     w->changed = NULL;
     w->n_changed = w->cap_changed = 0;
@@ -231,13 +138,12 @@ static void queue_holders_locked(struct claim_status_writer *w)
         w->holders(w->holders_ctx, visit_holder, &scan);
     pthread_mutex_lock(&w->lock);
     long long now = retry_now_ms();
-    while (scan.found != NULL) {
-        struct item *it = scan.found;
-        scan.found = it->next;
+    for (const struct claim_work *it = scan.found.items; it; it = it->next) {
         LOG_V(3, "claim status: claim %s/%s holds a device whose health changed", it->ns, it->name);
-        enqueue_locked(w, it->ns, it->name, it->uid, now, since);
-        item_free(it);
+        const struct claim_ref claim = claim_work_ref(it);
+        claim_queue_add(&w->queue, &claim, now, since);
     }
+    claim_queue_clear(&scan.found);
     for (size_t i = 0; i < scan.n_changed; i++)
         free(scan.changed[i]);
     free(scan.changed);
@@ -245,26 +151,9 @@ static void queue_holders_locked(struct claim_status_writer *w)
 
 /* --- writing one claim --- */
 
-enum outcome { DONE, RETRY, CONFLICT };
-
 static const struct fakehw_device *find_dev(void *ctx, const char *name)
 {
     return device_snapshot_find(ctx, name);
-}
-
-/* Namespaces and claim names are DNS labels/subdomains; anything else must
- * not reach a URL path. */
-static bool path_safe(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 253)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
-            return false;
-    }
-    return true;
 }
 
 static bool devices_equal(const json_t *a, const json_t *b)
@@ -276,39 +165,34 @@ static bool devices_equal(const json_t *a, const json_t *b)
     return json_equal((json_t *)a, (json_t *)b);
 }
 
-static enum outcome write_claim(struct claim_status_writer *w, const struct item *it,
-                                struct error *err)
+static enum claim_write_result write_claim(struct claim_status_writer *w,
+                                           const struct claim_work *it, struct error *err)
 {
-    char path[768];
-    if (!path_safe(it->ns) || !path_safe(it->name)) {
+    json_auto_t *claim = NULL;
+    switch (claim_patch_read(w->kc, it, &claim, err)) {
+    case CLAIM_READ_OK:
+        break;
+    case CLAIM_READ_INVALID:
         LOG_E("claim status: claim %s/%s: not a valid namespace/name, not written", it->ns,
               it->name);
-        return DONE;
-    }
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", it->ns,
-             it->name);
-    long status = 0;
-    json_t *claim = NULL, *devices = NULL, *patch = NULL, *answer = NULL;
-    enum outcome out = RETRY;
-    if (kube_request(w->kc, "GET", path, NULL, NULL, &status, &claim, err) < 0) {
-        if (status == 404) {
-            LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
-            out = DONE;
-        }
-        goto done;
-    }
-    const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
-    if (uid == NULL || strcmp(uid, it->uid) != 0) {
+        return CLAIM_WRITE_DONE;
+    case CLAIM_READ_GONE:
+        LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
+        return CLAIM_WRITE_DONE;
+    case CLAIM_READ_REPLACED: {
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
         LOG_V(2, "claim status: claim %s/%s has uid %s, not %s: replaced, nothing to write", it->ns,
               it->name, uid ? uid : "(none)", it->uid);
-        out = DONE;
-        goto done;
+        return CLAIM_WRITE_DONE;
+    }
+    case CLAIM_READ_FAILED:
+        return CLAIM_WRITE_RETRY;
     }
     if (!claim_status_has_results(claim, w->driver, w->pool)) {
         LOG_V(2, "claim status: claim %s/%s holds no device of %s in pool %s any more", it->ns,
               it->name, w->driver, w->pool);
-        out = DONE;
-        goto done;
+        return CLAIM_WRITE_DONE;
     }
     char now[32];
     claim_status_format_time((long long)time(NULL), now, sizeof(now));
@@ -319,36 +203,27 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
     pthread_mutex_unlock(&w->lock);
     struct claim_status_input in = {
         w->driver, w->pool, find_dev, snap, snap != NULL ? snap->tree_up : true, now};
+    json_auto_t *devices = NULL;
     int rc = claim_status_devices_build(claim, &in, &devices, err);
     device_snapshot_put(snap);
-    if (rc == CLAIM_STATUS_BUILD_FAILED) {
-        out = RETRY; /* left as it is, the status could contradict the device's health */
-        goto done;
-    }
+    if (rc == CLAIM_STATUS_BUILD_FAILED)
+        return CLAIM_WRITE_RETRY; /* left as it is, the status could contradict the device's health
+                                   */
     if (rc < 0) {
         LOG_E("claim status: %s", err->msg);
-        out = DONE; /* the claim itself is malformed: retrying cannot help */
-        goto done;
+        return CLAIM_WRITE_DONE; /* the claim itself is malformed: retrying cannot help */
     }
     const json_t *old = json_object_get(json_object_get(claim, "status"), "devices");
     if (devices_equal(old, devices)) {
         pthread_mutex_lock(&w->lock);
         w->stats.unchanged++;
         pthread_mutex_unlock(&w->lock);
-        out = DONE;
-        goto done;
+        return CLAIM_WRITE_DONE;
     }
-    patch = claim_status_patch(claim, devices);
-    if (patch == NULL) {
-        error_set(err, "out of memory");
-        goto done;
-    }
-    strncat(path, "/status", sizeof(path) - strlen(path) - 1);
-    if (kube_request(w->kc, "PATCH", path, patch, "application/merge-patch+json", &status, &answer,
-                     err) < 0) {
-        out = status == 409 ? CONFLICT : status == 404 ? DONE : RETRY;
-        goto done;
-    }
+    json_auto_t *answer = NULL;
+    enum claim_write_result failed;
+    if (claim_patch_devices(w->kc, it, claim, devices, &answer, &failed, err) < 0)
+        return failed;
     const json_t *written = json_object_get(json_object_get(answer, "status"), "devices");
     pthread_mutex_lock(&w->lock);
     w->stats.writes++;
@@ -364,68 +239,29 @@ static enum outcome write_claim(struct claim_status_writer *w, const struct item
           json_array_size(devices));
     if (it->changed_ms >= 0 && w->on_changed_written != NULL)
         w->on_changed_written(w->on_changed_written_ctx, (long)(retry_now_ms() - it->changed_ms));
-    out = DONE;
-done:
-    json_decref(claim);
-    json_decref(devices);
-    json_decref(patch);
-    json_decref(answer);
-    return out;
+    return CLAIM_WRITE_DONE;
 }
 
-/* The earliest due item, or NULL; *next_ms its due time (or -1 when none). */
-static struct item *earliest_locked(struct claim_status_writer *w, long long *next_ms)
+/* After an attempt: requeues or frees the claim, and says so.  Lock held. */
+static void settle_locked(struct claim_status_writer *w, struct claim_work *it,
+                          enum claim_write_result out, const struct error *err)
 {
-    struct item *best = NULL;
-    for (struct item *it = w->items; it; it = it->next) {
-        if (best == NULL || it->due_ms < best->due_ms)
-            best = it;
-    }
-    *next_ms = best ? best->due_ms : -1;
-    return best;
-}
-
-/* After an attempt: puts the item back for a retry, or frees it.  Lock held. */
-static void settle_locked(struct claim_status_writer *w, struct item *it, enum outcome out,
-                          const struct error *err)
-{
-    bool superseded = find_item(w, it->uid, NULL) != NULL;
-    if (out == DONE || w->busy_dropped || superseded) {
-        item_free(it);
+    long delay = 0;
+    enum claim_settle s = claim_queue_settle(&w->queue, it, out, retry_now_ms(), &delay);
+    if (s == CLAIM_SETTLE_DONE)
         return;
-    }
-    long long now = retry_now_ms();
-    if (out == CONFLICT) {
-        w->stats.conflicts++;
-        it->conflicts++;
+    if (out == CLAIM_WRITE_CONFLICT)
         LOG_V(2, "claim status: claim %s/%s changed while writing (409), re-reading", it->ns,
               it->name);
-        if (it->conflicts <= QUICK_CONFLICT_RETRIES) {
-            it->due_ms = now;
-            goto requeue;
-        }
-    } else {
-        w->stats.failures++;
-        it->conflicts = 0;
-    }
-    it->failures++;
-    if (it->failures >= w->max_attempts) {
-        w->stats.given_up++;
+    if (s == CLAIM_SETTLE_GIVEN_UP) {
         LOG_E("claim status: giving up on claim %s/%s after %d failed attempts: %s", it->ns,
               it->name, it->failures, err->msg);
-        item_free(it);
-        return;
-    }
-    long delay = retry_backoff_ms(it->failures, w->retry_base_ms, w->retry_max_ms);
-    if (out != CONFLICT)
+        claim_work_free(it);
+    } else if (s == CLAIM_SETTLE_BACKOFF && out != CLAIM_WRITE_CONFLICT) {
         LOG_W("claim status: writing status of claim %s/%s failed (attempt %d, retry in %ld ms): "
               "%s",
               it->ns, it->name, it->failures, delay, err->msg);
-    it->due_ms = now + delay;
-requeue:
-    it->next = w->items;
-    w->items = it;
-    w->stats.queued++;
+    }
 }
 
 static void *writer_thread(void *arg)
@@ -437,30 +273,22 @@ static void *writer_thread(void *arg)
             queue_holders_locked(w);
             continue;
         }
+        /* Until the first snapshot nothing is written: device data would be missing. */
         long long due = -1;
-        struct item *it = w->snap != NULL ? earliest_locked(w, &due) : NULL;
-        if (it == NULL || due > retry_now_ms()) {
+        struct claim_work *it =
+            w->snap != NULL ? claim_queue_pop_due(&w->queue, retry_now_ms(), &due) : NULL;
+        if (it == NULL) {
             pthread_cond_broadcast(&w->cond); /* wakes claim_status_wait_idle */
             retry_cond_wait_until(&w->cond, &w->lock, due);
             continue;
         }
-        struct item **link = &w->items;
-        while (*link != it)
-            link = &(*link)->next;
-        *link = it->next;
-        it->next = NULL;
-        w->stats.queued--;
-        w->busy_uid = it->uid;
-        w->busy_dropped = false;
         pthread_mutex_unlock(&w->lock);
 
         struct error err = {{0}};
-        enum outcome out = write_claim(w, it, &err);
+        enum claim_write_result out = write_claim(w, it, &err);
 
         pthread_mutex_lock(&w->lock);
-        w->busy_uid = NULL;
         settle_locked(w, it, out, &err);
-        w->busy_dropped = false;
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -470,26 +298,18 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
                                                const struct claim_status_options *opts,
                                                struct error *err)
 {
-    struct claim_status_writer *w = calloc(1, sizeof(*w));
-    if (w == NULL) {
-        error_set(err, "out of memory");
-        return NULL;
-    }
+    struct claim_status_writer *w = xcalloc(1, sizeof(*w));
     w->kc = kc;
-    w->driver = strdup(opts->driver_name ? opts->driver_name : "");
-    w->pool = strdup(opts->pool_name ? opts->pool_name : "");
+    w->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
+    w->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
     w->holders = opts->holders;
     w->holders_ctx = opts->holders_ctx;
-    w->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 500;
-    w->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 30000;
-    w->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 12;
+    const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
+                                              opts->max_attempts};
+    claim_queue_init(&w->queue, &policy);
     w->on_changed_written = opts->on_changed_written;
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
     w->changed_since = -1;
-    if (w->driver == NULL || w->pool == NULL) {
-        error_set(err, "out of memory");
-        goto fail_alloc;
-    }
     if (w->driver[0] == '\0' || w->pool[0] == '\0') {
         error_set(err, "claim status writer: driver name and pool name are required");
         goto fail_alloc;
@@ -519,7 +339,7 @@ int claim_status_wait_idle(struct claim_status_writer *w, int timeout_ms)
     long long deadline = retry_now_ms() + timeout_ms;
     pthread_mutex_lock(&w->lock);
     int rc = 0;
-    while (w->items != NULL || w->busy_uid != NULL || (w->snap != NULL && w->n_changed > 0)) {
+    while (!claim_queue_idle(&w->queue) || (w->snap != NULL && w->n_changed > 0)) {
         if (retry_now_ms() >= deadline) {
             rc = -1;
             break;
@@ -534,6 +354,10 @@ void claim_status_get_stats(struct claim_status_writer *w, struct claim_status_s
 {
     pthread_mutex_lock(&w->lock);
     *st = w->stats;
+    st->conflicts = w->queue.conflicts;
+    st->failures = w->queue.failures;
+    st->given_up = w->queue.given_up;
+    st->queued = w->queue.n;
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -546,11 +370,7 @@ void claim_status_stop(struct claim_status_writer *w)
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
-    while (w->items != NULL) {
-        struct item *it = w->items;
-        w->items = it->next;
-        item_free(it);
-    }
+    claim_queue_clear(&w->queue);
     for (size_t i = 0; i < w->n_changed; i++)
         free(w->changed[i]);
     free(w->changed);

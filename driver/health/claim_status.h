@@ -5,15 +5,15 @@
  *
  * Callers only queue work; a background thread does the API calls, so a slow
  * or failing API server never blocks a prepare or the inventory thread, and a
- * failure to write status never fails a prepare.  Work is kept per claim uid:
- * repeated requests for one claim before it is written collapse into one
- * write.  A write is a read-modify-write: GET the claim, build the new list
- * (other drivers' entries kept), skip the write when nothing changes,
- * otherwise PATCH the status subresource with a merge patch that carries the
- * claim's resourceVersion.  409 Conflict re-reads at once (a few times, then
- * with backoff); other failures retry with exponential backoff and jitter up
- * to max_attempts, each logged.  A claim that is gone (404), was replaced
- * (other uid) or holds no device of this driver and pool any more is dropped.
+ * failure to write status never fails a prepare.  Work is kept per claim uid
+ * in a claim queue (claim_queue.h, shared with the binder): repeated
+ * requests for one claim before it is written collapse into one write.  A write is a
+ * read-modify-write: GET the claim, build the new list (other drivers' entries kept), skip the
+ * write when nothing changes, otherwise PATCH the status subresource with a merge patch that
+ * carries the claim's resourceVersion.  409 Conflict re-reads at once (a few times, then with
+ * backoff); other failures retry with exponential backoff and jitter up to max_attempts, each
+ * logged.  A claim that is gone (404), was replaced (other uid) or holds no device of this driver
+ * and pool any more is dropped.
  *
  * Inputs:
  *  - claim_status_devices_changed: every inventory snapshot (the inventory
@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "driver/prepare/prepare.h"
 #include "error.h"
@@ -79,8 +79,7 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
 void claim_status_devices_changed(struct claim_status_writer *w, struct device_snapshot *snap);
 
 /* Queues a status write for the claim (strings copied). */
-void claim_status_prepared(struct claim_status_writer *w, const char *ns, const char *name,
-                           const char *uid);
+void claim_status_prepared(struct claim_status_writer *w, const struct claim_ref *claim);
 
 /* Drops queued work for the claim. */
 void claim_status_unprepared(struct claim_status_writer *w, const char *uid);

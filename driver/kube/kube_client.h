@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "kube_paths.h"
 
 struct kube_config {
     char *server;           /* https://host:port or http://127.0.0.1:port */
@@ -71,6 +72,11 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
                                     const struct kube_client_options *opts, struct error *err);
 void kube_client_free(struct kube_client *c);
 
+/* The HTTP methods of kube_request; kube_method_name gives the wire name
+ * ("GET", ...), the one used in error messages and on_response. */
+enum kube_method { KUBE_GET, KUBE_HEAD, KUBE_POST, KUBE_PUT, KUBE_PATCH, KUBE_DELETE };
+const char *kube_method_name(enum kube_method method);
+
 /* One request.  path starts with "/api" or "/apis" and may carry a query
  * (escape values with kube_query_escape).  body may be NULL; content_type
  * NULL means application/json (use "application/merge-patch+json" or
@@ -83,8 +89,9 @@ void kube_client_free(struct kube_client *c);
  * usually the metav1.Status), so callers that handle 404/409 can read
  * *status.  Returns -1 with *status 0 when no answer could be had.
  * status/response may be NULL. */
-int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
-                 const char *content_type, long *status, json_t **response, struct error *err);
+int kube_request(struct kube_client *c, enum kube_method method, const char *path,
+                 const json_t *body, const char *content_type, long *status, json_t **response,
+                 struct error *err);
 
 /* Watches path (a list path, may carry a fieldSelector; "watch=true",
  * "allowWatchBookmarks=true", the resourceVersion when not NULL/"" and

@@ -31,10 +31,30 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return kube_buf_append(b, p, size * n) < 0 ? 0 : size * n;
 }
 
-static int attempt_once(struct kube_client *c, const char *method, const char *url,
+const char *kube_method_name(enum kube_method method)
+{
+    switch (method) {
+    case KUBE_GET:
+        return "GET";
+    case KUBE_HEAD:
+        return "HEAD";
+    case KUBE_POST:
+        return "POST";
+    case KUBE_PUT:
+        return "PUT";
+    case KUBE_PATCH:
+        return "PATCH";
+    case KUBE_DELETE:
+        return "DELETE";
+    }
+    return "GET";
+}
+
+static int attempt_once(struct kube_client *c, enum kube_method m, const char *url,
                         const char *payload, const char *content_type, struct attempt *a,
                         struct error *err)
 {
+    const char *method = kube_method_name(m);
     memset(a, 0, sizeof(*a));
     a->retry_after_s = -1;
     a->body.limit = KUBE_MAX_BODY;
@@ -52,7 +72,7 @@ static int attempt_once(struct kube_client *c, const char *method, const char *u
     if (payload) {
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
-    } else if (!strcmp(method, "HEAD")) {
+    } else if (m == KUBE_HEAD) {
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
@@ -81,7 +101,7 @@ static int attempt_once(struct kube_client *c, const char *method, const char *u
 /* Whether a transport failure may be retried.  Failures before the request
  * left are always safe; after that only for methods whose repetition cannot
  * create a second object (a POST with generateName could). */
-static bool transport_retriable(CURLcode rc, const char *method)
+static bool transport_retriable(CURLcode rc, enum kube_method method)
 {
     switch (rc) {
     case CURLE_COULDNT_CONNECT:
@@ -96,19 +116,19 @@ static bool transport_retriable(CURLcode rc, const char *method)
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-        return strcmp(method, "POST") != 0;
+        return method != KUBE_POST;
     default:
         return false;
     }
 }
 
-static bool status_retriable(long status, const char *method)
+static bool status_retriable(long status, enum kube_method method)
 {
     if (status == 429)
         return true;
     /* A 504 may mean the write happened after all: same rule as above. */
     if (status == 504)
-        return strcmp(method, "POST") != 0;
+        return method != KUBE_POST;
     return status >= 500 && status <= 599;
 }
 
@@ -122,9 +142,10 @@ static int note_attempts(struct error *err, int attempts)
     return -1;
 }
 
-int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
+int kube_request(struct kube_client *c, enum kube_method m, const char *path, const json_t *body,
                  const char *content_type, long *status, json_t **response, struct error *err)
 {
+    const char *method = kube_method_name(m);
     if (status)
         *status = 0;
     if (response)
@@ -147,7 +168,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
             error_set(err, "%s %s: cancelled: the client is shutting down", method, path);
             return note_attempts(err, attempt - 1);
         }
-        if (attempt_once(c, method, url, payload, content_type, &a, err) < 0)
+        if (attempt_once(c, m, url, payload, content_type, &a, err) < 0)
             return error_prefix(err, "%s %s", method, path);
         bool last = attempt >= c->opts.max_attempts;
         long delay = kube_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms,
@@ -161,13 +182,13 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
                           a.curl_msg);
                 return note_attempts(err, attempt);
             }
-            if (last || !transport_retriable(a.curl_rc, method)) {
+            if (last || !transport_retriable(a.curl_rc, m)) {
                 error_set(err, "%s %s: no answer from %s: %s", method, path, c->server, a.curl_msg);
                 return note_attempts(err, attempt);
             }
             LOG_W("%s %s: attempt %d of %d failed (%s); retrying in %ld ms", method, path, attempt,
                   c->opts.max_attempts, a.curl_msg, delay);
-        } else if (!last && status_retriable(a.status, method)) {
+        } else if (!last && status_retriable(a.status, m)) {
             /* Honour Retry-After, but never wait longer than backoff_max_ms. */
             if (a.retry_after_s >= 0) {
                 long ra = a.retry_after_s > c->opts.backoff_max_ms / 1000 ? c->opts.backoff_max_ms
@@ -194,7 +215,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
     LOG_V(4, "%s %s: %ld (%zu bytes)", method, path, a.status, a.body.len);
     if (a.status >= 400 || a.status < 200) {
         kube_http_status_error(err, method, path, a.status, decoded, a.body.data, a.body.len);
-        if (status_retriable(a.status, method))
+        if (status_retriable(a.status, m))
             note_attempts(err, attempts);
         if (response)
             *response = decoded;

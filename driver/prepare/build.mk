@@ -14,11 +14,11 @@ $(PREPARE_LIB): $(PREPARE_OBJS)
 	$(AR) rcs $@ $^
 
 PREPARE_TESTS := test_prepare_names test_prepare_config test_prepare_cdi test_prepare_flow \
-                 test_prepare_checkpoint test_prepare_journal
+                 test_prepare_checkpoint test_prepare_journal test_prepare_record
 UNIT_TESTS += $(PREPARE_TESTS:%=$(BIN)/%)
 
 # Every test links the shared fixture (claims, devices, temp dirs).
 $(PREPARE_TESTS:%=$(BIN)/%): $(BIN)/%: $(OBJ)/driver/prepare/tests/%.o \
-    $(OBJ)/driver/prepare/tests/prepare_fixture.o $(PREPARE_LIB) $(COMMON_LIB)
+    $(OBJ)/driver/prepare/tests/prepare_fixture.o $(PREPARE_LIB) $(DEVICE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PREPARE_LIBS) $(LDLIBS)

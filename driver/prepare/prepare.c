@@ -15,11 +15,14 @@
 #include "checkpoint_journal.h"
 #include "checkpoint_store.h"
 #include "claim_files.h"
+#include "claim_record.h"
+#include "cleanup.h"
 #include "device_metadata.h"
 #include "log.h"
 #include "owned_files.h"
 #include "prepare_state.h"
 #include "prepared_claim.h"
+#include "xalloc.h"
 
 /* ---- per-claim serialisation ---- */
 
@@ -53,46 +56,27 @@ static void uid_release(struct prepare_state *st, struct busy_uid *slot)
 
 /* ---- checkpoint and files ---- */
 
-static const char *rec_str(const json_t *rec, const char *key)
-{
-    return json_string_value(json_object_get(rec, key));
-}
-
-static bool is_completed(const json_t *rec)
-{
-    return rec != NULL && strcmp(rec_str(rec, "state"), CHECKPOINT_COMPLETED) == 0;
-}
-
 /* The snapshot callback of the store: the claims in the checkpoint, i.e.
- * those in state PrepareCompleted (a PrepareStarted one is in flight). */
+ * those in state PrepareCompleted (a PrepareStarted one is in flight).
+ * Records become JSON here and in journal_change, nowhere else. */
 static char *snapshot_text(void *ctx, struct error *err)
 {
     struct prepare_state *st = ctx;
-    json_t *durable = json_object();
-    char *text = NULL;
     pthread_mutex_lock(&st->lock);
-    bool ok = durable != NULL;
-    const char *uid;
-    json_t *rec;
-    json_object_foreach(st->claims, uid, rec)
-    {
-        if (ok && is_completed(rec))
-            ok = json_object_set(durable, uid, rec) == 0;
-    }
-    if (ok)
-        text = checkpoint_encode(durable, err);
-    else
-        error_set(err, "checkpoint: out of memory");
-    json_decref(durable);
+    json_auto_t *durable = claim_records_to_json(&st->claims, true);
     pthread_mutex_unlock(&st->lock);
-    return text;
+    if (durable == NULL) {
+        error_set(err, "checkpoint: out of memory");
+        return NULL;
+    }
+    return checkpoint_encode(durable, err);
 }
 
 /* A change of st->claims, applied once its journal line is durable. */
 struct change {
     struct prepare_state *st;
     const char *uid;
-    json_t *record; /* in st->claims, becomes PrepareCompleted; NULL = remove uid */
+    struct claim_record *record; /* in st->claims, becomes PrepareCompleted; NULL = remove uid */
 };
 
 static void apply_change(void *ctx)
@@ -100,36 +84,42 @@ static void apply_change(void *ctx)
     const struct change *c = ctx;
     pthread_mutex_lock(&c->st->lock);
     if (c->record != NULL)
-        json_object_set_new(c->record, "state", json_string(CHECKPOINT_COMPLETED));
+        c->record->state = CLAIM_PREPARE_COMPLETED;
     else
-        json_object_del(c->st->claims, c->uid);
+        claim_records_remove(&c->st->claims, c->uid);
     pthread_mutex_unlock(&c->st->lock);
 }
 
+/* The journal line of a change: record (as it will be, PrepareCompleted)
+ * or, when NULL, the removal of uid. */
+static char *change_line(const char *uid, const struct claim_record *record, size_t *len,
+                         struct error *err)
+{
+    json_auto_t *completed = NULL;
+    if (record != NULL) {
+        struct claim_record done = *record; /* shallow: only the state differs */
+        done.state = CLAIM_PREPARE_COMPLETED;
+        if ((completed = claim_record_to_json(&done)) == NULL) {
+            error_set(err, "out of memory");
+            return NULL;
+        }
+    }
+    return checkpoint_journal_line(uid, completed, len, err);
+}
+
 /* Records a change in the checkpoint: record (in st->claims) is prepared, or
- * (NULL) uid is gone.  Returns once the journal line is durable and the
- * change applied to st->claims; -1 with err and st->claims unchanged. */
-static int journal_change(struct prepare_state *st, const char *uid, json_t *record,
+ * (NULL) uid is gone.  The caller holds uid, so the record does not change
+ * under it.  Returns once the journal line is durable and the change
+ * applied to st->claims; -1 with err and st->claims unchanged. */
+static int journal_change(struct prepare_state *st, const char *uid, struct claim_record *record,
                           struct error *err)
 {
-    char *line = NULL;
     size_t len = 0;
-    pthread_mutex_lock(&st->lock);
-    json_t *completed = record ? json_copy(record) : NULL;
-    if (record != NULL &&
-        (completed == NULL ||
-         json_object_set_new(completed, "state", json_string(CHECKPOINT_COMPLETED)) < 0))
-        error_set(err, "out of memory");
-    else
-        line = checkpoint_journal_line(uid, completed, &len, err);
-    json_decref(completed);
-    pthread_mutex_unlock(&st->lock);
+    cleanup_free char *line = change_line(uid, record, &len, err);
     if (line == NULL)
         return -1;
     struct change c = {st, uid, record};
-    int rc = checkpoint_store_append(st->store, line, len, apply_change, &c, err);
-    free(line);
-    return rc;
+    return checkpoint_store_append(st->store, line, len, apply_change, &c, err);
 }
 
 /* A regular file with content at path? */
@@ -139,52 +129,44 @@ static bool file_present(const char *path)
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
 }
 
-bool prepare_record_missing_file(const struct prepare_state *st, const json_t *rec, char *path,
-                                 size_t size)
+bool prepare_record_missing_file(const struct prepare_state *st, const struct claim_record *rec,
+                                 char *path, size_t size)
 {
-    const char *md = rec_str(rec, "metadataDir");
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(rec, "cdiSpecs"), i, v)
-    {
-        const char *spec = json_string_value(v);
+    for (size_t i = 0; i < rec->n_cdi_specs; i++) {
+        const char *spec = rec->cdi_specs[i];
         char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
         snprintf(path, size, "%s/%s", st->cfg.cdi_root, spec);
         if (!file_present(path))
             return true;
-        if (md == NULL ||
+        if (rec->metadata_dir == NULL ||
             claim_file_kind(st->cfg.driver_name, spec, uid, req) != CLAIM_FILE_METADATA_SPEC)
             continue;
-        snprintf(path, size, "%s/%s/%s/%s", st->metadata_root, md, req, DEVICE_METADATA_FILE);
+        snprintf(path, size, "%s/%s/%s/%s", st->metadata_root, rec->metadata_dir, req,
+                 DEVICE_METADATA_FILE);
         if (!file_present(path))
             return true;
     }
     return false;
 }
 
-int prepare_remove_record_files(const struct prepare_state *st, const json_t *rec,
+int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
                                 struct error *err)
 {
-    const json_t *specs = json_object_get(rec, "cdiSpecs");
-    size_t n = json_array_size(specs);
-    const char **names = calloc(n ? n : 1, sizeof(*names));
-    if (names == NULL)
-        return error_set(err, "out of memory");
+    size_t n = rec->n_cdi_specs;
+    cleanup_free const char **names = xcalloc(n ? n : 1, sizeof(*names));
     /* The claim spec goes first: a runtime stops seeing the claim at once. */
     size_t k = 0;
     for (size_t pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
-            const char *s = json_string_value(json_array_get(specs, i));
+            const char *s = rec->cdi_specs[i];
             char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
             bool claim_spec =
                 claim_file_kind(st->cfg.driver_name, s, uid, req) == CLAIM_FILE_CLAIM_SPEC;
             if (claim_spec == (pass == 0))
                 names[k++] = s;
         }
-    int rc = claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir,
-                                json_string_value(json_object_get(rec, "metadataDir")), err);
-    free(names);
-    return rc;
+    return claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir, rec->metadata_dir,
+                              err);
 }
 
 static int write_plan_files(const struct prepare_state *st, const struct prepare_plan *plan,
@@ -214,42 +196,37 @@ static int write_plan_files(const struct prepare_state *st, const struct prepare
 
 /* ---- prepare ---- */
 
-/* Another uid with the same namespace/name would share the metadata directory. */
-static const char *same_name_uid(const struct prepare_state *st, const char *ns, const char *name,
-                                 const char *uid)
+/* Another uid with the same namespace/name would share the metadata
+ * directory.  Lock held. */
+static const char *same_name_uid(const struct prepare_state *st, const struct claim_ref *c)
 {
-    const char *key;
-    json_t *rec;
-    json_object_foreach(st->claims, key, rec)
-    {
-        if (strcmp(key, uid) != 0 && !strcmp(rec_str(rec, "namespace"), ns) &&
-            !strcmp(rec_str(rec, "name"), name))
-            return key;
+    for (size_t i = 0; i < st->claims.n; i++) {
+        const struct claim_record *rec = st->claims.v[i];
+        if (strcmp(rec->uid, c->uid) != 0 && claim_record_names(rec, c->ns, c->name))
+            return rec->uid;
     }
     return NULL;
 }
 
 /* Removes a claim's files, then its record: through the journal when it is
  * in the checkpoint, from memory only when it is not.  On failure the record
- * stays, so a retry (or the next start) cleans up. */
+ * stays, so a retry (or the next start) cleans up.  The caller holds uid. */
 static int drop_record(struct prepare_state *st, const char *uid, struct error *err)
 {
     pthread_mutex_lock(&st->lock);
-    json_t *rec = json_incref(json_object_get(st->claims, uid));
-    bool durable = is_completed(rec);
+    const struct claim_record *rec = claim_records_find(&st->claims, uid);
     pthread_mutex_unlock(&st->lock);
     if (rec == NULL)
         return 0;
-    int rc = prepare_remove_record_files(st, rec, err);
-    if (rc == 0 && durable) {
-        rc = journal_change(st, uid, NULL, err);
-    } else if (rc == 0) {
-        pthread_mutex_lock(&st->lock);
-        json_object_del(st->claims, uid);
-        pthread_mutex_unlock(&st->lock);
-    }
-    json_decref(rec);
-    return rc;
+    bool durable = rec->state == CLAIM_PREPARE_COMPLETED;
+    if (prepare_remove_record_files(st, rec, err) < 0)
+        return -1;
+    if (durable)
+        return journal_change(st, uid, NULL, err);
+    pthread_mutex_lock(&st->lock);
+    claim_records_remove(&st->claims, uid);
+    pthread_mutex_unlock(&st->lock);
+    return 0;
 }
 
 /* Undoes a failed prepare (its record is PrepareStarted, only in memory).
@@ -267,79 +244,74 @@ static void rollback(struct prepare_state *st, const char *uid)
  * Returns 0 when answered, 1 when there is no such record (a record with a
  * missing file is dropped first, so the claim is prepared afresh), -1 with
  * err. */
-static int answer_from_checkpoint(struct prepare_state *st, const char *ns, const char *name,
-                                  const char *uid, struct prepared_claim *out, struct error *err)
+static int answer_from_checkpoint(struct prepare_state *st, const struct claim_ref *c,
+                                  struct prepared_claim *out, struct error *err)
 {
-    pthread_mutex_lock(&st->lock);
-    json_t *rec = json_object_get(st->claims, uid);
-    int rc = 1;
-    if (is_completed(rec)) {
-        if (strcmp(rec_str(rec, "namespace"), ns) != 0 || strcmp(rec_str(rec, "name"), name))
-            rc = error_set(err, "uid %s is already prepared for claim %s/%s", uid,
-                           rec_str(rec, "namespace"), rec_str(rec, "name"));
-        else
-            rc = prepared_claim_from_json(json_object_get(rec, "devices"), out, err);
-    }
     /* Only this thread changes this uid's record (it holds the uid). */
-    rec = rc == 0 ? json_incref(rec) : NULL;
+    pthread_mutex_lock(&st->lock);
+    const struct claim_record *rec = claim_records_find(&st->claims, c->uid);
     pthread_mutex_unlock(&st->lock);
-    if (rec == NULL)
-        return rc;
+    if (rec == NULL || rec->state != CLAIM_PREPARE_COMPLETED)
+        return 1;
+    if (!claim_record_names(rec, c->ns, c->name))
+        return error_set(err, "uid %s is already prepared for claim %s/%s", c->uid, rec->ns,
+                         rec->name);
     char missing[PATH_MAX];
-    bool gone = prepare_record_missing_file(st, rec, missing, sizeof(missing));
-    json_decref(rec);
-    if (!gone)
+    if (!prepare_record_missing_file(st, rec, missing, sizeof(missing))) {
+        prepared_claim_copy(&rec->devices, out);
         return 0;
-    prepared_claim_free(out);
+    }
     LOG_W("claim %s/%s (uid %s): %s is missing or empty (lost in a reboot or a crash); "
           "preparing the claim afresh",
-          ns, name, uid, missing);
-    if (drop_record(st, uid, err) < 0)
+          c->ns, c->name, c->uid, missing);
+    if (drop_record(st, c->uid, err) < 0)
         return error_prefix(err, "dropping the claim's remaining files");
     return 1;
 }
 
-static int prepare_locked(struct prepare_state *st, const char *ns, const char *name,
-                          const char *uid, struct prepared_claim *out, struct error *err)
+static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
+                          struct prepared_claim *out, struct error *err)
 {
-    int rc = answer_from_checkpoint(st, ns, name, uid, out, err);
+    int rc = answer_from_checkpoint(st, c, out, err);
     if (rc <= 0) {
         if (rc == 0)
-            LOG_V(2, "claim %s/%s (uid %s): already prepared", ns, name, uid);
+            LOG_V(2, "claim %s/%s (uid %s): already prepared", c->ns, c->name, c->uid);
         return rc;
     }
     /* A PrepareStarted record left by a failed rollback: clean up first. */
-    if (drop_record(st, uid, err) < 0)
+    if (drop_record(st, c->uid, err) < 0)
         return -1;
 
     json_t *claim = NULL;
-    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, ns, name, &claim, err) < 0)
+    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c->ns, c->name, &claim, err) < 0)
         return -1;
     struct prepare_plan plan;
-    rc = prepare_plan_build(st, ns, name, uid, claim, &plan, err);
+    rc = prepare_plan_build(st, c, claim, &plan, err);
     json_decref(claim);
     if (rc < 0)
         return -1;
 
+    struct claim_record *rec = plan.record;
     pthread_mutex_lock(&st->lock);
-    const char *other = same_name_uid(st, ns, name, uid);
+    const char *other = same_name_uid(st, c);
     if (other != NULL)
         rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
     else
-        json_object_set(st->claims, uid, plan.record);
+        claim_records_put(&st->claims, steal_pointer(&plan.record));
     pthread_mutex_unlock(&st->lock);
     if (rc < 0)
         goto out;
     /* Files first, then the journal line: a crash in between leaves files
      * that no claim in the checkpoint owns, which the next start sweeps. */
-    if (write_plan_files(st, &plan, err) < 0 || journal_change(st, uid, plan.record, err) < 0) {
-        rollback(st, uid);
+    if (write_plan_files(st, &plan, err) < 0 || journal_change(st, c->uid, rec, err) < 0) {
+        rollback(st, c->uid);
         rc = -1;
         goto out;
     }
     *out = plan.answer;
     memset(&plan.answer, 0, sizeof(plan.answer));
-    LOG_V(1, "claim %s/%s (uid %s): prepared %zu device(s)", ns, name, uid, out->n_devices);
+    LOG_V(1, "claim %s/%s (uid %s): prepared %zu device(s)", c->ns, c->name, c->uid,
+          out->n_devices);
 out:
     prepare_plan_free(&plan);
     return rc;
@@ -351,11 +323,12 @@ int prepare_claim(struct prepare_state *st, const char *ns, const char *name, co
     memset(out, 0, sizeof(*out));
     if (k8s_check_claim_ref(ns, name, uid, err) < 0)
         return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
+    const struct claim_ref c = {ns, name, uid};
     struct busy_uid slot;
     uid_acquire(st, uid, &slot);
-    int rc = prepare_locked(st, ns, name, uid, out, err);
+    int rc = prepare_locked(st, &c, out, err);
     if (rc == 0 && st->cfg.on_prepared)
-        st->cfg.on_prepared(st->cfg.hook_ctx, ns, name, uid);
+        st->cfg.on_prepared(st->cfg.hook_ctx, &c);
     uid_release(st, &slot);
     if (rc < 0)
         return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
@@ -369,19 +342,20 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
 {
     if (k8s_check_claim_ref(ns, name, uid, err) < 0)
         return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
+    const struct claim_ref c = {ns, name, uid};
     struct busy_uid slot;
     uid_acquire(st, uid, &slot);
     pthread_mutex_lock(&st->lock);
-    const json_t *rec = json_object_get(st->claims, uid);
-    if (rec && (strcmp(rec_str(rec, "namespace"), ns) != 0 || strcmp(rec_str(rec, "name"), name)))
+    const struct claim_record *rec = claim_records_find(&st->claims, uid);
+    pthread_mutex_unlock(&st->lock);
+    if (rec && !claim_record_names(rec, ns, name))
         LOG_W("claim %s/%s (uid %s): unprepare names it, the checkpoint has it as %s/%s; "
               "removing it by uid",
-              ns, name, uid, rec_str(rec, "namespace"), rec_str(rec, "name"));
+              ns, name, uid, rec->ns, rec->name);
     bool known = rec != NULL;
-    pthread_mutex_unlock(&st->lock);
     int rc = known ? drop_record(st, uid, err) : 0;
     if (rc == 0 && st->cfg.on_unprepared)
-        st->cfg.on_unprepared(st->cfg.hook_ctx, ns, name, uid);
+        st->cfg.on_unprepared(st->cfg.hook_ctx, &c);
     uid_release(st, &slot);
     if (rc < 0)
         return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
@@ -394,18 +368,14 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
 void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, void *ctx)
 {
     pthread_mutex_lock(&st->lock);
-    const char *uid;
-    json_t *rec;
-    json_object_foreach(st->claims, uid, rec)
-    {
-        if (strcmp(rec_str(rec, "state"), CHECKPOINT_COMPLETED) != 0)
+    for (size_t i = 0; i < st->claims.n; i++) {
+        const struct claim_record *rec = st->claims.v[i];
+        if (rec->state != CLAIM_PREPARE_COMPLETED)
             continue;
-        size_t i;
-        json_t *d;
-        json_array_foreach(json_object_get(rec, "devices"), i, d)
-        {
-            fn(ctx, rec_str(rec, "namespace"), rec_str(rec, "name"), uid, rec_str(d, "poolName"),
-               rec_str(d, "deviceName"), rec_str(d, "shareID"));
+        const struct claim_ref c = claim_record_ref(rec);
+        for (size_t k = 0; k < rec->devices.n_devices; k++) {
+            const struct prepared_device *d = &rec->devices.devices[k];
+            fn(ctx, &c, d->pool_name, d->device_name, d->share_id);
         }
     }
     pthread_mutex_unlock(&st->lock);
@@ -443,11 +413,7 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
 {
     if (check_config(cfg, err) < 0)
         return NULL;
-    struct prepare_state *st = calloc(1, sizeof(*st));
-    if (st == NULL) {
-        error_set(err, "out of memory");
-        return NULL;
-    }
+    struct prepare_state *st = xcalloc(1, sizeof(*st));
     st->cfg = *cfg;
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->idle, NULL);
@@ -481,7 +447,7 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
         error_prefix(err, "writing the checkpoint");
         goto fail;
     }
-    LOG_V(1, "prepare state: %zu prepared claim(s)", json_object_size(st->claims));
+    LOG_V(1, "prepare state: %zu prepared claim(s)", st->claims.n);
     return st;
 fail:
     prepare_state_close(st);
@@ -500,7 +466,7 @@ void prepare_state_close(struct prepare_state *st)
             LOG_E("compacting the checkpoint on exit: %s", e.msg);
         checkpoint_store_close(st->store);
     }
-    json_decref(st->claims);
+    claim_records_clear(&st->claims);
     pthread_cond_destroy(&st->idle);
     pthread_mutex_destroy(&st->lock);
     free(st);

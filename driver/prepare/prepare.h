@@ -30,6 +30,14 @@
 #include "error.h"
 #include "fakehw_tree.h"
 
+/* A claim as the kubelet names it.  The strings are borrowed: they belong
+ * to whoever made the reference (a request, a claim record). */
+struct claim_ref {
+    const char *ns;
+    const char *name;
+    const char *uid;
+};
+
 /* The callbacks are called from the threads that call prepare_claim, several
  * at once for different claims, so they must be thread-safe.
  *
@@ -51,7 +59,7 @@ typedef int (*device_lookup_fn)(void *ctx, const char *device_name, struct fakeh
  * checkpoint) or unprepare (also of a claim that was not prepared).  Called
  * while the claim's uid is serialised but no lock of the state is held; it
  * must return quickly and must not prepare or unprepare the same claim. */
-typedef void (*prepare_hook_fn)(void *ctx, const char *ns, const char *name, const char *uid);
+typedef void (*prepare_hook_fn)(void *ctx, const struct claim_ref *claim);
 
 struct prepare_config {
     const char *driver_name; /* gpu.fakehw.example.com */
@@ -104,7 +112,9 @@ struct prepare_state;
 struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err);
 void prepare_state_close(struct prepare_state *st);
 
-/* Prepares one claim.  Returns 0 and fills *out (free with
+/* Prepares one claim.  ns, name and uid come from the kubelet's request and
+ * are checked (DNS label, DNS subdomain, UID) before anything else; past
+ * this point the claim travels as a struct claim_ref.  Returns 0 and fills *out (free with
  * prepared_claim_free), or -1 with err naming the claim ("claim default/c1
  * (uid ...): not allocated"); *out is then empty.  The kubelet gets err as
  * that claim's error.  A claim without results of this driver prepares to
@@ -119,8 +129,8 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
 /* Claims currently prepared (for health: which claims hold which device).
  * Calls fn once per (claim, device) under the state lock; fn must not call
  * back into the state. */
-typedef void (*prepared_device_fn)(void *ctx, const char *ns, const char *name, const char *uid,
-                                   const char *pool, const char *device, const char *share_id);
+typedef void (*prepared_device_fn)(void *ctx, const struct claim_ref *claim, const char *pool,
+                                   const char *device, const char *share_id);
 void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, void *ctx);
 
 void prepared_claim_free(struct prepared_claim *c);

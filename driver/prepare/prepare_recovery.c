@@ -36,9 +36,13 @@
 #include "checkpoint_journal.h"
 #include "claim_allocation.h"
 #include "claim_files.h"
+#include "claim_record.h"
+#include "cleanup.h"
 #include "log.h"
 #include "owned_files.h"
 #include "prepare_state.h"
+#include "prepared_claim.h"
+#include "xalloc.h"
 
 /* Value of NAME=... in an env list, or NULL. */
 static const char *env_value(const json_t *env, const char *name)
@@ -76,16 +80,15 @@ static const char *device_env_value(const json_t *env, const char *field)
 }
 
 /* One answer device from a CDI device of our claim spec. */
-static json_t *answer_device(const struct prepare_state *st, const char *uid, const json_t *dev,
-                             struct error *err)
+static int answer_device(const struct prepare_state *st, const char *uid, const json_t *dev,
+                         struct prepared_device *d, struct error *err)
 {
     const char *cdi_name = json_string_value(json_object_get(dev, "name"));
     const json_t *env = json_object_get(json_object_get(dev, "containerEdits"), "env");
     size_t ulen = strlen(uid);
-    if (cdi_name == NULL || strncmp(cdi_name, uid, ulen) != 0 || cdi_name[ulen] != '-') {
-        error_set(err, "device \"%s\" is not named <uid>-<device>", cdi_name ? cdi_name : "");
-        return NULL;
-    }
+    if (cdi_name == NULL || strncmp(cdi_name, uid, ulen) != 0 || cdi_name[ulen] != '-')
+        return error_set(err, "device \"%s\" is not named <uid>-<device>",
+                         cdi_name ? cdi_name : "");
     char device[K8S_DNS_LABEL_MAX + 1], base[K8S_DNS_LABEL_MAX + 1];
     const char *rest = cdi_name + ulen + 1;
     size_t dlen = strcspn(rest, "_");
@@ -93,45 +96,35 @@ static json_t *answer_device(const struct prepare_state *st, const char *uid, co
     const char *request = device_env_value(env, "REQUEST");
     const char *share = device_env_value(env, "SHARE_ID");
     if (dlen > K8S_DNS_LABEL_MAX || !k8s_is_dns_label(device) || request == NULL ||
-        !claim_request_split(request, base)) {
-        error_set(err, "device \"%s\": no device name or FAKEHW_DEVICE_<i>_REQUEST", cdi_name);
-        return NULL;
-    }
-    json_t *d =
-        json_pack("{s:[s], s:s, s:s, s:[s++]}", "requestNames", base, "poolName", st->cfg.node_name,
-                  "deviceName", device, "cdiDeviceIDs", st->claim_kind, "=", cdi_name);
-    if (d != NULL && share != NULL && json_object_set_new(d, "shareID", json_string(share)) < 0) {
-        json_decref(d);
-        d = NULL;
-    }
-    if (d == NULL)
-        error_set(err, "out of memory");
-    return d;
+        !claim_request_split(request, base))
+        return error_set(err, "device \"%s\": no device name or FAKEHW_DEVICE_<i>_REQUEST",
+                         cdi_name);
+    d->request_names = xcalloc(1, sizeof(*d->request_names));
+    d->request_names[0] = xstrdup(base);
+    d->n_request_names = 1;
+    d->pool_name = xstrdup(st->cfg.node_name);
+    d->device_name = xstrdup(device);
+    cleanup_free char *id = xasprintf("%s=%s", st->claim_kind, cdi_name);
+    prepared_device_add_cdi_id(d, id);
+    d->share_id = share ? xstrdup(share) : NULL;
+    return 0;
 }
 
-/* Appends the metadata spec of (uid, req), if on disk, to the record: its
- * name to cdiSpecs and its CDI id to the request's first device. */
-static int add_metadata_spec(const struct prepare_state *st, json_t *rec, const char *uid,
-                             const char *req, const char *spec_name, struct error *err)
+/* Adds the metadata spec of (uid, req), on disk, to the record: its name to
+ * the specs and its CDI id to the request's first device. */
+static void add_metadata_spec(const struct prepare_state *st, struct claim_record *rec,
+                              const char *req, const char *spec_name)
 {
-    size_t i;
-    json_t *d;
-    json_array_foreach(json_object_get(rec, "devices"), i, d)
-    {
-        const char *r = json_string_value(json_array_get(json_object_get(d, "requestNames"), 0));
-        if (r == NULL || strcmp(r, req) != 0)
+    for (size_t i = 0; i < rec->devices.n_devices; i++) {
+        struct prepared_device *d = &rec->devices.devices[i];
+        if (d->n_request_names == 0 || strcmp(d->request_names[0], req) != 0)
             continue;
-        char *id = NULL;
-        if (asprintf(&id, "%s=%s_%s", st->metadata_kind, uid, req) < 0 ||
-            json_array_append_new(json_object_get(d, "cdiDeviceIDs"), json_string(id)) < 0 ||
-            json_array_append_new(json_object_get(rec, "cdiSpecs"), json_string(spec_name)) < 0) {
-            free(id);
-            return error_set(err, "out of memory");
-        }
-        free(id);
-        return 0;
+        cleanup_free char *id = xasprintf("%s=%s_%s", st->metadata_kind, rec->uid, req);
+        prepared_device_add_cdi_id(d, id);
+        claim_record_add_spec(rec, spec_name);
+        return;
     }
-    return 0; /* no device of that request: not listed, so the sweep removes it */
+    /* no device of that request: not listed, so the sweep removes it */
 }
 
 struct spec_names {
@@ -139,84 +132,76 @@ struct spec_names {
     size_t n;
 };
 
-/* The record of a claim from its claim spec and the metadata specs on disk. */
-static json_t *record_from_spec(const struct prepare_state *st, const char *spec_name,
-                                const char *uid, const struct spec_names *metadata_specs,
-                                struct error *err)
+/* The record of a claim from its claim spec and the metadata specs on disk,
+ * checked by the rules of a checkpoint record. */
+static struct claim_record *record_from_spec(const struct prepare_state *st, const char *spec_name,
+                                             const char *uid,
+                                             const struct spec_names *metadata_specs,
+                                             struct error *err)
 {
     char path[PATH_MAX];
     json_error_t jerr;
-    json_t *rec = NULL;
     if (claim_join(st->cfg.cdi_root, spec_name, path, sizeof(path), err) < 0)
         return NULL;
-    json_t *spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_auto_t *spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (spec == NULL) {
         error_set(err, "not valid JSON: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
         return NULL;
     }
     const json_t *env = json_object_get(json_object_get(spec, "containerEdits"), "env");
     const char *kind = json_string_value(json_object_get(spec, "kind"));
-    const char *ns = env_value(env, "DRA_CLAIM_NAMESPACE");
-    const char *name = env_value(env, "DRA_CLAIM_NAME");
+    const struct claim_ref ref = {env_value(env, "DRA_CLAIM_NAMESPACE"),
+                                  env_value(env, "DRA_CLAIM_NAME"), uid};
     const char *spec_uid = env_value(env, "DRA_CLAIM_UID");
     const json_t *devices = json_object_get(spec, "devices");
     if (kind == NULL || strcmp(kind, st->claim_kind) != 0) {
         error_set(err, "kind is not %s", st->claim_kind);
-        goto out;
+        return NULL;
     }
-    if (ns == NULL || name == NULL || spec_uid == NULL || strcmp(spec_uid, uid) != 0 ||
-        k8s_check_claim_ref(ns, name, uid, err) < 0) {
+    if (ref.ns == NULL || ref.name == NULL || spec_uid == NULL || strcmp(spec_uid, uid) != 0 ||
+        k8s_check_claim_ref(ref.ns, ref.name, uid, err) < 0) {
         error_set(err, "DRA_CLAIM_NAMESPACE, DRA_CLAIM_NAME and DRA_CLAIM_UID do not name "
                        "the claim of this file");
-        goto out;
+        return NULL;
     }
-    if (json_array_size(devices) == 0) {
+    size_t n = json_array_size(devices);
+    if (n == 0) {
         error_set(err, "no devices");
-        goto out;
+        return NULL;
     }
-    rec = json_pack("{s:s, s:s, s:s, s:s, s:[], s:[s]}", "uid", uid, "namespace", ns, "name", name,
-                    "state", CHECKPOINT_COMPLETED, "devices", "cdiSpecs", spec_name);
-    if (rec == NULL) {
-        error_set(err, "out of memory");
-        goto out;
-    }
-    size_t i;
-    json_t *dev;
-    json_array_foreach(devices, i, dev)
-    {
-        json_t *d = answer_device(st, uid, dev, err);
-        if (d == NULL || json_array_append_new(json_object_get(rec, "devices"), d) < 0) {
+    cleanup_claim_record struct claim_record *rec = claim_record_new(&ref, CLAIM_PREPARE_COMPLETED);
+    claim_record_add_spec(rec, spec_name);
+    rec->devices.devices = xcalloc(n, sizeof(*rec->devices.devices));
+    for (size_t i = 0; i < n; i++) {
+        rec->devices.n_devices++;
+        if (answer_device(st, uid, json_array_get(devices, i), &rec->devices.devices[i], err) < 0) {
             error_prefix(err, "devices[%zu]", i);
-            goto fail;
+            return NULL;
         }
     }
     for (size_t k = 0; k < metadata_specs->n; k++) {
         char u[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
         const char *m = metadata_specs->names[k];
         if (claim_file_kind(st->cfg.driver_name, m, u, req) == CLAIM_FILE_METADATA_SPEC &&
-            !strcmp(u, uid) && st->metadata_kind[0] &&
-            add_metadata_spec(st, rec, uid, req, m, err) < 0)
-            goto fail;
+            !strcmp(u, uid) && st->metadata_kind[0])
+            add_metadata_spec(st, rec, req, m);
     }
     char dirname[K8S_DNS_LABEL_MAX + K8S_DNS_SUBDOMAIN_MAX + 2], dir[PATH_MAX];
     struct stat sb;
-    if (claim_metadata_dir_name(ns, name, dirname, sizeof(dirname), err) < 0 ||
+    if (claim_metadata_dir_name(ref.ns, ref.name, dirname, sizeof(dirname), err) < 0 ||
         claim_join(st->metadata_root, dirname, dir, sizeof(dir), err) < 0)
-        goto fail;
-    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-        json_object_set_new(rec, "metadataDir", json_string(dirname)) < 0) {
+        return NULL;
+    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+        claim_record_set_metadata_dir(rec, dirname);
+    /* The same check a record read from the checkpoint passed. */
+    json_auto_t *as_json = claim_record_to_json(rec);
+    if (as_json == NULL) {
         error_set(err, "out of memory");
-        goto fail;
+        return NULL;
     }
-    if (checkpoint_check_record(st->cfg.driver_name, uid, rec, err) < 0)
-        goto fail;
-    goto out;
-fail:
-    json_decref(rec);
-    rec = NULL;
-out:
-    json_decref(spec);
-    return rec;
+    if (checkpoint_check_record(st->cfg.driver_name, uid, as_json, err) < 0)
+        return NULL;
+    return steal_pointer(&rec);
 }
 
 static void free_names(struct spec_names *s)
@@ -228,16 +213,10 @@ static void free_names(struct spec_names *s)
     s->n = 0;
 }
 
-static int add_name(struct spec_names *s, const char *name)
+static void add_name(struct spec_names *s, const char *name)
 {
-    char **grown = realloc(s->names, (s->n + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return -1;
-    s->names = grown;
-    if ((s->names[s->n] = strdup(name)) == NULL)
-        return -1;
-    s->n++;
-    return 0;
+    s->names = xrealloc(s->names, (s->n + 1) * sizeof(*s->names));
+    s->names[s->n++] = xstrdup(name);
 }
 
 /* Lists the claim and metadata spec files of this driver in the CDI root. */
@@ -248,51 +227,41 @@ static int list_specs(const struct prepare_state *st, struct spec_names *claim_s
     if (d == NULL)
         return error_set_errno(err, errno, "reading CDI root %s", st->cfg.cdi_root);
     struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
         enum claim_file_kind k = claim_file_kind(st->cfg.driver_name, e->d_name, uid, req);
         if (k == CLAIM_FILE_CLAIM_SPEC)
-            rc = add_name(claim_specs, e->d_name);
+            add_name(claim_specs, e->d_name);
         else if (k == CLAIM_FILE_METADATA_SPEC)
-            rc = add_name(metadata_specs, e->d_name);
+            add_name(metadata_specs, e->d_name);
     }
     closedir(d);
-    return rc < 0 ? error_set(err, "out of memory") : 0;
+    return 0;
 }
 
-/* The claims the CDI specs on disk describe. */
-static json_t *rebuild(const struct prepare_state *st, struct error *err)
+/* The claims the CDI specs on disk describe, into claims (empty). */
+static int rebuild(const struct prepare_state *st, struct claim_records *claims, struct error *err)
 {
     struct spec_names claim_specs = {0}, metadata_specs = {0};
-    json_t *claims = json_object();
-    if (claims == NULL || list_specs(st, &claim_specs, &metadata_specs, err) < 0) {
-        if (claims == NULL)
-            error_set(err, "out of memory");
-        json_decref(claims);
-        claims = NULL;
-        goto out;
-    }
-    for (size_t i = 0; i < claim_specs.n; i++) {
+    int rc = list_specs(st, &claim_specs, &metadata_specs, err);
+    for (size_t i = 0; rc == 0 && i < claim_specs.n; i++) {
         char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
         struct error e;
         claim_file_kind(st->cfg.driver_name, claim_specs.names[i], uid, req);
-        json_t *rec = record_from_spec(st, claim_specs.names[i], uid, &metadata_specs, &e);
+        struct claim_record *rec =
+            record_from_spec(st, claim_specs.names[i], uid, &metadata_specs, &e);
         if (rec == NULL) {
             LOG_E("recovery: %s/%s is not a claim spec this driver wrote: %s; it will be removed",
                   st->cfg.cdi_root, claim_specs.names[i], e.msg);
             continue;
         }
-        LOG_I("recovery: claim %s/%s (uid %s) is prepared (from %s/%s)",
-              json_string_value(json_object_get(rec, "namespace")),
-              json_string_value(json_object_get(rec, "name")), uid, st->cfg.cdi_root,
-              claim_specs.names[i]);
-        json_object_set_new(claims, uid, rec);
+        LOG_I("recovery: claim %s/%s (uid %s) is prepared (from %s/%s)", rec->ns, rec->name, uid,
+              st->cfg.cdi_root, claim_specs.names[i]);
+        claim_records_put(claims, rec);
     }
-out:
     free_names(&claim_specs);
     free_names(&metadata_specs);
-    return claims;
+    return rc;
 }
 
 /* checkpoint.json -> checkpoint.json.corrupt-20251122T051300Z[-N]. */
@@ -341,14 +310,17 @@ static int move_checkpoint_aside(const struct prepare_state *st, char *moved, si
     return 0;
 }
 
-/* Loads the snapshot and replays the journal onto it.  0 with *claims, 1
- * when there is no checkpoint, -1 with *corrupt set when it is corrupt (err
- * names the file and the fault), -1 with *corrupt clear on an I/O error. */
-static int load_checkpoint(const struct prepare_state *st, json_t **claims, int *corrupt,
-                           struct error *err)
+/* Loads the snapshot and replays the journal onto it, then turns the JSON
+ * into claim records: the one place a checkpoint is read.  0 with claims
+ * filled, 1 when there is no checkpoint, -1 with *corrupt set when it is
+ * corrupt (err names the file and the fault), -1 with *corrupt clear on an
+ * I/O error. */
+static int load_checkpoint(const struct prepare_state *st, struct claim_records *records,
+                           int *corrupt, struct error *err)
 {
     const char *driver = st->cfg.driver_name;
-    int rc = checkpoint_load(st->checkpoint_path, driver, claims, corrupt, err);
+    json_auto_t *claims = NULL;
+    int rc = checkpoint_load(st->checkpoint_path, driver, &claims, corrupt, err);
     if (rc < 0)
         return -1;
     if (rc == 1) {
@@ -362,36 +334,36 @@ static int load_checkpoint(const struct prepare_state *st, json_t **claims, int 
                          st->journal_path, (long long)sb.st_size, st->checkpoint_path);
     }
     struct checkpoint_journal_replay r;
-    rc = checkpoint_journal_load(st->journal_path, driver, *claims, &r, corrupt, err);
-    if (rc < 0) {
-        json_decref(*claims);
-        *claims = NULL;
+    rc = checkpoint_journal_load(st->journal_path, driver, claims, &r, corrupt, err);
+    if (rc < 0)
         return -1;
-    }
     if (r.torn_line > 0)
         LOG_W("%s: line %zu is torn (%s): an append cut short by a crash, never answered; "
               "dropped it",
               st->journal_path, r.torn_line, r.torn_why);
     if (r.lines > 0)
         LOG_V(1, "%s: replayed %zu change(s)", st->journal_path, r.lines);
+    if (claim_records_from_json(claims, records, err) < 0) {
+        *corrupt = 1;
+        return error_prefix(err, "%s", st->checkpoint_path);
+    }
     return 0;
 }
 
 static int rollback_started(struct prepare_state *st, struct error *err)
 {
-    const char *uid;
-    json_t *rec, *tmp;
-    json_object_foreach_safe(st->claims, tmp, uid, rec)
-    {
-        if (strcmp(json_string_value(json_object_get(rec, "state")), CHECKPOINT_STARTED) != 0)
+    for (size_t i = 0; i < st->claims.n;) {
+        const struct claim_record *rec = st->claims.v[i];
+        if (rec->state != CLAIM_PREPARE_STARTED) {
+            i++;
             continue;
+        }
         LOG_W("claim %s/%s (uid %s): its prepare did not complete before the restart; "
               "rolling it back",
-              json_string_value(json_object_get(rec, "namespace")),
-              json_string_value(json_object_get(rec, "name")), uid);
+              rec->ns, rec->name, rec->uid);
         if (prepare_remove_record_files(st, rec, err) < 0)
-            return error_prefix(err, "rolling back claim %s", uid);
-        json_object_del(st->claims, uid);
+            return error_prefix(err, "rolling back claim %s", rec->uid);
+        claim_records_remove(&st->claims, rec->uid);
     }
     return 0;
 }
@@ -400,45 +372,28 @@ static int rollback_started(struct prepare_state *st, struct error *err)
  * rule answer_from_checkpoint applies to a repeated prepare). */
 static int drop_incomplete(struct prepare_state *st, struct error *err)
 {
-    const char *uid;
-    json_t *rec, *tmp;
-    json_object_foreach_safe(st->claims, tmp, uid, rec)
-    {
+    for (size_t i = 0; i < st->claims.n;) {
+        const struct claim_record *rec = st->claims.v[i];
         char missing[PATH_MAX];
-        if (!prepare_record_missing_file(st, rec, missing, sizeof(missing)))
+        if (!prepare_record_missing_file(st, rec, missing, sizeof(missing))) {
+            i++;
             continue;
+        }
         LOG_W("claim %s/%s (uid %s): %s is missing or empty (lost in a reboot or a crash); "
               "dropping the claim, its next prepare prepares it afresh",
-              json_string_value(json_object_get(rec, "namespace")),
-              json_string_value(json_object_get(rec, "name")), uid, missing);
+              rec->ns, rec->name, rec->uid, missing);
         if (prepare_remove_record_files(st, rec, err) < 0)
-            return error_prefix(err, "dropping claim %s", uid);
-        json_object_del(st->claims, uid);
+            return error_prefix(err, "dropping claim %s", rec->uid);
+        claim_records_remove(&st->claims, rec->uid);
     }
     return 0;
 }
 
-static bool owns_metadata_dir(const json_t *claims, const char *dirname)
+static bool owns_metadata_dir(const struct claim_records *claims, const char *dirname)
 {
-    const char *uid;
-    json_t *rec;
-    json_object_foreach((json_t *)claims, uid, rec)
-    {
-        const char *md = json_string_value(json_object_get(rec, "metadataDir"));
+    for (size_t i = 0; i < claims->n; i++) {
+        const char *md = claims->v[i]->metadata_dir;
         if (md && !strcmp(md, dirname))
-            return true;
-    }
-    return false;
-}
-
-/* Does the record (NULL: none) list the spec file name? */
-static bool lists_spec(const json_t *rec, const char *name)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(rec, "cdiSpecs"), i, v)
-    {
-        if (!strcmp(json_string_value(v), name))
             return true;
     }
     return false;
@@ -482,7 +437,7 @@ static int sweep_dir(const struct prepare_state *st, const char *dir, bool spec_
             rc = remove_file(dir, e->d_name, "left by an interrupted write", err);
         else if (spec_dir &&
                  claim_file_kind(st->cfg.driver_name, e->d_name, uid, req) != CLAIM_FILE_OTHER &&
-                 !lists_spec(json_object_get(st->claims, uid), e->d_name))
+                 !claim_record_lists_spec(claim_records_find(&st->claims, uid), e->d_name))
             rc = remove_file(dir, e->d_name, "no prepared claim owns it", err);
     }
     closedir(d);
@@ -559,7 +514,7 @@ static int sweep_metadata(const struct prepare_state *st, struct error *err)
             rc = rc < 0 ? -1 : 0;
             continue;
         }
-        if (owns_metadata_dir(st->claims, e->d_name)) {
+        if (owns_metadata_dir(&st->claims, e->d_name)) {
             rc = drop_links_below(fd, e->d_name, path, 2, err);
             continue;
         }
@@ -573,8 +528,7 @@ static int sweep_metadata(const struct prepare_state *st, struct error *err)
 int prepare_recover(struct prepare_state *st, struct error *err)
 {
     int corrupt = 0;
-    json_t *claims = NULL;
-    int rc = load_checkpoint(st, &claims, &corrupt, err);
+    int rc = load_checkpoint(st, &st->claims, &corrupt, err);
     if (rc < 0 && !corrupt)
         return -1;
     if (rc != 0) {
@@ -587,13 +541,13 @@ int prepare_recover(struct prepare_state *st, struct error *err)
                   "CDI specs in %s",
                   why, moved, st->cfg.cdi_root);
         }
-        if ((claims = rebuild(st, err)) == NULL)
+        claim_records_clear(&st->claims);
+        if (rebuild(st, &st->claims, err) < 0)
             return error_prefix(err, "rebuilding the prepared claims");
-        if (corrupt || json_object_size(claims) > 0)
+        if (corrupt || st->claims.n > 0)
             LOG_W("%s: %zu prepared claim(s) rebuilt from the CDI specs in %s", st->checkpoint_path,
-                  json_object_size(claims), st->cfg.cdi_root);
+                  st->claims.n, st->cfg.cdi_root);
     }
-    st->claims = claims;
     if (rollback_started(st, err) < 0 || drop_incomplete(st, err) < 0 ||
         sweep_dir(st, st->cfg.cdi_root, true, err) < 0 ||
         sweep_dir(st, st->cfg.plugin_dir, false, err) < 0 || sweep_metadata(st, err) < 0)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "cdi_spec.h"
+#include "claim_record.h"
 #include "driver/prepare/prepare.h"
 #include "k8s_names.h"
 
@@ -32,10 +33,12 @@ struct prepare_state {
     struct checkpoint_store *store;
     pthread_mutex_t lock; /* claims and busy */
     pthread_cond_t idle;  /* a uid left busy */
-    /* uid -> checkpoint record.  PrepareCompleted: in the checkpoint (its
-     * journal line is durable).  PrepareStarted: a prepare in flight, or one
-     * whose rollback could not remove its files; only in memory. */
-    json_t *claims;
+    /* The claims by uid.  PrepareCompleted: in the checkpoint (its journal
+     * line is durable).  PrepareStarted: a prepare in flight, or one whose
+     * rollback could not remove its files; only in memory.  A record is
+     * replaced or removed only by the thread that holds its uid (busy), so
+     * that thread may read it without the lock. */
+    struct claim_records claims;
     struct busy_uid *busy; /* uids being prepared or unprepared */
 };
 
@@ -49,33 +52,33 @@ struct plan_file {
 /* Everything one claim's prepare writes and answers, computed before
  * anything is written. */
 struct prepare_plan {
-    json_t *record; /* checkpoint record, state PrepareStarted */
+    struct claim_record *record; /* state PrepareStarted */
     struct plan_file *files;
     size_t n_files; /* in write order: metadata files, metadata specs, claim spec */
     struct prepared_claim answer;
 };
 
-int prepare_plan_build(const struct prepare_state *st, const char *ns, const char *name,
-                       const char *uid, const json_t *claim, struct prepare_plan *plan,
-                       struct error *err);
+int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *ref,
+                       const json_t *claim, struct prepare_plan *plan, struct error *err);
 void prepare_plan_free(struct prepare_plan *plan);
 
-/* Removes the files a checkpoint record lists (its CDI specs, its metadata
+/* Removes the files a claim record lists (its CDI specs, its metadata
  * directory). */
-int prepare_remove_record_files(const struct prepare_state *st, const json_t *rec,
+int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
                                 struct error *err);
 
 /* Is a file of the record missing (or empty)?  Returns true and names it in
  * path; false when its CDI specs and metadata files are all there.  One
  * stat per file. */
-bool prepare_record_missing_file(const struct prepare_state *st, const json_t *rec, char *path,
-                                 size_t size);
+bool prepare_record_missing_file(const struct prepare_state *st, const struct claim_record *rec,
+                                 char *path, size_t size);
 
 /* Startup, before the state is shared: loads the checkpoint (snapshot and
  * journal) or rebuilds the claims from the CDI specs, rolls back
  * PrepareStarted claims, drops claims with a missing file, and removes files
- * of this driver that no claim owns.  Fills st->claims; opening the store
- * afterwards writes it. */
+ * of this driver that no claim owns.  Fills st->claims (the checkpoint's
+ * JSON is converted to claim records here); opening the store afterwards
+ * writes it. */
 int prepare_recover(struct prepare_state *st, struct error *err);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xalloc.h"
+
 static json_t *string_array(char **v, size_t n)
 {
     json_t *a = json_array();
@@ -46,8 +48,8 @@ static int copy_string(const json_t *obj, const char *key, bool optional, size_t
         return 0;
     if (!json_is_string(v))
         return error_set(err, "devices[%zu].%s: not a string", i, key);
-    *out = strdup(json_string_value(v));
-    return *out ? 0 : error_set(err, "devices[%zu].%s: out of memory", i, key);
+    *out = xstrdup(json_string_value(v));
+    return 0;
 }
 
 static int copy_strings(const json_t *obj, const char *key, size_t i, char ***out, size_t *n,
@@ -57,15 +59,12 @@ static int copy_strings(const json_t *obj, const char *key, size_t i, char ***ou
     if (!json_is_array(v))
         return error_set(err, "devices[%zu].%s: not a list", i, key);
     size_t count = json_array_size(v);
-    *out = calloc(count ? count : 1, sizeof(**out));
-    if (*out == NULL)
-        return error_set(err, "devices[%zu].%s: out of memory", i, key);
+    *out = xcalloc(count ? count : 1, sizeof(**out));
     for (size_t k = 0; k < count; k++) {
         const char *s = json_string_value(json_array_get(v, k));
         if (s == NULL)
             return error_set(err, "devices[%zu].%s[%zu]: not a string", i, key, k);
-        if (((*out)[k] = strdup(s)) == NULL)
-            return error_set(err, "devices[%zu].%s: out of memory", i, key);
+        (*out)[k] = xstrdup(s);
         (*n)++;
     }
     return 0;
@@ -77,9 +76,7 @@ int prepared_claim_from_json(const json_t *devices, struct prepared_claim *out, 
     if (!json_is_array(devices))
         return error_set(err, "devices: not a list");
     size_t n = json_array_size(devices);
-    out->devices = calloc(n ? n : 1, sizeof(*out->devices));
-    if (out->devices == NULL)
-        return error_set(err, "devices: out of memory");
+    out->devices = xcalloc(n ? n : 1, sizeof(*out->devices));
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(devices, i);
         struct prepared_device *d = &out->devices[i];
@@ -99,6 +96,38 @@ int prepared_claim_from_json(const json_t *devices, struct prepared_claim *out, 
 fail:
     prepared_claim_free(out);
     return -1;
+}
+
+static char **copy_strv(char *const *v, size_t n)
+{
+    char **out = xcalloc(n ? n : 1, sizeof(*out));
+    for (size_t i = 0; i < n; i++)
+        out[i] = xstrdup(v[i]);
+    return out;
+}
+
+void prepared_claim_copy(const struct prepared_claim *from, struct prepared_claim *to)
+{
+    to->n_devices = from->n_devices;
+    to->devices = xcalloc(from->n_devices ? from->n_devices : 1, sizeof(*to->devices));
+    for (size_t i = 0; i < from->n_devices; i++) {
+        const struct prepared_device *s = &from->devices[i];
+        struct prepared_device *d = &to->devices[i];
+        d->request_names = copy_strv(s->request_names, s->n_request_names);
+        d->n_request_names = s->n_request_names;
+        d->cdi_device_ids = copy_strv(s->cdi_device_ids, s->n_cdi_device_ids);
+        d->n_cdi_device_ids = s->n_cdi_device_ids;
+        d->pool_name = xstrdup(s->pool_name);
+        d->device_name = xstrdup(s->device_name);
+        d->share_id = s->share_id ? xstrdup(s->share_id) : NULL;
+    }
+}
+
+void prepared_device_add_cdi_id(struct prepared_device *d, const char *id)
+{
+    d->cdi_device_ids =
+        xrealloc(d->cdi_device_ids, (d->n_cdi_device_ids + 1) * sizeof(*d->cdi_device_ids));
+    d->cdi_device_ids[d->n_cdi_device_ids++] = xstrdup(id);
 }
 
 static void free_strings(char **v, size_t n)

@@ -16,17 +16,6 @@ static bool is_alpha(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* The rule itself lives in common/dns_names.c. */
-bool api_dns_label_valid(const char *s)
-{
-    return dns_label_valid(s);
-}
-
-bool api_dns_subdomain_valid(const char *s)
-{
-    return dns_subdomain_valid(s);
-}
-
 bool api_c_identifier_valid(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
@@ -172,7 +161,7 @@ int api_device_validate(const json_t *device, struct error *err)
     const char *name = json_string_value(json_object_get(device, "name"));
     if (name == NULL)
         return error_set(err, "device without a name");
-    if (!api_dns_label_valid(name))
+    if (!dns_label_valid(name))
         return error_set(err, "device name \"%s\" is not a DNS label", name);
     const json_t *attrs = json_object_get(device, "attributes");
     const json_t *caps = json_object_get(device, "capacity");

@@ -2,8 +2,8 @@
 /* The Kubernetes API's rules for the names and values this driver publishes
  * in ResourceSlices (resource.k8s.io/v1), as validation does on the server:
  *
- *   DNS label       [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 (device names)
- *   DNS subdomain   DNS labels joined by ".", at most 253 (driver, node)
+ *   DNS label       device names, and DNS subdomain (driver, node): the one
+ *                   check of common/dns_names.h
  *   C identifier    [A-Za-z_][A-Za-z0-9_]*, at most 32 (attribute names)
  *   qualified name  C identifier, or DNS subdomain (at most 63) "/" C identifier
  *   semver          semantic version 2.0.0, no leading zeros in numbers
@@ -20,15 +20,11 @@
 
 #include "error.h"
 
-#define API_DNS_LABEL_MAX        63
-#define API_DNS_SUBDOMAIN_MAX    253
 #define API_C_IDENTIFIER_MAX     32
 #define API_QUALIFIED_PREFIX_MAX 63
 #define API_ATTR_STRING_MAX      64
 #define API_DEVICE_ATTRS_MAX     32 /* attributes + capacity */
 
-bool api_dns_label_valid(const char *s);
-bool api_dns_subdomain_valid(const char *s);
 bool api_c_identifier_valid(const char *s);
 bool api_qualified_name_valid(const char *s);
 bool api_semver_valid(const char *s);

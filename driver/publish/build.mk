@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # driver/publish/: ResourceSlice building, the pool sync plan and the slice
 # publisher threads.  Built as $(PUBLISH_LIB).  It uses device_attributes_json
-# from driver/prepare/ (one definition of the attributes for slices and device
+# from driver/device/ (one definition of the attributes for slices and device
 # metadata), so programs that use it link:
-#   $(PUBLISH_LIB) $(HEALTH_LIB) $(OBJ)/driver/prepare/device_attributes.o (or the
-#   prepare library) $(KUBE_LIB) $(COMMON_LIB) $(HEALTH_LDLIBS) $(KUBE_LDLIBS)
+#   $(PUBLISH_LIB) $(HEALTH_LIB) $(DEVICE_LIB) $(KUBE_LIB) $(COMMON_LIB)
+#   $(HEALTH_LDLIBS) $(KUBE_LDLIBS)
 PUBLISH_SRCS   := $(wildcard driver/publish/*.c)
 PUBLISH_OBJS   := $(PUBLISH_SRCS:%.c=$(OBJ)/%.o)
 PUBLISH_LIB    := $(BUILD)/lib/libpublish.a
-PUBLISH_ATTRS  := $(OBJ)/driver/prepare/device_attributes.o \
-                  $(OBJ)/driver/bind/binding_conditions.o
+# What slices take from bind/ (binding conditions) and device/ (attributes).
+PUBLISH_ATTRS  := $(OBJ)/driver/bind/binding_conditions.o $(DEVICE_LIB)
 # driver/build.mk includes health/ after publish/: name its library directly.
 PUBLISH_HEALTH := $(BUILD)/lib/libhealth.a
 PUBLISH_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)

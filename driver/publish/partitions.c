@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "dns_names.h"
 #include "quantity.h"
 
 #define MEMORY_SLICES 8
@@ -86,7 +87,7 @@ size_t partitions_counter_slices(const struct partition_plan *p)
 void partitions_set_name(const struct fakehw_device *gpu, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "%s" PARTITIONS_COUNTER_SET_SUFFIX, gpu->name);
-    if (n < 0 || (size_t)n >= size || !api_dns_label_valid(buf))
+    if (n < 0 || (size_t)n >= size || !dns_label_valid(buf))
         snprintf(buf, size, "gpu-%ld" PARTITIONS_COUNTER_SET_SUFFIX, gpu->index);
 }
 

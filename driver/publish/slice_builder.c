@@ -7,9 +7,10 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "dns_names.h"
 #include "driver/bind/binding_conditions.h"
 #include "shares.h"
-#include "driver/prepare/device_attributes.h"
+#include "driver/device/device_attributes.h"
 #include "quantity.h"
 
 int slice_index_digits(size_t n_slices)
@@ -128,10 +129,10 @@ static json_t *slice_json(const struct slice_build_input *in, size_t index, size
 
 static int check_input(const struct slice_build_input *in, struct error *err)
 {
-    if (!api_dns_subdomain_valid(in->driver) || strlen(in->driver) > 63)
+    if (!dns_subdomain_valid(in->driver) || strlen(in->driver) > 63)
         return error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
                          in->driver ? in->driver : "");
-    if (!api_dns_subdomain_valid(in->node))
+    if (!dns_subdomain_valid(in->node))
         return error_set(err, "node name \"%s\" is not a DNS subdomain", in->node ? in->node : "");
     if (in->node_uid == NULL || in->node_uid[0] == '\0')
         return error_set(err, "node %s: no uid for the owner reference", in->node);

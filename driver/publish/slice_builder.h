@@ -6,7 +6,7 @@
  * One pool per node: pool name = node name, spec.nodeName = node name, owner
  * reference to the Node (apiVersion v1, kind Node, its uid, controller true).
  * One device per GPU, named like its fakehw directory (gpu-0), with the
- * attributes of device_attributes_json (driver/prepare/device_attributes.h,
+ * attributes of device_attributes_json (driver/device/device_attributes.h,
  * shared with the device metadata files) and capacity "memory" as a
  * Kubernetes quantity.  An unhealthy device carries the taint of
  * device_health_taint_json, or is left out when remove_unhealthy is set.

@@ -9,12 +9,12 @@
 #include <time.h>
 
 #include "api_names.h"
-#include "driver/health/retry.h"
+#include "dns_names.h"
+#include "retry.h"
 #include "log.h"
 #include "slice_builder.h"
 #include "slice_sync.h"
 
-#define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
 /* Re-plans at once after a conflict this many times, then backs off. */
 #define QUICK_REPLANS 5
 /* A watch event is acted on after this delay, so a burst (a wiped pool, our
@@ -33,7 +33,7 @@
 struct slice_publisher {
     struct kube_client *kc;
     char *driver, *node;
-    char *list_path;  /* SLICES_PATH?fieldSelector=... */
+    char *list_path;  /* KUBE_PATH_RESOURCESLICES?fieldSelector=... */
     char *watch_path; /* list_path&limit=1: the watch's LIST only wants the resourceVersion */
     enum taint_effect effect;
     enum unhealthy_policy policy;
@@ -186,7 +186,7 @@ static int list_slices(struct slice_publisher *p, const char *path, json_t **ite
                        size_t rv_size, struct error *err)
 {
     json_t *answer = NULL;
-    if (kube_request(p->kc, "GET", path, NULL, NULL, NULL, &answer, err) < 0) {
+    if (kube_request(p->kc, KUBE_GET, path, NULL, NULL, NULL, &answer, err) < 0) {
         json_decref(answer); /* the Status of a failed answer */
         return -1;
     }
@@ -336,28 +336,48 @@ static void log_rejected(struct slice_publisher *p, const json_t *rejected)
 
 enum step { STEP_OK, STEP_REPLAN, STEP_FAIL };
 
+/* The request that carries out one step of the plan. */
+static enum kube_method op_method(enum slice_sync_op op)
+{
+    switch (op) {
+    case SLICE_SYNC_CREATE:
+        return KUBE_POST;
+    case SLICE_SYNC_UPDATE:
+        return KUBE_PUT;
+    case SLICE_SYNC_DELETE:
+        break;
+    }
+    return KUBE_DELETE;
+}
+
 /* One API call of the plan. */
-static enum step apply_one(struct slice_publisher *p, const char *method, const json_t *obj,
+static enum step apply_one(struct slice_publisher *p, enum slice_sync_op op, const json_t *obj,
                            bool ignore_taints, struct error *err)
 {
-    char path[512];
+    char path[KUBE_PATH_MAX];
+    const enum kube_method m = op_method(op);
+    const char *method = kube_method_name(m);    /* for the log */
+    const bool writes = op != SLICE_SYNC_DELETE; /* the object is the body, the answer stored */
     const char *name = str_at(obj, "metadata", "name");
     long status = 0;
     json_t *answer = NULL, *body = NULL;
-    if (strcmp(method, "POST") == 0) {
-        snprintf(path, sizeof(path), "%s", SLICES_PATH);
+    if (op != SLICE_SYNC_CREATE &&
+        kube_path_resourceslice(path, sizeof(path), name ? name : "") < 0) {
+        error_set(err, "%s slice %.64s...: the name is too long for a path", method, name);
+        return STEP_FAIL;
+    }
+    if (op == SLICE_SYNC_CREATE) {
+        snprintf(path, sizeof(path), "%s", KUBE_PATH_RESOURCESLICES);
         body = json_incref((json_t *)obj);
-    } else if (strcmp(method, "PUT") == 0) {
-        snprintf(path, sizeof(path), "%s/%s", SLICES_PATH, name ? name : "");
+    } else if (op == SLICE_SYNC_UPDATE) {
         body = json_incref((json_t *)obj);
     } else {
-        snprintf(path, sizeof(path), "%s/%s", SLICES_PATH, name ? name : "");
         const char *uid = str_at(obj, "metadata", "uid");
         const char *rv = str_at(obj, "metadata", "resourceVersion");
         body = json_pack("{s:s, s:s, s:{s:s?, s:s?}}", "apiVersion", "v1", "kind", "DeleteOptions",
                          "preconditions", "uid", uid, "resourceVersion", rv);
     }
-    int rc = kube_request(p->kc, method, path, body, NULL, &status, &answer, err);
+    int rc = kube_request(p->kc, m, path, body, NULL, &status, &answer, err);
     json_decref(body);
     enum step out = STEP_OK;
     if (rc < 0) {
@@ -367,11 +387,11 @@ static enum step apply_one(struct slice_publisher *p, const char *method, const 
             pthread_mutex_unlock(&p->lock);
             LOG_V(2, "slice publisher: %s %s: conflict, re-reading", method, path);
             out = STEP_REPLAN;
-        } else if (status == 404 && strcmp(method, "DELETE") == 0) {
+        } else if (status == 404 && op == SLICE_SYNC_DELETE) {
             out = STEP_OK; /* already gone */
         } else if (status == 404) {
             out = STEP_REPLAN; /* deleted under our feet */
-        } else if ((status == 422 || status == 400) && method[0] == 'P' && uses_counters(obj)) {
+        } else if ((status == 422 || status == 400) && writes && uses_counters(obj)) {
             LOG_W("slice publisher: %s %s: %ld: %s", method, path, status, err->msg);
             partitions_refused(p, "refused");
             out = STEP_REPLAN;
@@ -382,20 +402,20 @@ static enum step apply_one(struct slice_publisher *p, const char *method, const 
         return out;
     }
     pthread_mutex_lock(&p->lock);
-    if (method[0] == 'P' && method[1] == 'O')
+    if (op == SLICE_SYNC_CREATE)
         p->st.creates++;
-    else if (method[0] == 'P')
+    else if (op == SLICE_SYNC_UPDATE)
         p->st.updates++;
     else
         p->st.deletes++;
     pthread_mutex_unlock(&p->lock);
     LOG_V(3, "slice publisher: %s %s: %ld", method, name ? name : path, status);
-    if (method[0] == 'P')
+    if (writes)
         remember_echo(p, false, str_at(answer, "metadata", "name"),
                       str_at(answer, "metadata", "resourceVersion"));
     else
         remember_echo(p, true, name, NULL);
-    if (method[0] == 'P' && json_is_object(answer) && check_stored(p, obj, answer, ignore_taints))
+    if (writes && json_is_object(answer) && check_stored(p, obj, answer, ignore_taints))
         out = STEP_REPLAN;
     json_decref(answer);
     return out;
@@ -426,10 +446,7 @@ static int write_slice(void *ctx, enum slice_sync_op op, size_t index, const jso
 {
     (void)index;
     struct sync_call *c = ctx;
-    const char *method = op == SLICE_SYNC_UPDATE   ? "PUT"
-                         : op == SLICE_SYNC_CREATE ? "POST"
-                                                   : "DELETE";
-    enum step s = apply_one(c->p, method, obj, c->ignore_taints, err);
+    enum step s = apply_one(c->p, op, obj, c->ignore_taints, err);
     return s == STEP_OK ? 0 : s == STEP_REPLAN ? 1 : -1;
 }
 
@@ -521,10 +538,11 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
 
 static int fetch_node_uid(struct slice_publisher *p, struct error *err)
 {
-    char path[320];
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", p->node);
+    char path[KUBE_PATH_MAX];
+    if (kube_path_node(path, sizeof(path), p->node) < 0)
+        return error_set(err, "node %.64s...: the name is too long for a path", p->node);
     json_t *node = NULL;
-    if (kube_request(p->kc, "GET", path, NULL, NULL, NULL, &node, err) < 0) {
+    if (kube_request(p->kc, KUBE_GET, path, NULL, NULL, NULL, &node, err) < 0) {
         json_decref(node);
         return -1;
     }
@@ -735,12 +753,12 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
                                               const struct slice_publisher_options *opts,
                                               struct error *err)
 {
-    if (!api_dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63) {
+    if (!dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63) {
         error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
                   opts->driver_name ? opts->driver_name : "");
         return NULL;
     }
-    if (!api_dns_subdomain_valid(opts->node_name)) {
+    if (!dns_subdomain_valid(opts->node_name)) {
         error_set(err, "node name \"%s\" is not a DNS subdomain",
                   opts->node_name ? opts->node_name : "");
         return NULL;
@@ -769,7 +787,8 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     char selector[400];
     snprintf(selector, sizeof(selector), "spec.nodeName=%s,spec.driver=%s", p->node, p->driver);
     char *escaped = kube_query_escape(selector);
-    if (escaped != NULL && asprintf(&p->list_path, "%s?fieldSelector=%s", SLICES_PATH, escaped) < 0)
+    if (escaped != NULL &&
+        asprintf(&p->list_path, "%s?fieldSelector=%s", KUBE_PATH_RESOURCESLICES, escaped) < 0)
         p->list_path = NULL;
     free(escaped);
     if (p->list_path != NULL && asprintf(&p->watch_path, "%s&limit=1", p->list_path) < 0)
@@ -867,11 +886,13 @@ static int delete_all(struct slice_publisher *p, struct error *err)
                 if (!drv || !node || !name || strcmp(drv, p->driver) != 0 ||
                     strcmp(node, p->node) != 0)
                     continue;
-                char path[512];
-                snprintf(path, sizeof(path), "%s/%s", SLICES_PATH, name);
+                char path[KUBE_PATH_MAX];
                 long status = 0;
-                if (kube_request(p->kc, "DELETE", path, NULL, NULL, &status, NULL, err) < 0 &&
-                    status != 404)
+                if (kube_path_resourceslice(path, sizeof(path), name) < 0)
+                    failed++;
+                else if (kube_request(p->kc, KUBE_DELETE, path, NULL, NULL, &status, NULL, err) <
+                             0 &&
+                         status != 404)
                     failed++;
                 else
                     deleted++;

@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #include "driver/health/device_health.h"
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
 #include "fakehw_tree.h"

@@ -41,27 +41,27 @@ static void make_device(const char *root, int i)
     snprintf(dir, sizeof(dir), "%s/" FAKEHW_DIR_DEVICES "/gpu-%d", root, i);
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(v, sizeof(v), "gpu-%d", i);
-    put_file(dir, FAKEHW_ATTR_NAME, v);
+    put_file(dir, FAKEHW_ATTR(NAME), v);
     snprintf(v, sizeof(v), "%d", i);
-    put_file(dir, FAKEHW_ATTR_INDEX, v);
-    put_file(dir, FAKEHW_ATTR_MINOR, v);
+    put_file(dir, FAKEHW_ATTR(INDEX), v);
+    put_file(dir, FAKEHW_ATTR(MINOR), v);
     snprintf(v, sizeof(v), "GPU-%08x-1111-2222-3333-444444444444", i);
-    put_file(dir, FAKEHW_ATTR_UUID, v);
-    put_file(dir, FAKEHW_ATTR_PRODUCT_NAME, "NVIDIA H100 80GB HBM3");
-    put_file(dir, FAKEHW_ATTR_ARCHITECTURE, "Hopper");
-    put_file(dir, FAKEHW_ATTR_BRAND, "NVIDIA");
-    put_file(dir, FAKEHW_ATTR_MEMORY, "85520809984");
-    put_file(dir, FAKEHW_ATTR_COMPUTE_CAPABILITY, "9.0");
-    put_file(dir, FAKEHW_ATTR_DRIVER_VERSION, "580.95.05");
-    put_file(dir, FAKEHW_ATTR_CUDA_DRIVER_VER, "13.0");
+    put_file(dir, FAKEHW_ATTR(UUID), v);
+    put_file(dir, FAKEHW_ATTR(PRODUCT_NAME), "NVIDIA H100 80GB HBM3");
+    put_file(dir, FAKEHW_ATTR(ARCHITECTURE), "Hopper");
+    put_file(dir, FAKEHW_ATTR(BRAND), "NVIDIA");
+    put_file(dir, FAKEHW_ATTR(MEMORY), "85520809984");
+    put_file(dir, FAKEHW_ATTR(COMPUTE_CAPABILITY), "9.0");
+    put_file(dir, FAKEHW_ATTR(DRIVER_VERSION), "580.95.05");
+    put_file(dir, FAKEHW_ATTR(CUDA_DRIVER_VER), "13.0");
     snprintf(v, sizeof(v), "0000:%02x:00.0", 0x18 + i);
-    put_file(dir, FAKEHW_ATTR_PCI_BUS_ID, v);
-    put_file(dir, FAKEHW_ATTR_PCIE_ROOT, "pci0000:17");
-    put_file(dir, FAKEHW_ATTR_NUMA_NODE, "0");
-    put_file(dir, FAKEHW_ATTR_DEVICE_PATH, "");
-    put_file(dir, FAKEHW_ATTR_HEALTH, FAKEHW_HEALTHY);
-    put_file(dir, FAKEHW_ATTR_HEALTH_REASON, "");
-    put_file(dir, FAKEHW_ATTR_HEALTH_SINCE, "1732252380");
+    put_file(dir, FAKEHW_ATTR(PCI_BUS_ID), v);
+    put_file(dir, FAKEHW_ATTR(PCIE_ROOT), "pci0000:17");
+    put_file(dir, FAKEHW_ATTR(NUMA_NODE), "0");
+    put_file(dir, FAKEHW_ATTR(DEVICE_PATH), "");
+    put_file(dir, FAKEHW_ATTR(HEALTH), FAKEHW_HEALTHY);
+    put_file(dir, FAKEHW_ATTR(HEALTH_REASON), "");
+    put_file(dir, FAKEHW_ATTR(HEALTH_SINCE), "1732252380");
 }
 
 /* A listener that keeps every snapshot it is lent (a reference each). */
@@ -155,7 +155,7 @@ static void test_shared_immutable_snapshots(void **state)
     struct inventory_listener listeners[] = {{keep, &k}, {peek, &pk}};
     struct inventory_options opts = {.root = root, .retry_ms = 50};
     struct error err;
-    struct inventory *inv = inventory_start(&opts, listeners, 2, &err);
+    struct tree_inventory *inv = inventory_start(&opts, listeners, 2, &err);
     if (inv == NULL)
         fail_msg("inventory_start: %s", err.msg);
 
@@ -183,8 +183,8 @@ static void test_shared_immutable_snapshots(void **state)
      * holders keep it (the inventory let go). */
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s/gpu-1", devices);
-    put_file(dir, FAKEHW_ATTR_HEALTH_REASON, "XID 79");
-    put_file(dir, FAKEHW_ATTR_HEALTH, FAKEHW_UNHEALTHY);
+    put_file(dir, FAKEHW_ATTR(HEALTH_REASON), "XID 79");
+    put_file(dir, FAKEHW_ATTR(HEALTH), FAKEHW_UNHEALTHY);
     struct device_snapshot *s1 = wait_for(&k, 1, gpu1_unhealthy);
     assert_true(s1 != s0);
     assert_true(s0->devs[1].healthy);
@@ -251,7 +251,7 @@ static void test_tree_missing_at_start(void **state)
     struct inventory_listener l = {keep, &k};
     struct inventory_options opts = {.root = root, .retry_ms = 50};
     struct error err;
-    struct inventory *inv = inventory_start(&opts, &l, 1, &err);
+    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
     assert_non_null(inv);
     pthread_mutex_lock(&k.lock);
     assert_int_equal(k.n, 1);

@@ -208,7 +208,8 @@ static void make_device(struct gpu_device *d, long index, const char *name,
     d->attach = *attach;
 }
 
-static void read_file(struct inventory *inv, const char *dev, const char *file, const char *want)
+static void read_file(struct live_inventory *inv, const char *dev, const char *file,
+                      const char *want)
 {
     char buf[INVENTORY_FILE_MAX];
     size_t len;
@@ -227,7 +228,7 @@ static void count_wake(void *ctx)
     wakes++;
 }
 
-static void write_attach(struct inventory *inv, const char *dev, const char *text, int want_rc)
+static void write_attach(struct live_inventory *inv, const char *dev, const char *text, int want_rc)
 {
     struct error err;
     assert_int_equal(inventory_write_attach(inv, dev, text, strlen(text), &err), want_rc);
@@ -241,14 +242,14 @@ static void test_inventory_attach_file_and_tick(void **state)
     struct gpu_attach hour = {.attachable = true, .delay_ms = 3600 * 1000};
     make_device(&devs[1], 1, "gpu-1", &hour);
     struct error err;
-    struct inventory *inv = inventory_new("node-a", "", devs, 2, &err);
+    struct live_inventory *inv = inventory_new("node-a", "", devs, 2, &err);
     assert_non_null(inv);
     inventory_set_attach_waker(inv, count_wake, NULL);
-    assert_true(inventory_attribute_writable(FAKEHW_ATTR_ATTACH));
-    assert_false(inventory_attribute_writable(FAKEHW_ATTR_ATTACH_FAILURE));
-    read_file(inv, "gpu-0", FAKEHW_ATTR_ATTACH, "none\n");
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH, "detached\n");
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_FAILURE, "never\n");
+    assert_true(inventory_attribute_writable(FAKEHW_ATTR(ATTACH)));
+    assert_false(inventory_attribute_writable(FAKEHW_ATTR(ATTACH_FAILURE)));
+    read_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH), "none\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "detached\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_FAILURE), "never\n");
 
     write_attach(inv, "gpu-0", "attach", -1);
     write_attach(inv, "gpu-9", "attach", -1);
@@ -259,23 +260,23 @@ static void test_inventory_attach_file_and_tick(void **state)
     write_attach(inv, "gpu-1", "attach\n", 0);
     assert_int_equal(wakes, 1);
     assert_int_equal(inventory_generation(inv), 2);
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH, "attaching\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "attaching\n");
     int64_t now = attach_now_ms();
     int64_t due = inventory_attach_tick(inv, now);
     assert_true(due > now + 3500 * 1000 && due <= now + 3600 * 1000);
     assert_int_equal(inventory_generation(inv), 2); /* nothing ended */
     assert_int_equal(inventory_attach_tick(inv, due), -1);
     assert_int_equal(inventory_generation(inv), 3);
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH, "attached\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "attached\n");
 
     write_attach(inv, "gpu-1", "fail always", 0);
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_FAILURE, "always\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_FAILURE), "always\n");
     assert_int_equal(inventory_generation(inv), 4);
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_DELAY_MS, "3600000\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_DELAY_MS), "3600000\n");
     write_attach(inv, "gpu-1", "delay 2s", 0);
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH_DELAY_MS, "2000\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_DELAY_MS), "2000\n");
     assert_int_equal(inventory_generation(inv), 5);
-    read_file(inv, "gpu-0", FAKEHW_ATTR_ATTACH_DELAY_MS, "0\n");
+    read_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH_DELAY_MS), "0\n");
 
     /* The snapshot carries both files, in tree order after healthSince. */
     char *text;
@@ -299,7 +300,7 @@ static void test_reload_keeps_attach_of_unchanged_devices(void **state)
     make_device(&devs[0], 0, "gpu-0", &quick);
     make_device(&devs[1], 1, "gpu-1", &quick);
     struct error err;
-    struct inventory *inv = inventory_new("node-a", "", devs, 2, &err);
+    struct live_inventory *inv = inventory_new("node-a", "", devs, 2, &err);
     assert_non_null(inv);
     write_attach(inv, "gpu-0", "attach", 0);
     write_attach(inv, "gpu-1", "attach", 0);
@@ -307,8 +308,8 @@ static void test_reload_keeps_attach_of_unchanged_devices(void **state)
     bool changed;
     assert_int_equal(inventory_replace(inv, devs, 2, &changed, &err), 0);
     assert_true(changed);
-    read_file(inv, "gpu-0", FAKEHW_ATTR_ATTACH, "attached\n");
-    read_file(inv, "gpu-1", FAKEHW_ATTR_ATTACH, "detached\n");
+    read_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH), "attached\n");
+    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "detached\n");
     inventory_free(inv);
 }
 

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "config_spec.h"
+#include "dns_names.h"
 #include "uuid.h"
 
 #ifndef FAKEHW_TEST_CONFIGS
@@ -253,13 +254,13 @@ static void test_4096_unique(void **state)
 static void test_value_checks(void **state)
 {
     (void)state;
-    assert_true(config_valid_dns_label("gpu-0"));
-    assert_false(config_valid_dns_label("-gpu"));
-    assert_false(config_valid_dns_label("gpu-"));
-    assert_false(config_valid_dns_label("Gpu"));
-    assert_false(config_valid_dns_label(""));
+    assert_true(dns_label_valid("gpu-0"));
+    assert_false(dns_label_valid("-gpu"));
+    assert_false(dns_label_valid("gpu-"));
+    assert_false(dns_label_valid("Gpu"));
+    assert_false(dns_label_valid(""));
     assert_false(
-        config_valid_dns_label("a234567890123456789012345678901234567890123456789012345678901234"));
+        dns_label_valid("a234567890123456789012345678901234567890123456789012345678901234"));
     assert_true(config_valid_pci_bus_id("0000:08:00.0"));
     assert_true(config_valid_pci_bus_id("0001:ff:1f.7"));
     assert_false(config_valid_pci_bus_id("0000:08:20.0")); /* device is 5 bits */

@@ -68,7 +68,7 @@ static void test_plan(void **state)
     free(ev);
 }
 
-static struct inventory *two_gpus(void)
+static struct live_inventory *two_gpus(void)
 {
     struct gpu_device d[2];
     memset(d, 0, sizeof(d));
@@ -78,12 +78,12 @@ static struct inventory *two_gpus(void)
         d[i].healthy = true;
     }
     struct error err;
-    struct inventory *inv = inventory_new("n", "", d, 2, &err);
+    struct live_inventory *inv = inventory_new("n", "", d, 2, &err);
     assert_non_null(inv);
     return inv;
 }
 
-static void read_health(struct inventory *inv, const char *dev, char *buf, size_t size)
+static void read_health(struct live_inventory *inv, const char *dev, char *buf, size_t size)
 {
     size_t len;
     int64_t mtime;
@@ -95,7 +95,7 @@ static void read_health(struct inventory *inv, const char *dev, char *buf, size_
 
 /* Records each state gpu-0 goes through, with the time since start. */
 struct recorder {
-    struct inventory *inv;
+    struct live_inventory *inv;
     struct timespec start;
     int nstates;
     char states[8][16];
@@ -155,7 +155,7 @@ static void test_scheduler_flips_and_returns(void **state)
 static void test_scheduler_all_and_unknown(void **state)
 {
     (void)state;
-    struct inventory *inv = two_gpus();
+    struct live_inventory *inv = two_gpus();
     int saved = log_verbosity;
     struct flip flips[] = {
         make_flip("all", 0, false, 0, "maintenance"),
@@ -177,7 +177,7 @@ static void test_scheduler_all_and_unknown(void **state)
 static void test_scheduler_replace_and_stop(void **state)
 {
     (void)state;
-    struct inventory *inv = two_gpus();
+    struct live_inventory *inv = two_gpus();
     struct flip later[] = {make_flip("gpu-1", 3600000, false, 0, "an hour away")};
     struct error err;
     struct flip_scheduler *s = flip_scheduler_start(inv, later, 1, &err);

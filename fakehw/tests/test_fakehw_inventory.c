@@ -39,7 +39,7 @@ static void make_device(struct gpu_device *d, long index, const char *name)
 
 struct fixture {
     struct gpu_device devs[3];
-    struct inventory *inv;
+    struct live_inventory *inv;
     _Atomic uint64_t last_notified;
     atomic_int notifications; /* listeners run on the writers' threads */
 };
@@ -78,7 +78,8 @@ static int teardown(void **state)
     return 0;
 }
 
-static void expect_file(struct inventory *inv, const char *dev, const char *file, const char *want)
+static void expect_file(struct live_inventory *inv, const char *dev, const char *file,
+                        const char *want)
 {
     char buf[INVENTORY_FILE_MAX];
     size_t len;
@@ -149,7 +150,7 @@ static void test_no_dev_dir(void **state)
     struct gpu_device d;
     make_device(&d, 0, "gpu-0");
     struct error err;
-    struct inventory *inv = inventory_new("n", "", &d, 1, &err);
+    struct live_inventory *inv = inventory_new("n", "", &d, 1, &err);
     assert_non_null(inv);
     expect_file(inv, "gpu-0", "devicePath", "\n");
     inventory_free(inv);
@@ -335,7 +336,7 @@ static void test_replace(void **state)
 }
 
 struct flipper {
-    struct inventory *inv;
+    struct live_inventory *inv;
     const char *device;
 };
 
@@ -369,7 +370,7 @@ static void test_concurrent(void **state)
 }
 
 /* Appends to out what snapshot must say for one file: "key <content>". */
-static void append_expected(char *out, size_t size, struct inventory *inv, const char *dev,
+static void append_expected(char *out, size_t size, struct live_inventory *inv, const char *dev,
                             const char *file)
 {
     char buf[INVENTORY_FILE_MAX];
@@ -382,7 +383,7 @@ static void append_expected(char *out, size_t size, struct inventory *inv, const
     snprintf(out + used, size - used, "%s %s", file, buf);
 }
 
-static char *render_snapshot(struct inventory *inv, uint64_t *gen)
+static char *render_snapshot(struct live_inventory *inv, uint64_t *gen)
 {
     char *text;
     size_t len;
@@ -431,7 +432,7 @@ static void test_render_snapshot(void **state)
     assert_int_equal(inventory_generation(f->inv), 2);
     assert_int_equal(f->notifications, 1);
 
-    struct inventory *empty = inventory_new("n", "", NULL, 0, &err);
+    struct live_inventory *empty = inventory_new("n", "", NULL, 0, &err);
     assert_non_null(empty);
     text = render_snapshot(empty, &gen);
     assert_string_equal(text, "generation 1\nnode n\nend 0\n");
@@ -473,7 +474,7 @@ static void test_values_are_one_line(void **state)
 
 static void *toggle_gpu0(void *arg)
 {
-    struct inventory *inv = arg;
+    struct live_inventory *inv = arg;
     struct error err;
     for (int i = 0; i < 2000; i++) {
         char reason[32];

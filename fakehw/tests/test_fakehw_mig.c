@@ -237,7 +237,7 @@ static void test_parent_health_reaches_partitions(void **state)
                        "{profile: 3g.20gb}]}\n";
     if (load(text, &c, &err) != 0)
         fail_msg("%s", err.msg);
-    struct inventory *inv = inventory_new("n", "", c.devices, c.ndevices, &err);
+    struct live_inventory *inv = inventory_new("n", "", c.devices, c.ndevices, &err);
     assert_non_null(inv);
     char buf[INVENTORY_FILE_MAX];
     size_t len;
@@ -247,28 +247,28 @@ static void test_parent_health_reaches_partitions(void **state)
     (assert_int_equal(                                                                             \
          inventory_read_file(inv, dev, file, buf, sizeof(buf), &len, &mtime, &gen, &err), 0),      \
      buf)
-    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR_MIG_PLACEMENT), "4:4\n");
-    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR_PARENT), "gpu-0\n");
-    assert_string_equal(READ("gpu-0", FAKEHW_ATTR_MIG_MODE), "static\n");
-    assert_string_equal(READ("gpu-0", FAKEHW_ATTR_MIG_PLACEMENT), "\n");
-    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR_MIG_MODE), "\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR(MIG_PLACEMENT)), "4:4\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR(PARENT)), "gpu-0\n");
+    assert_string_equal(READ("gpu-0", FAKEHW_ATTR(MIG_MODE)), "static\n");
+    assert_string_equal(READ("gpu-0", FAKEHW_ATTR(MIG_PLACEMENT)), "\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR(MIG_MODE)), "\n");
 
     assert_int_equal(inventory_set_health(inv, "gpu-0-mig-3g20gb-4", false, "XID 94", &err), 0);
-    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR_HEALTH), "unhealthy\n");
-    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR_HEALTH), "healthy\n");
-    assert_string_equal(READ("gpu-0", FAKEHW_ATTR_HEALTH), "healthy\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR(HEALTH)), "unhealthy\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR(HEALTH)), "healthy\n");
+    assert_string_equal(READ("gpu-0", FAKEHW_ATTR(HEALTH)), "healthy\n");
 
     assert_int_equal(inventory_set_health(inv, "gpu-0", false, "XID 79", &err), 0);
-    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR_HEALTH), "unhealthy\n");
-    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR_HEALTH_REASON),
+    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR(HEALTH)), "unhealthy\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR(HEALTH_REASON)),
                         "parent gpu-0 is unhealthy: XID 79\n");
     /* Its own reason wins while it is unhealthy itself. */
-    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR_HEALTH_REASON), "XID 94\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR(HEALTH_REASON)), "XID 94\n");
 
     assert_int_equal(inventory_set_health(inv, "gpu-0", true, NULL, &err), 0);
-    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR_HEALTH), "healthy\n");
-    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR_HEALTH_REASON), "\n");
-    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR_HEALTH), "unhealthy\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR(HEALTH)), "healthy\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-0", FAKEHW_ATTR(HEALTH_REASON)), "\n");
+    assert_string_equal(READ("gpu-0-mig-3g20gb-4", FAKEHW_ATTR(HEALTH)), "unhealthy\n");
 #undef READ
     inventory_free(inv);
     config_free(&c);

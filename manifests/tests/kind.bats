@@ -112,12 +112,18 @@ echo "docker \$*" >>"$t/calls.log"
 case "\$1 \$2" in
 "image inspect") echo sha256:1234 ;;
 "inspect -f") echo "\${STUB_RUNNING:-true}" ;;
+"info -f") echo "\${STUB_CGROUP_VERSION:-2}" ;;
+"run --rm") [[ -z \${STUB_RUN_ERROR:-} ]] || { echo "\$STUB_RUN_ERROR" >&2; exit 125; } ;;
 esac
 exit 0
 EOF
     cat >"$t/bin/kind" <<EOF
 #!/usr/bin/env bash
 echo "kind \$*" >>"$t/calls.log"
+# Keep the config kind was given (kind-up removes a derived one on exit).
+for ((i = 1; i < \$#; i++)); do
+    [[ \${!i} == --config ]] && { j=\$((i + 1)); cp "\${!j}" "$t/kind-config"; }
+done
 case "\$1 \$2" in
 "version ") echo "kind v\${STUB_KIND_VERSION:-0.33.0} go1.25.1 linux/amd64" ;;
 "get clusters") printf '%s\n' \${STUB_CLUSTERS:-} ;;
@@ -134,8 +140,11 @@ EOF
     : >"$t/calls.log"
 }
 
+# RESTRICTED_HOST=0 unless a test sets it: the machine running the tests
+# may itself be restricted (CI VMs often are).
 kind_up() {
-    PATH="$BATS_TEST_TMPDIR/bin:$PATH" SKIP_IMAGE_BUILD=1 "$BATS_TEST_TMPDIR/repo/scripts/kind-up.sh"
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" SKIP_IMAGE_BUILD=1 RESTRICTED_HOST=${RESTRICTED_HOST:-0} \
+        "$BATS_TEST_TMPDIR/repo/scripts/kind-up.sh"
 }
 
 @test "kind-up.sh creates a cluster from the config of the default version, loads and deploys" {
@@ -229,4 +238,81 @@ kind_up() {
     assert_output --partial "https://docs.docker.com/engine/install/"
     assert_output --partial "https://kind.sigs.k8s.io/docs/user/quick-start/#installation"
     assert_output --partial "https://kubernetes.io/docs/tasks/tools/#kubectl"
+}
+
+# --- restricted hosts ------------------------------------------------------------
+
+# The config kind was given, kept by the kind stand-in before kind-up removes it.
+created_config() {
+    sed -n 's/^kind create cluster .*--config \([^ ]*\).*/\1/p' "$BATS_TEST_TMPDIR/calls.log"
+}
+
+@test "kind-up.sh on a host without CAP_SYS_RESOURCE: containerd restrict_oom_score_adj in both config versions" {
+    make_sandbox
+    # CapBnd without bit 24 (CAP_SYS_RESOURCE), as on the VMs this was measured on.
+    printf 'CapBnd:\t000001fffeffffff\n' >"$BATS_TEST_TMPDIR/status"
+    PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=auto run kind_up
+    assert_success
+    assert_output --partial "restricted host (no CAP_SYS_RESOURCE"
+    run cat "$BATS_TEST_TMPDIR/kind-config"
+    assert_line "    version = 2"
+    assert_line "    [plugins.\"io.containerd.grpc.v1.cri\"]"
+    assert_line "    [plugins.\"io.containerd.cri.v1.runtime\"]"
+    assert_equal "$(grep -c 'restrict_oom_score_adj = true' "$BATS_TEST_TMPDIR/kind-config")" 2
+    refute_line --partial "failCgroupV1"
+    # Still the 1.37 config otherwise, and valid for kind's schema check.
+    mkdir -p "$BATS_TEST_TMPDIR/derived"
+    cp "$BATS_TEST_TMPDIR/kind-config" "$BATS_TEST_TMPDIR/derived/cluster-1.37.yaml"
+    run check kind-config "$BATS_TEST_TMPDIR/derived/cluster-1.37.yaml"
+    assert_success
+}
+
+@test "kind-up.sh on a cgroup v1 engine: failCgroupV1 false from 1.35, nothing for 1.34" {
+    make_sandbox
+    printf 'CapBnd:\t000001ffffffffff\n' >"$BATS_TEST_TMPDIR/status"
+    STUB_CGROUP_VERSION=1 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=auto K8S_VERSION=v1.35.2 run kind_up
+    assert_success
+    run cat "$BATS_TEST_TMPDIR/kind-config"
+    assert_line --partial "kind: KubeletConfiguration"
+    assert_line "    failCgroupV1: false"
+    refute_line --partial "restrict_oom_score_adj"
+    : >"$BATS_TEST_TMPDIR/calls.log"
+    STUB_CGROUP_VERSION=1 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=auto K8S_VERSION=v1.34.3 run kind_up
+    assert_success
+    run grep '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output --partial "--config $BATS_TEST_TMPDIR/repo/kind/cluster-1.34.yaml"
+}
+
+@test "kind-up.sh on a normal host changes nothing; RESTRICTED_HOST=0 turns detection off" {
+    make_sandbox
+    printf 'CapBnd:\t000001ffffffffff\n' >"$BATS_TEST_TMPDIR/status"
+    STUB_CGROUP_VERSION=2 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=auto run kind_up
+    assert_success
+    refute_output --partial "restricted host"
+    run grep '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output --partial "--config $BATS_TEST_TMPDIR/repo/kind/cluster-1.37.yaml"
+    : >"$BATS_TEST_TMPDIR/calls.log"
+    printf 'CapBnd:\t000001fffeffffff\n' >"$BATS_TEST_TMPDIR/status"
+    STUB_CGROUP_VERSION=1 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=0 run kind_up
+    assert_success
+    run grep '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output --partial "--config $BATS_TEST_TMPDIR/repo/kind/cluster-1.37.yaml"
+}
+
+@test "kind-up.sh says how to get a working engine when Docker refuses privileged containers" {
+    make_sandbox
+    printf 'CapBnd:\t000001fffeffffff\n' >"$BATS_TEST_TMPDIR/status"
+    STUB_RUN_ERROR="docker: Error response from daemon: OCI runtime create failed: unable to apply caps: operation not permitted" \
+        PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=auto run kind_up
+    assert_failure
+    assert_output --partial "scripts/restricted-host/docker.sh start"
+    run grep -c '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+}
+
+@test "kind-up.sh refuses a RESTRICTED_HOST it does not know" {
+    make_sandbox
+    RESTRICTED_HOST=maybe run kind_up
+    assert_failure
+    assert_output --partial "RESTRICTED_HOST=maybe: expected auto, 1 or 0"
 }

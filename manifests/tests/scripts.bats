@@ -104,6 +104,42 @@ EOF
     done
 }
 
+# A kubectl whose cluster is 1.37 and starts listing resource.k8s.io only
+# on the third discovery, as a cluster does right after it started.
+make_kubectl_slow_discovery() {
+    local t=$BATS_TEST_TMPDIR real
+    real=$(command -v kubectl)
+    mkdir -p "$t/bin"
+    echo 0 >"$t/discoveries"
+    cat >"$t/bin/kubectl" <<EOF
+#!/usr/bin/env bash
+[[ \$1 == kustomize ]] && exec "$real" "\$@"
+case "\$*" in
+*"version"*) echo '{"serverVersion": {"major": "1", "minor": "37"}}' ;;
+*"api-resources"*)
+    n=\$(( \$(cat "$t/discoveries") + 1 )); echo \$n >"$t/discoveries"
+    ((n >= \${STUB_DISCOVERY_AFTER:-3})) && echo deviceclasses.resource.k8s.io ;;
+*) echo "APPLIED \$*"; exit 0 ;;
+esac
+EOF
+    chmod +x "$t/bin/kubectl"
+}
+
+@test "deploy.sh waits for a new cluster to list resource.k8s.io, and fails clearly when it never does" {
+    require_kustomize
+    make_kubectl_slow_discovery
+    # Listed on the third look: deploy goes on.
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" DISCOVERY_RETRIES=5 run scripts/deploy.sh apply
+    refute_output --partial "does not serve resource.k8s.io"
+    assert_equal "$(cat "$BATS_TEST_TMPDIR/discoveries")" 3
+    # Never listed: the same clear error as before, after the retries.
+    echo 0 >"$BATS_TEST_TMPDIR/discoveries"
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" DISCOVERY_RETRIES=2 STUB_DISCOVERY_AFTER=99 run scripts/deploy.sh apply
+    assert_failure
+    assert_output --partial "deploy: error: the cluster does not serve resource.k8s.io DeviceClasses"
+    assert_equal "$(cat "$BATS_TEST_TMPDIR/discoveries")" 2
+}
+
 # A kubectl stand-in for wait-slices.sh: two nodes run the plugin; slices
 # appear for node-a at once and for node-b on the third look.
 make_kubectl_stub() {

@@ -9,10 +9,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kube_internal.h"
+#include "kube_paths.h"
 
 static long cap_of(int attempt, long base, long max)
 {
@@ -143,6 +145,35 @@ static void test_status_error_text(void **state)
     assert_string_equal(kube_http_reason(422), "Unprocessable Entity");
 }
 
+static void test_paths(void **state)
+{
+    (void)state;
+    char p[KUBE_PATH_MAX];
+    assert_int_equal(kube_path_resourceclaim(p, sizeof(p), "default", "c1"), 0);
+    assert_string_equal(p, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1");
+    assert_int_equal(kube_path_resourceslice(p, sizeof(p), "00-gpu.example.com-n1-x7k2p"), 0);
+    assert_string_equal(p, KUBE_PATH_RESOURCESLICES "/00-gpu.example.com-n1-x7k2p");
+    assert_int_equal(kube_path_node(p, sizeof(p), "kind-worker"), 0);
+    assert_string_equal(p, "/api/v1/nodes/kind-worker");
+
+    /* The longest valid names fit KUBE_PATH_MAX. */
+    char ns[64], name[254];
+    memset(ns, 'n', sizeof(ns) - 1);
+    ns[sizeof(ns) - 1] = '\0';
+    memset(name, 'c', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    assert_int_equal(kube_path_resourceclaim(p, sizeof(p), ns, name), 0);
+    assert_int_equal(strlen(p), strlen("/apis/resource.k8s.io/v1/namespaces//resourceclaims/") +
+                                    strlen(ns) + strlen(name));
+
+    /* A path that does not fit is an error, never a cut path. */
+    char small[16];
+    errno = 0;
+    assert_int_equal(kube_path_node(small, sizeof(small), "kind-worker"), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+    assert_string_equal(small, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_base64),
         cmocka_unit_test(test_read_token),
         cmocka_unit_test(test_status_error_text),
+        cmocka_unit_test(test_paths),
     };
     return cmocka_run_group_tests_name("kube_helpers", tests, NULL, NULL);
 }

@@ -48,19 +48,19 @@ static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev,
     return error_set(err, "device %s not found", name);
 }
 
-static void count_prepared(void *ctx, const char *ns, const char *name, const char *uid)
+static void count_prepared(void *ctx, const struct claim_ref *c)
 {
     struct fixture *f = ctx;
-    assert_true(ns && name && uid);
+    assert_true(c->ns && c->name && c->uid);
     pthread_mutex_lock(&f->mu);
     f->prepared_hooks++;
     pthread_mutex_unlock(&f->mu);
 }
 
-static void count_unprepared(void *ctx, const char *ns, const char *name, const char *uid)
+static void count_unprepared(void *ctx, const struct claim_ref *c)
 {
     struct fixture *f = ctx;
-    assert_true(ns && name && uid);
+    assert_true(c->ns && c->name && c->uid);
     pthread_mutex_lock(&f->mu);
     f->unprepared_hooks++;
     pthread_mutex_unlock(&f->mu);

@@ -13,7 +13,7 @@
 
 #include "driver/prepare/cdi_names.h"
 #include "driver/prepare/cdi_spec.h"
-#include "driver/prepare/device_attributes.h"
+#include "driver/device/device_attributes.h"
 #include "driver/prepare/device_metadata.h"
 #include "prepare_fixture.h"
 

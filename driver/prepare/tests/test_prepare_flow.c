@@ -688,11 +688,11 @@ struct seen {
     int per_uid[3];
 };
 
-static void count_device(void *ctx, const char *ns, const char *name, const char *uid,
-                         const char *pool, const char *device, const char *share_id)
+static void count_device(void *ctx, const struct claim_ref *claim, const char *pool,
+                         const char *device, const char *share_id)
 {
     struct seen *s = ctx;
-    (void)name;
+    const char *ns = claim->ns, *uid = claim->uid;
     (void)device;
     assert_string_equal(ns, "default");
     assert_string_equal(pool, FIXTURE_NODE);

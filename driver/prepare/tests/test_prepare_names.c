@@ -15,7 +15,7 @@
 #include "driver/prepare/cdi_spec.h"
 #include "driver/prepare/claim_allocation.h"
 #include "driver/prepare/claim_files.h"
-#include "driver/prepare/device_attributes.h"
+#include "driver/device/device_attributes.h"
 #include "driver/prepare/k8s_names.h"
 #include "prepare_fixture.h"
 

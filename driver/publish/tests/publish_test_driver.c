@@ -58,8 +58,8 @@ struct driver {
 
 /* --- prepared claims from the claims file --- */
 
-typedef void (*claim_line_fn)(void *ctx, const char *ns, const char *name, const char *uid,
-                              const char *pool, const char *device);
+typedef void (*claim_line_fn)(void *ctx, const struct claim_ref *claim, const char *pool,
+                              const char *device);
 
 static void read_claims(const char *path, claim_line_fn fn, void *ctx)
 {
@@ -83,7 +83,8 @@ static void read_claims(const char *path, claim_line_fn fn, void *ctx)
                   lineno);
             continue;
         }
-        fn(ctx, ns, name, uid, pool, device);
+        const struct claim_ref claim = {ns, name, uid};
+        fn(ctx, &claim, pool, device);
     }
     fclose(f);
 }
@@ -93,11 +94,11 @@ struct holders_visit {
     void *fn_ctx;
 };
 
-static void holder_line(void *ctx, const char *ns, const char *name, const char *uid,
-                        const char *pool, const char *device)
+static void holder_line(void *ctx, const struct claim_ref *claim, const char *pool,
+                        const char *device)
 {
     struct holders_visit *v = ctx;
-    v->fn(v->fn_ctx, ns, name, uid, pool, device, NULL);
+    v->fn(v->fn_ctx, claim, pool, device, NULL);
 }
 
 static void holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
@@ -107,13 +108,13 @@ static void holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
     read_claims(d->o.claims_file, holder_line, &v);
 }
 
-static void queue_line(void *ctx, const char *ns, const char *name, const char *uid,
-                       const char *pool, const char *device)
+static void queue_line(void *ctx, const struct claim_ref *claim, const char *pool,
+                       const char *device)
 {
     (void)pool;
     (void)device;
     struct driver *d = ctx;
-    claim_status_prepared(d->status, ns, name, uid);
+    claim_status_prepared(d->status, claim);
 }
 
 /* --- wiring --- */
@@ -249,7 +250,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = 1;
-    struct inventory *inv = NULL;
+    struct tree_inventory *inv = NULL;
     if (d.o.device_status) {
         struct claim_status_options copts = {.driver_name = d.o.driver_name,
                                              .pool_name = d.o.node_name,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns_names.h"
 #include "driver/publish/api_names.h"
 #include "driver/publish/slice_builder.h"
 #include "driver/publish/slice_sync.h"
@@ -92,13 +93,13 @@ static const json_t *devices_of(const json_t *slice)
 static void test_names(void **state)
 {
     (void)state;
-    assert_true(api_dns_label_valid("gpu-0"));
-    assert_false(api_dns_label_valid("GPU-0"));
-    assert_false(api_dns_label_valid("-gpu"));
-    assert_false(api_dns_label_valid("gpu.0"));
-    assert_true(api_dns_subdomain_valid("gpu.fakehw.example.com"));
-    assert_false(api_dns_subdomain_valid("gpu..example.com"));
-    assert_false(api_dns_subdomain_valid("gpu.-x.com"));
+    assert_true(dns_label_valid("gpu-0"));
+    assert_false(dns_label_valid("GPU-0"));
+    assert_false(dns_label_valid("-gpu"));
+    assert_false(dns_label_valid("gpu.0"));
+    assert_true(dns_subdomain_valid("gpu.fakehw.example.com"));
+    assert_false(dns_subdomain_valid("gpu..example.com"));
+    assert_false(dns_subdomain_valid("gpu.-x.com"));
     assert_true(api_c_identifier_valid("cudaComputeCapability"));
     assert_false(api_c_identifier_valid("9lives"));
     assert_false(api_c_identifier_valid("a-b"));
@@ -399,7 +400,7 @@ static void test_generate_names(void **state)
     assert_int_equal(strlen(buf), SLICE_GENERATE_NAME_MAX);
     char full[80];
     snprintf(full, sizeof(full), "%sx7k2q", buf);
-    assert_true(api_dns_subdomain_valid(full));
+    assert_true(dns_subdomain_valid(full));
 }
 
 /* --- the sync plan --- */

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "device_attributes.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#define ATTR_PCI_BUS_ID "resource.kubernetes.io/pciBusID"
-#define ATTR_PCIE_ROOT  "resource.kubernetes.io/pcieRoot"
-#define ATTR_NUMA_NODE  "resource.kubernetes.io/numaNode"
+#include "cleanup.h"
 
 int device_attributes_semver(const char *text, char *buf, size_t size, struct error *err)
 {
@@ -73,31 +72,64 @@ static int add_version(json_t *attrs, const char *name, const char *text, struct
     return add(attrs, name, "version", json_string(v), err);
 }
 
+/* The published attributes: the SLICE column of the table in fakehw_tree.h,
+ * in its order.  STRING and VERSION read a char array of struct
+ * fakehw_device, INT a long. */
+enum slice_type { SLICE_TYPE_STRING, SLICE_TYPE_INT, SLICE_TYPE_VERSION };
+enum slice_rule { SLICE_RULE_ALWAYS, SLICE_RULE_NONEMPTY, SLICE_RULE_NONNEG };
+
+struct published {
+    bool published;
+    enum slice_type type;
+    enum slice_rule rule;
+    const char *names[2]; /* the name, then an alias or NULL */
+    size_t offset;        /* of the value in struct fakehw_device */
+};
+
+#define SLICE_UNPUBLISHED .published = false
+#define SLICE_PUBLISHED(t, r, ...)                                                                 \
+    .published = true, .type = SLICE_TYPE_##t, .rule = SLICE_RULE_##r, .names = {__VA_ARGS__}
+#define PUBLISHED_ROW(id, file, kind, field, since, slice)                                         \
+    {.offset = offsetof(struct fakehw_device, field), SLICE_##slice},
+static const struct published published[] = {FAKEHW_DEVICE_ATTRIBUTES(PUBLISHED_ROW)};
+#undef PUBLISHED_ROW
+
+/* Adds attribute p of d under each of its names, unless its rule leaves it
+ * out. */
+static int add_published(json_t *attrs, const struct published *p, const struct fakehw_device *d,
+                         struct error *err)
+{
+    const char *at = (const char *)d + p->offset;
+    long number = p->type == SLICE_TYPE_INT ? *(const long *)(const void *)at : 0;
+    if ((p->rule == SLICE_RULE_NONEMPTY && at[0] == '\0') ||
+        (p->rule == SLICE_RULE_NONNEG && number < 0))
+        return 0;
+    for (size_t i = 0; i < 2 && p->names[i] != NULL; i++) {
+        const char *name = p->names[i];
+        int rc = p->type == SLICE_TYPE_INT ? add(attrs, name, "int", json_integer(number), err)
+                 : p->type == SLICE_TYPE_VERSION ? add_version(attrs, name, at, err)
+                                                 : add_string(attrs, name, at, err);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
 {
-    json_t *a = json_object();
+    json_auto_t *a = json_object();
     if (a == NULL) {
         error_set(err, "device %s: out of memory", d->name);
         return NULL;
     }
-    if (add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0 ||
-        add_string(a, "uuid", d->uuid, err) < 0 ||
-        add_string(a, "productName", d->product_name, err) < 0 ||
-        (d->architecture[0] && add_string(a, "architecture", d->architecture, err) < 0) ||
-        (d->brand[0] && add_string(a, "brand", d->brand, err) < 0) ||
-        add(a, "index", "int", json_integer(d->index), err) < 0 ||
-        add_version(a, "driverVersion", d->driver_version, err) < 0 ||
-        (d->compute_capability[0] &&
-         add_version(a, "cudaComputeCapability", d->compute_capability, err) < 0) ||
-        (d->cuda_driver_version[0] &&
-         add_version(a, "cudaDriverVersion", d->cuda_driver_version, err) < 0) ||
-        (d->numa_node >= 0 && add(a, "numaNode", "int", json_integer(d->numa_node), err) < 0) ||
-        (d->numa_node >= 0 && add(a, ATTR_NUMA_NODE, "int", json_integer(d->numa_node), err) < 0) ||
-        add_string(a, ATTR_PCI_BUS_ID, d->pci_bus_id, err) < 0 ||
-        (d->pcie_root[0] && add_string(a, ATTR_PCIE_ROOT, d->pcie_root, err) < 0)) {
-        error_prefix(err, "device %s", d->name);
-        json_decref(a);
-        return NULL;
-    }
-    return a;
+    /* type is no file of the tree: a device with a parent is a partition. */
+    if (add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0)
+        goto fail;
+    for (size_t i = 0; i < sizeof(published) / sizeof(published[0]); i++)
+        if (published[i].published && add_published(a, &published[i], d, err) < 0)
+            goto fail;
+    return steal_pointer(&a);
+fail:
+    error_prefix(err, "device %s", d->name);
+    return NULL;
 }

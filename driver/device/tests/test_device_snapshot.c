@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the shared device snapshot (driver/health/device_snapshot.h):
+/* Unit tests for the shared device snapshot (driver/device/device_snapshot.h):
  * ownership of the device array, reference counting from one and from many
  * threads, lookups.  A snapshot freed too early shows up as a use after free
  * under ASan and valgrind; one never freed as a leak. */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/health/device_snapshot.h"
+#include "driver/device/device_snapshot.h"
 
 static struct fakehw_device *devices(size_t n)
 {

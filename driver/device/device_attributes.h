@@ -5,18 +5,13 @@
  * so a workload reads in its metadata file exactly what the scheduler
  * matched in the slice.
  *
- *   type                             {"string": "gpu"}
- *   uuid, productName                {"string": ...}
- *   architecture, brand              {"string": ...}   (left out when empty)
- *   index                            {"int": ...}
- *   driverVersion                    {"version": ...}  "550.127.05" -> "550.127.5"
- *   cudaComputeCapability            {"version": ...}  "9.0" -> "9.0.0" (left out when empty)
- *   cudaDriverVersion                {"version": ...}  "12.4" -> "12.4.0" (left out when empty)
- *   numaNode                         {"int": ...}      (left out when < 0: no NUMA affinity)
- *   resource.kubernetes.io/pciBusID  {"string": ...}
- *   resource.kubernetes.io/pcieRoot  {"string": ...}   (left out when empty)
- *   resource.kubernetes.io/numaNode  {"int": ...}      (left out when < 0, as upstream's
- *                                                       deviceattribute package asks)
+ * Which tree attributes are published, under which names and types, and
+ * when one is left out is the SLICE column of FAKEHW_DEVICE_ATTRIBUTES
+ * (common/fakehw_tree.h); before them comes type, {"string": "gpu"}, or
+ * "mig" for a partition.  E.g. driverVersion "550.127.05" is published as
+ * {"version": "550.127.5"}, computeCapability "9.0" as cudaComputeCapability
+ * {"version": "9.0.0"}, numaNode (when >= 0) as numaNode and as
+ * resource.kubernetes.io/numaNode.
  *
  * The resource.kubernetes.io/ names are the standard attributes (k8s.io/
  * dynamic-resource-allocation deviceattribute, v0.37), usable across drivers
@@ -27,8 +22,8 @@
  * numbers, missing parts 0, leading zeros dropped.  A string or version
  * longer than the API's 64 characters, or a version that is not 1-3
  * numbers, is an error naming the device and the attribute. */
-#ifndef FAKEHW_PREPARE_DEVICE_ATTRIBUTES_H
-#define FAKEHW_PREPARE_DEVICE_ATTRIBUTES_H
+#ifndef FAKEHW_DRIVER_DEVICE_ATTRIBUTES_H
+#define FAKEHW_DRIVER_DEVICE_ATTRIBUTES_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Retry pacing for the background threads of publish/ and health/: a
+/* Retry pacing for the background threads of the plugin (publish/, health/, bind/): a
  * monotonic clock, full-jitter exponential backoff, and condition-variable
  * waits until a monotonic deadline. */
-#ifndef FAKEHW_DRIVER_RETRY_H
-#define FAKEHW_DRIVER_RETRY_H
+#ifndef FAKEHW_COMMON_RETRY_H
+#define FAKEHW_COMMON_RETRY_H
 
 #include <pthread.h>
 

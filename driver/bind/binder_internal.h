@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Internals of the binder (binder.h) shared by its files: binder.c (the
+ * worker: reconcile, the status writes, the lifecycle), binder_attach.c
+ * (the fakehw attach files and what they say per allocated device) and
+ * binder_watch.c (the claim watch). */
+#ifndef FAKEHW_DRIVER_BINDER_INTERNAL_H
+#define FAKEHW_DRIVER_BINDER_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "binder.h"
+#include "binding_conditions.h"
+#include "driver/health/claim_queue.h"
+
+struct binder {
+    struct kube_client *kc;
+    char *driver, *pool, *root;
+    struct binding_names names;
+    long retry_base_ms, retry_max_ms; /* of the claim watch */
+
+    pthread_t watch_thread, worker_thread;
+    bool watch_started, worker_started;
+    struct kube_cancel *watch_cancel; /* ends the claim watch */
+
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t cond;
+    bool stopping;
+    bool dirty;     /* claims or devices changed since the last reconcile */
+    bool synced;    /* a whole list has been seen: unheld devices may be detached */
+    json_t *claims; /* uid -> claim, only claims with results of driver and pool */
+    struct device_snapshot *snap;
+    struct claim_queue queue; /* claims whose binding conditions need a write */
+    struct binder_stats stats;
+
+    /* Owned by the worker thread: allocations ("uid/device/allocationTime")
+     * it asked fakehw to attach. */
+    json_t *requested;
+};
+
+/* What the tree says about an allocated device. */
+enum outcome_kind { WAIT, ATTACHED, FAILED };
+
+/* "uid/device/allocationTime": one allocation of a device to a claim. */
+void binder_request_key(const json_t *claim, const char *device, char *key, size_t size);
+
+/* The outcome for an allocated device; act asks fakehw to attach when
+ * nobody has yet (only the reconcile pass acts, the status write only
+ * looks).  Worker thread only. */
+enum outcome_kind binder_device_outcome(struct binder *b, const json_t *claim, const char *device,
+                                        bool act);
+
+/* Writes "attach" or "detach" to the device's attach file; -1 logged. */
+int binder_write_attach(struct binder *b, const char *device, const char *command);
+
+/* The claim watch thread: lists and watches claims until watch_cancel fires. */
+void *binder_watch_main(void *arg);
+
+#endif

@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
+# Shared helpers of the node-image scripts. Sourced, never run.
+
+PROG=$(basename "$0" .sh)
+NODE_IMAGE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export NODE_IMAGE_DIR
+
+log() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+die() {
+    printf '%s: error: %s\n' "$PROG" "$*" >&2
+    exit 1
+}
+
+# Where downloads, Go module builds and root filesystems are kept between runs.
+cache_dir() {
+    local d=${NODE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fakehw-dra/node-image}
+    mkdir -p "$d"
+    echo "$d"
+}
+
+# shellcheck disable=SC2034 # the callers use them
+# parse_kube_version v1.37.2 sets KUBE_MINOR=37 KUBE_PATCH=2 KUBE_PRE= (or -rc.1).
+parse_kube_version() {
+    [[ $1 =~ ^v1\.([0-9]+)\.([0-9]+)(-(alpha|beta|rc)\.[0-9]+)?$ ]] ||
+        die "Kubernetes version '$1' is not of the form v1.MINOR.PATCH[-rc.N]"
+    KUBE_MINOR=${BASH_REMATCH[1]}
+    KUBE_PATCH=${BASH_REMATCH[2]}
+    KUBE_PRE=${BASH_REMATCH[3]}
+}
