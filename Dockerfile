@@ -19,10 +19,10 @@ RUN apt-get update -q \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what `make deps` reads, so this slow layer survives source edits.
+# DEPS_ONLY=1: the Makefile reads none of the build fragments.
 COPY Makefile ./
-COPY common/build.mk common/
 COPY scripts/install-deps.sh scripts/
-RUN make deps-debian && rm -rf /var/lib/apt/lists/*
+RUN make deps-debian DEPS_ONLY=1 && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN make -j"$(nproc)" BUILD=build/image \
         build/image/bin/fakehw build/image/bin/fakehw-kubelet-plugin build/image/bin/fakegpu-smi \

@@ -52,16 +52,21 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# Plain include: a missing fragment is an error, never a silently dropped
+# component.  DEPS_ONLY=1 reads none of them, for the Dockerfile's cached
+# layer that runs `make deps-debian` with only this file and the installer.
+ifneq ($(DEPS_ONLY),1)
 include common/build.mk
--include proto/build.mk
--include fakehw/build.mk
--include fakehw/smi/build.mk
--include driver/build.mk
--include conformance/build.mk
--include conformance/node/node-conformance.mk
--include manifests/build.mk
--include fuzz/build.mk
--include scripts/build.mk
+include proto/build.mk
+include fakehw/build.mk
+include fakehw/smi/build.mk
+include driver/build.mk
+include conformance/build.mk
+include conformance/node/node-conformance.mk
+include manifests/build.mk
+include fuzz/build.mk
+include scripts/build.mk
+endif
 
 .PHONY: all test unit bats check valgrind clean deps deps-debian help format lint fuzz install uninstall demo readme-tour
 
@@ -150,10 +155,11 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
-lint: ## shellcheck every script, check C formatting and the SPDX license lines
+lint: ## shellcheck every script, check C formatting, the SPDX license lines and that conformance/ uses no driver/ code
 	shellcheck -x $(SHELL_FILES)
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 	scripts/check-spdx.sh
+	scripts/check-conformance-deps.sh
 
 format: ## reformat every C file with the repository's .clang-format
 	clang-format -i $$(git ls-files '*.c' '*.h')

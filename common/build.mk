@@ -13,3 +13,9 @@ UNIT_TESTS += $(BIN)/test_common
 $(BIN)/test_common: $(OBJ)/common/tests/test_common.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# The shared idiom: cleanup.h, xalloc.h, error_setv.
+UNIT_TESTS += $(BIN)/test_idiom
+$(BIN)/test_idiom: $(OBJ)/common/tests/test_idiom.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)

@@ -63,9 +63,3 @@ int error_prefix(struct error *err, const char *fmt, ...)
     snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
     return -1;
 }
-
-void error_clear(struct error *err)
-{
-    if (err != NULL)
-        err->msg[0] = '\0';
-}

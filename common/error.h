@@ -33,14 +33,11 @@ int error_set_errno(struct error *err, int errnum, const char *fmt, ...)
 int error_set_and_errno(struct error *err, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Prepends "<formatted>: " to the message already in err. Returns -1. */
 // error_set with a va_list, for wrappers that take their own format.
 int error_setv(struct error *err, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
+/* Prepends "<formatted>: " to the message already in err. Returns -1. */
 int error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Clears the message. */
-void error_clear(struct error *err);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xalloc.h"
+
 /* Length of the well-formed character at s (n bytes left), 0 if invalid. */
 static size_t char_len(const unsigned char *s, size_t n)
 {
@@ -68,9 +70,7 @@ size_t utf8_prefix_len(const char *s, size_t max)
 char *utf8_sanitize(const char *s)
 {
     size_t len = strlen(s);
-    char *out = malloc(len + 1);
-    if (out == NULL)
-        return NULL;
+    char *out = xmalloc(len + 1);
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {

@@ -19,8 +19,8 @@ bool utf8_valid(const char *s, size_t len);
  * max bytes and does not split a character. */
 size_t utf8_prefix_len(const char *s, size_t max);
 
-/* Copies s into a new string, replacing every invalid byte with '?'.
- * Returns NULL only when out of memory. */
+/* Copies s into a new string, replacing every invalid byte with '?' (out of
+ * memory is fatal). */
 char *utf8_sanitize(const char *s);
 
 /* Copies src into dst (size bytes, size >= 1) with the same replacement,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "driver/grpc/dra_service.h"
 #include "driver/grpc/health_service.h"
 #include "driver/grpc/registration_service.h"
@@ -35,6 +36,7 @@
 #include "error.h"
 #include "flags.h"
 #include "log.h"
+#include "xalloc.h"
 
 struct options {
     const char *driver_name;
@@ -142,13 +144,8 @@ static void on_claim_unprepared(void *ctx, const struct claim_ref *claim)
 static void send_health(struct plugin *p, const struct device_snapshot *snap)
 {
     size_t n = snap->n;
-    struct health_entry *list = n > 0 ? calloc(n, sizeof(*list)) : NULL;
-    if (n > 0 && list == NULL) {
-        LOG_E("out of memory building the health list");
-        return;
-    }
-    size_t built = 0;
-    for (; built < n; built++) {
+    cleanup_free struct health_entry *list = xcalloc(n, sizeof(*list));
+    for (size_t built = 0; built < n; built++) {
         const struct fakehw_device *d = &snap->devs[built];
         struct device_health h;
         device_health_classify(d, snap->tree_up, &h);
@@ -156,21 +153,14 @@ static void send_health(struct plugin *p, const struct device_snapshot *snap)
         list[built].device = d->name;
         list[built].health = h.healthy ? HEALTH_ENTRY_HEALTHY : HEALTH_ENTRY_UNHEALTHY;
         list[built].last_updated = d->health_since;
-        list[built].message = h.healthy ? "" : strdup(h.message);
-        if (list[built].message == NULL) {
-            LOG_E("out of memory building the health list");
-            goto out;
-        }
+        list[built].message = h.healthy ? "" : xstrdup(h.message);
     }
     struct error err;
     if (health_service_update(p->health, list, n, &err) < 0)
         LOG_E("health stream update: %s", err.msg);
-out:
-    for (size_t i = 0; i < built; i++) {
+    for (size_t i = 0; i < n; i++)
         if (list[i].health == HEALTH_ENTRY_UNHEALTHY)
             free((char *)list[i].message);
-    }
-    free(list);
 }
 
 static long long monotonic_ns(void)

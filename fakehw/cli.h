@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "flags.h"
+
 /* Exit code for bad usage (unknown flag, missing argument). */
 #define EXIT_USAGE 2
 
@@ -49,5 +51,41 @@ const char *cli_explain(int e);
  * tree at mount: no such device, not a tree, or the errno. */
 void cli_report_missing(const char *cmd, const char *mount, const char *device, const char *path,
                         int e);
+
+/* A tree command's command line: its flags and up to maxpos positionals. */
+struct cli_command {
+    const char *name;        /* "fakehw flip", the prefix of every message */
+    const char *usage;       /* what --help shows after the name */
+    const char *description; /* the --help text */
+    const struct flag *flags;
+    size_t nflags;
+    int maxpos;
+};
+
+/* Parses argv (argv[0] is the command name): flags may come before, between
+ * or after the positionals, which go to pos (room for c->maxpos).  Returns
+ * -1 with *npos set to go on, or the exit code: 0 after --help, EXIT_USAGE
+ * after a message. */
+int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos);
+
+/* <mount>/devices/<device>/<attr> into buf; -1 when it does not fit, with a
+ * message for cmd (none when cmd is NULL). */
+int cli_device_path(char *buf, size_t size, const char *cmd, const char *mount, const char *device,
+                    const char *attr);
+
+/* Writes text to path, the file of device under the tree at mount, with one
+ * write(2), as any writer of the tree would.  0 when all of it was written;
+ * CLI_REPORTED when path cannot be opened (reported as cli_report_missing
+ * for cmd); CLI_WRITE_FAILED with errno (0 after a short write) for the
+ * caller to explain. */
+#define CLI_REPORTED     (-1)
+#define CLI_WRITE_FAILED (-2)
+int cli_write_once(const char *cmd, const char *mount, const char *device, const char *path,
+                   const char *text);
+
+/* Calls fn for every device of the tree at mount; 1 when the tree cannot be
+ * read (reported for cmd) or fn failed (-1) for a device, else 0. */
+int cli_for_each_device(const char *cmd, const char *mount,
+                        int (*fn)(const char *mount, const char *device, void *ctx), void *ctx);
 
 #endif

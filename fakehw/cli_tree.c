@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Reading and writing one file of a running fakehw tree for the commands
- * (flip, attach): see cli.h. */
+/* What the commands that act on a running fakehw tree (flip, attach) share:
+ * their command line, paths under the tree, reading and writing one of its
+ * files, every device of it: see cli.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,21 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli.h"
 #include "fakehw_tree.h"
+#include "xalloc.h"
 
 int cli_read_line(const char *path, char *buf, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, size - 1);
-    int e = errno;
-    close(fd);
-    if (n < 0) {
-        errno = e;
-        return -1;
-    }
+    if (n < 0)
+        return -1; /* cleanup_close keeps errno */
     buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     return 0;
@@ -51,4 +51,92 @@ void cli_report_missing(const char *cmd, const char *mount, const char *device, 
         fprintf(stderr, "%s: %s is not a fakehw tree (no %s)\n", cmd, mount, devices);
     else
         fprintf(stderr, "%s: %s: %s\n", cmd, path, cli_explain(e));
+}
+
+int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos)
+{
+    struct error err;
+    /* Later rounds must not re-apply the environment over the command line. */
+    cleanup_free struct flag *later = xcalloc(c->nflags, sizeof(*later));
+    for (size_t i = 0; i < c->nflags; i++) {
+        later[i] = c->flags[i];
+        later[i].env = NULL;
+    }
+    *npos = 0;
+    for (int i = 0; i < argc;) {
+        int next;
+        int rc = flags_parse(i == 0 ? c->flags : later, c->nflags, argc - i, argv + i, &next, &err);
+        if (rc == FLAGS_HELP) {
+            flags_usage(stdout, c->name, c->usage, c->description, c->flags, c->nflags);
+            return 0;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "%s: %s\n", c->name, err.msg);
+            return EXIT_USAGE;
+        }
+        i += next;
+        if (i >= argc)
+            break;
+        if (*npos == c->maxpos) {
+            fprintf(stderr, "%s: unexpected argument \"%s\" (see --help)\n", c->name, argv[i]);
+            return EXIT_USAGE;
+        }
+        pos[(*npos)++] = argv[i];
+        /* argv[i] becomes the argv[0] flags_parse skips on the next round. */
+    }
+    return -1;
+}
+
+int cli_device_path(char *buf, size_t size, const char *cmd, const char *mount, const char *device,
+                    const char *attr)
+{
+    int n = snprintf(buf, size, "%s/%s/%s/%s", mount, FAKEHW_DIR_DEVICES, device, attr);
+    if (n >= 0 && (size_t)n < size)
+        return 0;
+    if (cmd != NULL)
+        fprintf(stderr, "%s: path under %s too long\n", cmd, mount);
+    return -1;
+}
+
+int cli_write_once(const char *cmd, const char *mount, const char *device, const char *path,
+                   const char *text)
+{
+    cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_report_missing(cmd, mount, device, path, errno);
+        return CLI_REPORTED;
+    }
+    size_t len = strlen(text);
+    ssize_t n = write(fd, text, len);
+    if (n == (ssize_t)len)
+        return 0;
+    if (n >= 0)
+        errno = 0;
+    return CLI_WRITE_FAILED;
+}
+
+int cli_for_each_device(const char *cmd, const char *mount,
+                        int (*fn)(const char *mount, const char *device, void *ctx), void *ctx)
+{
+    char devices[PATH_MAX];
+    snprintf(devices, sizeof(devices), "%s/%s", mount, FAKEHW_DIR_DEVICES);
+    DIR *dir = opendir(devices);
+    if (dir == NULL) {
+        int e = errno;
+        if (e == ENOENT)
+            fprintf(stderr, "%s: %s is not a fakehw tree (no %s)\n", cmd, mount, devices);
+        else
+            fprintf(stderr, "%s: %s: %s\n", cmd, devices, cli_explain(e));
+        return 1;
+    }
+    int status = 0;
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (fn(mount, de->d_name, ctx) < 0)
+            status = 1;
+    }
+    closedir(dir);
+    return status;
 }

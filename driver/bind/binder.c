@@ -256,6 +256,7 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
 {
     struct binder *b = xcalloc(1, sizeof(*b));
     b->kc = kc;
+    b->watch_cancel = kube_cancel_new();
     b->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
     b->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
     b->root = xstrdup(opts->fakehw_root ? opts->fakehw_root : "");
@@ -300,6 +301,7 @@ fail:
     free(b->driver);
     free(b->pool);
     free(b->root);
+    kube_cancel_free(b->watch_cancel);
     free(b);
     return NULL;
 }
@@ -308,8 +310,7 @@ void binder_stop(struct binder *b)
 {
     if (b == NULL)
         return;
-    __atomic_store_n(&b->watch_stop, true, __ATOMIC_RELEASE);
-    kube_watch_interrupt(&b->watch_stop);
+    kube_cancel_fire(b->watch_cancel);
     pthread_mutex_lock(&b->lock);
     b->stopping = true;
     pthread_cond_broadcast(&b->cond);
@@ -327,5 +328,6 @@ void binder_stop(struct binder *b)
     free(b->driver);
     free(b->pool);
     free(b->root);
+    kube_cancel_free(b->watch_cancel);
     free(b);
 }

@@ -23,7 +23,7 @@ struct binder {
 
     pthread_t watch_thread, worker_thread;
     bool watch_started, worker_started;
-    volatile bool watch_stop; /* read by kube_watch */
+    struct kube_cancel *watch_cancel; /* ends the claim watch */
 
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;
@@ -55,7 +55,7 @@ enum outcome_kind binder_device_outcome(struct binder *b, const json_t *claim, c
 /* Writes "attach" or "detach" to the device's attach file; -1 logged. */
 int binder_write_attach(struct binder *b, const char *device, const char *command);
 
-/* The claim watch thread: lists and watches claims until watch_stop. */
+/* The claim watch thread: lists and watches claims until watch_cancel fires. */
 void *binder_watch_main(void *arg);
 
 #endif

@@ -90,12 +90,13 @@ void *binder_watch_main(void *arg)
 {
     struct binder *b = arg;
     int failures = 0;
-    while (!__atomic_load_n(&b->watch_stop, __ATOMIC_ACQUIRE)) {
+    while (!kube_cancel_fired(b->watch_cancel)) {
         char rv[128];
         struct error err = {{0}};
         int rc = list_claims(b, rv, sizeof(rv), &err);
         if (rc == 0)
-            rc = kube_watch(b->kc, KUBE_PATH_RESOURCECLAIMS, rv, on_event, b, &b->watch_stop, &err);
+            rc =
+                kube_watch(b->kc, KUBE_PATH_RESOURCECLAIMS, rv, on_event, b, b->watch_cancel, &err);
         if (rc < 0) {
             failures++;
             long delay = retry_backoff_ms(failures, b->retry_base_ms, b->retry_max_ms);

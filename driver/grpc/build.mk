@@ -13,7 +13,7 @@ DRIVER_GRPC_OBJS := $(DRIVER_GRPC_SRCS:%.c=$(OBJ)/%.o)
 DRIVER_GRPC_LIB  := $(BUILD)/lib/libdrivergrpc.a
 DRIVER_GRPC_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB)
 DRIVER_GRPC_LDLIBS := $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
-# The grpc core helpers the kubelet stand-in's client shares with the server.
+# The grpc core helpers fakehw-podresources' client shares with the server.
 DRIVER_GRPC_WIRE_OBJ := $(OBJ)/driver/grpc/rpc_wire.o
 
 $(DRIVER_GRPC_OBJS): | $(PROTO_HEADERS)

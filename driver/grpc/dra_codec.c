@@ -24,6 +24,7 @@
 #include "proto/dra_v1.pb-c.h"
 #include "proto/dra_v1beta1.pb-c.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse PrepareResp;
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse__ClaimsEntry
@@ -86,9 +87,7 @@ int dra_request_claims(enum dra_api api, const ProtobufCMessage *req, struct dra
     *n = count;
     if (count == 0)
         return 0;
-    struct dra_claim_ref *out = calloc(count, sizeof(*out));
-    if (out == NULL)
-        return error_set(err, "out of memory");
+    struct dra_claim_ref *out = xcalloc(count, sizeof(*out));
     for (size_t i = 0; i < count; i++)
         out[i] = (struct dra_claim_ref){string_field(list[i], CLAIM_NAMESPACE),
                                         string_field(list[i], CLAIM_NAME),
@@ -100,25 +99,13 @@ int dra_request_claims(enum dra_api api, const ProtobufCMessage *req, struct dra
 struct arena {
     void **ptrs;
     size_t n, cap;
-    bool oom;
 };
 
 static void *arena_add(struct arena *a, void *p)
 {
-    if (p == NULL) {
-        a->oom = true;
-        return NULL;
-    }
     if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 32;
-        void **ptrs = realloc(a->ptrs, cap * sizeof(*ptrs));
-        if (ptrs == NULL) {
-            free(p);
-            a->oom = true;
-            return NULL;
-        }
-        a->ptrs = ptrs;
-        a->cap = cap;
+        a->cap = a->cap ? a->cap * 2 : 32;
+        a->ptrs = xrealloc(a->ptrs, a->cap * sizeof(*a->ptrs));
     }
     a->ptrs[a->n++] = p;
     return p;
@@ -126,7 +113,7 @@ static void *arena_add(struct arena *a, void *p)
 
 static void *arena_calloc(struct arena *a, size_t n, size_t size)
 {
-    return arena_add(a, calloc(n ? n : 1, size));
+    return arena_add(a, xcalloc(n, size));
 }
 
 /* Free text for a string field: valid UTF-8 or cleaned. */
@@ -144,14 +131,11 @@ static void arena_free(struct arena *a)
     free(a->ptrs);
 }
 
-static int pack(const ProtobufCMessage *m, uint8_t **out, size_t *len, struct error *err)
+static void pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
 {
     *len = protobuf_c_message_get_packed_size(m);
-    *out = malloc(*len ? *len : 1);
-    if (*out == NULL)
-        return error_set(err, "out of memory");
+    *out = xmalloc(*len);
     protobuf_c_message_pack(m, *out);
-    return 0;
 }
 
 /* Builds the Device list of one claim; share_id only for v1 (see the top). */
@@ -159,8 +143,6 @@ static Device **devices(struct arena *a, enum dra_api api, const struct prepared
 {
     Device **devs = arena_calloc(a, pc->n_devices, sizeof(*devs));
     Device *d = arena_calloc(a, pc->n_devices, sizeof(*d));
-    if (a->oom)
-        return NULL;
     for (size_t i = 0; i < pc->n_devices; i++) {
         const struct prepared_device *p = &pc->devices[i];
         k8s__io__kubelet__pkg__apis__dra__v1__device__init(&d[i]);
@@ -177,15 +159,13 @@ static Device **devices(struct arena *a, enum dra_api api, const struct prepared
     return devs;
 }
 
-static int encode_prepare(struct arena *a, enum dra_api api, const struct dra_prepare_result *res,
-                          size_t n, uint8_t **out, size_t *len, struct error *err)
+static void encode_prepare(struct arena *a, enum dra_api api, const struct dra_prepare_result *res,
+                           size_t n, uint8_t **out, size_t *len)
 {
     PrepareResp resp = K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
     PrepareEntry **entries = arena_calloc(a, n, sizeof(*entries));
     PrepareEntry *e = arena_calloc(a, n, sizeof(*e));
     ClaimResp *c = arena_calloc(a, n, sizeof(*c));
-    if (a->oom)
-        return error_set(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
         k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__claims_entry__init(
             &e[i]);
@@ -200,22 +180,20 @@ static int encode_prepare(struct arena *a, enum dra_api api, const struct dra_pr
         }
         entries[i] = &e[i];
     }
-    if (a->oom)
-        return error_set(err, "out of memory");
     resp.n_claims = n;
     resp.claims = entries;
-    return pack(&resp.base, out, len, err);
+    pack(&resp.base, out, len);
 }
 
-static int encode_unprepare(struct arena *a, const struct dra_unprepare_result *res, size_t n,
-                            uint8_t **out, size_t *len, struct error *err)
+static void encode_unprepare(struct arena *a, const struct dra_unprepare_result *res, size_t n,
+                             uint8_t **out, size_t *len)
 {
     UnprepareResp resp =
         K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_RESPONSE__INIT;
     UnprepareEntry **entries = arena_calloc(a, n, sizeof(*entries));
     UnprepareEntry *e = arena_calloc(a, n, sizeof(*e));
     UnclaimResp *c = arena_calloc(a, n, sizeof(*c));
-    for (size_t i = 0; !a->oom && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__claims_entry__init(
             &e[i]);
         k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resource_response__init(&c[i]);
@@ -225,29 +203,28 @@ static int encode_unprepare(struct arena *a, const struct dra_unprepare_result *
             c[i].error = arena_text(a, res[i].error);
         entries[i] = &e[i];
     }
-    if (a->oom)
-        return error_set(err, "out of memory");
     resp.n_claims = n;
     resp.claims = entries;
-    return pack(&resp.base, out, len, err);
+    pack(&resp.base, out, len);
 }
 
 int dra_encode_prepare_response(enum dra_api api, const struct dra_prepare_result *res, size_t n,
                                 uint8_t **out, size_t *len, struct error *err)
 {
+    (void)err; // nothing but memory can fail, and that is fatal
     struct arena a = {0};
-    int rc = encode_prepare(&a, api, res, n, out, len, err);
+    encode_prepare(&a, api, res, n, out, len);
     arena_free(&a);
-    return rc;
+    return 0;
 }
 
 /* The unprepare answer has no version-specific field: one encoding for both. */
 int dra_encode_unprepare_response(enum dra_api api, const struct dra_unprepare_result *res,
                                   size_t n, uint8_t **out, size_t *len, struct error *err)
 {
-    (void)api;
+    (void)api, (void)err; // nothing but memory can fail, and that is fatal
     struct arena a = {0};
-    int rc = encode_unprepare(&a, res, n, out, len, err);
+    encode_unprepare(&a, res, n, out, len);
     arena_free(&a);
-    return rc;
+    return 0;
 }

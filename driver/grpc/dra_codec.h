@@ -53,7 +53,7 @@ struct dra_unprepare_result {
 
 /* Packs a NodePrepareResourcesResponse / NodeUnprepareResourcesResponse (map
  * keyed by claim uid) into *out (malloc'd).  Error texts are cleaned to valid
- * UTF-8.  -1 only when out of memory. */
+ * UTF-8.  Returns 0: nothing but memory can fail, and that is fatal. */
 int dra_encode_prepare_response(enum dra_api api, const struct dra_prepare_result *res, size_t n,
                                 uint8_t **out, size_t *len, struct error *err);
 int dra_encode_unprepare_response(enum dra_api api, const struct dra_unprepare_result *res,

@@ -6,8 +6,10 @@
 #include <time.h>
 
 #include "driver/grpc/dra_codec.h"
+#include "cleanup.h"
 #include "log.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 struct dra_service {
     struct prepare_state *st;
@@ -58,16 +60,11 @@ static int by_uid_then_index(const void *a, const void *b, void *claims)
 }
 
 /* Keeps the first claim of each uid, in request order, in n log n; returns
- * how many are kept, or -1 when out of memory. */
-static long dedup_claims(struct dra_claim_ref *claims, size_t n)
+ * how many are kept. */
+static size_t dedup_claims(struct dra_claim_ref *claims, size_t n)
 {
-    size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-    bool *dup = calloc(n ? n : 1, sizeof(*dup));
-    if (idx == NULL || dup == NULL) {
-        free(idx);
-        free(dup);
-        return -1;
-    }
+    cleanup_free size_t *idx = xcalloc(n, sizeof(*idx));
+    cleanup_free bool *dup = xcalloc(n, sizeof(*dup));
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
     qsort_r(idx, n, sizeof(*idx), by_uid_then_index, claims);
@@ -78,9 +75,7 @@ static long dedup_claims(struct dra_claim_ref *claims, size_t n)
     for (size_t i = 0; i < n; i++)
         if (!dup[i])
             claims[kept++] = claims[i];
-    free(idx);
-    free(dup);
-    return (long)kept;
+    return kept;
 }
 
 /* Per-claim error for a claim the prepare path must not see. */
@@ -92,9 +87,6 @@ static const char *missing_field(const struct dra_claim_ref *c)
         return "name";
     return NULL;
 }
-
-/* A claim's error when even its text could not be copied (never freed). */
-static const char out_of_memory[] = "out of memory";
 
 /* The claims of one request, as prepare and unprepare both walk them: each
  * distinct claim once, in request order (the answer is a map keyed by uid,
@@ -110,7 +102,7 @@ struct claim_batch {
 };
 
 /* Reads and checks the claims of req.  On failure the call is answered
- * (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED) and -1 returned. */
+ * (INVALID_ARGUMENT) and -1 returned.  *b is set either way, for batch_close. */
 static int batch_open(struct claim_batch *b, const char *method, const struct dra_method_ctx *mc,
                       const ProtobufCMessage *req, struct rpc_reply *reply)
 {
@@ -124,13 +116,8 @@ static int batch_open(struct claim_batch *b, const char *method, const struct dr
         rpc_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%s: %s", method, err.msg);
         return -1;
     }
-    long kept = dedup_claims(b->claims, n);
-    b->n = kept < 0 ? 0 : (size_t)kept;
-    b->errors = kept < 0 ? NULL : calloc(b->n ? b->n : 1, sizeof(*b->errors));
-    if (b->errors == NULL) {
-        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        return -1;
-    }
+    b->n = dedup_claims(b->claims, n);
+    b->errors = xcalloc(b->n, sizeof(*b->errors));
     return 0;
 }
 
@@ -163,8 +150,7 @@ static void batch_run(struct claim_batch *b, claim_op op, void *arg)
             svc->observe(svc->observe_ctx, b->prepare, rc == 0, now_ns() - start);
         if (rc == 0)
             continue;
-        char *text = strdup(err.msg);
-        b->errors[i] = text ? text : out_of_memory;
+        b->errors[i] = xstrdup(err.msg);
         if (++b->failed <= DRA_LOGGED_CLAIM_ERRORS)
             LOG_E("%s (%s): %s", b->method, api_name(b->mc->api), err.msg);
         else
@@ -175,14 +161,9 @@ static void batch_run(struct claim_batch *b, claim_op op, void *arg)
               b->method, api_name(b->mc->api), b->failed, b->n, DRA_LOGGED_CLAIM_ERRORS);
 }
 
-/* Sends the packed answer, or the encoder's failure (encoded < 0). */
-static void batch_reply(const struct claim_batch *b, struct rpc_reply *reply, int encoded,
-                        const uint8_t *out, size_t len, const struct error *err)
+static void batch_reply(const struct claim_batch *b, struct rpc_reply *reply, const uint8_t *out,
+                        size_t len)
 {
-    if (encoded < 0) {
-        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s: %s", b->method, err->msg);
-        return;
-    }
     rpc_reply_packed(reply, out, len);
     LOG_V(1, "%s (%s): %zu claim(s), %zu failed", b->method, api_name(b->mc->api), b->n, b->failed);
 }
@@ -190,11 +171,11 @@ static void batch_reply(const struct claim_batch *b, struct rpc_reply *reply, in
 static void batch_close(struct claim_batch *b)
 {
     for (size_t i = 0; b->errors && i < b->n; i++)
-        if (b->errors[i] != out_of_memory)
-            free((char *)b->errors[i]);
+        free((char *)b->errors[i]);
     free(b->errors);
     free(b->claims);
 }
+#define cleanup_batch __attribute__((cleanup(batch_close)))
 
 /* pcs: the batch's prepared claims, filled for the claims that succeed. */
 static int prepare_one(const struct claim_batch *b, size_t i, void *pcs, struct error *err)
@@ -219,63 +200,37 @@ static int unprepare_one(const struct claim_batch *b, size_t i, void *unused, st
 
 static void prepare(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply)
 {
-    struct claim_batch b;
-    struct dra_prepare_result *res = NULL;
-    struct prepared_claim *pcs = NULL;
-    uint8_t *out = NULL;
-    size_t len = 0;
-    struct error err;
-    int rc;
-
+    cleanup_batch struct claim_batch b = {0};
     if (batch_open(&b, "NodePrepareResources", ctx, req, reply) < 0)
-        goto out;
-    res = calloc(b.n ? b.n : 1, sizeof(*res));
-    pcs = calloc(b.n ? b.n : 1, sizeof(*pcs));
-    if (!res || !pcs) {
-        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        goto out;
-    }
+        return;
+    cleanup_free struct dra_prepare_result *res = xcalloc(b.n, sizeof(*res));
+    cleanup_free struct prepared_claim *pcs = xcalloc(b.n, sizeof(*pcs));
     batch_run(&b, prepare_one, pcs);
     for (size_t i = 0; i < b.n; i++)
         res[i] = (struct dra_prepare_result){
             .uid = b.claims[i].uid, .claim = b.errors[i] ? NULL : &pcs[i], .error = b.errors[i]};
-    rc = dra_encode_prepare_response(b.mc->api, res, b.n, &out, &len, &err);
-    batch_reply(&b, reply, rc, out, len, &err);
-out:
-    for (size_t i = 0; res && i < b.n; i++)
+    cleanup_free uint8_t *out = NULL;
+    size_t len = 0;
+    dra_encode_prepare_response(b.mc->api, res, b.n, &out, &len, NULL);
+    batch_reply(&b, reply, out, len);
+    for (size_t i = 0; i < b.n; i++)
         if (res[i].claim)
             prepared_claim_free(&pcs[i]);
-    free(out);
-    free(pcs);
-    free(res);
-    batch_close(&b);
 }
 
 static void unprepare(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply)
 {
-    struct claim_batch b;
-    struct dra_unprepare_result *res = NULL;
-    uint8_t *out = NULL;
-    size_t len = 0;
-    struct error err;
-    int rc;
-
+    cleanup_batch struct claim_batch b = {0};
     if (batch_open(&b, "NodeUnprepareResources", ctx, req, reply) < 0)
-        goto out;
-    res = calloc(b.n ? b.n : 1, sizeof(*res));
-    if (res == NULL) {
-        rpc_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        goto out;
-    }
+        return;
+    cleanup_free struct dra_unprepare_result *res = xcalloc(b.n, sizeof(*res));
     batch_run(&b, unprepare_one, NULL);
     for (size_t i = 0; i < b.n; i++)
         res[i] = (struct dra_unprepare_result){.uid = b.claims[i].uid, .error = b.errors[i]};
-    rc = dra_encode_unprepare_response(b.mc->api, res, b.n, &out, &len, &err);
-    batch_reply(&b, reply, rc, out, len, &err);
-out:
-    free(out);
-    free(res);
-    batch_close(&b);
+    cleanup_free uint8_t *out = NULL;
+    size_t len = 0;
+    dra_encode_unprepare_response(b.mc->api, res, b.n, &out, &len, NULL);
+    batch_reply(&b, reply, out, len);
 }
 
 void dra_service_set_observer(struct dra_service *svc, dra_claim_observer fn, void *ctx)
@@ -288,9 +243,7 @@ struct dra_service *dra_service_new(struct prepare_state *st, struct error *err)
 {
     if (st == NULL)
         return error_set(err, "DRA service: no prepare state"), NULL;
-    struct dra_service *svc = calloc(1, sizeof(*svc));
-    if (svc == NULL)
-        return error_set(err, "out of memory"), NULL;
+    struct dra_service *svc = xcalloc(1, sizeof(*svc));
     svc->st = st;
     svc->v1 = (struct dra_method_ctx){svc, DRA_API_V1};
     svc->v1beta1 = (struct dra_method_ctx){svc, DRA_API_V1BETA1};

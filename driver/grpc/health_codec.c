@@ -3,22 +3,24 @@
  * v1alpha1 share every field number and enum value, so the packed bytes are a
  * valid message of either (the unit tests decode them with both descriptors).
  * Requests are decoded with each method's own descriptor. */
-#include "health_codec.h"
+#include "health_codec_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "proto/dra_health_v1.pb-c.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1])
 {
     out[0] = '\0';
     if (msg == NULL || msg[0] == '\0')
         return;
-    char *clean = utf8_sanitize(msg);
-    const char *src = clean ? clean : "";
+    cleanup_free char *clean = utf8_sanitize(msg);
+    const char *src = clean;
     size_t len = strlen(src);
     if (len <= HEALTH_MESSAGE_MAX) {
         memcpy(out, src, len + 1);
@@ -27,7 +29,6 @@ void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1])
         memcpy(out, src, keep);
         memcpy(out + keep, "...", 4);
     }
-    free(clean);
 }
 
 const ProtobufCMessageDescriptor *health_watch_request_type(enum health_api api)
@@ -39,34 +40,23 @@ const ProtobufCMessageDescriptor *health_watch_request_type(enum health_api api)
 int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size_t *len,
                   struct error *err)
 {
-    int rc = -1;
     V1__NodeWatchResourcesResponse resp = V1__NODE_WATCH_RESOURCES_RESPONSE__INIT;
-    V1__DeviceHealth **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-    V1__DeviceHealth *dh = calloc(n ? n : 1, sizeof(*dh));
-    V1__DeviceIdentifier *ids = calloc(n ? n : 1, sizeof(*ids));
-    char(*msgs)[HEALTH_MESSAGE_MAX + 1] = calloc(n ? n : 1, sizeof(*msgs));
+    cleanup_free V1__DeviceHealth **ptrs = xcalloc(n, sizeof(*ptrs));
+    cleanup_free V1__DeviceHealth *dh = xcalloc(n, sizeof(*dh));
+    cleanup_free V1__DeviceIdentifier *ids = xcalloc(n, sizeof(*ids));
+    cleanup_free char(*msgs)[HEALTH_MESSAGE_MAX + 1] = xcalloc(n, sizeof(*msgs));
     *out = NULL;
-    if (!ptrs || !dh || !ids || !msgs) {
-        error_set(err, "out of memory");
-        goto out;
-    }
     for (size_t i = 0; i < n; i++) {
         const struct health_entry *d = &list[i];
-        if (d->pool == NULL || d->pool[0] == '\0') {
-            error_set(err, "health entry %zu (device %s): empty pool name", i,
-                      d->device ? d->device : "");
-            goto out;
-        }
-        if (d->device == NULL || d->device[0] == '\0') {
-            error_set(err, "health entry %zu (pool %s): empty device name", i, d->pool);
-            goto out;
-        }
+        if (d->pool == NULL || d->pool[0] == '\0')
+            return error_set(err, "health entry %zu (device %s): empty pool name", i,
+                             d->device ? d->device : "");
+        if (d->device == NULL || d->device[0] == '\0')
+            return error_set(err, "health entry %zu (pool %s): empty device name", i, d->pool);
         if (d->health != HEALTH_ENTRY_UNKNOWN && d->health != HEALTH_ENTRY_HEALTHY &&
-            d->health != HEALTH_ENTRY_UNHEALTHY) {
-            error_set(err, "health entry %zu (%s/%s): unknown health value %d", i, d->pool,
-                      d->device, (int)d->health);
-            goto out;
-        }
+            d->health != HEALTH_ENTRY_UNHEALTHY)
+            return error_set(err, "health entry %zu (%s/%s): unknown health value %d", i, d->pool,
+                             d->device, (int)d->health);
         v1__device_identifier__init(&ids[i]);
         ids[i].pool_name = (char *)d->pool;
         ids[i].device_name = (char *)d->device;
@@ -83,17 +73,7 @@ int health_encode(const struct health_entry *list, size_t n, uint8_t **out, size
     resp.n_devices = n;
     resp.devices = ptrs;
     *len = protobuf_c_message_get_packed_size(&resp.base);
-    *out = malloc(*len ? *len : 1);
-    if (*out == NULL) {
-        error_set(err, "out of memory");
-        goto out;
-    }
+    *out = xmalloc(*len);
     protobuf_c_message_pack(&resp.base, *out);
-    rc = 0;
-out:
-    free(ptrs);
-    free(dh);
-    free(ids);
-    free(msgs);
-    return rc;
+    return 0;
 }

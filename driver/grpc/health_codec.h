@@ -39,11 +39,6 @@ struct health_entry {
 /* The pod-status field that shows the message allows 1024 characters. */
 #define HEALTH_MESSAGE_MAX 1024
 
-/* Writes msg into out, cleaned to valid UTF-8 and, when longer than
- * HEALTH_MESSAGE_MAX bytes, cut between characters to at most
- * HEALTH_MESSAGE_MAX - 3 bytes followed by "...". */
-void health_message_cut(const char *msg, char out[HEALTH_MESSAGE_MAX + 1]);
-
 /* The request descriptor of NodeWatchResources of that version. */
 const ProtobufCMessageDescriptor *health_watch_request_type(enum health_api api);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "xalloc.h"
 
 struct health_service {
     pthread_mutex_t mu; /* taken before any stream's lock */
@@ -23,15 +24,8 @@ static void on_open(void *ctx, const ProtobufCMessage *req, struct rpc_stream *s
     struct error err;
     pthread_mutex_lock(&svc->mu);
     if (svc->n_streams == svc->cap_streams) {
-        size_t cap = svc->cap_streams ? svc->cap_streams * 2 : 4;
-        struct rpc_stream **ss = realloc(svc->streams, cap * sizeof(*ss));
-        if (ss == NULL) {
-            pthread_mutex_unlock(&svc->mu);
-            rpc_stream_finish(s, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-            return;
-        }
-        svc->streams = ss;
-        svc->cap_streams = cap;
+        svc->cap_streams = svc->cap_streams ? svc->cap_streams * 2 : 4;
+        svc->streams = xrealloc(svc->streams, svc->cap_streams * sizeof(*svc->streams));
     }
     rpc_stream_ref(s);
     svc->streams[svc->n_streams++] = s;
@@ -65,9 +59,7 @@ static void on_closed(void *ctx, struct rpc_stream *s)
 
 struct health_service *health_service_new(struct error *err)
 {
-    struct health_service *svc = calloc(1, sizeof(*svc));
-    if (svc == NULL)
-        return error_set(err, "out of memory"), NULL;
+    struct health_service *svc = xcalloc(1, sizeof(*svc));
     pthread_mutex_init(&svc->mu, NULL);
     if (health_encode(NULL, 0, &svc->packed, &svc->packed_len, err) < 0) {
         health_service_free(svc);
@@ -121,14 +113,6 @@ int health_service_update(struct health_service *svc, const struct health_entry 
     pthread_mutex_unlock(&svc->mu);
     LOG_V(3, "health update: %zu device(s) sent to %zu stream(s)", n, sent);
     return 0;
-}
-
-size_t health_service_streams(struct health_service *svc)
-{
-    pthread_mutex_lock(&svc->mu);
-    size_t n = svc->n_streams;
-    pthread_mutex_unlock(&svc->mu);
-    return n;
 }
 
 void health_service_free(struct health_service *svc)

@@ -29,9 +29,6 @@ int health_service_register(struct health_service *svc, struct rpc_server *srv, 
 int health_service_update(struct health_service *svc, const struct health_entry *list, size_t n,
                           struct error *err);
 
-/* Number of open streams (diagnostics and tests). */
-size_t health_service_streams(struct health_service *svc);
-
 /* Call after rpc_server_free of the server it was registered with. */
 void health_service_free(struct health_service *svc);
 

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "health_codec.h"
 #include "log.h"
 #include "proto/pluginregistration.pb-c.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 const char *const registration_default_versions[] = {
     "v1.DRAPlugin",
@@ -60,10 +62,9 @@ static void notify_status(void *ctx, const ProtobufCMessage *req, struct rpc_rep
     } else {
         /* Like the Go helper: a refusal is answered with an error, which the
          * kubelet logs next to its own. */
-        char *clean = utf8_sanitize(why);
+        cleanup_free char *clean = utf8_sanitize(why);
         rpc_reply_error(reply, GRPC_STATUS_UNKNOWN, "registration of driver %s failed: %s",
-                        svc->driver_name, clean ? clean : "?");
-        free(clean);
+                        svc->driver_name, clean);
     }
 }
 
@@ -86,15 +87,11 @@ struct registration_service *registration_service_new(const struct registration_
         if (versions[i] == NULL || versions[i][0] == '\0')
             return error_set(err, "registration: supported version %zu is empty", i), NULL;
 
-    struct registration_service *svc = calloc(1, sizeof(*svc));
-    if (svc == NULL)
-        return error_set(err, "out of memory"), NULL;
+    struct registration_service *svc = xcalloc(1, sizeof(*svc));
     pthread_mutex_init(&svc->mu, NULL);
     svc->on_status = cfg->on_status;
     svc->ctx = cfg->ctx;
-    svc->driver_name = strdup(cfg->driver_name);
-    if (svc->driver_name == NULL)
-        goto oom;
+    svc->driver_name = xstrdup(cfg->driver_name);
 
     Pluginregistration__PluginInfo info = PLUGINREGISTRATION__PLUGIN_INFO__INIT;
     info.type = REGISTRATION_TYPE_DRA;
@@ -103,14 +100,9 @@ struct registration_service *registration_service_new(const struct registration_
     info.n_supported_versions = nv;
     info.supported_versions = (char **)versions;
     svc->info_len = protobuf_c_message_get_packed_size(&info.base);
-    svc->info = malloc(svc->info_len);
-    if (svc->info == NULL)
-        goto oom;
+    svc->info = xmalloc(svc->info_len);
     protobuf_c_message_pack(&info.base, svc->info);
     return svc;
-oom:
-    registration_service_free(svc);
-    return error_set(err, "out of memory"), NULL;
 }
 
 int registration_service_register(struct registration_service *svc, struct rpc_server *srv,

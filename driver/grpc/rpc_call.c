@@ -11,18 +11,17 @@
 #include "driver/grpc/rpc_internal.h"
 #include "driver/grpc/wire_strings.h"
 #include "driver/grpc/rpc_wire.h"
+#include "xalloc.h"
 
 static void call_work_done(struct rpc_stream *c);
 
 /* ---------- helpers ---------- */
 
-/* Packs a protobuf-c message into a byte buffer; NULL only on out of memory. */
+/* Packs a protobuf-c message into a byte buffer. */
 static grpc_byte_buffer *pack_message(const ProtobufCMessage *msg)
 {
     size_t len = protobuf_c_message_get_packed_size(msg);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (buf == NULL)
-        return NULL;
+    uint8_t *buf = xmalloc(len);
     protobuf_c_message_pack(msg, buf);
     grpc_slice slice = grpc_slice_new(buf, len, free);
     grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
@@ -43,15 +42,11 @@ static void send_item_free(struct send_item *it)
 static struct send_item *send_item_new(grpc_byte_buffer *msg, bool has_status,
                                        grpc_status_code code, const char *details)
 {
-    struct send_item *it = calloc(1, sizeof(*it));
-    if (it == NULL) {
-        LOG_E("out of memory");
-        abort();
-    }
+    struct send_item *it = xcalloc(1, sizeof(*it));
     it->msg = msg;
     it->has_status = has_status;
     it->code = code;
-    it->details = has_status ? rpc_xstrdup(details ? details : "") : NULL;
+    it->details = has_status ? xstrdup(details ? details : "") : NULL;
     return it;
 }
 
@@ -150,11 +145,7 @@ static void stream_free(struct rpc_stream *c)
 
 struct rpc_stream *call_new(struct rpc_server *srv)
 {
-    struct rpc_stream *c = calloc(1, sizeof(*c));
-    if (c == NULL) {
-        LOG_E("out of memory");
-        abort();
-    }
+    struct rpc_stream *c = xcalloc(1, sizeof(*c));
     c->srv = srv;
     c->t_new = (struct tag){TAG_NEW_CALL, c};
     c->t_recv = (struct tag){TAG_RECV, c};
@@ -390,10 +381,6 @@ void rpc_reply_message(struct rpc_reply *r, const ProtobufCMessage *msg)
     r->set = true;
     r->code = GRPC_STATUS_OK;
     r->details[0] = '\0';
-    if (r->msg == NULL) {
-        r->code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(r->details, sizeof(r->details), "out of memory packing the answer");
-    }
 }
 
 void rpc_reply_packed(struct rpc_reply *r, const void *data, size_t len)
@@ -440,8 +427,7 @@ void rpc_stream_unref(struct rpc_stream *s)
         stream_free(s);
 }
 
-static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool latest,
-                       struct error *err)
+int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err)
 {
     grpc_byte_buffer *bb = rpc_buffer_from_bytes(data, len);
     pthread_mutex_lock(&s->mu);
@@ -450,8 +436,7 @@ static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool 
         grpc_byte_buffer_destroy(bb);
         return error_set(err, "stream %s: closed", s->path);
     }
-    if (latest)
-        drop_queue_locked(s);
+    drop_queue_locked(s);
     if (s->q_len >= RPC_STREAM_MAX_QUEUED) {
         s->accepting = false;
         drop_queue_locked(s);
@@ -467,26 +452,6 @@ static int stream_send(struct rpc_stream *s, const void *data, size_t len, bool 
     return 0;
 }
 
-int rpc_stream_send(struct rpc_stream *s, const void *data, size_t len, struct error *err)
-{
-    return stream_send(s, data, len, false, err);
-}
-
-int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err)
-{
-    return stream_send(s, data, len, true, err);
-}
-
-void rpc_stream_finish(struct rpc_stream *s, grpc_status_code code, const char *message)
-{
-    pthread_mutex_lock(&s->mu);
-    if (s->accepting) {
-        s->accepting = false;
-        enqueue_locked(s, send_item_new(NULL, true, code, message));
-    }
-    pthread_mutex_unlock(&s->mu);
-}
-
 void call_shutdown_stream(struct rpc_stream *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -496,17 +461,4 @@ void call_shutdown_stream(struct rpc_stream *c)
             c, send_item_new(NULL, true, GRPC_STATUS_UNAVAILABLE, "the plugin is shutting down"));
     }
     pthread_mutex_unlock(&c->mu);
-}
-
-bool rpc_stream_is_open(struct rpc_stream *s)
-{
-    pthread_mutex_lock(&s->mu);
-    bool open = s->accepting;
-    pthread_mutex_unlock(&s->mu);
-    return open;
-}
-
-const char *rpc_stream_method(const struct rpc_stream *s)
-{
-    return s->path;
 }

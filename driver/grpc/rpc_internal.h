@@ -116,16 +116,6 @@ struct rpc_reply {
     grpc_byte_buffer *msg;
 };
 
-static inline char *rpc_xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (d == NULL) {
-        LOG_E("out of memory");
-        abort();
-    }
-    return d;
-}
-
 /* rpc_call.c: the life of one call, driven by the poller and the workers. */
 struct rpc_stream *call_new(struct rpc_server *srv); /* for grpc_server_request_call */
 void call_discard(struct rpc_stream *c);             /* a request that never got a call */

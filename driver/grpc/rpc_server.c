@@ -20,6 +20,7 @@
 
 #include "atomic_file.h"
 #include "driver/grpc/rpc_internal.h"
+#include "xalloc.h"
 
 #define PENDING_REQUESTS  2   /* grpc_server_request_call kept armed */
 #define SHUTDOWN_GRACE_MS 400 /* unary calls may finish before being cancelled */
@@ -81,7 +82,7 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
     }
     /* Set before the call joins the live list, which shutdown walks. */
     char *path = grpc_slice_to_c_string(c->details.method);
-    c->path = rpc_xstrdup(path ? path : "?");
+    c->path = xstrdup(path ? path : "?");
     gpr_free(path);
     c->method = find_method(srv, c->path);
 
@@ -178,11 +179,9 @@ struct rpc_server *rpc_server_new(const struct rpc_server_config *cfg, struct er
         return error_set(err, "rpc server %s: needs at least one worker thread",
                          cfg->name ? cfg->name : "?"),
                NULL;
-    struct rpc_server *srv = calloc(1, sizeof(*srv));
-    if (srv == NULL)
-        return error_set(err, "out of memory"), NULL;
-    srv->name = rpc_xstrdup(cfg->name ? cfg->name : "grpc");
-    srv->socket_path = rpc_xstrdup(cfg->socket_path);
+    struct rpc_server *srv = xcalloc(1, sizeof(*srv));
+    srv->name = xstrdup(cfg->name ? cfg->name : "grpc");
+    srv->socket_path = xstrdup(cfg->socket_path);
     srv->nworkers = cfg->workers;
     srv->state = SRV_NEW;
     srv->shutdown_tag = (struct tag){TAG_SERVER_SHUTDOWN, NULL};
@@ -205,10 +204,7 @@ int rpc_server_add_method(struct rpc_server *srv, const struct rpc_method *m, st
                          srv->name, m->path);
     if (find_method(srv, m->path))
         return error_set(err, "%s server: method %s added twice", srv->name, m->path);
-    struct rpc_method *ms = realloc(srv->methods, (srv->n_methods + 1) * sizeof(*ms));
-    if (ms == NULL)
-        return error_set(err, "out of memory");
-    srv->methods = ms;
+    srv->methods = xrealloc(srv->methods, (srv->n_methods + 1) * sizeof(*srv->methods));
     srv->methods[srv->n_methods++] = *m;
     return 0;
 }
@@ -305,11 +301,7 @@ int rpc_server_start(struct rpc_server *srv, struct error *err)
     }
     grpc_server_start(srv->server);
 
-    srv->workers = calloc((size_t)srv->nworkers, sizeof(pthread_t));
-    if (srv->workers == NULL) {
-        error_set(err, "out of memory");
-        goto fail_started;
-    }
+    srv->workers = xcalloc((size_t)srv->nworkers, sizeof(pthread_t));
     for (int i = 0; i < srv->nworkers; i++) {
         int rc = pthread_create(&srv->workers[i], NULL, worker_main, srv);
         if (rc != 0) {
@@ -445,12 +437,4 @@ void rpc_server_free(struct rpc_server *srv)
     pthread_mutex_destroy(&srv->jobs_mu);
     pthread_cond_destroy(&srv->jobs_cond);
     free(srv);
-}
-
-size_t rpc_server_live_calls(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    size_t n = srv->n_live;
-    pthread_mutex_unlock(&srv->mu);
-    return n;
 }

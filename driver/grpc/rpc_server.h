@@ -35,9 +35,8 @@ struct rpc_stream;
 typedef void (*rpc_unary_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply);
 
 /* Server-streaming open handler, run on a worker thread.  The stream stays
- * open after the handler returns, until the client goes away, the handler (or
- * anyone holding a reference) calls rpc_stream_finish(), or the server shuts
- * down.  To send later, from any thread, take a reference with
+ * open after the handler returns, until the client goes away or the server
+ * shuts down.  To send later, from any thread, take a reference with
  * rpc_stream_ref(). */
 typedef void (*rpc_stream_open_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_stream *s);
 
@@ -91,9 +90,6 @@ void rpc_server_shutdown(struct rpc_server *srv);
 /* Shuts down if still running, then frees everything.  NULL is a no-op. */
 void rpc_server_free(struct rpc_server *srv);
 
-/* Calls currently open (unary in progress and open streams). */
-size_t rpc_server_live_calls(struct rpc_server *srv);
-
 /* --- answering unary calls --- */
 
 /* Packs msg as the answer (a copy: msg may be freed right after). */
@@ -112,25 +108,12 @@ void rpc_stream_ref(struct rpc_stream *s);
 void rpc_stream_unref(struct rpc_stream *s);
 
 /* Queues one packed message (copied, so one packing can go to many
- * streams).  At most one send is in flight per call; the rest wait in order.
- * Returns -1 with err when the stream is closed, or when
- * RPC_STREAM_MAX_QUEUED messages already wait (the client stopped reading:
- * the stream is then cancelled). */
+ * streams), first dropping the queued messages that were not started yet:
+ * every message is a full snapshot, so a slow reader gets the newest state
+ * instead of a backlog.  At most one send is in flight per call.  Returns -1
+ * with err when the stream is closed, or when RPC_STREAM_MAX_QUEUED messages
+ * already wait (the client stopped reading: the stream is then cancelled). */
 #define RPC_STREAM_MAX_QUEUED 64
-int rpc_stream_send(struct rpc_stream *s, const void *data, size_t len, struct error *err);
-
-/* Like rpc_stream_send, but first drops the queued messages that were not
- * started yet: for streams where every message is a full snapshot, so a slow
- * reader gets the newest state instead of a backlog. */
 int rpc_stream_send_latest(struct rpc_stream *s, const void *data, size_t len, struct error *err);
-
-/* Ends the stream with a status after the queued messages.  No-op if closed. */
-void rpc_stream_finish(struct rpc_stream *s, grpc_status_code code, const char *message);
-
-/* False once the client went away or the stream was finished. */
-bool rpc_stream_is_open(struct rpc_stream *s);
-
-/* Method path of the stream, for log lines. */
-const char *rpc_stream_method(const struct rpc_stream *s);
 
 #endif

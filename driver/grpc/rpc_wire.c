@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* grpc core helpers shared by the server and the stand-in: see rpc_wire.h. */
+/* grpc core helpers of the plugin's server and fakehw-podresources: see rpc_wire.h. */
 #include "rpc_wire.h"
 
 #include <grpc/byte_buffer_reader.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xalloc.h"
 
 const char *rpc_status_name(grpc_status_code code)
 {
@@ -49,9 +51,8 @@ uint8_t *rpc_buffer_to_bytes(grpc_byte_buffer *bb, size_t *len)
     grpc_slice all = grpc_byte_buffer_reader_readall(&r);
     grpc_byte_buffer_reader_destroy(&r);
     *len = GRPC_SLICE_LENGTH(all);
-    uint8_t *out = malloc(*len ? *len : 1);
-    if (out)
-        memcpy(out, GRPC_SLICE_START_PTR(all), *len);
+    uint8_t *out = xmalloc(*len ? *len : 1);
+    memcpy(out, GRPC_SLICE_START_PTR(all), *len);
     grpc_slice_unref(all);
     return out;
 }
@@ -59,10 +60,8 @@ uint8_t *rpc_buffer_to_bytes(grpc_byte_buffer *bb, size_t *len)
 char *rpc_slice_to_string(grpc_slice s)
 {
     size_t n = GRPC_SLICE_LENGTH(s);
-    char *out = malloc(n + 1);
-    if (out) {
-        memcpy(out, GRPC_SLICE_START_PTR(s), n);
-        out[n] = '\0';
-    }
+    char *out = xmalloc(n + 1);
+    memcpy(out, GRPC_SLICE_START_PTR(s), n);
+    out[n] = '\0';
     return out;
 }

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xalloc.h"
+
 long long kube_client_now_ms(void)
 {
     struct timespec ts;
@@ -27,7 +29,7 @@ long long kube_client_now_ms(void)
 
 static long long deadline_of(struct kube_client *c)
 {
-    return __atomic_load_n(&c->deadline_ms, __ATOMIC_ACQUIRE);
+    return atomic_load_explicit(&c->deadline_ms, memory_order_acquire);
 }
 
 bool kube_client_expired(struct kube_client *c)
@@ -49,7 +51,7 @@ long kube_client_remaining_ms(struct kube_client *c, long want_ms)
 
 void kube_client_set_deadline(struct kube_client *c, long long deadline_ms)
 {
-    __atomic_store_n(&c->deadline_ms, deadline_ms, __ATOMIC_RELEASE);
+    atomic_store_explicit(&c->deadline_ms, deadline_ms, memory_order_release);
     if (deadline_ms == 0 || kube_client_now_ms() < deadline_ms)
         return;
     pthread_mutex_lock(&c->sock_lock);
@@ -69,15 +71,8 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
         return CURL_SOCKET_BAD;
     pthread_mutex_lock(&c->sock_lock);
     if (c->nsocks == c->capsocks) {
-        size_t cap = c->capsocks ? c->capsocks * 2 : 16;
-        int *s = realloc(c->socks, cap * sizeof(*s));
-        if (s == NULL) {
-            pthread_mutex_unlock(&c->sock_lock);
-            close(fd);
-            return CURL_SOCKET_BAD;
-        }
-        c->socks = s;
-        c->capsocks = cap;
+        c->capsocks = c->capsocks ? c->capsocks * 2 : 16;
+        c->socks = xrealloc(c->socks, c->capsocks * sizeof(*c->socks));
     }
     c->socks[c->nsocks++] = fd;
     pthread_mutex_unlock(&c->sock_lock);

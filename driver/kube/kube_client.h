@@ -98,22 +98,25 @@ int kube_request(struct kube_client *c, enum kube_method method, const char *pat
  * "timeoutSeconds=300" unless the path has one are added) and calls on_event
  * for every event line: type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR
  * (object then is a metav1.Status, e.g. 410 Expired); object is borrowed.
- * Returns when on_event returns non-zero (0 then), when *stop becomes true
- * (0 then; seen at once when the caller then calls kube_watch_interrupt,
- * otherwise within a second, or timeout_ms if smaller), when the server
- * ends the watch (0), or on error (-1: no connection, a non-200 answer such
- * as 400 for a bad field selector, a broken event line, or a server that
- * keeps the watch open 30 s past timeoutSeconds).  There are no retries: the
- * caller lists again and watches from the list's resourceVersion. */
+ * Returns when on_event returns non-zero (0 then), when cancel is fired (0
+ * then, at once; cancel may be NULL), when the server ends the watch (0), or
+ * on error (-1: no connection, a non-200 answer such as 400 for a bad field
+ * selector, a broken event line, or a server that keeps the watch open 30 s
+ * past timeoutSeconds).  There are no retries: the caller lists again and
+ * watches from the list's resourceVersion. */
 typedef int (*kube_watch_fn)(void *ctx, const char *type, json_t *object);
+struct kube_cancel;
 int kube_watch(struct kube_client *c, const char *path, const char *resource_version,
-               kube_watch_fn on_event, void *ctx, volatile bool *stop, struct error *err);
+               kube_watch_fn on_event, void *ctx, struct kube_cancel *cancel, struct error *err);
 
-/* Wakes every kube_watch running with this stop flag so it sees the flag at
- * once: set *stop first, then call this.  Safe from any thread; a watch that
- * has not started yet or has ended is not an error.  (Without it a watch
- * polls its flag once a second: an idle plugin should not wake up more.) */
-void kube_watch_interrupt(volatile bool *stop);
+/* A cancel token for watches.  Firing it ends every kube_watch running with
+ * it at once, and makes any later one return at once; it stays fired.  Safe
+ * from any thread.  new never fails (out of memory is fatal); free, fire and
+ * fired accept NULL (a NULL token is never fired). */
+struct kube_cancel *kube_cancel_new(void);
+void kube_cancel_free(struct kube_cancel *t);
+void kube_cancel_fire(struct kube_cancel *t);
+bool kube_cancel_fired(struct kube_cancel *t);
 
 /* Shutdown: from deadline_ms on (CLOCK_MONOTONIC milliseconds, see
  * kube_client_now_ms) no request or watch of this client starts or retries,

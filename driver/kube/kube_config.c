@@ -10,6 +10,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "cleanup.h"
+#include "xalloc.h"
 #include "yaml_guard.h"
 
 #define SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -45,12 +47,6 @@ void kube_config_free(struct kube_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
 }
 
-static int dup_into(char **dst, const char *src, struct error *err)
-{
-    *dst = strdup(src);
-    return *dst ? 0 : error_set(err, "out of memory");
-}
-
 /* Checks that PEM text (from a file or decoded *-data) holds a PEM block, so
  * a wrong file is reported here rather than as a TLS failure later. */
 static int check_pem(const char *text, struct error *err)
@@ -61,15 +57,11 @@ static int check_pem(const char *text, struct error *err)
 }
 
 /* Joins a relative path onto dir (the kubeconfig's directory). */
-static int resolve_path(const char *dir, const char *p, char **out, struct error *err)
+static char *resolve_path(const char *dir, const char *p)
 {
     if (p[0] == '/' || dir[0] == '\0')
-        return dup_into(out, p, err);
-    if (asprintf(out, "%s/%s", dir, p) < 0) {
-        *out = NULL;
-        return error_set(err, "out of memory");
-    }
-    return 0;
+        return xstrdup(p);
+    return xasprintf("%s/%s", dir, p);
 }
 
 /* ---------- kubeconfig ---------- */
@@ -210,14 +202,11 @@ static int get_pem(struct kc *k, yaml_node_t *map, const char *what, const char 
     }
     if (file) {
         unsigned long line = key_line(k, map, file_key);
-        char *text = NULL;
-        if (resolve_path(k->dir, file, file_out, err) < 0)
-            return -1;
+        cleanup_free char *text = NULL;
+        *file_out = resolve_path(k->dir, file);
         if (kube_read_file(*file_out, KUBE_MAX_PEM, &text, NULL, err) < 0)
             return error_prefix(err, "kubeconfig %s:%lu: %s: %s", k->path, line, what, file_key);
-        int rc = check_pem(text, err);
-        free(text);
-        if (rc < 0)
+        if (check_pem(text, err) < 0)
             return error_prefix(err, "kubeconfig %s:%lu: %s: %s %s", k->path, line, what, file_key,
                                 *file_out);
     }
@@ -237,15 +226,12 @@ static int load_cluster(struct kc *k, yaml_node_t *cluster, const char *name,
                          what);
     /* A bare host:port means https, as in client-go. */
     if (strstr(server, "://") == NULL) {
-        if (asprintf(&cfg->server, "https://%s", server) < 0) {
-            cfg->server = NULL;
-            return error_set(err, "out of memory");
-        }
+        cfg->server = xasprintf("https://%s", server);
     } else if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7)) {
         return error_set(err, "kubeconfig %s:%lu: %s: server \"%s\" is not an http(s) URL", k->path,
                          key_line(k, cluster, "server"), what, server);
-    } else if (dup_into(&cfg->server, server, err) < 0) {
-        return -1;
+    } else {
+        cfg->server = xstrdup(server);
     }
     size_t n = strlen(cfg->server);
     while (n > 0 && cfg->server[n - 1] == '/')
@@ -282,16 +268,14 @@ static int load_user(struct kc *k, yaml_node_t *user, const char *name, struct k
     if (get_string(k, user, "token", what, &token, err) < 0 ||
         get_string(k, user, "tokenFile", what, &token_file, err) < 0)
         return -1;
-    if (token && dup_into(&cfg->token, token, err) < 0)
-        return -1;
+    if (token)
+        cfg->token = xstrdup(token);
     if (token_file) {
-        char *t = NULL;
-        if (resolve_path(k->dir, token_file, &cfg->token_file, err) < 0)
-            return -1;
+        cleanup_free char *t = NULL;
+        cfg->token_file = resolve_path(k->dir, token_file);
         if (kube_read_token(cfg->token_file, &t, err) < 0)
             return error_prefix(err, "kubeconfig %s:%lu: %s: tokenFile", k->path,
                                 key_line(k, user, "tokenFile"), what);
-        free(t);
     }
     if (has_cert || cfg->token || cfg->token_file)
         return 0;
@@ -307,14 +291,29 @@ static int load_user(struct kc *k, yaml_node_t *user, const char *name, struct k
     return 0;
 }
 
+/* Scope cleanups for libyaml's parser and document: the pointer is set once
+ * the object is initialised. */
+static void parser_deletep(yaml_parser_t **p)
+{
+    if (*p != NULL)
+        yaml_parser_delete(*p);
+}
+
+static void document_deletep(yaml_document_t **d)
+{
+    if (*d != NULL)
+        yaml_document_delete(*d);
+}
+
 static int load_kubeconfig(const char *path, struct kube_config *cfg, struct error *err)
 {
     struct kc k = {.path = path};
     yaml_parser_t parser;
-    bool parser_ok = false, doc_ok = false;
-    char *text = NULL;
+    /* Set once initialised; released in reverse order at every return. */
+    __attribute__((cleanup(parser_deletep))) yaml_parser_t *parser_open = NULL;
+    __attribute__((cleanup(document_deletep))) yaml_document_t *doc_open = NULL;
+    cleanup_free char *text = NULL;
     size_t len;
-    int rc = -1;
 
     snprintf(k.dir, sizeof(k.dir), "%s", path);
     char *slash = strrchr(k.dir, '/');
@@ -327,91 +326,66 @@ static int load_kubeconfig(const char *path, struct kube_config *cfg, struct err
 
     if (kube_read_file(path, KUBECONFIG_MAX, &text, &len, err) < 0) {
         if (strchr(path, ':'))
-            error_prefix(err, "kubeconfig (a list of files is not supported)");
-        else
-            error_prefix(err, "kubeconfig");
-        goto out;
+            return error_prefix(err, "kubeconfig (a list of files is not supported)");
+        return error_prefix(err, "kubeconfig");
     }
     char label[PATH_MAX + 16];
     snprintf(label, sizeof(label), "kubeconfig %s", path);
     if (yaml_guard_check(text, len, label, &kubeconfig_limits, err) < 0)
-        goto out;
-    if (!yaml_parser_initialize(&parser)) {
-        error_set(err, "kubeconfig %s: cannot initialise the YAML parser", path);
-        goto out;
-    }
-    parser_ok = true;
+        return -1;
+    if (!yaml_parser_initialize(&parser))
+        return error_set(err, "kubeconfig %s: cannot initialise the YAML parser", path);
+    parser_open = &parser;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &k.doc)) {
-        error_set(err, "kubeconfig %s:%lu:%lu: invalid YAML: %s", path,
-                  (unsigned long)parser.problem_mark.line + 1,
-                  (unsigned long)parser.problem_mark.column + 1,
-                  parser.problem ? parser.problem : "syntax error");
-        goto out;
-    }
-    doc_ok = true;
+    if (!yaml_parser_load(&parser, &k.doc))
+        return error_set(err, "kubeconfig %s:%lu:%lu: invalid YAML: %s", path,
+                         (unsigned long)parser.problem_mark.line + 1,
+                         (unsigned long)parser.problem_mark.column + 1,
+                         parser.problem ? parser.problem : "syntax error");
+    doc_open = &k.doc;
     yaml_node_t *root = yaml_document_get_root_node(&k.doc);
-    if (root == NULL) {
-        error_set(err, "kubeconfig %s: the file is empty", path);
-        goto out;
-    }
-    if (root->type != YAML_MAPPING_NODE) {
-        error_set(err, "kubeconfig %s:%lu: the top level must be a mapping", path, line_of(root));
-        goto out;
-    }
+    if (root == NULL)
+        return error_set(err, "kubeconfig %s: the file is empty", path);
+    if (root->type != YAML_MAPPING_NODE)
+        return error_set(err, "kubeconfig %s:%lu: the top level must be a mapping", path,
+                         line_of(root));
 
     const char *ctx_name, *cluster_name, *user_name;
     if (get_string(&k, root, "current-context", "kubeconfig", &ctx_name, err) < 0)
-        goto out;
-    if (ctx_name == NULL) {
-        error_set(err, "kubeconfig %s: current-context is not set", path);
-        goto out;
-    }
+        return -1;
+    if (ctx_name == NULL)
+        return error_set(err, "kubeconfig %s: current-context is not set", path);
     yaml_node_t *ctx, *cluster, *user = NULL;
     if (find_named(&k, "contexts", "context", ctx_name, &ctx, err) < 0)
-        goto out;
-    if (ctx == NULL) {
-        error_set(err, "kubeconfig %s: current-context \"%s\": no such entry in contexts", path,
-                  ctx_name);
-        goto out;
-    }
+        return -1;
+    if (ctx == NULL)
+        return error_set(err, "kubeconfig %s: current-context \"%s\": no such entry in contexts",
+                         path, ctx_name);
     char what[300];
     snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
     if (get_string(&k, ctx, "cluster", what, &cluster_name, err) < 0 ||
         get_string(&k, ctx, "user", what, &user_name, err) < 0)
-        goto out;
-    if (cluster_name == NULL) {
-        error_set(err, "kubeconfig %s:%lu: %s: cluster is not set", path, line_of(ctx), what);
-        goto out;
-    }
+        return -1;
+    if (cluster_name == NULL)
+        return error_set(err, "kubeconfig %s:%lu: %s: cluster is not set", path, line_of(ctx),
+                         what);
     if (find_named(&k, "clusters", "cluster", cluster_name, &cluster, err) < 0)
-        goto out;
-    if (cluster == NULL) {
-        error_set(err, "kubeconfig %s: %s: cluster \"%s\" not found in clusters", path, what,
-                  cluster_name);
-        goto out;
-    }
+        return -1;
+    if (cluster == NULL)
+        return error_set(err, "kubeconfig %s: %s: cluster \"%s\" not found in clusters", path, what,
+                         cluster_name);
     if (user_name) {
         if (find_named(&k, "users", "user", user_name, &user, err) < 0)
-            goto out;
-        if (user == NULL) {
-            error_set(err, "kubeconfig %s: %s: user \"%s\" not found in users", path, what,
-                      user_name);
-            goto out;
-        }
+            return -1;
+        if (user == NULL)
+            return error_set(err, "kubeconfig %s: %s: user \"%s\" not found in users", path, what,
+                             user_name);
     }
     if (load_cluster(&k, cluster, cluster_name, cfg, err) < 0)
-        goto out;
+        return -1;
     if (user && load_user(&k, user, user_name, cfg, err) < 0)
-        goto out;
-    rc = 0;
-out:
-    if (doc_ok)
-        yaml_document_delete(&k.doc);
-    if (parser_ok)
-        yaml_parser_delete(&parser);
-    free(text);
-    return rc;
+        return -1;
+    return 0;
 }
 
 /* ---------- in-cluster ---------- */
@@ -435,27 +409,16 @@ static int load_in_cluster(struct kube_config *cfg, struct error *err)
                          port);
     /* An IPv6 address goes in brackets inside a URL. */
     bool v6 = strchr(host, ':') != NULL && host[0] != '[';
-    if (asprintf(&cfg->server, v6 ? "https://[%s]:%ld" : "https://%s:%ld", host, p) < 0) {
-        cfg->server = NULL;
-        return error_set(err, "out of memory");
-    }
-    if (asprintf(&cfg->token_file, "%s/token", dir) < 0) {
-        cfg->token_file = NULL;
-        return error_set(err, "out of memory");
-    }
-    if (asprintf(&cfg->ca_file, "%s/ca.crt", dir) < 0) {
-        cfg->ca_file = NULL;
-        return error_set(err, "out of memory");
-    }
-    char *text = NULL;
-    if (kube_read_token(cfg->token_file, &text, err) < 0)
+    cfg->server = xasprintf(v6 ? "https://[%s]:%ld" : "https://%s:%ld", host, p);
+    cfg->token_file = xasprintf("%s/token", dir);
+    cfg->ca_file = xasprintf("%s/ca.crt", dir);
+    cleanup_free char *token = NULL;
+    if (kube_read_token(cfg->token_file, &token, err) < 0)
         return error_prefix(err, "in-cluster config: service account token");
-    free(text);
-    if (kube_read_file(cfg->ca_file, KUBE_MAX_PEM, &text, NULL, err) < 0)
+    cleanup_free char *ca = NULL;
+    if (kube_read_file(cfg->ca_file, KUBE_MAX_PEM, &ca, NULL, err) < 0)
         return error_prefix(err, "in-cluster config: service account CA");
-    int rc = check_pem(text, err);
-    free(text);
-    if (rc < 0)
+    if (check_pem(ca, err) < 0)
         return error_prefix(err, "in-cluster config: service account CA %s", cfg->ca_file);
     return 0;
 }

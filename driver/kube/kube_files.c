@@ -9,83 +9,63 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
+#include "xalloc.h"
+
 int kube_read_file(const char *path, long max, char **out, size_t *out_len, struct error *err)
 {
     *out = NULL;
     if (out_len)
         *out_len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return error_set_errno(err, errno, "%s", path);
-    int rc = -1;
-    char *buf = NULL;
+    cleanup_free char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
         if (len + 4096 + 1 > cap) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            char *n = realloc(buf, ncap);
-            if (n == NULL) {
-                error_set(err, "%s: out of memory", path);
-                goto out;
-            }
-            buf = n;
-            cap = ncap;
+            cap = cap ? cap * 2 : 8192;
+            buf = xrealloc(buf, cap);
         }
         ssize_t r = read(fd, buf + len, cap - len - 1);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            error_set_errno(err, errno, "%s", path);
-            goto out;
+            return error_set_errno(err, errno, "%s", path);
         }
         if (r == 0)
             break;
         len += (size_t)r;
-        if ((long)len > max) {
-            error_set(err, "%s: larger than %ld bytes", path, max);
-            goto out;
-        }
-    }
-    if (buf == NULL && (buf = malloc(1)) == NULL) {
-        error_set(err, "%s: out of memory", path);
-        goto out;
+        if ((long)len > max)
+            return error_set(err, "%s: larger than %ld bytes", path, max);
     }
     buf[len] = '\0';
-    *out = buf;
-    buf = NULL;
+    *out = steal_pointer(&buf);
     if (out_len)
         *out_len = len;
-    rc = 0;
-out:
-    free(buf);
-    close(fd);
-    return rc;
+    return 0;
 }
 
 int kube_read_token(const char *path, char **token, struct error *err)
 {
-    char *buf;
+    cleanup_free char *buf = NULL;
     size_t len;
     if (kube_read_file(path, KUBE_MAX_TOKEN, &buf, &len, err) < 0)
         return -1;
     size_t start = strspn(buf, " \t\r\n");
     while (len > start && strchr(" \t\r\n", buf[len - 1]))
         len--;
-    if (len == start) {
-        free(buf);
+    if (len == start)
         return error_set(err, "%s: the token file is empty", path);
-    }
     for (size_t i = start; i < len; i++) {
         /* A token goes into an HTTP header: no control characters. */
-        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
-            free(buf);
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
             return error_set(err, "%s: the token contains a control character at byte %zu", path,
                              i);
-        }
     }
     memmove(buf, buf + start, len - start);
     buf[len - start] = '\0';
-    *token = buf;
+    *token = steal_pointer(&buf);
     return 0;
 }
 
@@ -107,9 +87,7 @@ static int b64_value(unsigned char ch)
 int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error *err)
 {
     size_t n = strlen(in);
-    char *buf = malloc(n / 4 * 3 + 4);
-    if (buf == NULL)
-        return error_set(err, "out of memory");
+    cleanup_free char *buf = xmalloc(n / 4 * 3 + 4);
     size_t len = 0, pad = 0, digits = 0;
     uint32_t acc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -122,7 +100,6 @@ int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error
         }
         int v = b64_value(ch);
         if (v < 0 || pad > 0) {
-            free(buf);
             if (pad > 0)
                 return error_set(err, "invalid base64: data after the '=' padding at offset %zu",
                                  i);
@@ -139,7 +116,6 @@ int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error
     }
     switch (digits % 4) {
     case 1:
-        free(buf);
         return error_set(err, "invalid base64: truncated (%zu digits)", digits);
     case 2:
         buf[len++] = (char)(acc >> 4);
@@ -149,12 +125,10 @@ int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error
         buf[len++] = (char)(acc >> 2);
         break;
     }
-    if (pad > 2 || (pad > 0 && (digits + pad) % 4 != 0)) {
-        free(buf);
+    if (pad > 2 || (pad > 0 && (digits + pad) % 4 != 0))
         return error_set(err, "invalid base64: wrong padding");
-    }
     buf[len] = '\0';
-    *out = buf;
+    *out = steal_pointer(&buf);
     if (out_len)
         *out_len = len;
     return 0;

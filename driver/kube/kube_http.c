@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
+#include "xalloc.h"
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
 
@@ -15,12 +18,18 @@ static void curl_init(void)
     curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static int copy_str(char **dst, const char *src, struct error *err)
+static char *copy_str(const char *src)
 {
-    if (src == NULL)
-        return 0;
-    *dst = strdup(src);
-    return *dst ? 0 : error_set(err, "out of memory");
+    return src != NULL ? xstrdup(src) : NULL;
+}
+
+/* curl_slist_append, with out of memory fatal like every allocation here. */
+static struct curl_slist *slist_add(struct curl_slist *h, const char *line)
+{
+    struct curl_slist *t = curl_slist_append(h, line);
+    if (t == NULL)
+        xalloc_die();
+    return t;
 }
 
 struct kube_client *kube_client_new(const struct kube_config *cfg,
@@ -35,24 +44,21 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
         error_set(err, "kube client: no server URL in the config");
         return NULL;
     }
-    struct kube_client *c = calloc(1, sizeof(*c));
-    if (c == NULL) {
-        error_set(err, "out of memory");
-        return NULL;
-    }
+    struct kube_client *c = xcalloc(1, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->sock_lock, NULL);
+    atomic_init(&c->deadline_ms, 0);
     const char *ua = opts && opts->user_agent ? opts->user_agent : "fakehw-dra/kube-client";
-    if (copy_str(&c->server, cfg->server, err) < 0 ||
-        copy_str(&c->ca_file, cfg->ca_file, err) < 0 ||
-        copy_str(&c->ca_data, cfg->ca_data, err) < 0 ||
-        copy_str(&c->cert_file, cfg->client_cert_file, err) < 0 ||
-        copy_str(&c->cert_data, cfg->client_cert_data, err) < 0 ||
-        copy_str(&c->key_file, cfg->client_key_file, err) < 0 ||
-        copy_str(&c->key_data, cfg->client_key_data, err) < 0 ||
-        copy_str(&c->token, cfg->token, err) < 0 ||
-        copy_str(&c->token_file, cfg->token_file, err) < 0 || copy_str(&c->user_agent, ua, err) < 0)
-        goto fail;
+    c->server = copy_str(cfg->server);
+    c->ca_file = copy_str(cfg->ca_file);
+    c->ca_data = copy_str(cfg->ca_data);
+    c->cert_file = copy_str(cfg->client_cert_file);
+    c->cert_data = copy_str(cfg->client_cert_data);
+    c->key_file = copy_str(cfg->client_key_file);
+    c->key_data = copy_str(cfg->client_key_data);
+    c->token = copy_str(cfg->token);
+    c->token_file = copy_str(cfg->token_file);
+    c->user_agent = copy_str(ua);
     size_t n = strlen(c->server);
     while (n > 0 && c->server[n - 1] == '/')
         c->server[--n] = '\0';
@@ -74,9 +80,6 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
     o.user_agent = c->user_agent;
     c->opts = o;
     return c;
-fail:
-    kube_client_free(c);
-    return NULL;
 }
 
 void kube_client_free(struct kube_client *c)
@@ -173,8 +176,8 @@ void kube_http_setup(struct kube_client *c, CURL *h, long timeout_ms)
 struct curl_slist *kube_http_headers(struct kube_client *c, const char *content_type,
                                      struct error *err)
 {
-    struct curl_slist *h = NULL, *t;
-    char *token = NULL, *line = NULL;
+    struct curl_slist *h = NULL;
+    cleanup_free char *token = NULL;
     struct error ferr;
     if (c->token_file) {
         /* Projected service-account tokens rotate: read the file every time,
@@ -185,36 +188,18 @@ struct curl_slist *kube_http_headers(struct kube_client *c, const char *content_
         }
     }
     const char *tok = token ? token : c->token;
-    if (!(t = curl_slist_append(h, "Accept: application/json")))
-        goto oom;
-    h = t;
+    h = slist_add(h, "Accept: application/json");
     /* No "Expect: 100-continue" round trip before large bodies. */
-    if (!(t = curl_slist_append(h, "Expect:")))
-        goto oom;
-    h = t;
+    h = slist_add(h, "Expect:");
     if (content_type) {
-        if (asprintf(&line, "Content-Type: %s", content_type) < 0 ||
-            !(t = curl_slist_append(h, line)))
-            goto oom;
-        h = t;
-        free(line);
-        line = NULL;
+        cleanup_free char *line = xasprintf("Content-Type: %s", content_type);
+        h = slist_add(h, line);
     }
     if (tok) {
-        if (asprintf(&line, "Authorization: Bearer %s", tok) < 0 ||
-            !(t = curl_slist_append(h, line)))
-            goto oom;
-        h = t;
+        cleanup_free char *line = xasprintf("Authorization: Bearer %s", tok);
+        h = slist_add(h, line);
     }
-    free(line);
-    free(token);
     return h;
-oom:
-    free(line);
-    free(token);
-    curl_slist_free_all(h);
-    error_set(err, "out of memory");
-    return NULL;
 }
 
 const char *kube_http_reason(long status)
@@ -295,10 +280,7 @@ int kube_buf_append(struct kube_buf *b, const char *p, size_t n)
         size_t ncap = b->cap ? b->cap : 4096;
         while (ncap < b->len + n + 1)
             ncap *= 2;
-        char *d = realloc(b->data, ncap);
-        if (d == NULL)
-            return -1;
-        b->data = d;
+        b->data = xrealloc(b->data, ncap);
         b->cap = ncap;
     }
     memcpy(b->data + b->len, p, n);

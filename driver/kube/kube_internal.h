@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +40,7 @@ struct kube_client {
     CURL *idle[KUBE_POOL_MAX];
     int nidle;
 
-    long long deadline_ms;     /* kube_client_set_deadline; 0: none (atomic) */
+    atomic_llong deadline_ms;  /* kube_client_set_deadline; 0: none */
     pthread_mutex_t sock_lock; /* guards socks */
     int *socks;                /* every socket curl has open for this client */
     size_t nsocks, capsocks;
@@ -81,6 +82,17 @@ void kube_cancel_setup(struct kube_client *c, CURL *h);
 /* want_ms capped at the time left before the deadline (at least 1 ms);
  * want_ms unchanged without a deadline.  want_ms <= 0: no cap wanted. */
 long kube_client_remaining_ms(struct kube_client *c, long want_ms);
+
+/* --- kube_cancel_token.c: the watches' cancel token --- */
+
+/* A watch waiting on a token: kube_cancel_fire wakes its multi handle. */
+struct kube_cancel_waiter {
+    CURLM *multi;
+    struct kube_cancel_waiter *next;
+};
+/* Both do nothing when t is NULL. */
+void kube_cancel_attach(struct kube_cancel *t, struct kube_cancel_waiter *w);
+void kube_cancel_detach(struct kube_cancel *t, struct kube_cancel_waiter *w);
 
 /* --- kube_backoff.c --- */
 

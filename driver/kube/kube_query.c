@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xalloc.h"
+
 char *kube_query_escape(const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = strlen(s);
-    char *out = malloc(n * 3 + 1);
-    if (out == NULL)
-        return NULL;
+    char *out = xmalloc(n * 3 + 1);
     char *o = out;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         /* RFC 3986 unreserved characters pass; everything else, '=' and ','

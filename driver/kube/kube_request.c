@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "log.h"
+#include "xalloc.h"
 
 /* What one attempt produced. */
 struct attempt {
@@ -16,6 +18,12 @@ struct attempt {
     long retry_after_s; /* -1: no Retry-After header */
     struct kube_buf body;
 };
+
+static void attempt_done(struct attempt *a)
+{
+    kube_buf_free(&a->body);
+}
+#define cleanup_attempt __attribute__((cleanup(attempt_done)))
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
@@ -124,13 +132,14 @@ static bool status_retriable(long status, enum kube_method method)
     return status >= 500 && status <= 599;
 }
 
-/* Appends " (after N attempts)" when the request was retried. */
-static void note_attempts(struct error *err, int attempts)
+/* Appends " (after N attempts)" when the request was retried.  Returns -1. */
+static int note_attempts(struct error *err, int attempts)
 {
     if (err == NULL || attempts < 2)
-        return;
+        return -1;
     size_t n = strlen(err->msg);
     snprintf(err->msg + n, sizeof(err->msg) - n, " (after %d attempts)", attempts);
+    return -1;
 }
 
 int kube_request(struct kube_client *c, enum kube_method m, const char *path, const json_t *body,
@@ -144,18 +153,12 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
     if (path == NULL || path[0] != '/')
         return error_set(err, "%s %s: the path must start with \"/\"", method,
                          path ? path : "(null)");
-    char *url = NULL, *payload = NULL;
-    struct attempt a = {0};
-    int rc = -1, attempts = 0;
-    if (asprintf(&url, "%s%s", c->server, path) < 0) {
-        url = NULL;
-        error_set(err, "out of memory");
-        goto out;
-    }
-    if (body && (payload = json_dumps(body, JSON_COMPACT)) == NULL) {
-        error_set(err, "%s %s: cannot encode the request body as JSON", method, path);
-        goto out;
-    }
+    cleanup_free char *url = xasprintf("%s%s", c->server, path);
+    cleanup_free char *payload = NULL;
+    cleanup_attempt struct attempt a = {0};
+    int attempts = 0;
+    if (body && (payload = json_dumps(body, JSON_COMPACT)) == NULL)
+        return error_set(err, "%s %s: cannot encode the request body as JSON", method, path);
     if (content_type == NULL)
         content_type = "application/json";
 
@@ -163,32 +166,25 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
         attempts = attempt;
         if (kube_client_expired(c)) {
             error_set(err, "%s %s: cancelled: the client is shutting down", method, path);
-            note_attempts(err, attempt - 1);
-            goto out;
+            return note_attempts(err, attempt - 1);
         }
-        if (attempt_once(c, m, url, payload, content_type, &a, err) < 0) {
-            error_prefix(err, "%s %s", method, path);
-            goto out;
-        }
+        if (attempt_once(c, m, url, payload, content_type, &a, err) < 0)
+            return error_prefix(err, "%s %s", method, path);
         bool last = attempt >= c->opts.max_attempts;
         long delay = kube_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms,
                                      kube_random());
         if (a.curl_rc != CURLE_OK) {
-            if (a.body.overflow) {
-                error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
-                          KUBE_MAX_BODY);
-                goto out;
-            }
+            if (a.body.overflow)
+                return error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
+                                 KUBE_MAX_BODY);
             if (kube_client_expired(c)) {
                 error_set(err, "%s %s: cancelled: the client is shutting down (%s)", method, path,
                           a.curl_msg);
-                note_attempts(err, attempt);
-                goto out;
+                return note_attempts(err, attempt);
             }
             if (last || !transport_retriable(a.curl_rc, m)) {
                 error_set(err, "%s %s: no answer from %s: %s", method, path, c->server, a.curl_msg);
-                note_attempts(err, attempt);
-                goto out;
+                return note_attempts(err, attempt);
             }
             LOG_W("%s %s: attempt %d of %d failed (%s); retrying in %ld ms", method, path, attempt,
                   c->opts.max_attempts, a.curl_msg, delay);
@@ -225,16 +221,11 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
             *response = decoded;
         else
             json_decref(decoded);
-        goto out;
+        return -1;
     }
     if (response)
         *response = decoded;
     else
         json_decref(decoded);
-    rc = 0;
-out:
-    kube_buf_free(&a.body);
-    free(payload);
-    free(url);
-    return rc;
+    return 0;
 }

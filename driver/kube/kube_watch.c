@@ -3,55 +3,17 @@
  * lines ({"type":"ADDED","object":{...}}), handed to a callback one by one. */
 #include "kube_internal.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "log.h"
+#include "xalloc.h"
 
-/* How often a watch looks at its stop flag when nobody interrupts it. */
-#define WATCH_STOP_POLL_MS 1000
-
-/* The running watches, so kube_watch_interrupt can find the curl multi
- * handle that belongs to a stop flag.  An entry is added before the first
- * poll and removed under the lock before its handle is cleaned up, so
- * curl_multi_wakeup never sees a freed handle. */
-struct running_watch {
-    volatile bool *stop;
-    CURLM *multi;
-    struct running_watch *next;
-};
-static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct running_watch *running_watches;
-
-static void running_add(struct running_watch *r)
-{
-    pthread_mutex_lock(&running_lock);
-    r->next = running_watches;
-    running_watches = r;
-    pthread_mutex_unlock(&running_lock);
-}
-
-static void running_remove(struct running_watch *r)
-{
-    pthread_mutex_lock(&running_lock);
-    struct running_watch **p = &running_watches;
-    while (*p != NULL && *p != r)
-        p = &(*p)->next;
-    if (*p == r)
-        *p = r->next;
-    pthread_mutex_unlock(&running_lock);
-}
-
-void kube_watch_interrupt(volatile bool *stop)
-{
-    pthread_mutex_lock(&running_lock);
-    for (struct running_watch *r = running_watches; r != NULL; r = r->next)
-        if (r->stop == stop)
-            curl_multi_wakeup(r->multi);
-    pthread_mutex_unlock(&running_lock);
-}
+/* How often a watch wakes when nothing happens, to see the client's
+ * shutdown deadline (a fired cancel token wakes it at once). */
+#define WATCH_POLL_MS 1000
 
 struct watch {
     struct kube_client *c;
@@ -59,7 +21,7 @@ struct watch {
     const char *path;
     kube_watch_fn fn;
     void *ctx;
-    volatile bool *stop;
+    struct kube_cancel *cancel;
     long status;
     struct kube_buf line; /* the unfinished event line */
     struct kube_buf body; /* the body of a non-200 answer */
@@ -68,11 +30,6 @@ struct watch {
     struct error *err;
     unsigned long events;
 };
-
-static bool stop_requested(volatile bool *stop)
-{
-    return stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
-}
 
 /* Handles one complete line; returns -1 to end the watch. */
 static int handle_line(struct watch *w, const char *p, size_t n)
@@ -129,7 +86,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
         }
         if (r < 0)
             return 0;
-        if (stop_requested(w->stop))
+        if (kube_cancel_fired(w->cancel))
             return 0;
         start = i + 1;
     }
@@ -147,9 +104,7 @@ too_long:
  * server-side timeout (unless the path names one). */
 static char *watch_url(struct kube_client *c, const char *path, const char *rv, long *timeout_s)
 {
-    char *erv = rv && rv[0] ? kube_query_escape(rv) : NULL;
-    if (rv && rv[0] && erv == NULL)
-        return NULL;
+    cleanup_free char *erv = rv && rv[0] ? kube_query_escape(rv) : NULL;
     const char *ts = strstr(path, "timeoutSeconds=");
     *timeout_s = ts ? strtol(ts + strlen("timeoutSeconds="), NULL, 10) : KUBE_WATCH_TIMEOUT_S;
     if (*timeout_s <= 0)
@@ -157,20 +112,16 @@ static char *watch_url(struct kube_client *c, const char *path, const char *rv, 
     char tpart[48] = "";
     if (ts == NULL)
         snprintf(tpart, sizeof(tpart), "&timeoutSeconds=%ld", *timeout_s);
-    char *url;
-    int r = asprintf(&url, "%s%s%cwatch=true&allowWatchBookmarks=true%s%s%s", c->server, path,
+    return xasprintf("%s%s%cwatch=true&allowWatchBookmarks=true%s%s%s", c->server, path,
                      strchr(path, '?') ? '&' : '?', erv ? "&resourceVersion=" : "", erv ? erv : "",
                      tpart);
-    free(erv);
-    if (r < 0)
-        return NULL;
-    return url;
 }
 
 int kube_watch(struct kube_client *c, const char *path, const char *resource_version,
-               kube_watch_fn on_event, void *ctx, volatile bool *stop, struct error *err)
+               kube_watch_fn on_event, void *ctx, struct kube_cancel *cancel, struct error *err)
 {
-    struct watch w = {.c = c, .path = path, .fn = on_event, .ctx = ctx, .stop = stop, .err = err};
+    struct watch w = {
+        .c = c, .path = path, .fn = on_event, .ctx = ctx, .cancel = cancel, .err = err};
     w.line.limit = KUBE_MAX_WATCH_LINE;
     w.body.limit = 64 * 1024;
     struct curl_slist *headers = NULL;
@@ -181,9 +132,7 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
 
     if (path == NULL || path[0] != '/')
         return error_set(err, "watch: the path must start with \"/\"");
-    char *url = watch_url(c, path, resource_version, &timeout_s);
-    if (url == NULL)
-        return error_set(err, "out of memory");
+    cleanup_free char *url = watch_url(c, path, resource_version, &timeout_s);
     if ((headers = kube_http_headers(c, NULL, err)) == NULL) {
         error_prefix(err, "GET %s (watch)", path);
         goto out;
@@ -201,14 +150,11 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
     curl_easy_setopt(w.h, CURLOPT_WRITEDATA, &w);
     curl_easy_setopt(w.h, CURLOPT_ERRORBUFFER, curl_msg);
     curl_multi_add_handle(m, w.h);
-    struct running_watch self = {.stop = stop, .multi = m};
-    if (stop != NULL)
-        running_add(&self); /* removed at out_remove, which every path from here passes */
+    struct kube_cancel_waiter self = {.multi = m};
+    kube_cancel_attach(cancel, &self); /* detached at out_remove, which every path passes */
 
-    /* Data, the end of the watch or kube_watch_interrupt end a poll at once;
-     * the timeout only bounds how late an uninterrupted *stop is seen. */
-    int poll_ms =
-        c->opts.timeout_ms < WATCH_STOP_POLL_MS ? (int)c->opts.timeout_ms : WATCH_STOP_POLL_MS;
+    /* Data, the end of the watch or a fired cancel token end a poll at once. */
+    int poll_ms = c->opts.timeout_ms < WATCH_POLL_MS ? (int)c->opts.timeout_ms : WATCH_POLL_MS;
     int running = 1;
     bool stopped = false;
     while (running) {
@@ -219,7 +165,7 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
         }
         if (!running)
             break;
-        if (stop_requested(stop)) {
+        if (kube_cancel_fired(cancel)) {
             stopped = true;
             break;
         }
@@ -236,7 +182,7 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
     if (c->opts.on_response != NULL)
         c->opts.on_response(c->opts.on_response_ctx, "WATCH", w.status);
 
-    if (w.callback_done || stopped || (stop_requested(stop) && !w.failed)) {
+    if (w.callback_done || stopped || (kube_cancel_fired(cancel) && !w.failed)) {
         rc = 0;
     } else if (w.failed) {
         rc = -1;
@@ -259,8 +205,7 @@ int kube_watch(struct kube_client *c, const char *path, const char *resource_ver
         rc = 0;
     }
 out_remove:
-    if (stop != NULL)
-        running_remove(&self);
+    kube_cancel_detach(cancel, &self);
     curl_multi_remove_handle(m, w.h);
 out:
     if (m)
@@ -270,6 +215,5 @@ out:
     curl_slist_free_all(headers);
     kube_buf_free(&w.line);
     kube_buf_free(&w.body);
-    free(url);
     return rc;
 }

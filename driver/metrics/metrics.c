@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Metric storage and the Prometheus text exposition (metrics.h). */
-#include "metrics.h"
+#include "metrics_test.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xalloc.h"
 
 /* Upper bounds of the histogram buckets, in nanoseconds: 0.5 ms to 10 s.
  * A prepare takes about a millisecond, a flip reaches the API in tens of
@@ -37,13 +38,9 @@ struct metrics {
 
 struct metrics *metrics_new(struct error *err)
 {
-    struct metrics *m = calloc(1, sizeof(*m));
-    if (m == NULL) {
-        error_set(err, "metrics: out of memory");
-        return NULL;
-    }
+    (void)err; // nothing but memory can fail, and that is fatal
     /* calloc'ed memory is a valid zero for the lock-free atomics used here. */
-    return m;
+    return xcalloc(1, sizeof(struct metrics));
 }
 
 void metrics_free(struct metrics *m)
@@ -232,9 +229,11 @@ int metrics_render(struct metrics *m, const struct metrics_state *state, char **
 {
     *text = NULL;
     *len = 0;
+    (void)err;
+    /* A memory stream fails only when out of memory: fatal, as everywhere. */
     FILE *f = open_memstream(text, len);
     if (f == NULL)
-        return error_set_errno(err, errno, "metrics: open_memstream");
+        xalloc_die();
     render_ops(f, m);
     render_state(f, state);
     header(f, "health_flips_total", "counter",
@@ -247,11 +246,7 @@ int metrics_render(struct metrics *m, const struct metrics_state *state, char **
     }
     render_api(f, m);
     bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        free(*text);
-        *text = NULL;
-        *len = 0;
-        return error_set(err, "metrics: out of memory rendering the exposition");
-    }
+    if (fclose(f) != 0 || bad)
+        xalloc_die();
     return 0;
 }

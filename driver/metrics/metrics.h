@@ -19,13 +19,6 @@
 /* Prefix of every metric name. */
 #define METRICS_PREFIX "fakehw_dra_"
 
-/* The kubelet's per-claim calls. */
-enum metrics_op {
-    METRICS_PREPARE,   /* a claim of NodePrepareResources */
-    METRICS_UNPREPARE, /* a claim of NodeUnprepareResources */
-    METRICS_OPS
-};
-
 /* How long a device health change took to reach each consumer. */
 enum metrics_latency {
     METRICS_TO_SLICE,         /* the ResourceSlices written (taint added or removed) */
@@ -39,14 +32,6 @@ struct metrics;
 /* NULL when out of memory (err filled). */
 struct metrics *metrics_new(struct error *err);
 void metrics_free(struct metrics *m);
-
-/* Records one claim of op: its result and how long it took.  m may be NULL. */
-void metrics_claim_op(struct metrics *m, enum metrics_op op, bool ok, long long duration_ns);
-
-/* Records one API request (every attempt, retries included): its HTTP
- * method, or "WATCH", and the answer's status, 0 when none came.  m may be
- * NULL. */
-void metrics_api_request(struct metrics *m, const char *verb, long status);
 
 /* Records n device health changes seen in the fakehw tree.  m may be NULL. */
 void metrics_health_flips(struct metrics *m, unsigned long n);

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "log.h"
+#include "metrics_test.h"
+#include "xalloc.h"
 
 #define MAX_CONNECTIONS    16
 #define CONNECTION_TIMEOUT 10 /* seconds */
@@ -147,11 +149,7 @@ struct metrics_server *metrics_server_start(const char *address, struct metrics 
     socklen_t alen;
     if (metrics_parse_address(address, &addr, &alen, err) < 0)
         return NULL;
-    struct metrics_server *s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        error_set(err, "metrics server: out of memory");
-        return NULL;
-    }
+    struct metrics_server *s = xcalloc(1, sizeof(*s));
     *s = (struct metrics_server){.m = m, .state = state, .state_ctx = state_ctx};
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
     if (addr.ss_family == AF_INET6)

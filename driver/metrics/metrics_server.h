@@ -16,12 +16,6 @@ typedef void (*metrics_state_fn)(void *ctx, struct metrics_state *state);
 
 struct metrics_server;
 
-/* Parses "HOST:PORT" ("[::1]:8080", ":8080" for every interface; HOST an IP
- * address or "localhost") into a socket address.  The port may be 0: the
- * kernel picks one (metrics_server_port says which). */
-int metrics_parse_address(const char *address, struct sockaddr_storage *addr, socklen_t *len,
-                          struct error *err);
-
 /* Starts serving m on address.  state (may be NULL) runs on each scrape, on
  * the server's thread. */
 struct metrics_server *metrics_server_start(const char *address, struct metrics *m,

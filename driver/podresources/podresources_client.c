@@ -3,54 +3,57 @@
 #include "podresources_client.h"
 
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
-#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Names of the gRPC status codes, for messages. */
-static const char *status_name(grpc_status_code s)
+#include "cleanup.h"
+#include "driver/grpc/rpc_wire.h"
+#include "xalloc.h"
+
+/* The channel, queue and call of one unary call, released by scope (the
+ * call before its queue, the channel last, then grpc itself). */
+struct unary_call {
+    grpc_channel *channel;
+    grpc_completion_queue *cq;
+    grpc_call *call;
+    grpc_byte_buffer *send;
+};
+
+static void unary_call_free(struct unary_call *u)
 {
-    static const char *const names[] = {"OK",
-                                        "CANCELLED",
-                                        "UNKNOWN",
-                                        "INVALID_ARGUMENT",
-                                        "DEADLINE_EXCEEDED",
-                                        "NOT_FOUND",
-                                        "ALREADY_EXISTS",
-                                        "PERMISSION_DENIED",
-                                        "RESOURCE_EXHAUSTED",
-                                        "FAILED_PRECONDITION",
-                                        "ABORTED",
-                                        "OUT_OF_RANGE",
-                                        "UNIMPLEMENTED",
-                                        "INTERNAL",
-                                        "UNAVAILABLE",
-                                        "DATA_LOSS",
-                                        "UNAUTHENTICATED"};
-    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "UNKNOWN";
+    if (u->channel == NULL)
+        return;
+    grpc_byte_buffer_destroy(u->send);
+    grpc_call_unref(u->call);
+    grpc_completion_queue_shutdown(u->cq);
+    while (grpc_completion_queue_next(u->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(u->cq);
+    grpc_channel_destroy(u->channel);
+    grpc_shutdown();
 }
 
-/* The bytes of a received message, malloc'ed. */
-static uint8_t *buffer_bytes(grpc_byte_buffer *bb, size_t *len)
+/* What the call receives, released by scope. */
+struct received {
+    grpc_byte_buffer *msg;
+    grpc_metadata_array md, trailing;
+    grpc_slice details;
+    grpc_status_code status;
+};
+
+static void received_free(struct received *r)
 {
-    grpc_byte_buffer_reader r;
-    if (!grpc_byte_buffer_reader_init(&r, bb))
-        return NULL;
-    grpc_slice all = grpc_byte_buffer_reader_readall(&r);
-    grpc_byte_buffer_reader_destroy(&r);
-    *len = GRPC_SLICE_LENGTH(all);
-    uint8_t *out = malloc(*len ? *len : 1);
-    if (out != NULL)
-        memcpy(out, GRPC_SLICE_START_PTR(all), *len);
-    grpc_slice_unref(all);
-    return out;
+    grpc_slice_unref(r->details);
+    grpc_metadata_array_destroy(&r->md);
+    grpc_metadata_array_destroy(&r->trailing);
+    if (r->msg != NULL)
+        grpc_byte_buffer_destroy(r->msg);
 }
 
 int podres_call(const char *socket_path, const char *method, const ProtobufCMessage *req,
@@ -62,93 +65,61 @@ int podres_call(const char *socket_path, const char *method, const ProtobufCMess
     if (snprintf(target, sizeof(target), "unix:%s", socket_path) >= (int)sizeof(target))
         return error_set(err, "%s: socket path is too long", socket_path);
     size_t req_len = protobuf_c_message_get_packed_size(req);
-    uint8_t *req_bytes = malloc(req_len ? req_len : 1);
-    if (req_bytes == NULL)
-        return error_set(err, "out of memory");
+    cleanup_free uint8_t *req_bytes = xmalloc(req_len);
     protobuf_c_message_pack(req, req_bytes);
 
+    __attribute__((cleanup(unary_call_free))) struct unary_call u = {0};
     grpc_init();
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *channel = grpc_channel_create(target, creds, NULL);
+    u.channel = grpc_channel_create(target, creds, NULL);
     grpc_channel_credentials_release(creds);
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+    u.cq = grpc_completion_queue_create_for_next(NULL);
     gpr_timespec deadline =
         gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
                      gpr_time_from_millis((int64_t)(timeout_s * 1000), GPR_TIMESPAN));
     grpc_slice m = grpc_slice_from_copied_string(method);
-    grpc_call *call = grpc_channel_create_call(channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, m, NULL,
-                                               deadline, NULL);
+    u.call = grpc_channel_create_call(u.channel, NULL, GRPC_PROPAGATE_DEFAULTS, u.cq, m, NULL,
+                                      deadline, NULL);
     grpc_slice_unref(m);
+    u.send = rpc_buffer_from_bytes(req_bytes, req_len);
 
-    grpc_slice req_slice = grpc_slice_from_copied_buffer((const char *)req_bytes, req_len);
-    grpc_byte_buffer *send = grpc_raw_byte_buffer_create(&req_slice, 1);
-    grpc_slice_unref(req_slice);
-    grpc_byte_buffer *recv = NULL;
-    grpc_metadata_array md, trailing;
-    grpc_metadata_array_init(&md);
-    grpc_metadata_array_init(&trailing);
-    grpc_slice details = grpc_empty_slice();
-    grpc_status_code status = GRPC_STATUS_UNKNOWN;
-    int rc = -1;
+    __attribute__((cleanup(received_free))) struct received r = {.status = GRPC_STATUS_UNKNOWN};
+    grpc_metadata_array_init(&r.md);
+    grpc_metadata_array_init(&r.trailing);
+    r.details = grpc_empty_slice();
 
     grpc_op ops[6];
     memset(ops, 0, sizeof(ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = send;
+    ops[1].data.send_message.send_message = u.send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
     ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &md;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &r.md;
     ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &recv;
+    ops[4].data.recv_message.recv_message = &r.msg;
     ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &trailing;
-    ops[5].data.recv_status_on_client.status = &status;
-    ops[5].data.recv_status_on_client.status_details = &details;
-    if (grpc_call_start_batch(call, ops, 6, (void *)(intptr_t)1, NULL) != GRPC_CALL_OK) {
-        error_set(err, "%s %s: cannot start the call", socket_path, method);
-        goto out;
-    }
+    ops[5].data.recv_status_on_client.trailing_metadata = &r.trailing;
+    ops[5].data.recv_status_on_client.status = &r.status;
+    ops[5].data.recv_status_on_client.status_details = &r.details;
+    if (grpc_call_start_batch(u.call, ops, 6, (void *)(intptr_t)1, NULL) != GRPC_CALL_OK)
+        return error_set(err, "%s %s: cannot start the call", socket_path, method);
     /* The deadline ends the call, so this wait is bounded. */
-    grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
-        error_set(err, "%s %s: the call did not complete", socket_path, method);
-        goto out;
-    }
-    if (status != GRPC_STATUS_OK) {
-        char *text = grpc_slice_to_c_string(details);
-        error_set(err, "%s %s: %s: %s", socket_path, method, status_name(status), text);
-        gpr_free(text);
-        goto out;
+    grpc_event ev = grpc_completion_queue_next(u.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (ev.type != GRPC_OP_COMPLETE || !ev.success)
+        return error_set(err, "%s %s: the call did not complete", socket_path, method);
+    if (r.status != GRPC_STATUS_OK) {
+        cleanup_free char *text = rpc_slice_to_string(r.details);
+        return error_set(err, "%s %s: %s: %s", socket_path, method, rpc_status_name(r.status),
+                         text);
     }
     size_t len = 0;
-    uint8_t *bytes = recv != NULL ? buffer_bytes(recv, &len) : NULL;
-    if (recv != NULL && bytes == NULL) {
-        error_set(err, "out of memory");
-        goto out;
-    }
+    cleanup_free uint8_t *bytes = r.msg != NULL ? rpc_buffer_to_bytes(r.msg, &len) : NULL;
+    if (r.msg != NULL && bytes == NULL)
+        return error_set(err, "%s %s: cannot read the answer", socket_path, method);
     *answer = protobuf_c_message_unpack(answer_desc, NULL, len, bytes);
-    free(bytes);
-    if (*answer == NULL) {
-        error_set(err, "%s %s: the answer is not a %s", socket_path, method, answer_desc->name);
-        goto out;
-    }
-    rc = 0;
-out:
-    grpc_slice_unref(details);
-    grpc_metadata_array_destroy(&md);
-    grpc_metadata_array_destroy(&trailing);
-    grpc_byte_buffer_destroy(send);
-    if (recv != NULL)
-        grpc_byte_buffer_destroy(recv);
-    grpc_call_unref(call);
-    grpc_completion_queue_shutdown(cq);
-    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN) {
-    }
-    grpc_completion_queue_destroy(cq);
-    grpc_channel_destroy(channel);
-    grpc_shutdown();
-    free(req_bytes);
-    return rc;
+    if (*answer == NULL)
+        return error_set(err, "%s %s: the answer is not a %s", socket_path, method,
+                         answer_desc->name);
+    return 0;
 }

@@ -43,7 +43,7 @@ struct slice_publisher {
 
     pthread_t sync_thread, watch_thread;
     bool sync_started, watch_started;
-    volatile bool watch_stop; /* read by kube_watch */
+    struct kube_cancel *watch_cancel; /* ends the watch */
 
     /* Held while a LIST answer is in memory, so the sync's and the watch's
      * (on servers that ignore limit: the whole pool) are never both there. */
@@ -715,7 +715,7 @@ static void *watch_thread(void *arg)
 {
     struct slice_publisher *p = arg;
     int failures = 0;
-    while (!__atomic_load_n(&p->watch_stop, __ATOMIC_ACQUIRE)) {
+    while (!kube_cancel_fired(p->watch_cancel)) {
         char rv[128];
         json_t *items = NULL;
         struct error err = {{0}};
@@ -734,7 +734,7 @@ static void *watch_thread(void *arg)
         /* Anything may have happened while no watch was open, including
          * before the first one (the sync may have run while listing failed). */
         kick(p, 0);
-        int rc = kube_watch(p->kc, p->list_path, rv, on_event, p, &p->watch_stop, &err);
+        int rc = kube_watch(p->kc, p->list_path, rv, on_event, p, p->watch_cancel, &err);
         if (rc < 0) {
             failures++;
             long delay = retry_backoff_ms(failures, p->retry_base_ms, p->retry_max_ms);
@@ -769,6 +769,7 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
         return NULL;
     }
     p->kc = kc;
+    p->watch_cancel = kube_cancel_new();
     p->driver = strdup(opts->driver_name);
     p->node = strdup(opts->node_name);
     p->effect = opts->taint_effect;
@@ -829,6 +830,7 @@ fail:
     free(p->list_path);
     free(p->driver);
     free(p->node);
+    kube_cancel_free(p->watch_cancel);
     free(p);
     return NULL;
 }
@@ -919,8 +921,7 @@ void slice_publisher_halt(struct slice_publisher *p)
     p->stopping = true;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
-    __atomic_store_n(&p->watch_stop, true, __ATOMIC_RELEASE);
-    kube_watch_interrupt(&p->watch_stop);
+    kube_cancel_fire(p->watch_cancel);
     if (p->watch_started)
         pthread_join(p->watch_thread, NULL);
     if (p->sync_started)
@@ -947,6 +948,7 @@ int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct e
     free(p->list_path);
     free(p->driver);
     free(p->node);
+    kube_cancel_free(p->watch_cancel);
     free(p);
     return rc;
 }

@@ -14,78 +14,14 @@ bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 load ../lib/node_env
+load ../lib/binding
 
 setup() {
     node_setup
-    ATTACHED=$DRIVER/attached
-    FAILED=$DRIVER/attach-failed
 }
 
 teardown() {
     node_teardown
-}
-
-# binding_node: gpu-0 plain, gpu-1 attaches after 1s, gpu-2 at once with its
-# first attach scripted to fail; the stand-in, the plugin, the pool.
-binding_node() {
-    cat >"$FAKEHW_CONFIG" <<EOC
-nodes:
-- name: $NODE
-  devices:
-  - {profile: A100-SXM4-80GB}
-  - {profile: H100-SXM5-80GB, attach: {delay: 1s}}
-  - {profile: H100-SXM5-80GB, attach: {failure: next}}
-EOC
-    fakehw_start
-    api_start
-    plugin_start
-    kubelet_register
-    wait_pool_published 3
-}
-
-# bound_results DEVICE ALLOCATED_AT: one allocation result for DEVICE with the
-# binding conditions the slice publishes, as the scheduler copies them.
-bound_results() {
-    printf '[{"request":"gpu","driver":"%s","pool":"%s","device":"%s","bindingConditions":["%s"],"bindingFailureConditions":["%s"]}]' \
-        "$DRIVER" "$POOL" "$1" "$ATTACHED" "$FAILED"
-}
-
-# allocate NAME DEVICE TIME: writes the claim's allocation at TIME (RFC 3339).
-allocate() {
-    api PATCH "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/$1/status" \
-        "{\"status\":{\"allocation\":{\"allocationTimestamp\":\"$3\",\"devices\":{\"results\":$(bound_results "$2")}}}}" >/dev/null
-}
-
-# deallocate NAME: what the scheduler does after a binding failure.
-deallocate() {
-    api PATCH "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/$1/status" \
-        '{"status":{"allocation":null,"devices":null}}' >/dev/null
-}
-
-# conditions NAME DEVICE: "type status reason" of each condition of DEVICE in
-# the claim's status.devices, one per line, sorted.
-conditions() {
-    claim_get "$1" | jq -r --arg d "$2" --arg driver "$DRIVER" \
-        '[.status.devices[]? | select(.driver == $driver and .device == $d) | .conditions[]? | "\(.type) \(.status) \(.reason)"] | sort | .[]'
-}
-
-conditions_are() {
-    local now
-    now=$(conditions "$1" "$2")
-    [[ $now == "$3" ]] || {
-        echo "conditions of $2 in claim $1: \"$now\""
-        return 1
-    }
-}
-
-attach_is() {
-    [[ $(device_attr "$1" attach) == "$2" ]]
-}
-
-# patches_of NAME: how many PATCHes of the claim's status the stand-in saw.
-patches_of() {
-    standin_requests | jq -s --arg p "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/$1/status" \
-        '[.[] | select(.method == "PATCH" and (.path | startswith($p)))] | length'
 }
 
 @test "binding: attachable devices are published with bindsToNode and both condition lists; plain ones without [fakehw]" {
@@ -185,24 +121,4 @@ $ATTACHED True Attached"
     run -0 prepare_claims "$(ref c6)"
     assert_line --regexp "^claim=${CLAIM_UIDS[c6]} pool=$POOL device=gpu-1"
     plugin_alive
-}
-
-@test "binding: status writes retry through conflicts and server errors [fakehw]" {
-    binding_node
-    claim_create c5
-    standin_clear_requests
-    standin_fault '{"status": 409, "count": 2, "method": "PATCH", "path": "/apis/resource.k8s.io/v1/namespaces/"}'
-    # Six: one more than the API client's own retries of a 5xx, so the
-    # binder's backoff has to act too.
-    standin_fault '{"status": 500, "count": 6, "method": "PATCH", "path": "/apis/resource.k8s.io/v1/namespaces/"}'
-    # The allocation goes in with PUT, so every PATCH is the plugin's.
-    local claim
-    claim=$(claim_get c5 | jq -c --argjson r "$(bound_results gpu-2)" \
-        '.status.allocation = {allocationTimestamp: "2026-11-26T03:00:00Z", devices: {results: $r}}')
-    api PUT "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c5/status" "$claim" >/dev/null
-    wait_for 20 "claim c5: $FAILED True" conditions_are c5 gpu-2 "$FAILED True AttachFailed"
-    # Two conflicts (re-read at once), six server errors, then the write.
-    run -0 patches_of c5
-    assert_output 9
-    grep -q 'writing the binding conditions of claim default/c5 failed' "$PLUGIN_LOG"
 }

@@ -11,6 +11,7 @@ bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 load ../lib/node_env
+load ../lib/partitions
 
 setup() {
     node_setup
@@ -18,25 +19,6 @@ setup() {
 
 teardown() {
     node_teardown
-}
-
-# mig_config DYNAMIC STATIC: DYNAMIC A100-80GBs in dynamic MIG mode, then
-# STATIC H100s cut into two 3g.40gb instances, then one T4 (no MIG).
-mig_config() {
-    {
-        printf 'nodes:\n- name: %s\n  devices:\n' "$NODE"
-        (($1 == 0)) || printf '  - {count: %s, profile: A100-SXM4-80GB, mig: {mode: dynamic}}\n' "$1"
-        (($2 == 0)) || printf '  - {count: %s, profile: H100-SXM5-80GB, mig: {mode: static, instances: [{profile: 3g.40gb}, {profile: 3g.40gb}]}}\n' "$2"
-        printf '  - {profile: T4}\n'
-    } >"$FAKEHW_CONFIG"
-}
-
-mig_up() {
-    mig_config "$1" "$2"
-    fakehw_start
-    api_start "${@:3}"
-    plugin_start
-    kubelet_register
 }
 
 # A dynamic A100-80GB offers 18 placements (7 + 4 + 3 + 2 + 1 + 1).
@@ -108,29 +90,6 @@ mig_up() {
     assert_equal "$(device_attr gpu-0-mig-1g10gb-0 healthReason)" "parent gpu-0 is unhealthy: XID 79"
 }
 
-@test "partitions: a server that refuses counters gets whole GPUs only, said once in the log [fake-driver,fakehw]" {
-    mig_up 2 1 --partitionable-devices refuse
-    # Two whole A100s, the H100's two static instances and the T4.
-    wait_pool_published 5
-    run -0 slices '[.[] | select(.spec.sharedCounters)] | length'
-    assert_output 0
-    run -0 slices '[.[].spec.devices[]?.name]'
-    assert_output '["gpu-0","gpu-1","gpu-3","gpu-2-mig-3g40gb-0","gpu-2-mig-3g40gb-4"]'
-    assert_equal "$(grep -c 'refused partitionable devices' "$PLUGIN_LOG")" 1
-    fakehw_flip gpu-0 unhealthy
-    wait_for 10 "the taint" eval '[[ $(slices "[.[].spec.devices[]? | select(.taints) | .name]") == "[\"gpu-0\"]" ]]'
-    assert_equal "$(grep -c 'refused partitionable devices' "$PLUGIN_LOG")" 1
-}
-
-@test "partitions: a server that drops counters (gate off) gets whole GPUs only [fake-driver,fakehw]" {
-    mig_up 1 0 --partitionable-devices drop
-    wait_pool_published 2
-    run -0 slices '[.[].spec.devices[]?.name]'
-    assert_output '["gpu-0","gpu-1"]'
-    run -0 grep -c 'dropped (stored a slice without) partitionable devices' "$PLUGIN_LOG"
-    assert_output 1
-}
-
 # partitionTypeAttribute (1.37, gate DRAPartitionableDevicesType): the
 # standin validates it as the real server (on by default here).
 @test "partitions: slices of counted devices name profile as their partitionTypeAttribute; the whole GPU is \"full\" [fake-driver,fakehw]" {
@@ -143,28 +102,6 @@ mig_up() {
     assert_output '[19,0,"full"]'
     run -0 slices '.[1].spec.devices[] | select(.name == "gpu-1") | .attributes | has("profile")'
     assert_output false
-}
-
-@test "partitions: a server that drops partitionTypeAttribute gets partitions without it, said once, and no re-publishing [fake-driver,fakehw]" {
-    mig_up 1 0 --drop-partition-type-attribute
-    wait_pool_published 20
-    run -0 slices '[.[] | .spec | has("partitionTypeAttribute")]'
-    assert_output '[false,false]'
-    run -0 slices '[.[].spec.devices[]? | select(.consumesCounters)] | length'
-    assert_output 19
-    run -0 grep -c 'the API server dropped spec.partitionTypeAttribute' "$PLUGIN_LOG"
-    assert_output 1
-    # A flip is one write of the device slice; a publisher that kept
-    # comparing what it sent with what was stored would write again and again.
-    standin_clear_requests
-    fakehw_flip gpu-0-mig-3g40gb-4 unhealthy "XID 94"
-    wait_for 10 "the partition's taint" eval '[[ $(slices "[.[].spec.devices[]? | select(.taints) | .name]") == "[\"gpu-0-mig-3g40gb-4\"]" ]]'
-    sleep 2
-    local writes
-    writes=$(standin_requests | jq -s '[.[] | select(.method != "GET" and (.path | contains("/resourceslices")))] | length')
-    assert_equal "$writes" 1
-    run -0 grep -c 'the API server dropped spec.partitionTypeAttribute' "$PLUGIN_LOG"
-    assert_output 1
 }
 
 @test "partitions: prepare of a partition gives its MIG UUID and its parent's device node [fake-driver,fakehw]" {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "driver/grpc/dra_codec.h"
-#include "driver/grpc/health_codec.h"
+#include "driver/grpc/health_codec_test.h"
 #include "driver/grpc/registration_service.h"
 #include "driver/grpc/rpc_wire.h"
 #include "utf8.h"

@@ -579,7 +579,7 @@ struct seen {
     int stop_after_deleted;
     struct kube_client *c;
     const char *path, *rv;
-    volatile bool stop;
+    struct kube_cancel *stop;
     int rc;
     struct error err;
 };
@@ -603,7 +603,7 @@ static int on_event(void *ctx, const char *type, json_t *object)
 static void *watch_thread(void *arg)
 {
     struct seen *s = arg;
-    s->rc = kube_watch(s->c, s->path, s->rv, on_event, s, &s->stop, &s->err);
+    s->rc = kube_watch(s->c, s->path, s->rv, on_event, s, s->stop, &s->err);
     return NULL;
 }
 
@@ -675,7 +675,8 @@ static void test_watch_initial_state_and_stop(void **state)
     assert_int_equal(req(c, "POST", CLASSES, "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{}}", NULL,
                          &st, NULL, &err),
                      0);
-    struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER, .c = c, .path = CLASSES};
+    struct seen s = {
+        .lock = PTHREAD_MUTEX_INITIALIZER, .c = c, .path = CLASSES, .stop = kube_cancel_new()};
     pthread_t t;
     pthread_create(&t, NULL, watch_thread, &s);
     for (int i = 0; i < 500 && seen_count(&s) < 1; i++)
@@ -683,14 +684,14 @@ static void test_watch_initial_state_and_stop(void **state)
     assert_int_equal(seen_count(&s), 1);
     assert_string_equal(s.types[0], "ADDED");
     assert_string_equal(s.names[0], "gpu");
-    /* Interrupted, the watch ends without waiting for its once-a-second
-     * look at the flag: well under that, even on a loaded machine. */
+    /* Cancelled, the watch ends without waiting for its once-a-second
+     * wake-up: well under that, even on a loaded machine. */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    __atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);
-    kube_watch_interrupt(&s.stop);
+    kube_cancel_fire(s.stop);
     pthread_join(t, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    kube_cancel_free(s.stop);
     long waited_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     assert_int_equal(s.rc, 0);
     assert_true(waited_ms < 900);
@@ -698,19 +699,22 @@ static void test_watch_initial_state_and_stop(void **state)
     kube_client_free(c);
 }
 
-/* Without kube_watch_interrupt the flag is still seen, on the next poll. */
-static void test_watch_stop_without_interrupt(void **state)
+/* A token fired before the watch starts: the watch returns at once; a NULL
+ * token is never fired and firing it is no error. */
+static void test_watch_cancelled_before_start(void **state)
 {
     (void)state;
     struct kube_client *c = client();
-    struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER, .c = c, .path = CLASSES};
+    struct seen s = {
+        .lock = PTHREAD_MUTEX_INITIALIZER, .c = c, .path = CLASSES, .stop = kube_cancel_new()};
+    kube_cancel_fire(NULL);
+    assert_false(kube_cancel_fired(NULL));
+    kube_cancel_fire(s.stop);
     pthread_t t;
     pthread_create(&t, NULL, watch_thread, &s);
-    usleep(50000);
-    __atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);
-    kube_watch_interrupt(NULL); /* another flag: wakes nobody, is no error */
     pthread_join(t, NULL);
     assert_int_equal(s.rc, 0);
+    kube_cancel_free(s.stop);
     kube_client_free(c);
 }
 
@@ -719,12 +723,13 @@ static void test_watch_ends_with_the_server(void **state)
     (void)state;
     struct kube_client *c = client();
     struct error err;
-    volatile bool stop = false;
+    struct kube_cancel *stop = kube_cancel_new(); /* never fired */
     struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
     int rc = kube_watch(c, SLICES "?fieldSelector=spec.driver%3Dnone&timeoutSeconds=1", NULL,
-                        on_event, &s, &stop, &err);
+                        on_event, &s, stop, &err);
     assert_int_equal(rc, 0);
     assert_int_equal(s.n, 0);
+    kube_cancel_free(stop);
     kube_client_free(c);
 }
 
@@ -733,10 +738,10 @@ static void test_watch_errors(void **state)
     (void)state;
     struct kube_client *c = client();
     struct error err;
-    volatile bool stop = false;
+    struct kube_cancel *stop = NULL; /* no token */
     struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
     int rc =
-        kube_watch(c, SLICES "?fieldSelector=spec.pool.name%3Dx", NULL, on_event, &s, &stop, &err);
+        kube_watch(c, SLICES "?fieldSelector=spec.pool.name%3Dx", NULL, on_event, &s, stop, &err);
     assert_int_equal(rc, -1);
     assert_string_equal(err.msg, "watch: GET " SLICES "?fieldSelector=spec.pool.name%3Dx: 400 "
                                  "Bad Request: field label not supported for "
@@ -753,7 +758,7 @@ static void test_watch_errors(void **state)
         snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"class-%d\"}}", i);
         assert_int_equal(req(c, "POST", CLASSES, body, NULL, NULL, NULL, &err), 0);
     }
-    rc = kube_watch(c, CLASSES, "1", on_event, &s, &stop, &err);
+    rc = kube_watch(c, CLASSES, "1", on_event, &s, stop, &err);
     assert_int_equal(rc, 0);
     assert_int_equal(s.n, 1);
     assert_string_equal(s.types[0], "ERROR");
@@ -963,7 +968,7 @@ int main(void)
         cmocka_unit_test(test_deadline_cancels_requests_in_flight),
         cmocka_unit_test(test_watch_events_from_list_rv),
         cmocka_unit_test(test_watch_initial_state_and_stop),
-        cmocka_unit_test(test_watch_stop_without_interrupt),
+        cmocka_unit_test(test_watch_cancelled_before_start),
         cmocka_unit_test(test_watch_ends_with_the_server),
         cmocka_unit_test(test_watch_errors),
         cmocka_unit_test(test_token_file_is_reread),

@@ -19,6 +19,7 @@
 
 #include "driver/metrics/metrics.h"
 #include "driver/metrics/metrics_server.h"
+#include "driver/metrics/metrics_test.h"
 
 static char *render(struct metrics *m, const struct metrics_state *st)
 {

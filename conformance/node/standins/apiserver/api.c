@@ -3,16 +3,19 @@
 #include "api.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "cleanup.h"
 #include "fieldsel.h"
 #include "patch.h"
 #include "status.h"
 #include "validate.h"
+#include "xalloc.h"
 
 struct route {
     const struct resource *res;
@@ -29,13 +32,18 @@ static void reply_json(struct api_reply *rp, int code, json_t *j)
     rp->code = code;
     rp->text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
-    if (rp->text == NULL) {
-        rp->code = 500;
-        rp->text = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-                          "\"status\":\"Failure\",\"message\":\"out of memory\","
-                          "\"reason\":\"InternalError\",\"code\":500}");
-    }
+    if (rp->text == NULL) // jansson fails only when out of memory: fatal, as everywhere
+        xalloc_die();
 }
+
+/* Scope cleanups: field errors, and the store's lock (set once taken). */
+#define cleanup_fe __attribute__((cleanup(fe_free)))
+static void store_unlockp(struct store **s)
+{
+    if (*s != NULL)
+        store_unlock(*s);
+}
+#define cleanup_store_unlock __attribute__((cleanup(store_unlockp)))
 
 static void reply_status(struct api_reply *rp, json_t *status)
 {
@@ -88,11 +96,12 @@ static void random_bytes(unsigned char *b, size_t n)
 {
     if (getrandom(b, n, 0) != (ssize_t)n) {
         /* getrandom on Linux only fails before the pool is ready; be unique anyway. */
-        static unsigned long counter;
+        static atomic_ulong counter;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         unsigned long x =
-            (unsigned long)ts.tv_nsec ^ __atomic_add_fetch(&counter, 1, 0) * 2654435761UL;
+            (unsigned long)ts.tv_nsec ^
+            (atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed) + 1) * 2654435761UL;
         for (size_t i = 0; i < n; i++, x = x * 6364136223846793005UL + 1)
             b[i] = (unsigned char)(x >> 33);
     }
@@ -298,23 +307,24 @@ static void note_target(struct api_reply *rp, const struct resource *r, const ch
 
 /* ---------- create ---------- */
 
-static void do_create(struct api *a, const struct route *rt, json_t *obj, struct api_reply *rp)
+static void do_create(struct api *a, const struct route *rt, json_t *owned, struct api_reply *rp)
 {
     const struct resource *r = rt->res;
-    struct field_errors fe;
+    json_auto_t *obj = owned; /* stored at the end, else released */
+    cleanup_fe struct field_errors fe;
     fe_init(&fe);
     struct store *s = &a->store;
-    bool locked = false;
+    cleanup_store_unlock struct store *locked = NULL;
 
     if (check_type(r, obj, rp) < 0)
-        goto out;
+        return;
     json_t *meta = ensure_meta(obj);
     const char *bns = json_string_value(json_object_get(meta, "namespace"));
     if (r->namespaced) {
         if (bns && bns[0] && strcmp(bns, rt->ns)) {
             reply_bad_request(rp, "the namespace of the provided object does not match the "
                                   "namespace sent on the request");
-            goto out;
+            return;
         }
         json_object_set_new(meta, "namespace", json_string(rt->ns));
     } else {
@@ -327,7 +337,7 @@ static void do_create(struct api *a, const struct route *rt, json_t *obj, struct
                                     "Internal error occurred: resourceVersion should not be set "
                                     "on objects to be created",
                                     NULL, NULL));
-        goto out;
+        return;
     }
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
@@ -335,11 +345,11 @@ static void do_create(struct api *a, const struct route *rt, json_t *obj, struct
         fe_add(&fe, "Required", "Required value: name or generateName is required",
                "metadata.name");
         reply_status(rp, status_invalid(r, "", &fe));
-        goto out;
+        return;
     }
 
     store_lock(s);
-    locked = true;
+    locked = s;
     char namebuf[300];
     if (name == NULL || name[0] == '\0') {
         for (int tries = 0; tries < 16; tries++) {
@@ -374,21 +384,15 @@ static void do_create(struct api *a, const struct route *rt, json_t *obj, struct
         slice_refuse_counters(obj, &fe);
     if (fe.count) {
         reply_status(rp, status_invalid(r, name, &fe));
-        goto out;
+        return;
     }
     if (store_get(s, r, rt->ns, name)) {
         reply_status(rp, status_already_exists(r, name));
-        goto out;
+        return;
     }
     set_rv(obj, store_next_rv(s));
     reply_json(rp, 201, json_incref(obj));
-    store_put(s, r, obj, NULL);
-    obj = NULL;
-out:
-    if (locked)
-        store_unlock(s);
-    json_decref(obj);
-    fe_free(&fe);
+    store_put(s, r, steal_pointer(&obj), NULL);
 }
 
 int api_create_node(struct api *a, const char *name)
@@ -563,10 +567,7 @@ static void do_watch(struct api *a, const struct route *rt, const struct api_req
     rp->watch = watch_new(&a->store, rt->res, rt->ns, &sel, initial, from, timeout);
     store_unlock(&a->store);
     fsel_free(&sel);
-    if (rp->watch == NULL)
-        reply_status(rp, status_new(500, "InternalError", "out of memory", NULL, NULL));
-    else
-        rp->code = 200;
+    rp->code = 200;
 }
 
 static void do_delete_collection(struct api *a, const struct route *rt,
@@ -608,23 +609,24 @@ static void copy_meta(json_t *to, const json_t *from, const char *key)
 
 /* The shared end of PUT and PATCH (store locked): preconditions, the
  * spec/status split, generation, validation, no-op detection, write. */
-static void update_locked(struct api *a, const struct route *rt, json_t *cand, bool status_only,
+static void update_locked(struct api *a, const struct route *rt, json_t *owned, bool status_only,
                           struct api_reply *rp)
 {
     const struct resource *r = rt->res;
     struct store *s = &a->store;
-    struct field_errors fe;
+    json_auto_t *cand = owned;
+    cleanup_fe struct field_errors fe;
     fe_init(&fe);
-    json_t *nobj = NULL;
+    json_auto_t *nobj = NULL;
     note_target(rp, r, rt->ns, rt->name);
 
     json_t *old = store_get(s, r, rt->ns, rt->name);
     if (old == NULL) {
         reply_status(rp, status_not_found(r, rt->name));
-        goto out;
+        return;
     }
     if (check_type(r, cand, rp) < 0)
-        goto out;
+        return;
     json_t *cmeta = ensure_meta(cand);
     const char *cname = json_string_value(json_object_get(cmeta, "name"));
     const char *cns = json_string_value(json_object_get(cmeta, "namespace"));
@@ -636,23 +638,23 @@ static void update_locked(struct api *a, const struct route *rt, json_t *cand, b
                  "the name of the object (%s) does not match the name on the URL (%s)",
                  cname ? cname : "", rt->name);
         reply_bad_request(rp, msg);
-        goto out;
+        return;
     }
     if (r->namespaced && cns && cns[0] && strcmp(cns, rt->ns)) {
         reply_bad_request(rp, "the namespace of the provided object does not match the namespace "
                               "sent on the request");
-        goto out;
+        return;
     }
     if (crv && crv[0] && strcmp(crv, meta_string(old, "resourceVersion"))) {
         reply_status(rp, status_modified(r, rt->name));
-        goto out;
+        return;
     }
     if (cuid && cuid[0] && strcmp(cuid, meta_string(old, "uid"))) {
         snprintf(msg, sizeof(msg),
                  "Precondition failed: UID in precondition: %s, UID in object meta: %s", cuid,
                  meta_string(old, "uid"));
         reply_status(rp, status_conflict(r, rt->name, msg));
-        goto out;
+        return;
     }
 
     if (status_only) {
@@ -692,27 +694,22 @@ static void update_locked(struct api *a, const struct route *rt, json_t *cand, b
         slice_refuse_counters(nobj, &fe);
     if (fe.count) {
         reply_status(rp, status_invalid(r, rt->name, &fe));
-        goto out;
+        return;
     }
     /* An update that changes nothing is not a write: same resourceVersion, no event. */
     json_object_set_new(ensure_meta(nobj), "resourceVersion",
                         json_string(meta_string(old, "resourceVersion")));
     if (json_equal(nobj, old)) {
         reply_json(rp, 200, json_incref(old));
-        goto out;
+        return;
     }
     set_rv(nobj, store_next_rv(s));
     reply_json(rp, 200, json_incref(nobj));
     if (meta_string(old, "deletionTimestamp") &&
         json_array_size(json_object_get(json_object_get(nobj, "metadata"), "finalizers")) == 0)
-        store_delete(s, r, nobj); /* the last finalizer is gone */
+        store_delete(s, r, steal_pointer(&nobj)); /* the last finalizer is gone */
     else
-        store_put(s, r, nobj, old);
-    nobj = NULL;
-out:
-    json_decref(nobj);
-    json_decref(cand);
-    fe_free(&fe);
+        store_put(s, r, steal_pointer(&nobj), old);
 }
 
 static void do_update(struct api *a, const struct route *rt, json_t *cand, bool status_only,

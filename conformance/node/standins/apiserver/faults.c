@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Fault injection; see faults.h. */
 #include "faults.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,18 +131,12 @@ int faults_add(struct faults *f, const json_t *spec, json_t **added, char *msg, 
 
     pthread_mutex_lock(&f->lock);
     if (f->n == f->cap) {
-        size_t ncap = f->cap ? f->cap * 2 : 8;
-        struct fault *l = realloc(f->list, ncap * sizeof(*l));
-        if (l == NULL) {
-            pthread_mutex_unlock(&f->lock);
-            return bad(msg, msg_size, "out of memory");
-        }
-        f->list = l;
-        f->cap = ncap;
+        f->cap = f->cap ? f->cap * 2 : 8;
+        f->list = xrealloc(f->list, f->cap * sizeof(*f->list));
     }
     x.id = f->next_id++;
-    x.method = method ? strdup(method) : NULL;
-    x.path = path ? strdup(path) : NULL;
+    x.method = method ? xstrdup(method) : NULL;
+    x.path = path ? xstrdup(path) : NULL;
     f->list[f->n++] = x;
     if (added)
         *added = fault_json(&x);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Field selector parsing and matching, with the label checks of the real server. */
 #include "fieldsel.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +25,7 @@ static int unsupported(const struct resource *r, const char *label, char *msg, s
 /* Undoes fields.EscapeValue: "\\" "\," "\=". */
 static char *unescape(const char *p, size_t n)
 {
-    char *out = malloc(n + 1), *o = out;
-    if (out == NULL)
-        return NULL;
+    char *out = xmalloc(n + 1), *o = out;
     for (size_t i = 0; i < n; i++) {
         if (p[i] == '\\' && i + 1 < n)
             i++;
@@ -36,12 +35,11 @@ static char *unescape(const char *p, size_t n)
     return out;
 }
 
-int fsel_parse(const char *text, const struct resource *r, struct fsel *out, char *msg,
-               size_t msg_size)
+/* The terms of text into out; -1 with msg (out then holds the terms read so
+ * far, for fsel_parse to free). */
+static int parse_terms(const char *text, const struct resource *r, struct fsel *out, char *msg,
+                       size_t msg_size)
 {
-    memset(out, 0, sizeof(*out));
-    if (text == NULL || text[0] == '\0')
-        return 0;
     const char *p = text;
     while (*p) {
         /* One term up to an unescaped ','. */
@@ -73,7 +71,7 @@ int fsel_parse(const char *text, const struct resource *r, struct fsel *out, cha
         if (op == NULL || op == p) {
             snprintf(msg, msg_size, "invalid selector: '%s'; can't understand '%.*s'", text, (int)n,
                      p);
-            goto fail;
+            return -1;
         }
         char label[128];
         snprintf(label, sizeof(label), "%.*s", (int)(op - p), p);
@@ -84,28 +82,35 @@ int fsel_parse(const char *text, const struct resource *r, struct fsel *out, cha
                 f = i;
         if (f < 0) {
             unsupported(r, label, msg, msg_size);
-            goto fail;
+            return -1;
         }
         if (out->n == FSEL_MAX_TERMS) {
             snprintf(msg, msg_size, "invalid selector: '%s': more than %d terms", text,
                      FSEL_MAX_TERMS);
-            goto fail;
+            return -1;
         }
         struct fsel_term *t = &out->terms[out->n];
         t->field = (enum field_label)f;
         t->neq = op[0] == '!';
         const char *v = op + oplen;
-        if ((t->value = unescape(v, (size_t)(p + n - v))) == NULL) {
-            snprintf(msg, msg_size, "out of memory");
-            goto fail;
-        }
+        t->value = unescape(v, (size_t)(p + n - v));
         out->n++;
         p = *end ? end + 1 : end;
     }
     return 0;
-fail:
-    fsel_free(out);
-    return -1;
+}
+
+int fsel_parse(const char *text, const struct resource *r, struct fsel *out, char *msg,
+               size_t msg_size)
+{
+    memset(out, 0, sizeof(*out));
+    if (text == NULL || text[0] == '\0')
+        return 0;
+    if (parse_terms(text, r, out, msg, msg_size) < 0) {
+        fsel_free(out);
+        return -1;
+    }
+    return 0;
 }
 
 void fsel_free(struct fsel *s)

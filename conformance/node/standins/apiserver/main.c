@@ -16,6 +16,7 @@
 #include "log.h"
 #include "reqlog.h"
 #include "server.h"
+#include "xalloc.h"
 
 static const char *const description =
     "Serves nodes, resourceclaims (+/status), deviceclasses and resourceslices of\n"
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (nodes && nodes[0]) {
-        char *list = strdup(nodes);
+        char *list = xstrdup(nodes);
         for (char *save, *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
             if (api_create_node(&api, n) < 0) {
                 fprintf(stderr, "apiserver-standin: --node: \"%s\" is not a valid node name\n", n);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Request and event logs; see reqlog.h. */
 #include "reqlog.h"
+#include "cleanup.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,22 +91,17 @@ void reqlog_event(struct reqlog *l, int64_t time_ns, const char *method, const c
         json_pack("{s:I, s:s, s:s, s:i, s:s, s:s, s:s}", "timeNs", (json_int_t)time_ns, "method",
                   method, "path", path, "status", status, "resource", resource ? resource : "",
                   "namespace", ns ? ns : "", "name", name ? name : "");
-    char *head = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    cleanup_free char *head = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (head == NULL)
         return;
     /* Splice the object text in rather than parsing it again. */
-    char *line = NULL;
     size_t hl = strlen(head);
     head[hl - 1] = '\0'; /* drop the closing brace */
-    int n = object_json ? asprintf(&line, "%s,\"object\":%s}\n", head, object_json)
-                        : asprintf(&line, "%s}\n", head);
-    free(head);
-    if (n < 0)
-        return;
+    cleanup_free char *line = object_json ? xasprintf("%s,\"object\":%s}\n", head, object_json)
+                                          : xasprintf("%s}\n", head);
     pthread_mutex_lock(&l->lock);
-    ssize_t w = write(l->event_fd, line, (size_t)n);
+    ssize_t w = write(l->event_fd, line, strlen(line));
     pthread_mutex_unlock(&l->lock);
     (void)w;
-    free(line);
 }

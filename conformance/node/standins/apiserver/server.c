@@ -12,7 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cleanup.h"
 #include "log.h"
+#include "xalloc.h"
 
 struct server {
     struct MHD_Daemon *daemon;
@@ -58,10 +60,7 @@ static int append_body(struct conn_req *cr, const char *data, size_t n)
         size_t ncap = cr->cap ? cr->cap : 4096;
         while (ncap < cr->len + n + 1)
             ncap *= 2;
-        char *b = realloc(cr->body, ncap);
-        if (b == NULL)
-            return -1;
-        cr->body = b;
+        cr->body = xrealloc(cr->body, ncap);
         cr->cap = ncap;
     }
     memcpy(cr->body + cr->len, data, n);
@@ -74,7 +73,7 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, int code, char *te
                                  long retry_after_s)
 {
     if (text == NULL)
-        text = strdup("{}");
+        text = xstrdup("{}");
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
     if (r == NULL) {
@@ -192,7 +191,7 @@ static enum MHD_Result control(struct server *s, struct MHD_Connection *conn, co
             return send_text(conn, 200, reqlog_dump(s->log), -1);
         if (!strcmp(method, "DELETE")) {
             reqlog_clear(s->log);
-            return send_text(conn, 200, strdup("{}"), -1);
+            return send_text(conn, 200, xstrdup("{}"), -1);
         }
     } else if (!strcmp(url, "/standin/faults")) {
         if (!strcmp(method, "GET")) {
@@ -203,7 +202,7 @@ static enum MHD_Result control(struct server *s, struct MHD_Connection *conn, co
         }
         if (!strcmp(method, "DELETE")) {
             faults_clear(s->faults);
-            return send_text(conn, 200, strdup("{}"), -1);
+            return send_text(conn, 200, xstrdup("{}"), -1);
         }
         if (!strcmp(method, "POST")) {
             json_t *spec = cr->len ? json_loadb(cr->body, cr->len, 0, &jerr) : NULL;
@@ -229,15 +228,13 @@ static enum MHD_Result control(struct server *s, struct MHD_Connection *conn, co
                     status_text(400, "BadRequest", "token: the body must be {\"token\":\"...\"}"),
                     -1);
             }
-            char *copy = strdup(t);
+            char *copy = xstrdup(t);
             json_decref(b);
-            if (copy == NULL)
-                return MHD_NO;
             pthread_mutex_lock(&s->token_lock);
             free(s->token);
             s->token = copy;
             pthread_mutex_unlock(&s->token_lock);
-            return send_text(conn, 200, strdup("{}"), -1);
+            return send_text(conn, 200, xstrdup("{}"), -1);
         }
     } else {
         return send_text(conn, 404, status_text(404, "NotFound", "no such /standin/ endpoint"), -1);
@@ -353,8 +350,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     struct server *s = cls;
     struct conn_req *cr = *con_cls;
     if (cr == NULL) {
-        if ((cr = calloc(1, sizeof(*cr))) == NULL)
-            return MHD_NO;
+        cr = xcalloc(1, sizeof(*cr));
         *con_cls = cr;
         return MHD_YES;
     }
@@ -385,50 +381,44 @@ static int read_pem(const char *path, const char *flag, char **out, struct error
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return error_set_errno(err, errno, "%s %s", flag, path);
-    char *buf = NULL;
+    cleanup_free char *buf = NULL;
     size_t size = 0;
     FILE *m = open_memstream(&buf, &size);
+    if (m == NULL) // a memory stream fails only when out of memory
+        xalloc_die();
     char chunk[4096];
     size_t n;
-    while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
         fwrite(chunk, 1, n, m);
     fclose(f);
-    if (m == NULL || fclose(m) != 0) {
-        free(buf);
-        return error_set(err, "%s %s: out of memory", flag, path);
-    }
-    if (strstr(buf, "-----BEGIN ") == NULL) {
-        free(buf);
+    if (fclose(m) != 0)
+        xalloc_die();
+    if (strstr(buf, "-----BEGIN ") == NULL)
         return error_set(err, "%s %s: no PEM block in it", flag, path);
-    }
-    *out = buf;
+    *out = steal_pointer(&buf);
     return 0;
 }
+
+/* A server not yet started is stopped (freed) when start fails. */
+CLEANUP_FUNC(struct server, server_stop)
+#define cleanup_server __attribute__((cleanup(server_stopp)))
 
 struct server *server_start(struct api *api, struct faults *faults, struct reqlog *log,
                             const struct server_config *cfg, struct error *err)
 {
-    struct server *s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        error_set(err, "out of memory");
-        return NULL;
-    }
+    cleanup_server struct server *s = xcalloc(1, sizeof(*s));
     s->api = api;
     s->faults = faults;
     s->log = log;
     pthread_mutex_init(&s->token_lock, NULL);
-    s->token = strdup(cfg->token ? cfg->token : "");
-    if (s->token == NULL) {
-        error_set(err, "out of memory");
-        goto fail;
-    }
+    s->token = xstrdup(cfg->token ? cfg->token : "");
     s->tls = cfg->tls_cert_file && cfg->tls_cert_file[0];
     if (s->tls && (read_pem(cfg->tls_cert_file, "--tls-cert-file", &s->cert_pem, err) < 0 ||
                    read_pem(cfg->tls_key_file, "--tls-key-file", &s->key_pem, err) < 0))
-        goto fail;
+        return NULL;
     s->client_ca = cfg->client_ca_file && cfg->client_ca_file[0];
     if (s->client_ca && read_pem(cfg->client_ca_file, "--client-ca-file", &s->ca_pem, err) < 0)
-        goto fail;
+        return NULL;
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -452,16 +442,13 @@ struct server *server_start(struct api *api, struct faults *faults, struct reqlo
         NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, free_req,
         NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
         (unsigned)1, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-    if (s->daemon == NULL) {
-        error_set(err, "cannot listen on 127.0.0.1:%ld (port in use? TLS files wrong?)", cfg->port);
-        goto fail;
-    }
+    if (s->daemon == NULL)
+        return error_set(err, "cannot listen on 127.0.0.1:%ld (port in use? TLS files wrong?)",
+                         cfg->port),
+               NULL;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : (int)cfg->port;
-    return s;
-fail:
-    server_stop(s);
-    return NULL;
+    return steal_pointer(&s);
 }
 
 int server_port(const struct server *s)

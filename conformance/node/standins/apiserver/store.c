@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The object store and its event history; see store.h. */
 #include "store.h"
+#include "cleanup.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,8 @@ int store_init(struct store *s, size_t history)
         if ((s->objects[i] = json_object()) == NULL)
             return -1;
     s->ring_cap = history ? history : 1;
-    s->ring = calloc(s->ring_cap, sizeof(*s->ring));
-    return s->ring ? 0 : -1;
+    s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
+    return 0;
 }
 
 static void event_free(struct store_event *e)
@@ -97,10 +99,10 @@ static void record(struct store *s, const struct resource *r, const char *type, 
     e->res = r;
     e->type = type;
     e->object_json = json_dumps(obj, JSON_COMPACT);
-    e->ns = strdup(meta_str(obj, "namespace"));
+    e->ns = xstrdup(meta_str(obj, "namespace"));
     for (int i = 0; i < FIELD_COUNT; i++) {
-        e->now[i] = strdup(field_value(obj, (enum field_label)i));
-        e->was[i] = old ? strdup(field_value(old, (enum field_label)i)) : NULL;
+        e->now[i] = xstrdup(field_value(obj, (enum field_label)i));
+        e->was[i] = old ? xstrdup(field_value(old, (enum field_label)i)) : NULL;
     }
     s->ring_len++;
     pthread_cond_broadcast(&s->changed);
@@ -132,13 +134,8 @@ json_t *store_list(struct store *s, const struct resource *r, const char *ns)
 {
     json_t *map = s->objects[r->id];
     size_t n = json_object_size(map), k = 0;
-    const char **keys = calloc(n ? n : 1, sizeof(*keys));
+    cleanup_free const char **keys = xcalloc(n, sizeof(*keys));
     json_t *out = json_array();
-    if (keys == NULL || out == NULL) {
-        free(keys);
-        json_decref(out);
-        return NULL;
-    }
     const char *key;
     json_t *v;
     json_object_foreach(map, key, v)
@@ -152,7 +149,6 @@ json_t *store_list(struct store *s, const struct resource *r, const char *ns)
             continue;
         json_array_append(out, obj);
     }
-    free(keys);
     return out;
 }
 

@@ -43,7 +43,7 @@ static bool alnum_lower(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-bool is_dns_label(const char *s)
+static bool is_dns_label(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 63 || !alnum_lower(s[0]) || !alnum_lower(s[n - 1]))
@@ -54,7 +54,7 @@ bool is_dns_label(const char *s)
     return true;
 }
 
-bool is_dns_subdomain(const char *s)
+static bool is_dns_subdomain(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 253)

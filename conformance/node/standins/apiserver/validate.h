@@ -24,7 +24,6 @@
 #define DEVICE_MAX_COUNTER_CONSUMPTIONS  2
 #define COUNTER_CONSUMPTION_MAX_COUNTERS 32
 
-bool is_dns_subdomain(const char *s);
 bool is_quantity(const char *s);
 void check_label(struct field_errors *fe, const char *s, const char *field);
 
@@ -34,10 +33,6 @@ void check_label(struct field_errors *fe, const char *s, const char *field);
  * other slices of the pool): the scheduler does, and so do the node suite's
  * checks. */
 void validate_slice_counters(const json_t *spec, struct field_errors *fe);
-
-/* True when a slice uses partitionable devices (a counter set or a device
- * that consumes counters). */
-bool slice_uses_counters(const json_t *obj);
 
 /* Removes them, like a server with DRAPartitionableDevices off. */
 void slice_drop_counters(json_t *obj);
@@ -63,7 +58,6 @@ void check_qualified_name(struct field_errors *fe, const char *name, const char 
 /* Refuses them: one Forbidden error per use, like a server that does not
  * serve the fields. */
 void slice_refuse_counters(const json_t *obj, struct field_errors *fe);
-bool is_dns_label(const char *s);
 
 /* Checks metadata.name as a DNS subdomain into fe. */
 void validate_name(const char *name, struct field_errors *fe);

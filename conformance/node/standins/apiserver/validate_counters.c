@@ -108,21 +108,6 @@ void validate_slice_counters(const json_t *spec, struct field_errors *fe)
     }
 }
 
-bool slice_uses_counters(const json_t *obj)
-{
-    const json_t *spec = json_object_get(obj, "spec");
-    if (json_object_get(spec, "sharedCounters") != NULL)
-        return true;
-    size_t i;
-    const json_t *d;
-    json_array_foreach(json_object_get(spec, "devices"), i, d)
-    {
-        if (json_object_get(d, "consumesCounters") != NULL)
-            return true;
-    }
-    return false;
-}
-
 void slice_drop_counters(json_t *obj)
 {
     json_t *spec = json_object_get(obj, "spec");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Watch streams; see watch.h. */
 #include "watch.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -22,22 +23,18 @@ struct watch_stream {
     bool done; /* end after pending is sent */
 };
 
-static int append(struct watch_stream *w, const char *type, const char *object_json)
+static void append(struct watch_stream *w, const char *type, const char *object_json)
 {
     size_t need = strlen(type) + strlen(object_json) + 32;
     if (w->len + need > w->cap) {
         size_t ncap = w->cap ? w->cap : 4096;
         while (ncap < w->len + need)
             ncap *= 2;
-        char *p = realloc(w->pending, ncap);
-        if (p == NULL)
-            return -1;
-        w->pending = p;
+        w->pending = xrealloc(w->pending, ncap);
         w->cap = ncap;
     }
     w->len += (size_t)snprintf(w->pending + w->len, w->cap - w->len,
                                "{\"type\":\"%s\",\"object\":%s}\n", type, object_json);
-    return 0;
 }
 
 static void expired(struct watch_stream *w, uint64_t rv, uint64_t oldest)
@@ -55,13 +52,11 @@ static void expired(struct watch_stream *w, uint64_t rv, uint64_t oldest)
 struct watch_stream *watch_new(struct store *s, const struct resource *r, const char *ns,
                                struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s)
 {
-    struct watch_stream *w = calloc(1, sizeof(*w));
-    if (w == NULL)
-        return NULL;
+    struct watch_stream *w = xcalloc(1, sizeof(*w));
     w->store = s;
     w->res = r;
     w->fd = -1;
-    w->ns = ns ? strdup(ns) : NULL;
+    w->ns = ns ? xstrdup(ns) : NULL;
     w->sel = *sel;
     memset(sel, 0, sizeof(*sel));
     clock_gettime(CLOCK_REALTIME, &w->until);

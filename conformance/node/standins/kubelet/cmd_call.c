@@ -9,27 +9,26 @@
 #include <string.h>
 
 #include "flags.h"
+#include "cleanup.h"
 #include "grpc_client.h"
 #include "standin.h"
+#include "xalloc.h"
 
 static int unhex(const char *hex, uint8_t **out, size_t *len)
 {
     size_t n = strlen(hex);
     if (n % 2)
         return -1;
-    *out = malloc(n / 2 + 1);
-    if (*out == NULL)
-        return -1;
+    cleanup_free uint8_t *bytes = xmalloc(n / 2 + 1);
     for (size_t i = 0; i < n / 2; i++) {
         unsigned v;
         if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
-            !strchr("0123456789abcdefABCDEF", hex[2 * i + 1])) {
-            free(*out);
+            !strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
             return -1;
-        }
-        (*out)[i] = (uint8_t)v;
+        bytes[i] = (uint8_t)v;
     }
     *len = n / 2;
+    *out = steal_pointer(&bytes);
     return 0;
 }
 
@@ -55,7 +54,7 @@ int cmd_call(int argc, char **argv)
         return EXIT_OK;
     }
     double timeout;
-    uint8_t *req = NULL;
+    cleanup_free uint8_t *req = NULL;
     size_t len = 0;
     const char *bad = rc < 0                               ? err.msg
                       : next != argc                       ? "unexpected argument (see --help)"
@@ -67,24 +66,18 @@ int cmd_call(int argc, char **argv)
         fprintf(stderr, "kubelet-standin call: %s\n", bad);
         return EXIT_USAGE;
     }
-    int status = EXIT_RPC;
-    struct rpc_answer a = {0};
-    struct rpc_client *c = rpc_client_new(endpoint, &err);
+    __attribute__((cleanup(rpc_answer_free))) struct rpc_answer a = {0};
+    cleanup_rpc_client struct rpc_client *c = rpc_client_new(endpoint, &err);
     if (c == NULL || rpc_client_call(c, method, req, len, timeout, &a, &err) < 0) {
         fprintf(stderr, "kubelet-standin call: %s\n", err.msg);
-        goto out;
+        return EXIT_RPC;
     }
-    printf("status=%s\nmessage=", rpc_status_name(a.status));
+    printf("status=%s\nmessage=", wire_status_name(a.status));
     print_oneline(stdout, a.details ? a.details : "");
     printf("\nresponse=");
     for (size_t i = 0; i < a.len; i++)
         printf("%02x", a.data[i]);
     putchar('\n');
-    status = a.status == GRPC_STATUS_OK ? EXIT_OK : EXIT_RPC;
-out:
     fflush(stdout);
-    rpc_answer_free(&a);
-    rpc_client_free(c);
-    free(req);
-    return status;
+    return a.status == GRPC_STATUS_OK ? EXIT_OK : EXIT_RPC;
 }

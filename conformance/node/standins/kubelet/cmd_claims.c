@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "flags.h"
 #include "grpc_client.h"
 #include "proto/dra_v1.pb-c.h"
 #include "standin.h"
+#include "xalloc.h"
 
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim V1Claim;
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Device V1Device;
@@ -98,30 +100,23 @@ static int parse_claim(char *s, struct claim_arg *c)
  * the v1 types serve both; only the method path differs. */
 static uint8_t *pack_request(bool prepare, const struct claim_arg *claims, size_t n, size_t *len)
 {
-    uint8_t *buf = NULL;
-    V1Claim *cs = calloc(n ? n : 1, sizeof(*cs));
-    V1Claim **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-    if (cs && ptrs) {
-        for (size_t i = 0; i < n; i++) {
-            k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&cs[i]);
-            cs[i].namespace_ = claims[i].ns;
-            cs[i].name = claims[i].name;
-            cs[i].uid = claims[i].uid;
-            ptrs[i] = &cs[i];
-        }
-        V1PrepareReq p = K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_REQUEST__INIT;
-        V1UnprepareReq u =
-            K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_REQUEST__INIT;
-        p.n_claims = u.n_claims = n;
-        p.claims = u.claims = ptrs;
-        const ProtobufCMessage *m = prepare ? &p.base : &u.base;
-        *len = protobuf_c_message_get_packed_size(m);
-        buf = malloc(*len ? *len : 1);
-        if (buf)
-            protobuf_c_message_pack(m, buf);
+    cleanup_free V1Claim *cs = xcalloc(n, sizeof(*cs));
+    cleanup_free V1Claim **ptrs = xcalloc(n, sizeof(*ptrs));
+    for (size_t i = 0; i < n; i++) {
+        k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&cs[i]);
+        cs[i].namespace_ = claims[i].ns;
+        cs[i].name = claims[i].name;
+        cs[i].uid = claims[i].uid;
+        ptrs[i] = &cs[i];
     }
-    free(cs);
-    free(ptrs);
+    V1PrepareReq p = K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_REQUEST__INIT;
+    V1UnprepareReq u = K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_REQUEST__INIT;
+    p.n_claims = u.n_claims = n;
+    p.claims = u.claims = ptrs;
+    const ProtobufCMessage *m = prepare ? &p.base : &u.base;
+    *len = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = xmalloc(*len);
+    protobuf_c_message_pack(m, buf);
     return buf;
 }
 
@@ -160,8 +155,8 @@ static size_t fill_prepare(enum api api, const V1PrepareResp *r, const struct cl
             continue;
         v->error = entry->value->error;
         v->n_devs = entry->value->n_devices;
-        v->devs = calloc(v->n_devs ? v->n_devs : 1, sizeof(*v->devs));
-        for (size_t d = 0; v->devs && d < v->n_devs; d++) {
+        v->devs = xcalloc(v->n_devs, sizeof(*v->devs));
+        for (size_t d = 0; d < v->n_devs; d++) {
             const V1Device *dv = entry->value->devices[d];
             if (api == API_V1BETA1 && dv->share_id[0]) {
                 fprintf(stderr,
@@ -289,6 +284,83 @@ static void print_json(enum api api, bool prepare, const struct claim_arg *claim
     json_decref(root);
 }
 
+/* The claims of the command line (parsed from copies) and what the answer
+ * says of each. */
+struct batch {
+    size_t n;
+    struct claim_arg *claims;
+    char **copies;
+    struct claim_view *views;
+};
+
+static void batch_free(struct batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->views[i].devs);
+        free(b->copies[i]);
+    }
+    free(b->views);
+    free(b->copies);
+    free(b->claims);
+}
+
+static void message_freep(ProtobufCMessage **m)
+{
+    if (*m != NULL)
+        protobuf_c_message_free_unpacked(*m, NULL);
+}
+
+/* Makes the call for the claims of b and prints the answer (as JSON when
+ * json); the exit code. */
+static int call(const char *cmd, bool prepare, enum api api, const char *endpoint, double timeout,
+                bool json, struct batch *b)
+{
+    struct error err;
+    size_t len = 0;
+    cleanup_free uint8_t *req = pack_request(prepare, b->claims, b->n, &len);
+    cleanup_rpc_client struct rpc_client *c = rpc_client_new(endpoint, &err);
+    if (c == NULL) {
+        fprintf(stderr, "kubelet-standin %s: %s\n", cmd, err.msg);
+        return EXIT_RPC;
+    }
+    const char *method = method_path(api, prepare);
+    __attribute__((cleanup(rpc_answer_free))) struct rpc_answer a = {0};
+    if (rpc_client_call(c, method, req, len, timeout, &a, &err) < 0) {
+        fprintf(stderr, "kubelet-standin %s: %s\n", cmd, err.msg);
+        return EXIT_RPC;
+    }
+    if (a.status != GRPC_STATUS_OK) {
+        fprintf(stderr, "kubelet-standin %s: %s on %s: %s: %s\n", cmd, method, endpoint,
+                wire_status_name(a.status), a.details ? a.details : "");
+        return EXIT_RPC;
+    }
+    __attribute__((cleanup(message_freep))) ProtobufCMessage *resp = protobuf_c_message_unpack(
+        prepare
+            ? &k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__descriptor
+            : &k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__descriptor,
+        NULL, a.len, a.data);
+    if (resp == NULL) {
+        fprintf(stderr, "kubelet-standin %s: the answer of %s (%zu bytes) does not decode\n", cmd,
+                method, a.len);
+        return EXIT_RPC;
+    }
+    size_t n = b->n;
+    size_t extra = prepare ? fill_prepare(api, (const V1PrepareResp *)resp, b->claims, n, b->views)
+                           : fill_unprepare((const V1UnprepareResp *)resp, b->claims, n, b->views);
+    if (json)
+        print_json(api, prepare, b->claims, b->views, n);
+    else
+        print_text(prepare, b->claims, b->views, n);
+    int status = extra ? EXIT_FAILED : EXIT_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (find_claim(b->claims, i, b->claims[i].uid) >= 0)
+            continue; /* a repeated uid: judged by its first occurrence */
+        if (!b->views[i].present || (b->views[i].error && b->views[i].error[0]))
+            status = EXIT_FAILED;
+    }
+    return status;
+}
+
 static int run(int argc, char **argv, bool prepare)
 {
     const char *cmd = prepare ? "prepare" : "unprepare";
@@ -330,80 +402,19 @@ static int run(int argc, char **argv, bool prepare)
         return EXIT_USAGE;
     }
     size_t n = (size_t)(argc - next);
-    struct claim_arg *claims = calloc(n, sizeof(*claims));
-    char **copies = calloc(n, sizeof(*copies));
-    struct claim_view *views = calloc(n, sizeof(*views));
-    struct rpc_client *c = NULL;
-    struct rpc_answer a = {0};
-    ProtobufCMessage *resp = NULL;
-    uint8_t *req = NULL;
-    size_t len = 0;
-    int status = EXIT_RPC;
-    if (!claims || !copies || !views) {
-        fprintf(stderr, "kubelet-standin %s: out of memory\n", cmd);
-        goto out;
-    }
+    __attribute__((cleanup(batch_free))) struct batch b = {n, xcalloc(n, sizeof(*b.claims)),
+                                                           xcalloc(n, sizeof(*b.copies)),
+                                                           xcalloc(n, sizeof(*b.views))};
     for (size_t i = 0; i < n; i++) {
-        copies[i] = strdup(argv[next + (int)i]);
-        if (copies[i] == NULL || parse_claim(copies[i], &claims[i]) < 0) {
+        b.copies[i] = xstrdup(argv[next + (int)i]);
+        if (parse_claim(b.copies[i], &b.claims[i]) < 0) {
             fprintf(stderr, "kubelet-standin %s: claim \"%s\" is not NAMESPACE/NAME/UID\n", cmd,
                     argv[next + (int)i]);
-            status = EXIT_USAGE;
-            goto out;
+            return EXIT_USAGE;
         }
     }
-    req = pack_request(prepare, claims, n, &len);
-    if (req == NULL || (c = rpc_client_new(o.endpoint, &err)) == NULL) {
-        fprintf(stderr, "kubelet-standin %s: %s\n", cmd, req ? err.msg : "out of memory");
-        goto out;
-    }
-    const char *method = method_path(api, prepare);
-    if (rpc_client_call(c, method, req, len, timeout, &a, &err) < 0) {
-        fprintf(stderr, "kubelet-standin %s: %s\n", cmd, err.msg);
-        goto out;
-    }
-    if (a.status != GRPC_STATUS_OK) {
-        fprintf(stderr, "kubelet-standin %s: %s on %s: %s: %s\n", cmd, method, o.endpoint,
-                rpc_status_name(a.status), a.details ? a.details : "");
-        goto out;
-    }
-    resp = protobuf_c_message_unpack(
-        prepare
-            ? &k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__descriptor
-            : &k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__descriptor,
-        NULL, a.len, a.data);
-    if (resp == NULL) {
-        fprintf(stderr, "kubelet-standin %s: the answer of %s (%zu bytes) does not decode\n", cmd,
-                method, a.len);
-        goto out;
-    }
-    size_t extra = prepare ? fill_prepare(api, (const V1PrepareResp *)resp, claims, n, views)
-                           : fill_unprepare((const V1UnprepareResp *)resp, claims, n, views);
-    if (o.json)
-        print_json(api, prepare, claims, views, n);
-    else
-        print_text(prepare, claims, views, n);
-    status = extra ? EXIT_FAILED : EXIT_OK;
-    for (size_t i = 0; i < n; i++) {
-        if (find_claim(claims, i, claims[i].uid) >= 0)
-            continue; /* a repeated uid: judged by its first occurrence */
-        if (!views[i].present || (views[i].error && views[i].error[0]))
-            status = EXIT_FAILED;
-    }
-out:
+    int status = call(cmd, prepare, api, o.endpoint, timeout, o.json, &b);
     fflush(stdout);
-    for (size_t i = 0; views && i < n; i++)
-        free(views[i].devs);
-    for (size_t i = 0; copies && i < n; i++)
-        free(copies[i]);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    rpc_answer_free(&a);
-    rpc_client_free(c);
-    free(req);
-    free(views);
-    free(copies);
-    free(claims);
     return status;
 }
 

@@ -16,9 +16,11 @@
 #include <time.h>
 
 #include "flags.h"
+#include "cleanup.h"
 #include "grpc_client.h"
 #include "proto/pluginregistration.pb-c.h"
 #include "standin.h"
+#include "xalloc.h"
 
 #define MAX_SOCKETS 64
 #define MAX_DEPTH   8
@@ -45,7 +47,7 @@ static void scan_dir(const char *dir, int depth, struct socket_list *out)
         if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
             scan_dir(path, depth + 1, out);
         else if (S_ISSOCK(st.st_mode))
-            out->paths[out->n++] = strdup(path);
+            out->paths[out->n++] = xstrdup(path);
     }
     closedir(d);
 }
@@ -162,12 +164,12 @@ static int register_plugin(struct rpc_client *c, const char *sock,
         fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus on %s: %s\n", sock, err.msg);
         status = EXIT_RPC;
     } else {
-        printf("notify_status=%s\n", rpc_status_name(a.status));
+        printf("notify_status=%s\n", wire_status_name(a.status));
         /* A refusal may be answered with an error (the Go helper does); an
          * accepted registration must be acknowledged. */
         if (ok && a.status != GRPC_STATUS_OK) {
             fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus(true) on %s: %s: %s\n", sock,
-                    rpc_status_name(a.status), a.details ? a.details : "");
+                    wire_status_name(a.status), a.details ? a.details : "");
             status = EXIT_RPC;
         }
         rpc_answer_free(&a);
@@ -219,12 +221,12 @@ int cmd_register(int argc, char **argv)
                                : "--timeout wants seconds, e.g. 10 or 0.5");
         return EXIT_USAGE;
     }
-    char *svc_copy = strdup(services);
+    cleanup_free char *svc_copy = xstrdup(services);
     char *svc[16];
-    size_t n_svc = svc_copy ? split_list(svc_copy, svc, 16) : 0;
-    char *health_copy = strdup(health_services);
+    size_t n_svc = split_list(svc_copy, svc, 16);
+    cleanup_free char *health_copy = xstrdup(health_services);
     char *health[16];
-    size_t n_health = health_copy ? split_list(health_copy, health, 16) : 0;
+    size_t n_health = split_list(health_copy, health, 16);
 
     double deadline = now_s() + timeout;
     char last_error[1024] = "no socket found";
@@ -248,7 +250,7 @@ int cmd_register(int argc, char **argv)
                          err.msg);
             } else if (a.status != GRPC_STATUS_OK) {
                 snprintf(last_error, sizeof(last_error), "GetInfo on %s: %s: %s", socks.paths[i],
-                         rpc_status_name(a.status), a.details ? a.details : "");
+                         wire_status_name(a.status), a.details ? a.details : "");
             } else if ((info = pluginregistration__plugin_info__unpack(NULL, a.len, a.data)) ==
                        NULL) {
                 snprintf(last_error, sizeof(last_error),
@@ -275,8 +277,6 @@ int cmd_register(int argc, char **argv)
         struct timespec pause = {0, 100 * 1000000L};
         nanosleep(&pause, NULL);
     }
-    free(svc_copy);
-    free(health_copy);
     fflush(stdout);
     if (handled == 0) {
         fprintf(stderr,

@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "flags.h"
+#include "cleanup.h"
 #include "grpc_client.h"
 #include "proto/dra_health_v1.pb-c.h"
 #include "proto/dra_health_v1alpha1.pb-c.h"
 #include "standin.h"
+#include "xalloc.h"
 
 #define SERVICE_V1       "v1.DRAResourceHealth"
 #define SERVICE_V1ALPHA1 "v1alpha1.DRAResourceHealth"
@@ -55,9 +57,7 @@ static int message_decode(bool v1, const uint8_t *data, size_t len, struct watch
             return -1;
         n = m->v1alpha1->n_devices;
     }
-    m->lines = calloc(n ? n : 1, sizeof(*m->lines));
-    if (m->lines == NULL)
-        return -1;
+    m->lines = xcalloc(n, sizeof(*m->lines));
     for (size_t i = 0; i < n; i++) {
         struct device_line *l = &m->lines[i];
         if (v1) {
@@ -182,57 +182,43 @@ int cmd_watch_health(int argc, char **argv)
         fprintf(stderr, "kubelet-standin watch-health: %s\n", bad);
         return EXIT_USAGE;
     }
-    struct rpc_client *c = rpc_client_new(endpoint, &err);
+    cleanup_rpc_client struct rpc_client *c = rpc_client_new(endpoint, &err);
     if (c == NULL) {
         fprintf(stderr, "kubelet-standin watch-health: %s\n", err.msg);
         return EXIT_RPC;
     }
-    int status = EXIT_RPC;
     bool v1 = strcmp(service, SERVICE_V1) == 0;
     char method[128];
     snprintf(method, sizeof(method), "/%s/NodeWatchResources", service);
-    struct rpc_client_stream *s = rpc_client_stream_open(c, method, "", 0, timeout, &err);
+    cleanup_rpc_client_stream struct rpc_client_stream *s =
+        rpc_client_stream_open(c, method, "", 0, timeout, &err);
     if (s == NULL) {
         fprintf(stderr, "kubelet-standin watch-health: %s\n", err.msg);
-        goto out;
+        return EXIT_RPC;
     }
     long got = 0;
     for (;;) {
-        uint8_t *data;
+        cleanup_free uint8_t *data = NULL;
         size_t len;
         if (rpc_client_stream_next(s, &data, &len) == 0)
             break;
-        struct watch_message m;
-        int drc = message_decode(v1, data, len, &m);
-        free(data);
-        if (drc < 0) {
-            message_free(&m);
+        __attribute__((cleanup(message_free))) struct watch_message m;
+        if (message_decode(v1, data, len, &m) < 0) {
             fprintf(stderr,
                     "kubelet-standin watch-health: message %ld (%zu bytes) does not "
                     "decode as %s NodeWatchResourcesResponse\n",
                     got + 1, len, v1 ? "v1" : "v1alpha1");
-            status = EXIT_FAILED;
-            goto out;
+            return EXIT_FAILED;
         }
         print_message(&m, ++got, json);
-        message_free(&m);
-        if (count > 0 && got >= count) {
-            status = EXIT_OK;
-            goto out;
-        }
+        if (count > 0 && got >= count)
+            return EXIT_OK;
     }
     const char *details;
     grpc_status_code code = rpc_client_stream_status(s, &details);
-    if (code == GRPC_STATUS_OK ||
-        (code == GRPC_STATUS_DEADLINE_EXCEEDED && count == 0 && got > 0)) {
-        status = EXIT_OK;
-    } else {
-        fprintf(stderr, "kubelet-standin watch-health: stream ended after %ld message(s): %s: %s\n",
-                got, rpc_status_name(code), details);
-        status = got == 0 ? EXIT_RPC : EXIT_FAILED;
-    }
-out:
-    rpc_client_stream_close(s);
-    rpc_client_free(c);
-    return status;
+    if (code == GRPC_STATUS_OK || (code == GRPC_STATUS_DEADLINE_EXCEEDED && count == 0 && got > 0))
+        return EXIT_OK;
+    fprintf(stderr, "kubelet-standin watch-health: stream ended after %ld message(s): %s: %s\n",
+            got, wire_status_name(code), details);
+    return got == 0 ? EXIT_RPC : EXIT_FAILED;
 }

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/grpc/rpc_wire.h"
+#include "grpc_wire.h"
+#include "xalloc.h"
 
 struct rpc_client {
     grpc_channel *channel;
@@ -52,17 +53,10 @@ static void destroy_queue(grpc_completion_queue *cq)
 
 struct rpc_client *rpc_client_new(const char *socket_path, struct error *err)
 {
-    struct rpc_client *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        return error_set(err, "out of memory"), NULL;
+    (void)err; // nothing here can fail but memory, which is fatal
+    struct rpc_client *c = xcalloc(1, sizeof(*c));
     grpc_init();
-    size_t n = strlen(socket_path) + 6;
-    c->path = malloc(n);
-    if (c->path == NULL) {
-        rpc_client_free(c);
-        return error_set(err, "out of memory"), NULL;
-    }
-    snprintf(c->path, n, "unix:%s", socket_path);
+    c->path = xasprintf("unix:%s", socket_path);
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     c->channel = grpc_channel_create(c->path, creds, NULL);
     grpc_channel_credentials_release(creds);
@@ -96,7 +90,7 @@ int rpc_client_call(struct rpc_client *c, const char *method, const void *req, s
     memset(a, 0, sizeof(*a));
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
     grpc_call *call = make_call(c, cq, method, timeout);
-    grpc_byte_buffer *send = rpc_buffer_from_bytes(req, len), *recv = NULL;
+    grpc_byte_buffer *send = wire_buffer_from_bytes(req, len), *recv = NULL;
     grpc_metadata_array md, trailing;
     grpc_metadata_array_init(&md);
     grpc_metadata_array_init(&trailing);
@@ -125,9 +119,9 @@ int rpc_client_call(struct rpc_client *c, const char *method, const void *req, s
     }
     wait_tag(cq, 1, done, ok);
     a->status = status;
-    a->details = rpc_slice_to_string(details);
+    a->details = wire_slice_to_string(details);
     if (status == GRPC_STATUS_OK && recv)
-        a->data = rpc_buffer_to_bytes(recv, &a->len);
+        a->data = wire_buffer_to_bytes(recv, &a->len);
     rc = 0;
 out:
     grpc_slice_unref(details);
@@ -166,12 +160,10 @@ struct rpc_client_stream *rpc_client_stream_open(struct rpc_client *c, const cha
                                                  const void *req, size_t len, double timeout,
                                                  struct error *err)
 {
-    struct rpc_client_stream *s = calloc(1, sizeof(*s));
-    if (s == NULL)
-        return error_set(err, "out of memory"), NULL;
+    struct rpc_client_stream *s = xcalloc(1, sizeof(*s));
     s->cq = grpc_completion_queue_create_for_next(NULL);
     s->call = make_call(c, s->cq, method, timeout);
-    s->send = rpc_buffer_from_bytes(req, len);
+    s->send = wire_buffer_from_bytes(req, len);
     grpc_metadata_array_init(&s->md);
     grpc_metadata_array_init(&s->trailing);
     s->details_slice = grpc_empty_slice();
@@ -218,7 +210,7 @@ int rpc_client_stream_next(struct rpc_client_stream *s, uint8_t **data, size_t *
             bool ok = wait_tag(s->cq, T_MSG, s->done, s->ok);
             s->started[T_MSG - 1] = false;
             if (ok && s->recv) {
-                *data = rpc_buffer_to_bytes(s->recv, len);
+                *data = wire_buffer_to_bytes(s->recv, len);
                 grpc_byte_buffer_destroy(s->recv);
                 s->recv = NULL;
                 if (*data)
@@ -233,7 +225,7 @@ int rpc_client_stream_next(struct rpc_client_stream *s, uint8_t **data, size_t *
 grpc_status_code rpc_client_stream_status(struct rpc_client_stream *s, const char **details)
 {
     if (s->details == NULL)
-        s->details = rpc_slice_to_string(s->details_slice);
+        s->details = wire_slice_to_string(s->details_slice);
     if (details)
         *details = s->details ? s->details : "";
     return s->status;

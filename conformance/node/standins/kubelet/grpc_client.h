@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/grpc/rpc_wire.h" /* rpc_status_name */
+#include "grpc_wire.h" /* wire_status_name */
+#include "cleanup.h"
 #include "error.h"
 
 struct rpc_client;
@@ -27,6 +28,8 @@ struct rpc_answer {
 /* A channel to the unix socket at path (connects lazily). */
 struct rpc_client *rpc_client_new(const char *socket_path, struct error *err);
 void rpc_client_free(struct rpc_client *c);
+CLEANUP_FUNC(struct rpc_client, rpc_client_free)
+#define cleanup_rpc_client __attribute__((cleanup(rpc_client_freep)))
 
 /* Calls method with the packed request; timeout in seconds (<= 0: none).
  * Returns 0 once the call ended with any status (see a->status), -1 with
@@ -49,5 +52,7 @@ grpc_status_code rpc_client_stream_status(struct rpc_client_stream *s, const cha
 
 /* Cancels the stream if it is still open, waits for its operations, frees. */
 void rpc_client_stream_close(struct rpc_client_stream *s);
+CLEANUP_FUNC(struct rpc_client_stream, rpc_client_stream_close)
+#define cleanup_rpc_client_stream __attribute__((cleanup(rpc_client_stream_closep)))
 
 #endif

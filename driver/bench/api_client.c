@@ -91,8 +91,11 @@ static int perform(struct api_client *c, const char *method, const char *path,
     return 0;
 }
 
-int api_call(struct api_client *c, const char *method, const char *path, const char *content_type,
-             const char *body, json_t **resp, struct error *err)
+/* One request with an optional JSON body (content_type NULL: application/json).
+ * 0 on a 2xx answer, with *resp the decoded body when resp is not NULL (NULL
+ * when empty); -1 with err naming method, path, status and the answer. */
+static int api_call(struct api_client *c, const char *method, const char *path,
+                    const char *content_type, const char *body, json_t **resp, struct error *err)
 {
     long code = 0;
     if (resp)

@@ -37,7 +37,7 @@ static int notify(struct rpc_client *c, const char *sock, struct error *err)
     int rc = 0;
     if (a.status != GRPC_STATUS_OK)
         rc = error_set(err, "NotifyRegistrationStatus on %s: %s: %s", sock,
-                       rpc_status_name(a.status), a.details ? a.details : "");
+                       wire_status_name(a.status), a.details ? a.details : "");
     rpc_answer_free(&a);
     return rc;
 }
@@ -74,7 +74,7 @@ int kubelet_register(const char *reg_socket, double timeout_s, struct error *err
          * "not there yet" quickly, like the kubelet's watcher retries. */
         bool retry = a.status == GRPC_STATUS_UNAVAILABLE && now_mono_ns() < end;
         if (!retry)
-            error_set(err, "GetInfo on %s: %s: %s", reg_socket, rpc_status_name(a.status),
+            error_set(err, "GetInfo on %s: %s: %s", reg_socket, wire_status_name(a.status),
                       a.details ? a.details : "");
         rpc_answer_free(&a);
         if (!retry)
@@ -131,7 +131,7 @@ static int call(struct rpc_client *rc, const char *method, const struct dra_clai
         return error_prefix(err, "claim %s/%s", c->ns, c->name);
     if (a->status != GRPC_STATUS_OK) {
         error_set(err, "%s of claim %s/%s: %s: %s", method, c->ns, c->name,
-                  rpc_status_name(a->status), a->details ? a->details : "");
+                  wire_status_name(a->status), a->details ? a->details : "");
         rpc_answer_free(a);
         return -1;
     }

@@ -41,7 +41,7 @@ static int op_grpc(void *ctx, int caller, int i, struct samples *sets, struct er
     double ms = ms_since(t0);
     int rc = 0;
     if (a.status != GRPC_STATUS_OK)
-        rc = error_set(err, "echo call: %s: %s", rpc_status_name(a.status), a.details);
+        rc = error_set(err, "echo call: %s: %s", wire_status_name(a.status), a.details);
     rpc_answer_free(&a);
     if (rc == 0 && samples_add(&sets[0], ms) < 0)
         rc = error_set(err, "out of memory");

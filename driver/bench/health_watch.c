@@ -107,7 +107,7 @@ static void *reader(void *arg)
     pthread_mutex_lock(&w->lock);
     if (!w->end_reason[0])
         snprintf(w->end_reason, sizeof(w->end_reason), "the health stream ended: %s: %s",
-                 rpc_status_name(code), details);
+                 wire_status_name(code), details);
     w->ended = true;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);

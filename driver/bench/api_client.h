@@ -16,12 +16,6 @@ struct api_client;
 struct api_client *api_client_new(const char *base_url, struct error *err);
 void api_client_free(struct api_client *c);
 
-/* One request with an optional JSON body (content_type NULL: application/json).
- * 0 on a 2xx answer, with *resp the decoded body when resp is not NULL (NULL
- * when empty); -1 with err naming method, path, status and the answer. */
-int api_call(struct api_client *c, const char *method, const char *path, const char *content_type,
-             const char *body, json_t **resp, struct error *err);
-
 /* GET whose body is read and dropped: the round-trip floor.  0 on 200. */
 int api_get_discard(struct api_client *c, const char *path, struct error *err);
 

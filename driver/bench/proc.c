@@ -86,7 +86,8 @@ int proc_spawn(struct proc *p, const char *name, char *const argv[], const char 
     return 0;
 }
 
-bool proc_running(struct proc *p)
+/* True while it runs; reaps it (and records wstatus) once it exited. */
+static bool proc_running(struct proc *p)
 {
     if (p->pid <= 0)
         return false;

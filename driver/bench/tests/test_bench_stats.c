@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "conformance/node/bench/stats.h"
+#include "driver/bench/stats.h"
 
 static void percentile_nearest_rank(void **state)
 {

@@ -26,9 +26,6 @@ int64_t now_mono_ns(void);
 int proc_spawn(struct proc *p, const char *name, char *const argv[], const char *log_path,
                int64_t *t_ns, struct error *err);
 
-/* True while it runs; reaps it (and records wstatus) once it exited. */
-bool proc_running(struct proc *p);
-
 /* SIGTERM, then waits up to timeout_ms, then SIGKILL.  0 when it exited
  * with status 0 after the SIGTERM; -1 with err (naming the log) otherwise.
  * A process that is not running is fine when it was reaped with status 0. */

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-# conformance/node/bench/: `make bench`, the benchmarks (docs/benchmarks.md).
+# driver/bench/: `make bench`, the benchmarks (docs/benchmarks.md).
 # fakehw-bench starts the API stand-in, fakehw and the plugin on loopback,
 # plays the kubelet itself (the kubelet stand-in's gRPC client), measures,
 # and writes $(BENCH_OUT)/results.md and results.json.  Not part of `make
 # test`: only the statistics helpers have a unit test there.
-BENCH_SRCS    := $(wildcard conformance/node/bench/*.c)
+BENCH_SRCS    := $(wildcard driver/bench/*.c)
 BENCH_OBJS    := $(BENCH_SRCS:%.c=$(OBJ)/%.o)
 BENCH_PROGRAM := $(BUILD)/test-bin/fakehw-bench
 BENCH_OUT     ?= $(BUILD)/bench
@@ -13,8 +13,12 @@ BENCH_FLAGS   ?=
 
 $(BENCH_OBJS): | $(PROTO_HEADERS)
 
-$(BENCH_PROGRAM): $(BENCH_OBJS) $(OBJ)/conformance/node/standins/kubelet/grpc_client.o \
-                  $(DRIVER_GRPC_LIBS)
+# The kubelet stand-in's gRPC client (the bench may use the kit; the kit never
+# uses the driver).
+BENCH_CLIENT_OBJS := $(OBJ)/conformance/node/standins/kubelet/grpc_client.o \
+                     $(OBJ)/conformance/node/standins/kubelet/grpc_wire.o
+
+$(BENCH_PROGRAM): $(BENCH_OBJS) $(BENCH_CLIENT_OBJS) $(DRIVER_GRPC_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(DRIVER_GRPC_LDLIBS) -lcurl -ljansson -lm $(LDLIBS)
 
@@ -24,7 +28,7 @@ bench: all $(BENCH_PROGRAM) ## benchmarks on loopback (latency, start-up, RSS, f
 	  $(BENCH_PROGRAM) run --bin $(BIN) --out $(BENCH_OUT) --runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
 UNIT_TESTS += $(BIN)/test_bench_stats
-$(BIN)/test_bench_stats: $(OBJ)/conformance/node/bench/tests/test_bench_stats.o \
-                         $(OBJ)/conformance/node/bench/stats.o
+$(BIN)/test_bench_stats: $(OBJ)/driver/bench/tests/test_bench_stats.o \
+                         $(OBJ)/driver/bench/stats.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm $(LDLIBS)
