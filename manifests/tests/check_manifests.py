@@ -314,7 +314,9 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
     check_host_path(wp, plugin, volumes, registrar, writable=True)
     check_host_path(wp, plugin, volumes, f"{plugins_dir}/{driver}", writable=True)
     check_host_path(wp, plugin, volumes, env.get("CDI_ROOT", ""), writable=True)
-    check_host_path(wp, plugin, volumes, env.get("FAKEHW_ROOT", ""), writable=False, propagation="HostToContainer")
+    # Writable: the binder asks fakehw to attach a device by writing its
+    # attach file (binding conditions, docs/driver.md).
+    check_host_path(wp, plugin, volumes, env.get("FAKEHW_ROOT", ""), writable=True, propagation="HostToContainer")
     smi = env.get("FAKEGPU_SMI", "")
     check_host_path(wp, plugin, volumes, os.path.dirname(smi), writable=False)
     ready = env.get("READY_FILE")
