@@ -155,6 +155,20 @@ teardown() {
     expect 404 '.message == "deviceclasses.resource.k8s.io \"gpu.example.com\" not found"'
 }
 
+@test "protobuf, CBOR and YAML bodies are 415 with a message that says JSON only" {
+    local t
+    for t in application/vnd.kubernetes.protobuf application/cbor "application/yaml; charset=utf-8"; do
+        api POST "$CLASSES" $'k8s\x00\n\x0f' "$t"
+        expect 415 '.reason == "UnsupportedMediaType"' \
+            ".message | startswith(\"apiserver-standin reads JSON request bodies only, not ${t%%;*} \")"
+    done
+    # Nothing was stored, and JSON still works.
+    api POST "$CLASSES" '{"metadata":{"name":"after"}}'
+    expect 201
+    api GET "$CLASSES"
+    expect 200 '.items | length == 1'
+}
+
 @test "finalizers hold a delete until they are removed" {
     api POST "$CLASSES" '{"metadata":{"name":"held","finalizers":["example.com/x"]}}'
     api DELETE "$CLASSES/held"
