@@ -2,6 +2,7 @@
 #include "inventory.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ struct tree_inventory {
     size_t n_listeners;
     pthread_t thread;
     bool thread_started;
-    volatile bool stopping;
+    atomic_bool stopping;
 
     pthread_mutex_t lock;         /* guards snap (the pointer, not what it points to) */
     struct device_snapshot *snap; /* the current snapshot; one reference */

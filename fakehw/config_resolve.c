@@ -22,12 +22,11 @@ static int spec_fail(const char *file, const struct spec_pos *pos, struct error 
 {
     if (err == NULL)
         return -1;
-    char what[ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
+    error_setv(err, fmt, ap);
     va_end(ap);
-    return error_set(err, "%s:%zu:%zu: %s: %s", file, pos->line, pos->column, pos->path, what);
+    return error_prefix(err, "%s:%zu:%zu: %s", file, pos->line, pos->column, pos->path);
 }
 
 static void default_placement(long index, long total, struct gpu_device *d)

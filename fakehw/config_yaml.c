@@ -85,15 +85,13 @@ int yfail(const struct yctx *y, const yaml_node_t *node, const char *path, const
 {
     if (y->err == NULL)
         return -1;
-    char what[ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
+    error_setv(y->err, fmt, ap);
     va_end(ap);
     if (path != NULL && *path != '\0')
-        return error_set(y->err, "%s:%zu:%zu: %s: %s", y->file, yline(node), ycolumn(node), path,
-                         what);
-    return error_set(y->err, "%s:%zu:%zu: %s", y->file, yline(node), ycolumn(node), what);
+        return error_prefix(y->err, "%s:%zu:%zu: %s", y->file, yline(node), ycolumn(node), path);
+    return error_prefix(y->err, "%s:%zu:%zu", y->file, yline(node), ycolumn(node));
 }
 
 static bool is_null(const yaml_node_t *node)

@@ -43,7 +43,7 @@ struct daemon {
 };
 
 /* For the signal handlers. */
-static struct fuse_tree *volatile signal_tree;
+static _Atomic(struct fuse_tree *) signal_tree; /* lock-free: safe in a handler */
 static sem_t reload_sem;
 
 static void on_stop_signal(int sig)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,11 @@ int owned_open_dir(int dirfd, const char *name, const char *path, struct error *
 static int write_at(int dirfd, const char *name, const char *path, const char *data, size_t len,
                     mode_t mode, struct error *err)
 {
-    static unsigned seq; /* unique names within the process; a leftover is skipped */
+    static atomic_uint seq; /* unique names within the process; a leftover is skipped */
     char tmp[NAME_MAX + 1];
     int fd = -1;
     for (int tries = 0; fd < 0 && tries < 8; tries++) {
-        unsigned r = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+        unsigned r = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
         if (snprintf(tmp, sizeof(tmp), ".%.200s.tmp.%d.%u", name, (int)getpid(), r) >=
             (int)sizeof(tmp))
             return error_set(err, "file name too long: %s", path);
