@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct prepare_plan plan;
     struct error err;
-    if (prepare_plan_build(st, "default", "claim-1", FUZZ_UID, claim, &plan, &err) == 0)
+    const struct claim_ref ref = {.ns = "default", .name = "claim-1", .uid = FUZZ_UID};
+    if (prepare_plan_build(st, &ref, claim, &plan, &err) == 0)
         prepare_plan_free(&plan);
     json_decref(claim);
     return 0;
