@@ -199,7 +199,7 @@ if [[ ${tool[0]} == docker ]]; then
     kind load docker-image "$IMAGE" --name "$KIND_CLUSTER_NAME" >&2 || die "kind load docker-image $IMAGE failed"
 else
     archive=$(mktemp "${TMPDIR:-/tmp}/fakehw-dra-image.XXXXXX")
-    trap 'rm -f "$archive"' EXIT
+    trap 'rm -f "$archive" ${derived:+"$derived"}' EXIT # a derived config too
     "${tool[@]}" save -o "$archive" "$IMAGE" || die "${tool[*]} save $IMAGE failed"
     kind load image-archive "$archive" --name "$KIND_CLUSTER_NAME" >&2 || die "kind load image-archive failed"
 fi
