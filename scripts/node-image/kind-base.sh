@@ -26,8 +26,7 @@ rootfs_image=fakehw-dra/kind-rootfs:bookworm
     curl jq procps
 
 programs=$("$NODE_IMAGE_DIR/go-programs.sh" node)
-kind_dir=$(cd "$(cache_dir)" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kind@$KIND_MODULE_VERSION" |
-    sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
+kind_dir=$(module_field "sigs.k8s.io/kind@$KIND_MODULE_VERSION" Dir)
 [[ -d $kind_dir/images/base/files ]] ||
     die "sigs.k8s.io/kind@$KIND_MODULE_VERSION from the Go module proxy has no images/base/files"
 

@@ -28,8 +28,7 @@ fi
 work=$(cache_dir)/kube-module-$version
 mkdir -p "$work" "$out"
 log "resolving k8s.io/kubernetes@$version through the Go module proxy"
-modfile=$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" |
-    sed -n 's/^\s*"GoMod": "\(.*\)",$/\1/p')
+modfile=$(module_field "k8s.io/kubernetes@$version" GoMod)
 [[ -f $modfile ]] || die "the Go module proxy did not serve k8s.io/kubernetes@$version"
 
 staging_version="v0.${KUBE_MINOR}.${KUBE_PATCH}${KUBE_PRE}"

@@ -22,6 +22,13 @@ cache_dir() {
     echo "$d"
 }
 
+# module_field MODULE@VERSION FIELD: downloads the module through the Go
+# module proxy and prints one field of `go mod download -json` (Dir, GoMod).
+module_field() {
+    (cd "$(cache_dir)" && GOFLAGS=-mod=mod go mod download -json "$1") |
+        sed -n 's/^[[:space:]]*"'"$2"'": "\(.*\)",\{0,1\}$/\1/p'
+}
+
 # shellcheck disable=SC2034 # the callers use them
 # parse_kube_version v1.37.2 sets KUBE_MINOR=37 KUBE_PATCH=2 KUBE_PRE= (or -rc.1).
 parse_kube_version() {

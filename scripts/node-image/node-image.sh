@@ -123,8 +123,7 @@ ENTRYPOINT ["/coredns"]
 DOCKERFILE
 
 pause_tag=$(tag_of pause)
-kdir=$(cd "$(cache_dir)" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" |
-    sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
+kdir=$(module_field "k8s.io/kubernetes@$version" Dir)
 log "image registry.k8s.io/pause:$pause_tag and $sandbox (from $kdir/build/pause)"
 mkdir -p "$ctx/img"
 gcc -Os -static -Wall -Werror -DVERSION="$pause_tag" -o "$ctx/img/pause" "$kdir/build/pause/linux/pause.c" ||
