@@ -93,10 +93,25 @@ static const char description[] =
 
 /* --- callbacks the parts need from each other --- */
 
-static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **claim,
-                       struct error *err)
+/* The watch's copy when it has the claim under this uid and name (no API
+ * call on the path the pod waits on), else a GET. */
+static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
     struct plugin *p = ctx;
+    const char *ns = ref->ns, *name = ref->name;
+    json_t *watched = binder_allocated_claim(p->binder, ref->uid);
+    if (watched != NULL) {
+        const json_t *meta = json_object_get(watched, "metadata");
+        const char *wns = json_string_value(json_object_get(meta, "namespace"));
+        const char *wname = json_string_value(json_object_get(meta, "name"));
+        if (wns && wname && !strcmp(wns, ns) && !strcmp(wname, name)) {
+            metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_WATCH);
+            *claim = watched;
+            return 0;
+        }
+        json_decref(watched);
+    }
+    metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_GET);
     char path[1024];
     if (kube_path_resourceclaim(path, sizeof(path), ns, name) < 0) {
         *claim = NULL;
@@ -122,6 +137,12 @@ static void claim_holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
 {
     struct plugin *p = ctx;
     prepare_for_each_device(p->prep, fn, fn_ctx);
+}
+
+static json_t *watched_claim(void *ctx, const char *uid)
+{
+    struct plugin *p = ctx;
+    return binder_allocated_claim(p->binder, uid);
 }
 
 static void on_claim_prepared(void *ctx, const struct claim_ref *claim)
@@ -231,6 +252,9 @@ static void metrics_state(void *ctx, struct metrics_state *st)
     struct claim_count claims = {0, ""};
     prepare_for_each_device(p->prep, count_claim, &claims);
     st->claims_prepared = claims.n;
+    struct binder_stats bs;
+    binder_get_stats(p->binder, &bs);
+    st->claims_watched = bs.claims_watched;
     struct slice_publisher_status ps;
     slice_publisher_get_status(p->pub, &ps);
     st->slices = ps.slices;
@@ -461,6 +485,12 @@ static int start(struct plugin *p, struct error *err)
     p->health = health_service_new(err);
     if (p->health == NULL)
         return -1;
+    /* Before the status writer, which reads the binder's claim watch. */
+    struct binder_options bopts = {
+        .driver_name = o->driver_name, .pool_name = o->node_name, .fakehw_root = o->fakehw_root};
+    p->binder = binder_start(p->kc, &bopts, err);
+    if (p->binder == NULL)
+        return -1;
     if (o->device_status) {
         struct claim_status_options copts = {
             .driver_name = o->driver_name,
@@ -468,16 +498,13 @@ static int start(struct plugin *p, struct error *err)
             .holders = claim_holders,
             .holders_ctx = p,
             .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
-            .on_changed_written_ctx = p->metrics};
+            .on_changed_written_ctx = p->metrics,
+            .watched_claim = watched_claim,
+            .watched_claim_ctx = p};
         p->status = claim_status_start(p->kc, &copts, err);
         if (p->status == NULL)
             return -1;
     }
-    struct binder_options bopts = {
-        .driver_name = o->driver_name, .pool_name = o->node_name, .fakehw_root = o->fakehw_root};
-    p->binder = binder_start(p->kc, &bopts, err);
-    if (p->binder == NULL)
-        return -1;
     struct slice_publisher_options sopts = {.driver_name = o->driver_name,
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,

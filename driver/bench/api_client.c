@@ -30,7 +30,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
     return add;
 }
 
-struct api_client *api_client_new(const char *base_url, struct error *err)
+struct api_client *api_client_new(const char *base_url, const struct api_client_tls *tls,
+                                  struct error *err)
 {
     struct api_client *c = calloc(1, sizeof(*c));
     if (c == NULL || (c->base = strdup(base_url)) == NULL || (c->h = curl_easy_init()) == NULL) {
@@ -43,6 +44,11 @@ struct api_client *api_client_new(const char *base_url, struct error *err)
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(c->h, CURLOPT_USERAGENT, "fakehw-bench");
+    if (tls != NULL) {
+        curl_easy_setopt(c->h, CURLOPT_CAINFO, tls->ca);
+        curl_easy_setopt(c->h, CURLOPT_SSLCERT, tls->cert);
+        curl_easy_setopt(c->h, CURLOPT_SSLKEY, tls->key);
+    }
     return c;
 }
 
@@ -117,6 +123,30 @@ int api_get_discard(struct api_client *c, const char *path, struct error *err)
     return perform(c, "GET", path, NULL, NULL, &code, err);
 }
 
+/* What the API server keeps of who wrote a claim made from a template: the
+ * controller's create, the scheduler's allocation.  Only there so that the
+ * claim the plugin reads is as large as a real one (about 2 KB). */
+static json_t *managed_fields(void)
+{
+    static const char text[] =
+        "[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
+        "\"apiVersion\":\"resource.k8s.io/v1\",\"time\":\"2026-11-26T09:00:00Z\","
+        "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:annotations\":{\".\":{},"
+        "\"f:resource.kubernetes.io/pod-claim-name\":{}},\"f:generateName\":{},"
+        "\"f:ownerReferences\":{\".\":{},\"k:{\\\"uid\\\":\\\"00000000-0000-4000-8000-"
+        "00000000b0d0\\\"}\":{}}},"
+        "\"f:spec\":{\"f:devices\":{\"f:requests\":{}}}}},"
+        "{\"manager\":\"kube-scheduler\",\"operation\":\"Update\",\"apiVersion\":\"resource.k8s.io/"
+        "v1\","
+        "\"time\":\"2026-11-26T09:00:01Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{"
+        "\"f:allocation\":{\".\":{},\"f:devices\":{\".\":{},\"f:results\":{}},\"f:nodeSelector\":{}"
+        "},"
+        "\"f:reservedFor\":{\".\":{},\"k:{\\\"resource\\\":\\\"pods\\\",\\\"uid\\\":\\\"00000000-"
+        "0000-4000-8000-00000000b0d0\\\"}\":{}}}},"
+        "\"subresource\":\"status\"}]";
+    return json_loads(text, 0, NULL);
+}
+
 int api_create_allocated_claim(struct api_client *c, const char *ns, const char *name,
                                const char *driver, const char *pool, char *const *devices, size_t n,
                                char uid[64], struct error *err)
@@ -126,10 +156,15 @@ int api_create_allocated_claim(struct api_client *c, const char *ns, const char 
     char *text = NULL;
     json_t *created = NULL;
     json_t *claim =
-        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:I}}]}}}", "apiVersion",
-                  "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name", name,
-                  "namespace", ns, "spec", "devices", "requests", "name", "gpu", "exactly",
-                  "deviceClassName", driver, "count", (json_int_t)n);
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}], s:o},"
+                  " s:{s:{s:[{s:s, s:{s:s, s:I}}]}}}",
+                  "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name",
+                  name, "namespace", ns, "generateName", "bench-pod-gpu-", "annotations",
+                  "resource.kubernetes.io/pod-claim-name", "gpu", "ownerReferences", "apiVersion",
+                  "v1", "kind", "Pod", "name", "bench-pod", "uid",
+                  "00000000-0000-4000-8000-00000000b0d0", "controller", 1, "blockOwnerDeletion", 1,
+                  "managedFields", managed_fields(), "spec", "devices", "requests", "name", "gpu",
+                  "exactly", "deviceClassName", driver, "count", (json_int_t)n);
     json_t *results = json_array();
     for (size_t i = 0; results && i < n; i++)
         json_array_append_new(results, json_pack("{s:s, s:s, s:s, s:s}", "request", "gpu", "driver",
@@ -151,9 +186,11 @@ int api_create_allocated_claim(struct api_client *c, const char *ns, const char 
     text = NULL;
     char pod_uid[80];
     snprintf(pod_uid, sizeof(pod_uid), "%.36s", u); /* any UID-shaped value */
-    json_t *status = json_pack("{s:{s:{s:{s:o}}, s:[{s:s, s:s, s:s}]}}", "status", "allocation",
-                               "devices", "results", results, "reservedFor", "resource", "pods",
-                               "name", name, "uid", pod_uid);
+    json_t *status =
+        json_pack("{s:{s:{s:{s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}, s:[{s:s, s:s, s:s}]}}",
+                  "status", "allocation", "devices", "results", results, "nodeSelector",
+                  "nodeSelectorTerms", "matchFields", "key", "metadata.name", "operator", "In",
+                  "values", pool, "reservedFor", "resource", "pods", "name", name, "uid", pod_uid);
     results = NULL; /* owned by status now */
     text = status ? json_dumps(status, JSON_COMPACT) : NULL;
     json_decref(status);

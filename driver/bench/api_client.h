@@ -12,8 +12,13 @@
 
 struct api_client;
 
-/* base_url: "http://127.0.0.1:PORT". */
-struct api_client *api_client_new(const char *base_url, struct error *err);
+/* base_url: "http://127.0.0.1:PORT", or "https://..." with tls (the CA and
+ * the client certificate and key, PEM files).  tls NULL: none. */
+struct api_client_tls {
+    const char *ca, *cert, *key;
+};
+struct api_client *api_client_new(const char *base_url, const struct api_client_tls *tls,
+                                  struct error *err);
 void api_client_free(struct api_client *c);
 
 /* GET whose body is read and dropped: the round-trip floor.  0 on 200. */

@@ -122,7 +122,7 @@ int suite_floors(struct bench *b, struct error *err)
     /* The GET of the floor is the GET prepare does: one allocated claim. */
     char uid[64];
     char *devs[] = {"gpu-0"};
-    if ((f.http = api_client_new(w.api_url, err)) == NULL ||
+    if ((f.http = api_client_new(w.api_url, NULL, err)) == NULL ||
         api_create_allocated_claim(f.http, "bench", "floor", WORLD_DRIVER, WORLD_NODE, devs, 1, uid,
                                    err) < 0)
         goto out;

@@ -59,7 +59,8 @@ static int op_cycle(void *ctx, int caller, int i, struct samples *sets, struct e
 
 static int create_claims(struct world *w, struct prep_ctx *p, struct error *err)
 {
-    struct api_client *api = api_client_new(w->api_url, err);
+    const struct api_client_tls tls = {w->certs.ca, w->certs.client_cert, w->certs.client_key};
+    struct api_client *api = api_client_new(w->api_url, w->tls ? &tls : NULL, err);
     if (api == NULL)
         return -1;
     int rc = 0;
@@ -145,6 +146,10 @@ static int measure_world(struct bench *b, bool lean, struct error *err)
         free(p);
         return -1;
     }
+    /* As against a kube-apiserver: HTTPS, a client certificate, claims of a
+     * real claim's size.  (libmicrohttpd speaks HTTP/1.1 only, so the
+     * connection is HTTP/1.1 where a kube-apiserver would negotiate h2.) */
+    w.tls = true;
     if (lean) {
         w.plugin_flags[0] = "--device-metadata=false";
         w.plugin_flags[1] = "--device-status=false";

@@ -56,25 +56,38 @@ int world_start_api(struct world *w, struct error *err)
     PATHF(exe, "%s/apiserver-standin", w->bin_dir);
     PATHF(port_file, "%s/api-port", w->dir);
     PATHF(log, "%s/apiserver-standin.log", w->dir);
-    char *argv[] = {exe,      "--port",   "0",           "--port-file", port_file,
-                    "--node", WORLD_NODE, "--event-log", w->event_log,  NULL};
+    char *argv[16] = {exe,      "--port",   "0",           "--port-file", port_file,
+                      "--node", WORLD_NODE, "--event-log", w->event_log,  NULL};
+    if (w->tls) {
+        if (world_make_certs(w->dir, WORLD_NODE, &w->certs, err) < 0)
+            return error_prefix(err, "certificates for the API stand-in");
+        char *tls[] = {"--tls-cert-file",   w->certs.server_cert, "--tls-key-file",
+                       w->certs.server_key, "--client-ca-file",   w->certs.ca};
+        memcpy(&argv[9], tls, sizeof(tls));
+        argv[15] = NULL;
+    }
     if (proc_spawn(&w->api, "apiserver-standin", argv, log, NULL, err) < 0)
         return -1;
     long port;
     if (wait_for_path(port_file, 10000, &w->api, NULL, err) < 0 ||
         read_int_file(port_file, &port) < 0)
         return error_prefix(err, "apiserver-standin port file");
-    PATHF(w->api_url, "http://127.0.0.1:%ld", port);
+    PATHF(w->api_url, "%s://127.0.0.1:%ld", w->tls ? "https" : "http", port);
     if (wait_for_path(w->event_log, 5000, &w->api, NULL, err) < 0)
         return error_prefix(err, "apiserver-standin --event-log");
-    char kc[1024];
+    char kc[16384], ca[2500] = "", user[5000] = "{}";
+    if (w->tls) {
+        PATHF(ca, "\n    certificate-authority: %s", w->certs.ca);
+        PATHF(user, "\n    client-certificate: %s\n    client-key: %s", w->certs.client_cert,
+              w->certs.client_key);
+    }
     int n = snprintf(kc, sizeof(kc),
                      "apiVersion: v1\nkind: Config\n"
-                     "clusters:\n- name: bench\n  cluster:\n    server: %s\n"
-                     "users:\n- name: bench\n  user: {}\n"
+                     "clusters:\n- name: bench\n  cluster:\n    server: %s%s\n"
+                     "users:\n- name: bench\n  user: %s\n"
                      "contexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\n"
                      "current-context: bench\n",
-                     w->api_url);
+                     w->api_url, ca, user);
     return atomic_write_file(w->kubeconfig, kc, (size_t)n, 0600, err);
 }
 

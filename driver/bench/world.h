@@ -13,6 +13,7 @@
 #include "error.h"
 #include "health_watch.h"
 #include "proc.h"
+#include "world_tls.h"
 
 #define WORLD_DRIVER "gpu.fakehw.example.com"
 #define WORLD_NODE   "bench-node"
@@ -27,7 +28,10 @@ struct world {
     int64_t plugin_spawn_ns;     /* CLOCK_REALTIME right before the plugin was started */
     const char *plugin_flags[4]; /* extra plugin flags (NULL-terminated; set after world_init) */
     struct health_watch *health;
-    bool mig_dynamic; /* fakehw's H100s in dynamic MIG mode (set after world_init) */
+    bool mig_dynamic;         /* fakehw's H100s in dynamic MIG mode (set after world_init) */
+    bool tls;                 /* the API stand-in serves HTTPS, clients authenticate with
+                               * certificates, as against a kube-apiserver (set after world_init) */
+    struct world_certs certs; /* with tls: made by world_start_api */
 };
 
 /* Makes <base>/<name> and the paths in it, and <cdi_base>/<name> for the
@@ -35,7 +39,8 @@ struct world {
 int world_init(struct world *w, const char *bin_dir, const char *base, const char *cdi_base,
                const char *name, struct error *err);
 
-/* apiserver-standin on a free port with --event-log, the node object created. */
+/* apiserver-standin on a free port with --event-log, the node object created;
+ * with w->tls over HTTPS with client certificates (certificates made first). */
 int world_start_api(struct world *w, struct error *err);
 
 /* fakehw with `gpus` H100s (in dynamic MIG mode when w->mig_dynamic: each

@@ -246,6 +246,7 @@ void binder_get_stats(struct binder *b, struct binder_stats *st)
 {
     pthread_mutex_lock(&b->lock);
     *st = b->stats;
+    st->claims_watched = json_object_size(b->claims);
     st->conflicts = b->queue.conflicts;
     st->failures = b->queue.failures;
     pthread_mutex_unlock(&b->lock);

@@ -16,6 +16,9 @@
  *    scheduler gives the allocation up and schedules the pod again;
  *  - an attachable device that no claim of the pool holds any more (after
  *    the first complete list) and is not detached: it writes "detach".
+ * The watch's claims also serve the prepare path (binder_allocated_claim):
+ * the scheduler allocates a claim well before the kubelet prepares it, so a
+ * prepare usually finds the claim here and needs no GET.
  * Status writes are read-modify-write like the claim-status writer's: GET,
  * build, skip when nothing changes, PATCH /status with a merge patch that
  * carries the claim's resourceVersion; 409 re-reads at once (a few times,
@@ -25,7 +28,9 @@
 #ifndef FAKEHW_DRIVER_BINDER_H
 #define FAKEHW_DRIVER_BINDER_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
@@ -41,6 +46,7 @@ struct binder_options {
 };
 
 struct binder_stats {
+    size_t claims_watched;         /* claims kept: allocated to this driver and pool */
     unsigned long attach_requests; /* "attach" written to the tree */
     unsigned long detach_requests;
     unsigned long writes;    /* successful status PATCHes */
@@ -59,6 +65,15 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
 void binder_devices_changed(struct binder *b, struct device_snapshot *snap);
 
 void binder_get_stats(struct binder *b, struct binder_stats *st);
+
+/* The claim with this uid as the watch last delivered it (a new reference to
+ * an object no one changes: read it, do not modify it), when it
+ * has an allocation result of this driver and pool; NULL when the watch has
+ * not delivered it (yet).  The caller json_decref()s it.  A claim's
+ * allocation does not change while the claim is reserved for a pod, and
+ * the kubelet prepares only reserved claims, so the copy's allocation is the
+ * one to prepare; only the status may have moved on. */
+json_t *binder_allocated_claim(struct binder *b, const char *uid);
 
 /* Stops and joins both threads, frees everything.  NULL is fine. */
 void binder_stop(struct binder *b);

@@ -233,6 +233,13 @@ static void unprepare(void *ctx, const ProtobufCMessage *req, struct rpc_reply *
     batch_reply(&b, reply, out, len);
 }
 
+/* What prepares and unprepares leave for after their answers starts now. */
+static void after_answer(void *ctx)
+{
+    const struct dra_method_ctx *mc = ctx;
+    prepare_after_answer(mc->svc->st);
+}
+
 void dra_service_set_observer(struct dra_service *svc, dra_claim_observer fn, void *ctx)
 {
     svc->observe = fn;
@@ -256,18 +263,24 @@ void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERV
         {.path = DRA_V1_PREPARE,
          .request = dra_prepare_request_type(DRA_API_V1),
          .unary = prepare,
+         .after_reply = after_answer,
          .ctx = &svc->v1},
         {.path = DRA_V1_UNPREPARE,
          .request = dra_unprepare_request_type(DRA_API_V1),
          .unary = unprepare,
+         .after_reply = after_answer,
+         .on_poller = true, /* local files only, no API call */
          .ctx = &svc->v1},
         {.path = DRA_V1BETA1_PREPARE,
          .request = dra_prepare_request_type(DRA_API_V1BETA1),
          .unary = prepare,
+         .after_reply = after_answer,
          .ctx = &svc->v1beta1},
         {.path = DRA_V1BETA1_UNPREPARE,
          .request = dra_unprepare_request_type(DRA_API_V1BETA1),
          .unary = unprepare,
+         .after_reply = after_answer,
+         .on_poller = true, /* local files only, no API call */
          .ctx = &svc->v1beta1},
     };
     memcpy(out, methods, sizeof(methods));

@@ -7,6 +7,7 @@
 #include <grpc/grpc.h>
 #include <grpc/slice.h>
 #include <stdarg.h>
+#include <time.h>
 
 #include "driver/grpc/rpc_internal.h"
 #include "driver/grpc/wire_strings.h"
@@ -14,6 +15,18 @@
 #include "xalloc.h"
 
 static void call_work_done(struct rpc_stream *c);
+
+/* The verbosity at which a unary call's timeline is logged. */
+#define RPC_TRACE_VERBOSITY 3
+
+static long long trace_now(void)
+{
+    if (log_verbosity < RPC_TRACE_VERBOSITY)
+        return 0;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 /* ---------- helpers ---------- */
 
@@ -206,6 +219,7 @@ static void call_work_done(struct rpc_stream *c)
 void call_start(struct rpc_stream *c, size_t in_class)
 {
     struct rpc_server *srv = c->srv;
+    c->t_arrived = trace_now();
     LOG_V(4, "rpc %s on %s: new call", c->path, srv->name);
 
     /* The close batch tells us when the client goes away; it holds one work
@@ -267,6 +281,11 @@ void call_on_recv(struct rpc_stream *c, bool ok)
         return;
     }
     /* The recv batch's work reference passes to the job. */
+    c->t_read = trace_now();
+    if (c->method != NULL && c->method->unary != NULL && c->method->on_poller) {
+        call_run(c, server_stopping(c->srv));
+        return;
+    }
     server_push_job(c->srv, c);
 }
 
@@ -287,8 +306,18 @@ void call_on_send(struct rpc_stream *c, bool ok)
     struct send_item *it = c->in_flight;
     c->in_flight = NULL;
     c->send_in_flight = false;
-    if (it && it->has_status)
+    if (it && it->has_status) {
         grpc_slice_unref(c->status_slice);
+        if (c->t_replied != 0 && c->t_arrived != 0 && ok) {
+            long long now = trace_now();
+            LOG_V(RPC_TRACE_VERBOSITY,
+                  "rpc %s on %s: %.3f ms from arrival to sent: request read %.3f, to a worker "
+                  "%.3f, handler %.3f, reply sent %.3f",
+                  c->path, c->srv->name, (double)(now - c->t_arrived) / 1e6,
+                  (double)(c->t_read - c->t_arrived) / 1e6, (double)(c->t_taken - c->t_read) / 1e6,
+                  (double)(c->t_replied - c->t_taken) / 1e6, (double)(now - c->t_replied) / 1e6);
+        }
+    }
     if (!ok) { /* the client is gone: nothing more will get through */
         c->accepting = false;
         drop_queue_locked(c);
@@ -343,21 +372,26 @@ void call_run(struct rpc_stream *c, bool stopping)
     }
 
     if (c->method->unary) {
+        c->t_taken = trace_now();
         struct rpc_reply r = {.set = false};
         c->method->unary(c->method->ctx, req, &r);
         if (!r.set) {
             r.code = GRPC_STATUS_INTERNAL;
             snprintf(r.details, sizeof(r.details), "the %s handler gave no answer", c->path);
         }
-        LOG_V(2, "rpc %s on %s: %s%s%s", c->path, srv->name, rpc_status_name(r.code),
-              r.code ? ": " : "", r.code ? r.details : "");
         pthread_mutex_lock(&c->mu);
+        c->t_replied = trace_now();
         if (c->accepting) {
             c->accepting = false;
             enqueue_locked(c, send_item_new(r.msg, true, r.code, r.details));
             r.msg = NULL;
         }
         pthread_mutex_unlock(&c->mu);
+        /* Logged once the reply is on its way, not before. */
+        if (c->method->after_reply != NULL)
+            c->method->after_reply(c->method->ctx);
+        LOG_V(2, "rpc %s on %s: %s%s%s", c->path, srv->name, rpc_status_name(r.code),
+              r.code ? ": " : "", r.code ? r.details : "");
         if (r.msg)
             grpc_byte_buffer_destroy(r.msg);
     } else {

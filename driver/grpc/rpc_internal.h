@@ -107,6 +107,11 @@ struct rpc_stream {
 
     struct rpc_stream *next_job;
     struct rpc_stream *live_prev, *live_next;
+
+    /* Where a unary call's time goes, for the debug log (-v 3): when it
+     * arrived, its request was read, a worker took it, the reply was queued
+     * (CLOCK_MONOTONIC ns; 0 when the log is quieter). */
+    long long t_arrived, t_read, t_taken, t_replied;
 };
 
 struct rpc_reply {
@@ -136,6 +141,7 @@ void call_shutdown_stream(struct rpc_stream *c);
 
 /* rpc_server.c: what a call needs from its server. */
 void server_push_job(struct rpc_server *srv, struct rpc_stream *c);
+bool server_stopping(struct rpc_server *srv);                        /* shutdown has begun */
 void server_call_over(struct rpc_server *srv, struct rpc_stream *c); /* leaves the live list */
 
 #endif

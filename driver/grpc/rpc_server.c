@@ -3,9 +3,10 @@
  * poller thread, worker threads for the handlers, dispatch by method path,
  * and shutdown.  See rpc_server.h; the life of a call is in rpc_call.c.
  *
- * Threads: the poller only does bookkeeping (it never runs a handler), the
- * workers decode requests and run handlers, and any thread may send on a
- * stream, so a slow prepare never delays a health update or another call. */
+ * Threads: the poller does bookkeeping and runs only the handlers marked
+ * on_poller (short, no network: unprepare), the workers decode requests and
+ * run the other handlers, and any thread may send on a stream, so a slow
+ * prepare never delays a health update or another call. */
 #include "rpc_server.h"
 
 #include <errno.h>
@@ -55,6 +56,14 @@ void server_push_job(struct rpc_server *srv, struct rpc_stream *c)
     srv->jobs_tail = c;
     pthread_cond_signal(&srv->jobs_cond);
     pthread_mutex_unlock(&srv->jobs_mu);
+}
+
+bool server_stopping(struct rpc_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    bool stopping = srv->state != SRV_RUNNING;
+    pthread_mutex_unlock(&srv->mu);
+    return stopping;
 }
 
 void server_call_over(struct rpc_server *srv, struct rpc_stream *c)
@@ -154,10 +163,7 @@ static void *worker_main(void *arg)
         if (srv->jobs_head == NULL)
             srv->jobs_tail = NULL;
         pthread_mutex_unlock(&srv->jobs_mu);
-        pthread_mutex_lock(&srv->mu);
-        bool stopping = srv->state != SRV_RUNNING;
-        pthread_mutex_unlock(&srv->mu);
-        call_run(c, stopping);
+        call_run(c, server_stopping(srv));
     }
 }
 

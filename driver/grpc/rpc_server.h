@@ -33,6 +33,10 @@ struct rpc_stream;
  * with rpc_reply_message() or rpc_reply_error(); answering neither sends
  * INTERNAL. */
 typedef void (*rpc_unary_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply);
+/* Run on the worker once a unary call's reply is on its way: where work that
+ * follows the answer is started, so that waking its threads does not delay
+ * the answer. */
+typedef void (*rpc_after_reply_fn)(void *ctx);
 
 /* Server-streaming open handler, run on a worker thread.  The stream stays
  * open after the handler returns, until the client goes away or the server
@@ -51,6 +55,12 @@ struct rpc_method {
     rpc_unary_fn unary;                        /* set exactly one of unary and stream_open */
     rpc_stream_open_fn stream_open;
     rpc_stream_closed_fn stream_closed; /* optional, streams only */
+    rpc_after_reply_fn after_reply;     /* optional, unary only */
+    /* Unary only: run the handler on the poller thread, which read the
+     * request and writes the reply without a hand-off to a worker.  Only for
+     * handlers that never wait on the network and take well under a
+     * millisecond (the poller serves every other call meanwhile). */
+    bool on_poller;
     void *ctx;
 };
 

@@ -22,6 +22,8 @@ struct claim_status_writer {
     void *holders_ctx;
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
+    json_t *(*watched_claim)(void *ctx, const char *uid);
+    void *watched_claim_ctx;
 
     pthread_t thread;
     pthread_mutex_t lock; /* guards everything below */
@@ -44,7 +46,7 @@ void claim_status_prepared(struct claim_status_writer *w, const struct claim_ref
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
-    claim_queue_add(&w->queue, claim, retry_now_ms(), -1);
+    claim_queue_add(&w->queue, claim, retry_now_ms() + CLAIM_STATUS_AFTER_PREPARE_MS, -1);
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
@@ -54,8 +56,10 @@ void claim_status_unprepared(struct claim_status_writer *w, const char *uid)
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
+    size_t before = w->queue.n;
     claim_queue_drop(&w->queue, uid);
-    pthread_cond_broadcast(&w->cond);
+    if (w->queue.n != before) /* else the writer has nothing new to see */
+        pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -165,11 +169,28 @@ static bool devices_equal(const json_t *a, const json_t *b)
     return json_equal((json_t *)a, (json_t *)b);
 }
 
+/* The watch's copy of the queued claim, on a first attempt only (after a
+ * 409 the copy is known stale): NULL unless it has the queued name. */
+static json_t *watched_copy(struct claim_status_writer *w, const struct claim_work *it)
+{
+    if (w->watched_claim == NULL || it->conflicts > 0)
+        return NULL;
+    json_t *claim = w->watched_claim(w->watched_claim_ctx, it->uid);
+    const json_t *meta = json_object_get(claim, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    if (claim != NULL && (!ns || !name || strcmp(ns, it->ns) || strcmp(name, it->name))) {
+        json_decref(claim);
+        claim = NULL;
+    }
+    return claim;
+}
+
 static enum claim_write_result write_claim(struct claim_status_writer *w,
                                            const struct claim_work *it, struct error *err)
 {
-    json_auto_t *claim = NULL;
-    switch (claim_patch_read(w->kc, it, &claim, err)) {
+    json_auto_t *claim = watched_copy(w, it);
+    switch (claim != NULL ? CLAIM_READ_OK : claim_patch_read(w->kc, it, &claim, err)) {
     case CLAIM_READ_OK:
         break;
     case CLAIM_READ_INVALID:
@@ -309,6 +330,8 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     claim_queue_init(&w->queue, &policy);
     w->on_changed_written = opts->on_changed_written;
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
+    w->watched_claim = opts->watched_claim;
+    w->watched_claim_ctx = opts->watched_claim_ctx;
     w->changed_since = -1;
     if (w->driver[0] == '\0' || w->pool[0] == '\0') {
         error_set(err, "claim status writer: driver name and pool name are required");

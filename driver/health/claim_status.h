@@ -8,12 +8,12 @@
  * failure to write status never fails a prepare.  Work is kept per claim uid
  * in a claim queue (claim_queue.h, shared with the binder): repeated
  * requests for one claim before it is written collapse into one write.  A write is a
- * read-modify-write: GET the claim, build the new list (other drivers' entries kept), skip the
- * write when nothing changes, otherwise PATCH the status subresource with a merge patch that
- * carries the claim's resourceVersion.  409 Conflict re-reads at once (a few times, then with
- * backoff); other failures retry with exponential backoff and jitter up to max_attempts, each
- * logged.  A claim that is gone (404), was replaced (other uid) or holds no device of this driver
- * and pool any more is dropped.
+ * read-modify-write: GET the claim (or take the watch's copy, see watched_claim), build the new
+ * list (other drivers' entries kept), skip the write when nothing changes, otherwise PATCH the
+ * status subresource with a merge patch that carries the claim's resourceVersion.  409 Conflict
+ * re-reads at once (a few times, then with backoff); other failures retry with exponential backoff
+ * and jitter up to max_attempts, each logged.  A claim that is gone (404), was replaced (other uid)
+ * or holds no device of this driver and pool any more is dropped.
  *
  * Inputs:
  *  - claim_status_devices_changed: every inventory snapshot (the inventory
@@ -22,12 +22,16 @@
  *    `holders` which prepared claims hold a changed device; those claims are
  *    queued.  Until the first snapshot arrives nothing is written (device
  *    data would be missing).
- *  - claim_status_prepared: after a successful prepare.
+ *  - claim_status_prepared: after a successful prepare; written
+ *    CLAIM_STATUS_AFTER_PREPARE_MS later, so that its API calls do not
+ *    compete for the CPUs with the kubelet, which is starting the pod's
+ *    containers right then.
  *  - claim_status_unprepared: forgets queued work for a claim.
  * All three may be called from any thread and return at once. */
 #ifndef FAKEHW_DRIVER_CLAIM_STATUS_H
 #define FAKEHW_DRIVER_CLAIM_STATUS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,6 +40,8 @@
 #include "driver/prepare/prepare.h"
 #include "error.h"
 #include "fakehw_tree.h"
+
+#define CLAIM_STATUS_AFTER_PREPARE_MS 100
 
 /* Calls fn once per (prepared claim, device), the way prepare_for_each_device
  * does; adapt it with a one-line wrapper.  The writer calls it from its own
@@ -57,6 +63,12 @@ struct claim_status_options {
      * NULL = none. */
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
+    /* The claim with this uid as a watch last saw it (new reference), or
+     * NULL.  When set, a write starts from that copy instead of a GET; its
+     * resourceVersion goes into the patch, so a stale copy answers 409 and
+     * the claim is then read with a GET.  NULL = always GET. */
+    json_t *(*watched_claim)(void *ctx, const char *uid);
+    void *watched_claim_ctx;
 };
 
 struct claim_status_stats {

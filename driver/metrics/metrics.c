@@ -33,6 +33,7 @@ struct metrics {
     struct histogram op[METRICS_OPS][2]; /* [op][ok] */
     struct histogram latency[METRICS_LATENCIES];
     atomic_ulong flips;
+    atomic_ulong claim_reads[METRICS_CLAIM_SOURCES];
     atomic_ulong api[NVERBS][NSTATUSES];
 };
 
@@ -82,6 +83,12 @@ void metrics_health_flips(struct metrics *m, unsigned long n)
 {
     if (m != NULL)
         atomic_fetch_add_explicit(&m->flips, n, memory_order_relaxed);
+}
+
+void metrics_claim_read(struct metrics *m, enum metrics_claim_source source)
+{
+    if (m != NULL && source < METRICS_CLAIM_SOURCES)
+        atomic_fetch_add_explicit(&m->claim_reads[source], 1, memory_order_relaxed);
 }
 
 void metrics_latency(struct metrics *m, enum metrics_latency which, long long ns)
@@ -203,6 +210,9 @@ static void render_state(FILE *f, const struct metrics_state *st)
 {
     header(f, "claims_prepared", "gauge", "ResourceClaims prepared on this node.");
     fprintf(f, METRICS_PREFIX "claims_prepared %zu\n", st->claims_prepared);
+    header(f, "claims_watched", "gauge",
+           "ResourceClaims allocated to this node's pool that the plugin's claim watch keeps.");
+    fprintf(f, METRICS_PREFIX "claims_watched %zu\n", st->claims_watched);
     header(f, "resourceslices", "gauge",
            "ResourceSlices of this node's pool, as of the last successful sync.");
     fprintf(f, METRICS_PREFIX "resourceslices %zu\n", st->slices);
@@ -244,6 +254,13 @@ int metrics_render(struct metrics *m, const struct metrics_state *state, char **
         header(f, latency_meta[i].name, "histogram", latency_meta[i].help);
         histogram_samples(f, latency_meta[i].name, "", &m->latency[i]);
     }
+    header(f, "prepare_claim_reads_total", "counter",
+           "Claims a prepare read, by source: \"watch\" (the plugin's claim watch had it, no "
+           "API call) or \"get\" (a GET from the API server).");
+    static const char *const sources[METRICS_CLAIM_SOURCES] = {"watch", "get"};
+    for (int s = 0; s < METRICS_CLAIM_SOURCES; s++)
+        fprintf(f, METRICS_PREFIX "prepare_claim_reads_total{source=\"%s\"} %lu\n", sources[s],
+                atomic_load_explicit(&m->claim_reads[s], memory_order_relaxed));
     render_api(f, m);
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad)

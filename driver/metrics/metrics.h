@@ -27,6 +27,13 @@ enum metrics_latency {
     METRICS_LATENCIES
 };
 
+/* Where a prepare found the claim the kubelet named. */
+enum metrics_claim_source {
+    METRICS_CLAIM_FROM_WATCH, /* the plugin's claim watch had it */
+    METRICS_CLAIM_FROM_GET,   /* a GET from the API server (or its failure) */
+    METRICS_CLAIM_SOURCES
+};
+
 struct metrics;
 
 /* NULL when out of memory (err filled). */
@@ -35,6 +42,9 @@ void metrics_free(struct metrics *m);
 
 /* Records n device health changes seen in the fakehw tree.  m may be NULL. */
 void metrics_health_flips(struct metrics *m, unsigned long n);
+
+/* Records where a prepare read its claim.  m may be NULL. */
+void metrics_claim_read(struct metrics *m, enum metrics_claim_source source);
 
 /* Records the time from a health change to one consumer.  m may be NULL. */
 void metrics_latency(struct metrics *m, enum metrics_latency which, long long ns);
@@ -51,6 +61,7 @@ void metrics_on_claim_status_written(void *ctx, long latency_ms);
 /* What other parts keep, read when a scrape comes. */
 struct metrics_state {
     size_t claims_prepared;          /* claims prepared on this node now */
+    size_t claims_watched;           /* allocated claims of this pool the watch keeps */
     size_t slices;                   /* ResourceSlices of the last successful sync */
     size_t devices;                  /* devices in them */
     size_t tainted;                  /* of which tainted */

@@ -18,6 +18,8 @@
 #include "claim_files.h"
 #include "log.h"
 #include "owned_files.h"
+#include "retry.h"
+#include "xalloc.h"
 
 struct checkpoint_store {
     char snapshot_path[PATH_MAX];
@@ -41,7 +43,39 @@ struct checkpoint_store {
     unsigned active; /* appenders between their write and their apply */
     bool compacting;
     bool dirty; /* the journal may hold bytes of failed appends: compact before appending */
+
+    /* The sync thread makes nowait lines durable. */
+    pthread_t sync_thread;
+    bool sync_started, stopping;
+    pthread_cond_t sync_cv; /* CLOCK_MONOTONIC: a nowait line, or stop */
+    uint64_t nowait_target; /* the last nowait line written: synced after a delay */
+    uint64_t urgent_target; /* the last line of a begin: synced at once */
+    /* Nowait lines not written yet, oldest first: the sync thread writes
+     * them, and any append writes them before its own line (order per
+     * claim); a compaction makes them moot. */
+    struct deferred_line {
+        char *text;
+        size_t len;
+        struct deferred_line *next;
+    } * deferred, **deferred_tail;
 };
+
+/* Is line n written but neither durable nor failed?  Lock held. */
+static bool pending_locked(const struct checkpoint_store *s, uint64_t n)
+{
+    return n > s->synced && n > s->failed;
+}
+
+static void drop_deferred_locked(struct checkpoint_store *s)
+{
+    while (s->deferred != NULL) {
+        struct deferred_line *d = s->deferred;
+        s->deferred = d->next;
+        free(d->text);
+        free(d);
+    }
+    s->deferred_tail = &s->deferred;
+}
 
 /* Writes a new snapshot and empties the journal.  With mu held; waits until
  * every written line has been applied (or failed), and keeps new appends out
@@ -52,6 +86,7 @@ static int compact_locked(struct checkpoint_store *s, struct error *err)
     while (s->active > 0 || s->syncing)
         pthread_cond_wait(&s->cv, &s->mu);
     int rc = -1;
+    drop_deferred_locked(s); /* the snapshot holds their changes */
     char *text = s->snapshot(s->ctx, err);
     if (text == NULL || checkpoint_write(s->snapshot_path, text, err) < 0)
         goto out;
@@ -122,20 +157,11 @@ static ssize_t write_all_once(int fd, const char *buf, size_t len)
     return w;
 }
 
-int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t len,
-                            checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
+/* Writes one line at the end of the journal.  Lock held.  0, or -1 with
+ * err and nothing of it left behind (or dirty set). */
+static int raw_write_locked(struct checkpoint_store *s, const char *line, size_t len,
+                            struct error *err)
 {
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        while (s->compacting)
-            pthread_cond_wait(&s->cv, &s->mu);
-        if (!s->dirty)
-            break;
-        if (compact_locked(s, err) < 0) {
-            pthread_mutex_unlock(&s->mu);
-            return error_prefix(err, "the checkpoint journal had a failed write");
-        }
-    }
     off_t before = s->size;
     ssize_t w = write_all_once(s->fd, line, len);
     if (w < 0 || (size_t)w != len) {
@@ -146,13 +172,67 @@ int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t
         /* A partial line must not stay in front of later ones. */
         if (w > 0 && ftruncate(s->fd, before) < 0)
             s->dirty = true;
-        pthread_mutex_unlock(&s->mu);
         return -1;
     }
     s->size += (off_t)len;
     s->lines++;
-    uint64_t me = ++s->written;
-    s->active++;
+    ++s->written;
+    return 0;
+}
+
+/* Writes the deferred lines.  Lock held.  On a failure the rest are dropped
+ * and the journal marked for compaction, whose snapshot holds their
+ * changes (applied already). */
+static int flush_deferred_locked(struct checkpoint_store *s, struct error *err)
+{
+    int rc = 0;
+    while (s->deferred != NULL && rc == 0) {
+        struct deferred_line *d = s->deferred;
+        rc = raw_write_locked(s, d->text, d->len, err);
+        s->deferred = d->next;
+        free(d->text);
+        free(d);
+    }
+    if (s->deferred == NULL)
+        s->deferred_tail = &s->deferred;
+    if (rc < 0) {
+        drop_deferred_locked(s);
+        s->dirty = true;
+    }
+    s->nowait_target = s->written;
+    return rc;
+}
+
+/* Writes line at the end of the journal, compacting first after a failed
+ * append.  Takes mu and keeps it on success (0); -1 with err and mu
+ * released. */
+static int write_line_locked(struct checkpoint_store *s, const char *line, size_t len,
+                             struct error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->compacting)
+            pthread_cond_wait(&s->cv, &s->mu);
+        struct error fe;
+        if (!s->dirty && flush_deferred_locked(s, &fe) == 0)
+            break; /* the deferred lines go first: a claim's lines stay in order */
+        if (compact_locked(s, err) < 0) {
+            pthread_mutex_unlock(&s->mu);
+            return error_prefix(err, "the checkpoint journal had a failed write");
+        }
+    }
+    if (raw_write_locked(s, line, len, err) < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    return 0;
+}
+
+/* Waits until line me is durable, applies, compacts past the bound.  With
+ * mu held (released on return); the caller counted itself in active. */
+static int finish_locked(struct checkpoint_store *s, uint64_t me, checkpoint_apply_fn apply,
+                         void *apply_ctx, struct error *err)
+{
     int rc = wait_durable(s, me);
     if (rc == 0 && apply != NULL)
         apply(apply_ctx);
@@ -170,6 +250,126 @@ int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t
     if (rc < 0)
         return error_set_errno(err, e, "fdatasync of %s", s->journal_path);
     return 0;
+}
+
+int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t len,
+                            checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
+{
+    if (write_line_locked(s, line, len, err) < 0)
+        return -1;
+    s->active++;
+    return finish_locked(s, s->written, apply, apply_ctx, err);
+}
+
+int checkpoint_store_begin(struct checkpoint_store *s, const char *line, size_t len,
+                           uint64_t *ticket, struct error *err)
+{
+    if (write_line_locked(s, line, len, err) < 0)
+        return -1;
+    *ticket = s->written;
+    s->active++;
+    s->urgent_target = s->written;
+    pthread_cond_signal(&s->sync_cv);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+int checkpoint_store_end(struct checkpoint_store *s, uint64_t ticket, checkpoint_apply_fn apply,
+                         void *apply_ctx, struct error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    return finish_locked(s, ticket, apply, apply_ctx, err);
+}
+
+int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line, size_t len,
+                                   checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
+{
+    (void)err; /* nothing here can fail but memory, which is fatal */
+    struct deferred_line *d = malloc(sizeof(*d));
+    char *text = malloc(len);
+    if (d == NULL || text == NULL)
+        xalloc_die();
+    memcpy(text, line, len);
+    *d = (struct deferred_line){text, len, NULL};
+    pthread_mutex_lock(&s->mu);
+    while (s->compacting)
+        pthread_cond_wait(&s->cv, &s->mu);
+    if (apply != NULL)
+        apply(apply_ctx);
+    *s->deferred_tail = d;
+    s->deferred_tail = &d->next;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+void checkpoint_store_kick(struct checkpoint_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->deferred != NULL)
+        pthread_cond_signal(&s->sync_cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int checkpoint_store_sync(struct checkpoint_store *s, struct error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    if (flush_deferred_locked(s, err) < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    uint64_t target = s->written;
+    int rc = wait_durable(s, target);
+    int e = s->failed_errno;
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0)
+        return error_set_errno(err, e, "fdatasync of %s", s->journal_path);
+    return 0;
+}
+
+/* Makes nowait lines durable CHECKPOINT_NOWAIT_SYNC_MS after the first of
+ * them, all of them with one fdatasync (group commit with any append). */
+static void *sync_main(void *arg)
+{
+    struct checkpoint_store *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->stopping && s->deferred == NULL && !pending_locked(s, s->nowait_target) &&
+               !pending_locked(s, s->urgent_target))
+            pthread_cond_wait(&s->sync_cv, &s->mu);
+        if (s->deferred == NULL && !pending_locked(s, s->nowait_target) &&
+            !pending_locked(s, s->urgent_target))
+            break; /* stopping, nothing left */
+        long long until = retry_now_ms() + CHECKPOINT_NOWAIT_SYNC_MS;
+        while (!s->stopping && !pending_locked(s, s->urgent_target) && retry_now_ms() < until)
+            retry_cond_wait_until(&s->sync_cv, &s->mu, until);
+        struct error fe;
+        if (!s->compacting && flush_deferred_locked(s, &fe) < 0)
+            LOG_E("writing to %s: %s (compacting before the next append)", s->journal_path, fe.msg);
+        uint64_t target = s->nowait_target > s->urgent_target ? s->nowait_target : s->urgent_target;
+        if (wait_durable(s, target) < 0) {
+            LOG_E("fdatasync of %s: %s; an unprepare of the last %d ms may come back after a "
+                  "power failure (the journal is rewritten at the next append)",
+                  s->journal_path, strerror(s->failed_errno), CHECKPOINT_NOWAIT_SYNC_MS);
+            continue;
+        }
+        /* The bound holds for nowait lines too, off the answer's path. */
+        struct error ce;
+        if (!s->compacting && (s->lines > s->max_lines || (size_t)s->size > s->max_bytes) &&
+            compact_locked(s, &ce) < 0)
+            LOG_E("compacting the checkpoint: %s; the journal keeps growing until it works",
+                  ce.msg);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+void checkpoint_store_wait_idle(struct checkpoint_store *s)
+{
+    checkpoint_store_kick(s);
+    pthread_mutex_lock(&s->mu);
+    while (s->deferred != NULL || pending_locked(s, s->nowait_target) || s->compacting)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
 }
 
 int checkpoint_store_compact(struct checkpoint_store *s, struct error *err)
@@ -232,13 +432,27 @@ struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines
     s->max_bytes = max_bytes ? max_bytes : CHECKPOINT_JOURNAL_MAX_BYTES;
     s->snapshot = snapshot;
     s->ctx = ctx;
+    s->deferred_tail = &s->deferred;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    if (retry_cond_init(&s->sync_cv) < 0) {
+        error_set(err, "checkpoint store: cannot create a condition variable");
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return NULL;
+    }
     if ((s->fd = open_journal(dir, s->journal_path, err)) < 0 ||
         checkpoint_store_compact(s, err) < 0) {
         checkpoint_store_close(s);
         return NULL;
     }
+    if (pthread_create(&s->sync_thread, NULL, sync_main, s) != 0) {
+        error_set(err, "checkpoint store: cannot start its sync thread");
+        checkpoint_store_close(s);
+        return NULL;
+    }
+    s->sync_started = true;
     return s;
 }
 
@@ -246,8 +460,17 @@ void checkpoint_store_close(struct checkpoint_store *s)
 {
     if (s == NULL)
         return;
+    if (s->sync_started) {
+        pthread_mutex_lock(&s->mu);
+        s->stopping = true;
+        pthread_cond_signal(&s->sync_cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->sync_thread, NULL); /* it syncs what is left first */
+    }
+    drop_deferred_locked(s); /* only when the thread never started */
     if (s->fd >= 0)
         close(s->fd);
+    pthread_cond_destroy(&s->sync_cv);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);

@@ -21,16 +21,28 @@
  *
  * After a failed append (short write, failed fdatasync) the lines not known
  * to be durable are cut off again and their changes fail; the next append
- * compacts first, so no doubtful byte stays in the journal. */
+ * compacts first, so no doubtful byte stays in the journal.
+ *
+ * A change that recovery can work out by itself when its line is lost may
+ * be appended without waiting (checkpoint_store_append_nowait): it is
+ * applied at once, kept in memory, and the store's thread writes it and
+ * makes it durable CHECKPOINT_NOWAIT_SYNC_MS after checkpoint_store_kick;
+ * the next append writes it before its own line (and syncs it).
+ * A crash of the process or of the machine in that window loses it (the
+ * line may not even be written yet): the change must be one recovery works
+ * out by itself. */
 #ifndef FAKEHW_PREPARE_CHECKPOINT_STORE_H
 #define FAKEHW_PREPARE_CHECKPOINT_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
 #define CHECKPOINT_JOURNAL_MAX_LINES 1024
 #define CHECKPOINT_JOURNAL_MAX_BYTES (1 << 20)
+/* How long after a nowait append its line is made durable, at the latest. */
+#define CHECKPOINT_NOWAIT_SYNC_MS 20
 
 /* Returns the text of checkpoint.json for the current state (caller frees),
  * or NULL with err.  Called with the store's lock held. */
@@ -55,13 +67,41 @@ struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines
 int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t len,
                             checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
 
+/* Appends line in two halves, so that the caller can work while its
+ * fdatasync runs on the store's thread: begin writes it and starts making it
+ * durable; end waits until it is, then applies the change (apply may be
+ * NULL) and compacts past the bound.  Every begin that returned 0 must be
+ * ended; compaction waits for it meanwhile.  -1 with err from either: begin
+ * wrote nothing; end's line could not be made durable and apply was not
+ * called. */
+int checkpoint_store_begin(struct checkpoint_store *s, const char *line, size_t len,
+                           uint64_t *ticket, struct error *err);
+int checkpoint_store_end(struct checkpoint_store *s, uint64_t ticket, checkpoint_apply_fn apply,
+                         void *apply_ctx, struct error *err);
+
+/* Appends line like checkpoint_store_append and applies the change at once,
+ * without waiting for the line to be durable (see above).  -1 with err when
+ * it could not be written; apply was then not called. */
+int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line, size_t len,
+                                   checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
+
 /* Compacts now (a clean shutdown leaves an empty journal). */
 int checkpoint_store_compact(struct checkpoint_store *s, struct error *err);
 
 /* Journal lines since the last compaction (for tests). */
 size_t checkpoint_store_lines(struct checkpoint_store *s);
 
-/* No append may be in flight. */
+/* Wakes the store's thread when nowait lines wait for it. */
+void checkpoint_store_kick(struct checkpoint_store *s);
+
+/* Waits until the nowait lines are durable and no compaction runs. */
+void checkpoint_store_wait_idle(struct checkpoint_store *s);
+
+/* Makes every line written so far durable (the nowait ones included). */
+int checkpoint_store_sync(struct checkpoint_store *s, struct error *err);
+
+/* No append may be in flight.  Stops the store's sync thread (which makes
+ * the nowait lines durable first). */
 void checkpoint_store_close(struct checkpoint_store *s);
 
 #endif

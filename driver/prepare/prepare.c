@@ -21,6 +21,7 @@
 #include "log.h"
 #include "owned_files.h"
 #include "prepare_state.h"
+#include "prepare_trace.h"
 #include "prepared_claim.h"
 #include "xalloc.h"
 
@@ -122,6 +123,20 @@ static int journal_change(struct prepare_state *st, const char *uid, struct clai
     return checkpoint_store_append(st->store, line, len, apply_change, &c, err);
 }
 
+/* An unprepare's removal of uid, not waited for (checkpoint_store.h): if a
+ * power failure loses the line, the claim comes back at the next start
+ * without its claim spec, which was removed first, and recovery drops it
+ * (or, where the CDI root is a tmpfs, without any spec at all). */
+static int journal_removal_nowait(struct prepare_state *st, const char *uid, struct error *err)
+{
+    size_t len = 0;
+    cleanup_free char *line = change_line(uid, NULL, &len, err);
+    if (line == NULL)
+        return -1;
+    struct change c = {st, uid, NULL};
+    return checkpoint_store_append_nowait(st->store, line, len, apply_change, &c, err);
+}
+
 /* A regular file with content at path? */
 static bool file_present(const char *path)
 {
@@ -149,24 +164,43 @@ bool prepare_record_missing_file(const struct prepare_state *st, const struct cl
     return false;
 }
 
-int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
-                                struct error *err)
+/* The CDI specs of rec (claim spec first: a runtime stops seeing the claim
+ * at once) and its metadata directory, all now (metadata_now), or the claim
+ * spec now and its metadata specs and directory through the reaper. */
+static int remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
+                               bool metadata_now, struct error *err)
 {
     size_t n = rec->n_cdi_specs;
     cleanup_free const char **names = xcalloc(n ? n : 1, sizeof(*names));
-    /* The claim spec goes first: a runtime stops seeing the claim at once. */
-    size_t k = 0;
+    cleanup_free char **later = xcalloc(n ? n : 1, sizeof(*later));
+    size_t k = 0, n_later = 0;
     for (size_t pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
             const char *s = rec->cdi_specs[i];
             char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
             bool claim_spec =
                 claim_file_kind(st->cfg.driver_name, s, uid, req) == CLAIM_FILE_CLAIM_SPEC;
-            if (claim_spec == (pass == 0))
+            if (claim_spec != (pass == 0))
+                continue;
+            if (claim_spec || metadata_now)
                 names[k++] = s;
+            else
+                later[n_later++] = xasprintf("%s/%s", st->cfg.cdi_root, s);
         }
-    return claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir, rec->metadata_dir,
-                              err);
+    /* Queued before the record goes, so that a prepare of a claim with the
+     * same name, which may start once it is gone, finds it queued. */
+    if (!metadata_now && (n_later > 0 || rec->metadata_dir != NULL))
+        metadata_reaper_add(st->reaper, rec->metadata_dir, (const char *const *)later, n_later);
+    for (size_t i = 0; i < n_later; i++)
+        free(later[i]);
+    return claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir,
+                              metadata_now ? rec->metadata_dir : NULL, err);
+}
+
+int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
+                                struct error *err)
+{
+    return remove_record_files(st, rec, true, err);
 }
 
 static int write_plan_files(const struct prepare_state *st, const struct prepare_plan *plan,
@@ -210,8 +244,13 @@ static const char *same_name_uid(const struct prepare_state *st, const struct cl
 
 /* Removes a claim's files, then its record: through the journal when it is
  * in the checkpoint, from memory only when it is not.  On failure the record
- * stays, so a retry (or the next start) cleans up.  The caller holds uid. */
-static int drop_record(struct prepare_state *st, const char *uid, struct error *err)
+ * stays, so a retry (or the next start) cleans up.  for_unprepare: only
+ * what the kubelet's answer needs happens before this returns, the claim
+ * spec's removal; the metadata specs and directory go to the reaper and the
+ * journal line is written and synced right after (journal_removal_nowait).
+ * The caller holds uid. */
+static int drop_record(struct prepare_state *st, const char *uid, bool for_unprepare,
+                       struct prepare_trace *tr, struct error *err)
 {
     pthread_mutex_lock(&st->lock);
     const struct claim_record *rec = claim_records_find(&st->claims, uid);
@@ -219,10 +258,18 @@ static int drop_record(struct prepare_state *st, const char *uid, struct error *
     if (rec == NULL)
         return 0;
     bool durable = rec->state == CLAIM_PREPARE_COMPLETED;
-    if (prepare_remove_record_files(st, rec, err) < 0)
+    int rc = remove_record_files(st, rec, !for_unprepare || st->reaper == NULL, err);
+    if (tr != NULL)
+        prepare_trace_mark(tr, PREPARE_STEP_FILES);
+    if (rc < 0)
         return -1;
-    if (durable)
-        return journal_change(st, uid, NULL, err);
+    if (durable) {
+        rc = for_unprepare ? journal_removal_nowait(st, uid, err)
+                           : journal_change(st, uid, NULL, err);
+        if (tr != NULL)
+            prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
+        return rc;
+    }
     pthread_mutex_lock(&st->lock);
     claim_records_remove(&st->claims, uid);
     pthread_mutex_unlock(&st->lock);
@@ -236,7 +283,7 @@ static int drop_record(struct prepare_state *st, const char *uid, struct error *
 static void rollback(struct prepare_state *st, const char *uid)
 {
     struct error e;
-    if (drop_record(st, uid, &e) < 0)
+    if (drop_record(st, uid, false, NULL, &e) < 0)
         LOG_E("claim %s: rolling back a failed prepare: %s", uid, e.msg);
 }
 
@@ -264,13 +311,13 @@ static int answer_from_checkpoint(struct prepare_state *st, const struct claim_r
     LOG_W("claim %s/%s (uid %s): %s is missing or empty (lost in a reboot or a crash); "
           "preparing the claim afresh",
           c->ns, c->name, c->uid, missing);
-    if (drop_record(st, c->uid, err) < 0)
+    if (drop_record(st, c->uid, false, NULL, err) < 0)
         return error_prefix(err, "dropping the claim's remaining files");
     return 1;
 }
 
 static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
-                          struct prepared_claim *out, struct error *err)
+                          struct prepared_claim *out, struct prepare_trace *tr, struct error *err)
 {
     int rc = answer_from_checkpoint(st, c, out, err);
     if (rc <= 0) {
@@ -279,15 +326,18 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
         return rc;
     }
     /* A PrepareStarted record left by a failed rollback: clean up first. */
-    if (drop_record(st, c->uid, err) < 0)
+    if (drop_record(st, c->uid, false, NULL, err) < 0)
         return -1;
+    prepare_trace_mark(tr, PREPARE_STEP_CHECKPOINT);
 
     json_t *claim = NULL;
-    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c->ns, c->name, &claim, err) < 0)
+    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c, &claim, err) < 0)
         return -1;
+    prepare_trace_mark(tr, PREPARE_STEP_CLAIM);
     struct prepare_plan plan;
     rc = prepare_plan_build(st, c, claim, &plan, err);
     json_decref(claim);
+    prepare_trace_mark(tr, PREPARE_STEP_PLAN);
     if (rc < 0)
         return -1;
 
@@ -301,11 +351,49 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     pthread_mutex_unlock(&st->lock);
     if (rc < 0)
         goto out;
-    /* Files first, then the journal line: a crash in between leaves files
-     * that no claim in the checkpoint owns, which the next start sweeps. */
-    if (write_plan_files(st, &plan, err) < 0 || journal_change(st, c->uid, rec, err) < 0) {
+    /* An earlier claim of this name may have left its directory queued. */
+    if (rec->metadata_dir != NULL && st->reaper != NULL)
+        rc = metadata_reaper_reclaim(st->reaper, rec->metadata_dir, err);
+    /* The journal line is written first and made durable on the store's
+     * thread while the files are written; the answer waits for both.  A
+     * crash in between leaves a line whose files are missing (recovery drops
+     * that claim) or files no line owns (the next start sweeps them). */
+    bool begun = false;
+    uint64_t ticket = 0;
+    if (rc == 0) {
+        size_t len = 0;
+        cleanup_free char *line = change_line(c->uid, rec, &len, err);
+        rc = line != NULL ? checkpoint_store_begin(st->store, line, len, &ticket, err) : -1;
+        begun = rc == 0;
+    }
+    if (rc == 0)
+        rc = write_plan_files(st, &plan, err);
+    prepare_trace_mark(tr, PREPARE_STEP_FILES);
+    if (begun) {
+        struct change ch = {st, c->uid, rec};
+        struct error ignored;
+        int durable = checkpoint_store_end(st->store, ticket, rc == 0 ? apply_change : NULL, &ch,
+                                           rc == 0 ? err : &ignored);
+        prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
+        if (rc < 0) {
+            /* The files failed after the line: undo both.  The line that
+             * withdraws it changes nothing in memory (a record whose files
+             * could not be removed stays, PrepareStarted). */
+            rollback(st, c->uid);
+            size_t len = 0;
+            cleanup_free char *undo =
+                durable == 0 ? change_line(c->uid, NULL, &len, &ignored) : NULL;
+            if (undo != NULL &&
+                checkpoint_store_append(st->store, undo, len, NULL, NULL, &ignored) < 0)
+                LOG_E("claim %s/%s (uid %s): journaling the rollback: %s (a restart drops the "
+                      "claim: its files are gone)",
+                      c->ns, c->name, c->uid, ignored.msg);
+            goto out;
+        }
+        rc = durable;
+    }
+    if (rc < 0) {
         rollback(st, c->uid);
-        rc = -1;
         goto out;
     }
     *out = plan.answer;
@@ -325,11 +413,17 @@ int prepare_claim(struct prepare_state *st, const char *ns, const char *name, co
         return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
     const struct claim_ref c = {ns, name, uid};
     struct busy_uid slot;
+    struct prepare_trace tr;
+    prepare_trace_start(&tr);
     uid_acquire(st, uid, &slot);
-    int rc = prepare_locked(st, &c, out, err);
-    if (rc == 0 && st->cfg.on_prepared)
+    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
+    int rc = prepare_locked(st, &c, out, &tr, err);
+    if (rc == 0 && st->cfg.on_prepared) {
         st->cfg.on_prepared(st->cfg.hook_ctx, &c);
+        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
+    }
     uid_release(st, &slot);
+    prepare_trace_log(&tr, rc == 0 ? "prepare" : "failed prepare", ns, name, uid);
     if (rc < 0)
         return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
     return 0;
@@ -344,7 +438,10 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
         return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
     const struct claim_ref c = {ns, name, uid};
     struct busy_uid slot;
+    struct prepare_trace tr;
+    prepare_trace_start(&tr);
     uid_acquire(st, uid, &slot);
+    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
     pthread_mutex_lock(&st->lock);
     const struct claim_record *rec = claim_records_find(&st->claims, uid);
     pthread_mutex_unlock(&st->lock);
@@ -353,10 +450,13 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
               "removing it by uid",
               ns, name, uid, rec->ns, rec->name);
     bool known = rec != NULL;
-    int rc = known ? drop_record(st, uid, err) : 0;
-    if (rc == 0 && st->cfg.on_unprepared)
+    int rc = known ? drop_record(st, uid, true, &tr, err) : 0;
+    if (rc == 0 && st->cfg.on_unprepared) {
         st->cfg.on_unprepared(st->cfg.hook_ctx, &c);
+        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
+    }
     uid_release(st, &slot);
+    prepare_trace_log(&tr, rc == 0 ? "unprepare" : "failed unprepare", ns, name, uid);
     if (rc < 0)
         return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
     LOG_V(1, "claim %s/%s (uid %s): %s", ns, name, uid, known ? "unprepared" : "not prepared");
@@ -379,6 +479,23 @@ void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, vo
         }
     }
     pthread_mutex_unlock(&st->lock);
+}
+
+void prepare_after_answer(struct prepare_state *st)
+{
+    if (st->reaper != NULL)
+        metadata_reaper_kick(st->reaper);
+    if (st->store != NULL)
+        checkpoint_store_kick(st->store);
+}
+
+void prepare_wait_settled(struct prepare_state *st)
+{
+    prepare_after_answer(st);
+    if (st->reaper != NULL)
+        metadata_reaper_wait_idle(st->reaper);
+    if (st->store != NULL)
+        checkpoint_store_wait_idle(st->store);
 }
 
 /* ---- state ---- */
@@ -447,6 +564,9 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
         error_prefix(err, "writing the checkpoint");
         goto fail;
     }
+    st->reaper = metadata_reaper_start(st->metadata_root, err);
+    if (st->reaper == NULL)
+        goto fail;
     LOG_V(1, "prepare state: %zu prepared claim(s)", st->claims.n);
     return st;
 fail:
@@ -458,6 +578,7 @@ void prepare_state_close(struct prepare_state *st)
 {
     if (st == NULL)
         return;
+    metadata_reaper_stop(st->reaper); /* removes what is still queued */
     if (st->store != NULL) {
         /* An empty journal: the next start reads one file, and a plugin that
          * knows only checkpoint.json still finds every claim. */

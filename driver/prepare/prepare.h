@@ -41,9 +41,10 @@ struct claim_ref {
 /* The callbacks are called from the threads that call prepare_claim, several
  * at once for different claims, so they must be thread-safe.
  *
- * Fetches a claim: returns 0 with *claim (new reference) or -1 with err
- * ("GET .../resourceclaims/NAME: 404 ..."). */
-typedef int (*claim_fetch_fn)(void *ctx, const char *ns, const char *name, json_t **claim,
+ * Fetches the claim the kubelet named: returns 0 with *claim (new reference)
+ * or -1 with err ("GET .../resourceclaims/NAME: 404 ...").  The caller
+ * checks the uid and the allocation of what it gets. */
+typedef int (*claim_fetch_fn)(void *ctx, const struct claim_ref *claim_ref, json_t **claim,
                               struct error *err);
 /* Fetches a DeviceClass, for its opaque config.  Same contract.  Not called
  * by prepare: the scheduler copies the class's config into the allocation
@@ -122,9 +123,23 @@ void prepare_state_close(struct prepare_state *st);
 int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                   struct prepared_claim *out, struct error *err);
 
-/* Unprepares one claim; unknown claims succeed.  -1 with err on I/O failure. */
+/* Unprepares one claim; unknown claims succeed.  -1 with err on I/O failure.
+ * Answers once its CDI specs are gone and the checkpoint says so; its
+ * metadata directory is removed right after, by a thread of its own (see
+ * metadata_reaper.h). */
 int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                     struct error *err);
+
+/* Starts what prepares and unprepares left for after their answers (the
+ * metadata reaper, the journal's sync thread); the gRPC layer calls it once
+ * the reply is on its way.  Without it that work waits for the next call,
+ * the next append, prepare_wait_settled or the close. */
+void prepare_after_answer(struct prepare_state *st);
+
+/* Waits until what unprepares left for after their answers is done: the
+ * device metadata removed, the journal lines durable (and compacted when
+ * past the bound). */
+void prepare_wait_settled(struct prepare_state *st);
 
 /* Claims currently prepared (for health: which claims hold which device).
  * Calls fn once per (claim, device) under the state lock; fn must not call

@@ -14,6 +14,7 @@
 #include "claim_record.h"
 #include "driver/prepare/prepare.h"
 #include "k8s_names.h"
+#include "metadata_reaper.h"
 
 struct busy_uid {
     char uid[K8S_UID_LEN + 1];
@@ -40,6 +41,9 @@ struct prepare_state {
      * that thread may read it without the lock. */
     struct claim_records claims;
     struct busy_uid *busy; /* uids being prepared or unprepared */
+    /* Removes dropped claims' metadata directories after the answer; NULL
+     * until recovery is done (recovery removes at once). */
+    struct metadata_reaper *reaper;
 };
 
 /* A file prepare writes. */
@@ -63,7 +67,7 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
 void prepare_plan_free(struct prepare_plan *plan);
 
 /* Removes the files a claim record lists (its CDI specs, its metadata
- * directory). */
+ * directory), all before it returns. */
 int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
                                 struct error *err);
 

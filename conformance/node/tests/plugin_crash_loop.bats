@@ -99,9 +99,34 @@ settle() {
     done
 }
 
+# unwanted_leftovers: does a CDI spec, metadata directory or checkpoint
+# entry of a claim the model has unprepared remain?
+unwanted_leftovers() {
+    local name f wanted_dirs=" " want=() got
+    for name in "${CLAIMS[@]}"; do
+        [[ ${STATE[$name]} == prepared ]] || continue
+        wanted_dirs+="${NODE_NS}_$name "
+        want+=("${CLAIM_UIDS[$name]}")
+    done
+    local wanted=" ${want[*]} "
+    for f in "$CDI_ROOT"/*.json; do
+        [[ -e $f && $f =~ ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) ]] || continue
+        [[ $wanted == *" ${BASH_REMATCH[1]} "* ]] || return 0
+    done
+    for f in "$PLUGIN_DIR"/dra-device-metadata/*; do
+        [[ ! -e $f || $wanted_dirs == *" ${f##*/} "* ]] || return 0
+    done
+    got=$(checkpoint_uids | sort | paste -sd' ')
+    [[ $got != "$(printf '%s\n' "${want[@]}" | sed '/^$/d' | sort | paste -sd' ')" ]]
+}
+
 # check_cycle: the model against the plugin's answers and files.
 check_cycle() {
     local name uid out want_uids=() f problems=0
+    # An unprepare's metadata specs and directory and its journal line
+    # follow its answer (by 50 and 20 ms): they get a few seconds to go.
+    local until=$((SECONDS + 3))
+    while unwanted_leftovers && ((SECONDS < until)); do sleep 0.05; done
     for name in "${CLAIMS[@]}"; do
         uid=${CLAIM_UIDS[$name]}
         if [[ ${STATE[$name]} == prepared ]]; then

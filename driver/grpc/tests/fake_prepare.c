@@ -120,3 +120,8 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
         return fake_failure(ns, name, uid, err);
     return 0;
 }
+
+void prepare_after_answer(struct prepare_state *st)
+{
+    (void)st; /* nothing is left for after the answer here */
+}

@@ -18,10 +18,10 @@
 #include "driver/prepare/claim_files.h"
 #include "log.h"
 
-static int fetch_claim(void *ctx, const char *ns, const char *name, json_t **claim,
-                       struct error *err)
+static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
     struct fixture *f = ctx;
+    const char *ns = ref->ns, *name = ref->name;
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     pthread_mutex_lock(&f->mu);

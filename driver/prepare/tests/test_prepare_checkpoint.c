@@ -282,7 +282,10 @@ static void test_recovery_from_corruption(void **state)
         struct error err;
         assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
         assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+        prepare_wait_settled(st); /* the metadata specs follow the answer */
         assert_int_equal(fixture_count(f->cdi_root), 0);
+        /* The metadata directories go right after the answer. */
+        prepare_wait_settled(st);
         char md[PATH_MAX];
         fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
         assert_int_equal(fixture_count(md), 0);
@@ -511,6 +514,7 @@ static void test_torn_journal_line(void **state)
         expect_both(f, st, a1, a2);
         assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
         assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+        prepare_wait_settled(st); /* the metadata specs follow the answer */
         assert_int_equal(fixture_count(f->cdi_root), 0);
         prepare_state_close(st);
         free(a1);

@@ -194,6 +194,7 @@ static void test_longest_names_with_metadata(void **state)
     prepare_state_close(st);
     st = open_state(f);
     assert_int_equal(unprepare_claim(st, ns, name, UID1, &err), 0);
+    prepare_wait_settled(st); /* the metadata goes right after the answer */
     assert_false(fixture_exists(path));
     assert_int_equal(fixture_count(f->cdi_root), 0);
     prepare_state_close(st);
@@ -347,7 +348,10 @@ static void test_idempotent_and_restart(void **state)
      * never prepared, succeed. */
     struct error err;
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepare_wait_settled(st); /* the metadata specs follow the answer */
     assert_int_equal(fixture_count(f->cdi_root), 0);
+    /* The metadata directory goes right after the answer. */
+    prepare_wait_settled(st);
     char md[PATH_MAX];
     fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
     assert_int_equal(fixture_count(md), 0);
@@ -406,6 +410,7 @@ static void expect_claim_error(struct fixture *f, struct prepare_state *st, cons
     struct prepared_claim out;
     assert_int_equal(prepare_claim(st, "default", "c1", UID1, &out, &err), -1);
     assert_string_equal(err.msg, want);
+    prepare_wait_settled(st); /* the metadata specs follow the answer */
     assert_int_equal(fixture_count(f->cdi_root), 0);
 }
 
@@ -584,7 +589,7 @@ static void test_same_name_new_uid(void **state)
 
 /* The second request's metadata file cannot be written (a non-empty
  * directory is in its place): the first request's file, written already, is
- * removed, and the claim is not recorded. */
+ * removed, and the claim is not in the checkpoint. */
 static void test_rollback_on_write_failure(void **state)
 {
     struct fixture *f = *state;
@@ -606,10 +611,12 @@ static void test_rollback_on_write_failure(void **state)
     assert_false(fixture_exists(first));
     assert_false(fixture_exists(blocker));
     assert_int_equal(fixture_count(f->cdi_root), 0);
+    /* Not in the checkpoint: the claim's line (written while the files
+     * were) and the line that withdraws it. */
     json_t *claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), 0);
     json_decref(claims);
-    assert_int_equal(fixture_journal_lines(f), 0);
+    assert_int_equal(fixture_journal_lines(f), 2);
 
     /* The rollback cleared the way: the next try succeeds. */
     must_prepare(st, "default", "c1", UID1, &out);
@@ -621,8 +628,8 @@ static void test_rollback_on_write_failure(void **state)
 /* The claim spec cannot be written and its path cannot be cleared either (a
  * non-empty directory is in its place): the other files are removed, the
  * claim stays PrepareStarted in memory only, is never answered from and never
- * written to the checkpoint; once the way is clear, the next prepare (here
- * after a restart) succeeds. */
+ * in the checkpoint (its line is withdrawn by the next); once the way is clear, the next prepare
+ * (here after a restart) succeeds. */
 static void test_rollback_blocked(void **state)
 {
     struct fixture *f = *state;
@@ -643,7 +650,9 @@ static void test_rollback_blocked(void **state)
         snprintf(path, sizeof(path), "%s/dra-device-metadata/default_c1", f->plugin_dir);
         assert_false(fixture_exists(path));
     }
-    assert_int_equal(fixture_journal_lines(f), 0);
+    /* The first try's line and its withdrawal; the second stops at the
+     * leftover record, whose files cannot be removed. */
+    assert_int_equal(fixture_journal_lines(f), 2);
     json_t *claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), 0);
     json_decref(claims);
@@ -762,8 +771,10 @@ static void test_write_pattern(void **state)
     prepared_claim_free(&out);
     assert_int_equal(fixture_journal_lines(f), 1);
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepare_wait_settled(st); /* an unprepare's line is written after the answer */
     assert_int_equal(fixture_journal_lines(f), 2);
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepare_wait_settled(st);
     assert_int_equal(fixture_journal_lines(f), 2);
     assert_int_equal(inode_of(ckpt), ino);
     must_prepare(st, "default", "c1", UID1, &out);
@@ -798,6 +809,7 @@ static void test_compaction_bound(void **state)
     }
     assert_int_equal(fixture_journal_lines(f), 3);
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepare_wait_settled(st); /* the sync thread compacts after the answer */
     assert_int_equal(fixture_journal_lines(f), 0);
     char ckpt[PATH_MAX];
     fixture_path(ckpt, sizeof(ckpt), f->plugin_dir, CHECKPOINT_FILE);
@@ -810,6 +822,7 @@ static void test_compaction_bound(void **state)
     free(text);
     /* And the appends go on after it. */
     assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+    prepare_wait_settled(st);
     assert_int_equal(fixture_journal_lines(f), 1);
     claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), 1);
@@ -1084,6 +1097,7 @@ static void test_upgrade_from_single_file(void **state)
     prepared_claim_free(&b);
     struct error err;
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepare_wait_settled(st);
     assert_int_equal(fixture_journal_lines(f), 1);
     prepare_state_close(st);
 }
@@ -1147,6 +1161,7 @@ static void test_parallel_cycles(void **state)
             fail_msg("caller %d: %d failure(s), the last: %s", i, c[i].failures, c[i].msg);
     }
     assert_int_equal(fixture_fetches(f), CYCLERS * CYCLES);
+    prepare_wait_settled(st); /* the last unprepares' lines */
     json_t *claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), CYCLERS / 2);
     for (int i = 0; i < CYCLERS; i++)

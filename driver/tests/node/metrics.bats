@@ -83,6 +83,44 @@ value() {
     assert_output 404
 }
 
+@test "metrics: a prepare reads an allocated claim from the plugin's watch, with no GET [fake-driver,fakehw]" {
+    fakehw_config 2
+    fakehw_start
+    api_start
+    plugin_start --metrics-address 127.0.0.1:0
+    kubelet_register
+    wait_pool_published 2
+    wait_for 5 "the metrics port in the plugin log" metrics_port
+
+    claim_new c1 gpu-0
+    claim_create c2 gpu=1 # not allocated: the watch does not keep it
+    wait_for 10 "c1 in the plugin's claim watch" eval '[[ $(scrape | awk "\$1 == \"fakehw_dra_claims_watched\" { print \$2 }") == 1 ]]'
+    # The watch's copy has another name for that uid: a GET, which decides.
+    run prepare_claims "$NODE_NS/other/${CLAIM_UIDS[c1]}"
+    assert_output --partial "404"
+    standin_clear_requests
+    run prepare_claims "$(ref c1)"
+    assert_success
+    SCRAPE=$(scrape)
+    assert_equal "$(value 'fakehw_dra_prepare_claim_reads_total{source="watch"}')" 1
+    assert_equal "$(value 'fakehw_dra_prepare_claim_reads_total{source="get"}')" 1
+    run jq -rs --arg p "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c1" \
+        '[.[] | select(.method == "GET" and .path == $p)] | length' < <(standin_requests)
+    assert_output 0
+    # The claim-status writer started from the watch's copy too: a PATCH, no GET.
+    wait_for 10 "the status PATCH of c1" eval '[[ $(standin_requests | jq -s --arg p "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c1/status" "[.[] | select(.method == \"PATCH\" and (.path | startswith(\$p)))] | length") -ge 1 ]]'
+    run jq -rs --arg p "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c1" \
+        '[.[] | select(.method == "GET" and .path == $p)] | length' < <(standin_requests)
+    assert_output 0
+
+    # Not in the watch (never allocated): a GET, which finds no allocation.
+    run prepare_claims "$(ref c2)"
+    assert_output --partial "not allocated"
+    SCRAPE=$(scrape)
+    assert_equal "$(value 'fakehw_dra_prepare_claim_reads_total{source="watch"}')" 1
+    assert_equal "$(value 'fakehw_dra_prepare_claim_reads_total{source="get"}')" 2
+}
+
 @test "metrics: off by default; a bad --metrics-address is refused naming the flag [fake-driver]" {
     fakehw_config 1
     fakehw_start

@@ -83,3 +83,24 @@ gpu-3"
     # Status 1: the slices could not be deleted.
     assert_equal "$PLUGIN_STATUS" 1
 }
+
+@test "robustness: a prepare that must GET its claim while the API server fails gets an error and leaves no files [fake-driver]" {
+    fakehw_config 2
+    fakehw_start
+    api_start
+    # The claim watch never lists, so a prepare cannot take the claim from it.
+    standin_fault '{"status": 500, "count": 100000, "path": "/apis/resource.k8s.io/v1/resourceclaims"}'
+    plugin_start
+    kubelet_register
+    wait_pool_published 2
+    claim_new c1 gpu-0
+    standin_fault '{"status": 500, "count": 1000, "path": "/apis/resource.k8s.io/v1/namespaces/"}'
+    run -1 prepare_claims "$(ref c1)"
+    assert_output --regexp "^claim=$CLAIM_UID error=.*500"
+    run -0 files_mentioning "$CDI_ROOT" "$CLAIM_UID"
+    assert_output ""
+    standin_clear_faults
+    run -0 prepare_claims "$(ref c1)"
+    run -0 files_mentioning "$CDI_ROOT" "$CLAIM_UID"
+    refute_output ""
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+/* See metadata_reaper.h. */
+#include "metadata_reaper.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "claim_files.h"
+#include "log.h"
+#include "retry.h"
+#include "xalloc.h"
+
+struct pending {
+    long long due_ms; /* retry_now_ms() when it may go */
+    char *dirname;    /* or NULL */
+    char **files;
+    size_t n_files;
+    struct pending *next;
+};
+
+static void pending_free(struct pending *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->n_files; i++)
+        free(p->files[i]);
+    free(p->files);
+    free(p->dirname);
+    free(p);
+}
+
+struct metadata_reaper {
+    char *root;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;  /* queued work, a removal ended, or stop */
+    struct pending *head; /* oldest first */
+    struct pending **tail;
+    const char *busy; /* the dirname being removed by the thread, or NULL */
+    bool working;     /* the thread is removing an entry */
+    bool stopping;
+};
+
+/* Removes p's files, then <root>/<dirname> and all it holds; every one is
+ * tried.  0, or -1 with err (the first failure). */
+static int remove_pending(const struct metadata_reaper *r, const struct pending *p,
+                          struct error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < p->n_files; i++)
+        if (unlink(p->files[i]) < 0 && errno != ENOENT && rc == 0)
+            rc = error_set_errno(err, errno, "removing %s", p->files[i]);
+    struct error e;
+    char path[4096];
+    if (p->dirname != NULL && (claim_join(r->root, p->dirname, path, sizeof(path), &e) < 0 ||
+                               claim_remove_tree(path, &e) < 0)) {
+        if (rc == 0)
+            error_set(err, "%s", e.msg);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Takes dirname out of the queue.  Lock held.  The entry, or NULL. */
+static struct pending *unqueue_locked(struct metadata_reaper *r, const char *dirname)
+{
+    for (struct pending **p = &r->head; *p != NULL; p = &(*p)->next) {
+        if ((*p)->dirname == NULL || strcmp((*p)->dirname, dirname) != 0)
+            continue;
+        struct pending *found = *p;
+        *p = found->next;
+        if (r->tail == &found->next)
+            r->tail = p;
+        return found;
+    }
+    return NULL;
+}
+
+static void *reaper_main(void *arg)
+{
+    struct metadata_reaper *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (r->head == NULL && !r->stopping)
+            pthread_cond_wait(&r->cond, &r->mu);
+        if (r->head == NULL)
+            break; /* stopping, and nothing left */
+        if (!r->stopping && retry_now_ms() < r->head->due_ms) {
+            retry_cond_wait_until(&r->cond, &r->mu, r->head->due_ms);
+            continue; /* the head may have been taken back meanwhile */
+        }
+        struct pending *p = r->head;
+        r->head = p->next;
+        if (r->head == NULL)
+            r->tail = &r->head;
+        r->busy = p->dirname;
+        r->working = true;
+        pthread_mutex_unlock(&r->mu);
+        struct error e;
+        if (remove_pending(r, p, &e) < 0)
+            LOG_E("removing the device metadata of an unprepared claim: %s (the next start "
+                  "sweeps it)",
+                  e.msg);
+        pthread_mutex_lock(&r->mu);
+        r->busy = NULL;
+        r->working = false;
+        pending_free(p);
+        pthread_cond_broadcast(&r->cond);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+struct metadata_reaper *metadata_reaper_start(const char *root, struct error *err)
+{
+    struct metadata_reaper *r = xcalloc(1, sizeof(*r));
+    r->root = xstrdup(root);
+    r->tail = &r->head;
+    pthread_mutex_init(&r->mu, NULL);
+    if (retry_cond_init(&r->cond) < 0) {
+        error_set(err, "cannot create the metadata reaper's condition variable");
+        pthread_mutex_destroy(&r->mu);
+        free(r->root);
+        free(r);
+        return NULL;
+    }
+    if (pthread_create(&r->thread, NULL, reaper_main, r) != 0) {
+        error_set(err, "cannot start the metadata reaper thread");
+        pthread_cond_destroy(&r->cond);
+        pthread_mutex_destroy(&r->mu);
+        free(r->root);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void metadata_reaper_add(struct metadata_reaper *r, const char *dirname, const char *const *files,
+                         size_t n)
+{
+    struct pending *p = xcalloc(1, sizeof(*p));
+    p->dirname = dirname != NULL ? xstrdup(dirname) : NULL;
+    p->files = xcalloc(n ? n : 1, sizeof(*p->files));
+    for (size_t i = 0; i < n; i++)
+        p->files[i] = xstrdup(files[i]);
+    p->n_files = n;
+    p->due_ms = retry_now_ms() + METADATA_REAPER_DELAY_MS;
+    pthread_mutex_lock(&r->mu);
+    *r->tail = p;
+    r->tail = &p->next;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void metadata_reaper_kick(struct metadata_reaper *r)
+{
+    pthread_mutex_lock(&r->mu);
+    if (r->head != NULL)
+        pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+}
+
+int metadata_reaper_reclaim(struct metadata_reaper *r, const char *dirname, struct error *err)
+{
+    pthread_mutex_lock(&r->mu);
+    while (r->busy != NULL && strcmp(r->busy, dirname) == 0)
+        pthread_cond_wait(&r->cond, &r->mu);
+    /* Every entry of dirname at once, so the thread cannot start on one of
+     * them while this removes another. */
+    struct pending *mine = NULL, *p;
+    while ((p = unqueue_locked(r, dirname)) != NULL) {
+        p->next = mine;
+        mine = p;
+    }
+    pthread_mutex_unlock(&r->mu);
+    int rc = 0;
+    while ((p = mine) != NULL) {
+        mine = p->next;
+        if (rc == 0)
+            rc = remove_pending(r, p, err);
+        pending_free(p);
+    }
+    if (rc < 0)
+        return error_prefix(err, "removing the metadata directory of the claim's last prepare");
+    return 0;
+}
+
+void metadata_reaper_wait_idle(struct metadata_reaper *r)
+{
+    metadata_reaper_kick(r);
+    pthread_mutex_lock(&r->mu);
+    while (r->head != NULL || r->working)
+        pthread_cond_wait(&r->cond, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void metadata_reaper_stop(struct metadata_reaper *r)
+{
+    if (r == NULL)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->stopping = true;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->thread, NULL);
+    pthread_cond_destroy(&r->cond);
+    pthread_mutex_destroy(&r->mu);
+    free(r->root);
+    free(r);
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+/* See prepare_trace.h. */
+#include "driver/prepare/prepare_trace.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+static const char *const step_names[PREPARE_STEP_COUNT] = {
+#define PREPARE_STEP_NAME(id, name) [PREPARE_STEP_##id] = name,
+    PREPARE_STEPS(PREPARE_STEP_NAME)
+#undef PREPARE_STEP_NAME
+};
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void prepare_trace_start(struct prepare_trace *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->on = log_verbosity >= PREPARE_TRACE_VERBOSITY;
+    if (t->on)
+        t->start_ns = t->last_ns = mono_ns();
+}
+
+void prepare_trace_mark(struct prepare_trace *t, enum prepare_step step)
+{
+    if (!t->on)
+        return;
+    long long now = mono_ns();
+    t->step_ns[step] += now - t->last_ns;
+    t->last_ns = now;
+}
+
+void prepare_trace_format(const struct prepare_trace *t, char *buf, size_t size, double *total_ms)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < PREPARE_STEP_COUNT && used < size; s++) {
+        if (t->step_ns[s] == 0)
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s %.3f", used ? ", " : "", step_names[s],
+                         (double)t->step_ns[s] / 1e6);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    *total_ms = (double)(t->last_ns - t->start_ns) / 1e6;
+}
+
+void prepare_trace_log(const struct prepare_trace *t, const char *what, const char *ns,
+                       const char *name, const char *uid)
+{
+    if (!t->on)
+        return;
+    char steps[256];
+    double total;
+    prepare_trace_format(t, steps, sizeof(steps), &total);
+    LOG_V(PREPARE_TRACE_VERBOSITY, "claim %s/%s (uid %s): %s %.3f ms: %s", ns, name, uid, what,
+          total, steps);
+}

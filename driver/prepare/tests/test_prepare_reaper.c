@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests: the metadata reaper removes queued directories after the
+ * answer, and a prepare that takes a directory back is never undone by a
+ * removal queued before it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "driver/prepare/metadata_reaper.h"
+#include "prepare_fixture.h"
+
+#define QUEUED 300
+
+/* <root>/<name>/gpus/metadata.json, as a prepare writes it. */
+static void make_claim_dir(const char *root, const char *name)
+{
+    char dir[PATH_MAX], file[PATH_MAX];
+    struct error err;
+    snprintf(dir, sizeof(dir), "%s/%s/gpus", root, name);
+    assert_int_equal(mkdir_p(dir, 0755, &err), 0);
+    fixture_path(file, sizeof(file), dir, "metadata.json");
+    assert_int_equal(atomic_write_file(file, "{}\n", 3, 0644, &err), 0);
+}
+
+static void test_queued_directories_go(void **state)
+{
+    struct fixture *f = *state;
+    char root[PATH_MAX], name[64];
+    struct error err;
+    fixture_path(root, sizeof(root), f->plugin_dir, "dra-device-metadata");
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "default_c%d", i);
+        make_claim_dir(root, name);
+    }
+    struct metadata_reaper *r = metadata_reaper_start(root, &err);
+    assert_non_null(r);
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "default_c%d", i);
+        metadata_reaper_add(r, name, NULL, 0);
+    }
+    metadata_reaper_add(r, "default_never-made", NULL, 0); /* absent: fine */
+    /* Files first (a claim's metadata specs), with or without a directory. */
+    char spec[PATH_MAX];
+    fixture_path(spec, sizeof(spec), f->cdi_root, "x_metadata_spec.json");
+    assert_int_equal(mkdir_p(f->cdi_root, 0755, &err), 0);
+    assert_int_equal(atomic_write_file(spec, "{}", 2, 0644, &err), 0);
+    const char *files[] = {spec, "/nonexistent/also-fine.json"};
+    metadata_reaper_add(r, NULL, files, 2);
+    metadata_reaper_kick(r);
+    metadata_reaper_wait_idle(r);
+    assert_false(fixture_exists(spec));
+    assert_int_equal(fixture_count(root), 1); /* default_c4 was not queued */
+    /* What is still queued at stop is removed too. */
+    metadata_reaper_add(r, "default_c4", NULL, 0);
+    metadata_reaper_stop(r);
+    assert_int_equal(fixture_count(root), 0);
+}
+
+/* Many removals ahead of it keep the last one queued while it is taken
+ * back: the directory is removed at once, and the one written afterwards
+ * (the new claim's) stays. */
+static void test_reclaim_removes_now_and_never_later(void **state)
+{
+    struct fixture *f = *state;
+    char root[PATH_MAX], name[64], file[PATH_MAX];
+    struct error err;
+    fixture_path(root, sizeof(root), f->plugin_dir, "dra-device-metadata");
+    for (int i = 0; i < QUEUED; i++) {
+        snprintf(name, sizeof(name), "default_old%d", i);
+        make_claim_dir(root, name);
+    }
+    make_claim_dir(root, "default_c1");
+    struct metadata_reaper *r = metadata_reaper_start(root, &err);
+    assert_non_null(r);
+    for (int i = 0; i < QUEUED; i++) {
+        snprintf(name, sizeof(name), "default_old%d", i);
+        metadata_reaper_add(r, name, NULL, 0);
+    }
+    metadata_reaper_add(r, "default_c1", NULL, 0);
+    metadata_reaper_add(r, "default_c1", NULL, 0); /* queued twice: both taken back */
+    assert_int_equal(metadata_reaper_reclaim(r, "default_c1", &err), 0);
+    snprintf(file, sizeof(file), "%s/default_c1/gpus/metadata.json", root);
+    assert_false(fixture_exists(file));
+    make_claim_dir(root, "default_c1"); /* the next claim of that name */
+    metadata_reaper_wait_idle(r);
+    assert_true(fixture_exists(file));
+    assert_int_equal(fixture_count(root), 1);
+    /* Taking back a directory nobody queued does nothing. */
+    assert_int_equal(metadata_reaper_reclaim(r, "default_c1", &err), 0);
+    assert_true(fixture_exists(file));
+    metadata_reaper_stop(r);
+    assert_true(fixture_exists(file));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_queued_directories_go),
+        T(test_reclaim_removes_now_and_never_later),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
