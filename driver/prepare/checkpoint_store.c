@@ -310,24 +310,10 @@ void checkpoint_store_kick(struct checkpoint_store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-int checkpoint_store_sync(struct checkpoint_store *s, struct error *err)
-{
-    pthread_mutex_lock(&s->mu);
-    if (flush_deferred_locked(s, err) < 0) {
-        pthread_mutex_unlock(&s->mu);
-        return -1;
-    }
-    uint64_t target = s->written;
-    int rc = wait_durable(s, target);
-    int e = s->failed_errno;
-    pthread_mutex_unlock(&s->mu);
-    if (rc < 0)
-        return error_set_errno(err, e, "fdatasync of %s", s->journal_path);
-    return 0;
-}
-
-/* Makes nowait lines durable CHECKPOINT_NOWAIT_SYNC_MS after the first of
- * them, all of them with one fdatasync (group commit with any append). */
+/* The store's thread: syncs a begin's line at once (while its caller writes
+ * files), and writes and syncs the nowait lines CHECKPOINT_NOWAIT_SYNC_MS
+ * after a kick, all with one fdatasync (group commit with any append);
+ * compacts past the bound afterwards. */
 static void *sync_main(void *arg)
 {
     struct checkpoint_store *s = arg;

@@ -97,9 +97,6 @@ void checkpoint_store_kick(struct checkpoint_store *s);
 /* Waits until the nowait lines are durable and no compaction runs. */
 void checkpoint_store_wait_idle(struct checkpoint_store *s);
 
-/* Makes every line written so far durable (the nowait ones included). */
-int checkpoint_store_sync(struct checkpoint_store *s, struct error *err);
-
 /* No append may be in flight.  Stops the store's sync thread (which makes
  * the nowait lines durable first). */
 void checkpoint_store_close(struct checkpoint_store *s);
