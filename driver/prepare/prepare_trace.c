@@ -38,7 +38,8 @@ void prepare_trace_mark(struct prepare_trace *t, enum prepare_step step)
     t->last_ns = now;
 }
 
-void prepare_trace_format(const struct prepare_trace *t, char *buf, size_t size, double *total_ms)
+/* "wait 0.001, claim 0.400, ..." into buf; the total in *total_ms. */
+static void format_steps(const struct prepare_trace *t, char *buf, size_t size, double *total_ms)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -61,7 +62,7 @@ void prepare_trace_log(const struct prepare_trace *t, const char *what, const ch
         return;
     char steps[256];
     double total;
-    prepare_trace_format(t, steps, sizeof(steps), &total);
+    format_steps(t, steps, sizeof(steps), &total);
     LOG_V(PREPARE_TRACE_VERBOSITY, "claim %s/%s (uid %s): %s %.3f ms: %s", ns, name, uid, what,
           total, steps);
 }

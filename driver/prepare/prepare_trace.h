@@ -41,7 +41,5 @@ void prepare_trace_mark(struct prepare_trace *t, enum prepare_step step);
  * (only the steps that ran).  what: "prepare" or "unprepare". */
 void prepare_trace_log(const struct prepare_trace *t, const char *what, const char *ns,
                        const char *name, const char *uid);
-/* "wait 0.001, claim 0.400, ..." into buf; the total in *total_ms. */
-void prepare_trace_format(const struct prepare_trace *t, char *buf, size_t size, double *total_ms);
 
 #endif

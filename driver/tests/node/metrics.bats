@@ -87,7 +87,7 @@ value() {
     fakehw_config 2
     fakehw_start
     api_start
-    plugin_start --metrics-address 127.0.0.1:0
+    plugin_start --metrics-address 127.0.0.1:0 -v 3
     kubelet_register
     wait_pool_published 2
     wait_for 5 "the metrics port in the plugin log" metrics_port
@@ -112,6 +112,10 @@ value() {
     run jq -rs --arg p "$RESOURCE_API/namespaces/$NODE_NS/resourceclaims/c1" \
         '[.[] | select(.method == "GET" and .path == $p)] | length' < <(standin_requests)
     assert_output 0
+
+    # -v 3: the steps of the prepare and the gRPC timeline of its call.
+    run -0 grep -E "claim $NODE_NS/c1 \(uid ${CLAIM_UIDS[c1]}\): prepare [0-9.]+ ms: wait [0-9.]+, checkpoint [0-9.]+, claim [0-9.]+, plan [0-9.]+, files [0-9.]+" "$PLUGIN_LOG"
+    run -0 grep -E "rpc /k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources on dra: [0-9.]+ ms from arrival to sent: request read [0-9.]+, to a worker [0-9.]+, handler [0-9.]+, reply sent [0-9.]+" "$PLUGIN_LOG"
 
     # Not in the watch (never allocated): a GET, which finds no allocation.
     run prepare_claims "$(ref c2)"
