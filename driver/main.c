@@ -99,17 +99,11 @@ static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, s
 {
     struct plugin *p = ctx;
     const char *ns = ref->ns, *name = ref->name;
-    json_t *watched = binder_allocated_claim(p->binder, ref->uid);
+    json_t *watched = binder_allocated_claim(p->binder, ns, name, ref->uid);
     if (watched != NULL) {
-        const json_t *meta = json_object_get(watched, "metadata");
-        const char *wns = json_string_value(json_object_get(meta, "namespace"));
-        const char *wname = json_string_value(json_object_get(meta, "name"));
-        if (wns && wname && !strcmp(wns, ns) && !strcmp(wname, name)) {
-            metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_WATCH);
-            *claim = watched;
-            return 0;
-        }
-        json_decref(watched);
+        metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_WATCH);
+        *claim = watched;
+        return 0;
     }
     metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_GET);
     char path[1024];
@@ -139,10 +133,10 @@ static void claim_holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
     prepare_for_each_device(p->prep, fn, fn_ctx);
 }
 
-static json_t *watched_claim(void *ctx, const char *uid)
+static json_t *watched_claim(void *ctx, const char *ns, const char *name, const char *uid)
 {
     struct plugin *p = ctx;
-    return binder_allocated_claim(p->binder, uid);
+    return binder_allocated_claim(p->binder, ns, name, uid);
 }
 
 static void on_claim_prepared(void *ctx, const struct claim_ref *claim)

@@ -66,14 +66,15 @@ void binder_devices_changed(struct binder *b, struct device_snapshot *snap);
 
 void binder_get_stats(struct binder *b, struct binder_stats *st);
 
-/* The claim with this uid as the watch last delivered it (a new reference to
- * an object no one changes: read it, do not modify it), when it
+/* The claim with this uid, namespace and name as the watch last delivered
+ * it (a new reference to an object no one changes: read it, do not modify
+ * it), when it
  * has an allocation result of this driver and pool; NULL when the watch has
  * not delivered it (yet).  The caller json_decref()s it.  A claim's
  * allocation does not change while the claim is reserved for a pod, and
  * the kubelet prepares only reserved claims, so the copy's allocation is the
  * one to prepare; only the status may have moved on. */
-json_t *binder_allocated_claim(struct binder *b, const char *uid);
+json_t *binder_allocated_claim(struct binder *b, const char *ns, const char *name, const char *uid);
 
 /* Stops and joins both threads, frees everything.  NULL is fine. */
 void binder_stop(struct binder *b);

@@ -43,7 +43,7 @@ static int on_event(void *ctx, const char *type, json_t *object)
     return 0;
 }
 
-json_t *binder_allocated_claim(struct binder *b, const char *uid)
+json_t *binder_allocated_claim(struct binder *b, const char *ns, const char *name, const char *uid)
 {
     /* A reference, not a copy (a deep copy of a real claim is about a
      * tenth of a prepare's instructions): no one changes a kept object, the
@@ -51,6 +51,13 @@ json_t *binder_allocated_claim(struct binder *b, const char *uid)
     pthread_mutex_lock(&b->lock);
     json_t *claim = json_incref(json_object_get(b->claims, uid));
     pthread_mutex_unlock(&b->lock);
+    const json_t *meta = json_object_get(claim, "metadata");
+    const char *cns = json_string_value(json_object_get(meta, "namespace"));
+    const char *cname = json_string_value(json_object_get(meta, "name"));
+    if (claim != NULL && (!cns || !cname || strcmp(cns, ns) != 0 || strcmp(cname, name) != 0)) {
+        json_decref(claim); /* another name under this uid: not the claim asked for */
+        claim = NULL;
+    }
     return claim;
 }
 

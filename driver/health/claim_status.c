@@ -22,7 +22,7 @@ struct claim_status_writer {
     void *holders_ctx;
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
-    json_t *(*watched_claim)(void *ctx, const char *uid);
+    json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
     void *watched_claim_ctx;
 
     pthread_t thread;
@@ -170,20 +170,12 @@ static bool devices_equal(const json_t *a, const json_t *b)
 }
 
 /* The watch's copy of the queued claim, on a first attempt only (after a
- * 409 the copy is known stale): NULL unless it has the queued name. */
+ * 409 the copy is known stale). */
 static json_t *watched_copy(struct claim_status_writer *w, const struct claim_work *it)
 {
     if (w->watched_claim == NULL || it->conflicts > 0)
         return NULL;
-    json_t *claim = w->watched_claim(w->watched_claim_ctx, it->uid);
-    const json_t *meta = json_object_get(claim, "metadata");
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
-    const char *name = json_string_value(json_object_get(meta, "name"));
-    if (claim != NULL && (!ns || !name || strcmp(ns, it->ns) || strcmp(name, it->name))) {
-        json_decref(claim);
-        claim = NULL;
-    }
-    return claim;
+    return w->watched_claim(w->watched_claim_ctx, it->ns, it->name, it->uid);
 }
 
 static enum claim_write_result write_claim(struct claim_status_writer *w,

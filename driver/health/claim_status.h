@@ -63,11 +63,11 @@ struct claim_status_options {
      * NULL = none. */
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
-    /* The claim with this uid as a watch last saw it (new reference), or
-     * NULL.  When set, a write starts from that copy instead of a GET; its
+    /* The claim with this namespace, name and uid as a watch last saw it
+     * (new reference), or NULL.  When set, a write starts from that copy instead of a GET; its
      * resourceVersion goes into the patch, so a stale copy answers 409 and
      * the claim is then read with a GET.  NULL = always GET. */
-    json_t *(*watched_claim)(void *ctx, const char *uid);
+    json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
     void *watched_claim_ctx;
 };
 

@@ -285,12 +285,8 @@ int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line,
                                    checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
 {
     (void)err; /* nothing here can fail but memory, which is fatal */
-    struct deferred_line *d = malloc(sizeof(*d));
-    char *text = malloc(len);
-    if (d == NULL || text == NULL)
-        xalloc_die();
-    memcpy(text, line, len);
-    *d = (struct deferred_line){text, len, NULL};
+    struct deferred_line *d = xmalloc(sizeof(*d));
+    *d = (struct deferred_line){memcpy(xmalloc(len), line, len), len, NULL};
     pthread_mutex_lock(&s->mu);
     while (s->compacting)
         pthread_cond_wait(&s->cv, &s->mu);

@@ -258,7 +258,7 @@ static int drop_record(struct prepare_state *st, const char *uid, bool for_unpre
     if (rec == NULL)
         return 0;
     bool durable = rec->state == CLAIM_PREPARE_COMPLETED;
-    int rc = remove_record_files(st, rec, !for_unprepare || st->reaper == NULL, err);
+    int rc = remove_record_files(st, rec, !for_unprepare, err);
     if (tr != NULL)
         prepare_trace_mark(tr, PREPARE_STEP_FILES);
     if (rc < 0)
@@ -352,7 +352,7 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     if (rc < 0)
         goto out;
     /* An earlier claim of this name may have left its directory queued. */
-    if (rec->metadata_dir != NULL && st->reaper != NULL)
+    if (rec->metadata_dir != NULL)
         rc = metadata_reaper_reclaim(st->reaper, rec->metadata_dir, err);
     /* The journal line is written first and made durable on the store's
      * thread while the files are written; the answer waits for both.  A
@@ -483,19 +483,14 @@ void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, vo
 
 void prepare_after_answer(struct prepare_state *st)
 {
-    if (st->reaper != NULL)
-        metadata_reaper_kick(st->reaper);
-    if (st->store != NULL)
-        checkpoint_store_kick(st->store);
+    metadata_reaper_kick(st->reaper);
+    checkpoint_store_kick(st->store);
 }
 
 void prepare_wait_settled(struct prepare_state *st)
 {
-    prepare_after_answer(st);
-    if (st->reaper != NULL)
-        metadata_reaper_wait_idle(st->reaper);
-    if (st->store != NULL)
-        checkpoint_store_wait_idle(st->store);
+    metadata_reaper_wait_idle(st->reaper); /* each wakes its thread first */
+    checkpoint_store_wait_idle(st->store);
 }
 
 /* ---- state ---- */
