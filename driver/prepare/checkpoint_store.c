@@ -48,8 +48,7 @@ struct checkpoint_store {
     pthread_t sync_thread;
     bool sync_started, stopping;
     pthread_cond_t sync_cv; /* CLOCK_MONOTONIC: a nowait line, or stop */
-    uint64_t nowait_target; /* the last nowait line written: synced after a delay */
-    uint64_t urgent_target; /* the last line of a begin: synced at once */
+    uint64_t nowait_target; /* the last nowait or lazy line written: synced after a delay */
     /* Nowait lines not written yet, oldest first: the sync thread writes
      * them, and any append writes them before its own line (order per
      * claim); a compaction makes them moot. */
@@ -261,24 +260,16 @@ int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t
     return finish_locked(s, s->written, apply, apply_ctx, err);
 }
 
-int checkpoint_store_begin(struct checkpoint_store *s, const char *line, size_t len,
-                           uint64_t *ticket, struct error *err)
+int checkpoint_store_append_lazy(struct checkpoint_store *s, const char *line, size_t len,
+                                 checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
 {
     if (write_line_locked(s, line, len, err) < 0)
         return -1;
-    *ticket = s->written;
-    s->active++;
-    s->urgent_target = s->written;
-    pthread_cond_signal(&s->sync_cv);
+    if (apply != NULL)
+        apply(apply_ctx);
+    s->nowait_target = s->written; /* synced with the nowait lines, after a kick */
     pthread_mutex_unlock(&s->mu);
     return 0;
-}
-
-int checkpoint_store_end(struct checkpoint_store *s, uint64_t ticket, checkpoint_apply_fn apply,
-                         void *apply_ctx, struct error *err)
-{
-    pthread_mutex_lock(&s->mu);
-    return finish_locked(s, ticket, apply, apply_ctx, err);
 }
 
 int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line, size_t len,
@@ -301,37 +292,39 @@ int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line,
 void checkpoint_store_kick(struct checkpoint_store *s)
 {
     pthread_mutex_lock(&s->mu);
-    if (s->deferred != NULL)
+    if (s->deferred != NULL || pending_locked(s, s->nowait_target))
         pthread_cond_signal(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The store's thread: syncs a begin's line at once (while its caller writes
- * files), and writes and syncs the nowait lines CHECKPOINT_NOWAIT_SYNC_MS
- * after a kick, all with one fdatasync (group commit with any append);
- * compacts past the bound afterwards. */
+/* The store's thread: writes the nowait lines and syncs them and the lazy
+ * ones CHECKPOINT_NOWAIT_SYNC_MS after a kick, all with one fdatasync (group
+ * commit with any append); compacts past the bound afterwards. */
 static void *sync_main(void *arg)
 {
     struct checkpoint_store *s = arg;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->stopping && s->deferred == NULL && !pending_locked(s, s->nowait_target) &&
-               !pending_locked(s, s->urgent_target))
+        while (!s->stopping && s->deferred == NULL && !pending_locked(s, s->nowait_target))
             pthread_cond_wait(&s->sync_cv, &s->mu);
-        if (s->deferred == NULL && !pending_locked(s, s->nowait_target) &&
-            !pending_locked(s, s->urgent_target))
+        if (s->deferred == NULL && !pending_locked(s, s->nowait_target))
             break; /* stopping, nothing left */
         long long until = retry_now_ms() + CHECKPOINT_NOWAIT_SYNC_MS;
-        while (!s->stopping && !pending_locked(s, s->urgent_target) && retry_now_ms() < until)
+        while (!s->stopping && retry_now_ms() < until)
             retry_cond_wait_until(&s->sync_cv, &s->mu, until);
         struct error fe;
         if (!s->compacting && flush_deferred_locked(s, &fe) < 0)
             LOG_E("writing to %s: %s (compacting before the next append)", s->journal_path, fe.msg);
-        uint64_t target = s->nowait_target > s->urgent_target ? s->nowait_target : s->urgent_target;
-        if (wait_durable(s, target) < 0) {
-            LOG_E("fdatasync of %s: %s; an unprepare of the last %d ms may come back after a "
-                  "power failure (the journal is rewritten at the next append)",
+        if (wait_durable(s, s->nowait_target) < 0) {
+            LOG_E("fdatasync of %s: %s; a prepare or an unprepare of the last %d ms may be undone "
+                  "by a power failure (the journal is rewritten at the next append)",
                   s->journal_path, strerror(s->failed_errno), CHECKPOINT_NOWAIT_SYNC_MS);
+            /* Their changes are applied: the snapshot is where they can
+             * still become durable, rather than at an append that may not
+             * come. */
+            struct error ce;
+            if (!s->compacting && compact_locked(s, &ce) < 0)
+                LOG_E("compacting the checkpoint: %s", ce.msg);
             continue;
         }
         /* The bound holds for nowait lines too, off the answer's path. */

@@ -9,8 +9,8 @@
  * written while one fdatasync runs are covered by the next one, which one of
  * their writers makes for all of them.  Each change's apply callback runs
  * once its line is durable, before any compaction can start, so the state
- * the caller keeps in memory never runs ahead of the disk by a change that
- * could be lost, nor behind a snapshot.
+ * the caller keeps in memory never runs ahead of the disk (except by the
+ * lazy and nowait changes below), nor behind a snapshot.
  *
  * Compaction: when the journal holds more than max_lines lines or max_bytes
  * bytes, the snapshot callback's text replaces checkpoint.json atomically
@@ -24,13 +24,19 @@
  * compacts first, so no doubtful byte stays in the journal.
  *
  * A change that recovery can work out by itself when its line is lost may
- * be appended without waiting (checkpoint_store_append_nowait): it is
- * applied at once, kept in memory, and the store's thread writes it and
- * makes it durable CHECKPOINT_NOWAIT_SYNC_MS after checkpoint_store_kick;
- * the next append writes it before its own line (and syncs it).
- * A crash of the process or of the machine in that window loses it (the
- * line may not even be written yet): the change must be one recovery works
- * out by itself. */
+ * be appended without waiting for the disk:
+ *   lazy (checkpoint_store_append_lazy): written now, applied at once;
+ *     a crash of the process keeps it, a crash of the machine within
+ *     CHECKPOINT_NOWAIT_SYNC_MS of the next kick may lose it;
+ *   nowait (checkpoint_store_append_nowait): kept in memory and applied at
+ *     once; the store's thread writes it; a crash of the process in that
+ *     window loses it too.
+ * The store's thread makes both durable CHECKPOINT_NOWAIT_SYNC_MS after
+ * checkpoint_store_kick, with one fdatasync; any append writes the nowait
+ * lines before its own (and syncs them), so a claim's lines stay in order.
+ * After a failed sync of such lines the thread compacts at once: their
+ * changes are applied already, and the snapshot is where they become
+ * durable. */
 #ifndef FAKEHW_PREPARE_CHECKPOINT_STORE_H
 #define FAKEHW_PREPARE_CHECKPOINT_STORE_H
 
@@ -67,20 +73,18 @@ struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines
 int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t len,
                             checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
 
-/* Appends line in two halves, so that the caller can work while its
- * fdatasync runs on the store's thread: begin writes it and starts making it
- * durable; end waits until it is, then applies the change (apply may be
- * NULL) and compacts past the bound.  Every begin that returned 0 must be
- * ended; compaction waits for it meanwhile.  -1 with err from either: begin
- * wrote nothing; end's line could not be made durable and apply was not
- * called. */
-int checkpoint_store_begin(struct checkpoint_store *s, const char *line, size_t len,
-                           uint64_t *ticket, struct error *err);
-int checkpoint_store_end(struct checkpoint_store *s, uint64_t ticket, checkpoint_apply_fn apply,
-                         void *apply_ctx, struct error *err);
+/* Writes line now and applies the change at once; the store's thread makes
+ * it durable CHECKPOINT_NOWAIT_SYNC_MS after checkpoint_store_kick (or the
+ * next append does).  A crash of the process keeps the line (it is in the
+ * kernel); a crash of the machine in that window may lose it, so the
+ * change must be one recovery works out by itself when it is lost.  -1
+ * with err when it could not be written; apply was then not called. */
+int checkpoint_store_append_lazy(struct checkpoint_store *s, const char *line, size_t len,
+                                 checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
 
-/* Appends line like checkpoint_store_append and applies the change at once,
- * without waiting for the line to be durable (see above).  -1 with err when
+/* Like checkpoint_store_append_lazy, but the line is not even written yet:
+ * the store's thread writes it (see above), or the next append before its
+ * own line.  -1 with err when
  * it could not be written; apply was then not called. */
 int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line, size_t len,
                                    checkpoint_apply_fn apply, void *apply_ctx, struct error *err);

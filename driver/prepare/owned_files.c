@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,32 @@ int owned_open_dir(int dirfd, const char *name, const char *path, struct error *
     return error_set_errno(err, e, "opening directory %s", path);
 }
 
+/* Writes data to fd and closes it.  0, or -1 with err (fd closed). */
+static int fill_and_close(int fd, const char *path, const char *data, size_t len, mode_t mode,
+                          struct error *err)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            error_set_errno(err, errno, "writing %s", path);
+            close(fd);
+            return -1;
+        }
+        data += w;
+        len -= (size_t)w;
+    }
+    if (fchmod(fd, mode) < 0) {
+        error_set_errno(err, errno, "chmod %s", path);
+        close(fd);
+        return -1;
+    }
+    if (close(fd) < 0)
+        return error_set_errno(err, errno, "closing %s", path);
+    return 0;
+}
+
 /* Writes data to name in dirfd through a temporary file and a rename, which
  * replaces whatever name is (a planted link included) without following it. */
 static int write_at(int dirfd, const char *name, const char *path, const char *data, size_t len,
@@ -57,37 +84,33 @@ static int write_at(int dirfd, const char *name, const char *path, const char *d
     }
     if (fd < 0)
         return error_set(err, "creating a temporary file for %s: all names taken", path);
-    while (len > 0) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            error_set_errno(err, errno, "writing %s", path);
-            goto fail;
-        }
-        data += w;
-        len -= (size_t)w;
-    }
-    if (fchmod(fd, mode) < 0) {
-        error_set_errno(err, errno, "chmod %s", path);
+    if (fill_and_close(fd, path, data, len, mode, err) < 0)
         goto fail;
-    }
-    int rc = close(fd);
-    fd = -1;
-    if (rc < 0) {
-        error_set_errno(err, errno, "closing %s", path);
-        goto fail;
-    }
     if (renameat(dirfd, tmp, dirfd, name) < 0) {
         error_set_errno(err, errno, "renaming a temporary file to %s", path);
         goto fail;
     }
     return 0;
 fail:
-    if (fd >= 0)
-        close(fd);
     unlinkat(dirfd, tmp, 0);
     return -1;
+}
+
+/* Writes data to name in a directory made just now, which no one reads yet:
+ * in place, one directory operation fewer than write_at.  A crash halfway
+ * leaves a part of a file whose directory no checkpoint line owns (the
+ * line comes after the files), so the next start removes it. */
+static int write_new_at(int dirfd, const char *name, const char *path, const char *data, size_t len,
+                        mode_t mode, struct error *err)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return error_set_errno(err, errno, "creating %s", path);
+    if (fill_and_close(fd, path, data, len, mode, err) < 0) {
+        unlinkat(dirfd, name, 0);
+        return -1;
+    }
+    return 0;
 }
 
 int owned_write_file(const char *root, const char *rel, const char *data, size_t len, mode_t mode,
@@ -107,11 +130,13 @@ int owned_write_file(const char *root, const char *rel, const char *data, size_t
     int rc = 0;
     /* Each directory level: create it if missing, then open it without
      * following a link. */
+    bool fresh = false; /* the file's directory was made just now */
     while (rc == 0 && (slash = strchr(name, '/')) != NULL) {
         *slash = '\0';
         char shown[PATH_MAX];
         snprintf(shown, sizeof(shown), "%s/%.*s", root, (int)(slash - part), rel);
-        if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
+        fresh = mkdirat(dfd, name, 0755) == 0;
+        if (!fresh && errno != EEXIST) {
             rc = error_set_errno(err, errno, "creating directory %s", shown);
             break;
         }
@@ -123,7 +148,8 @@ int owned_write_file(const char *root, const char *rel, const char *data, size_t
         name = slash + 1;
     }
     if (rc == 0)
-        rc = write_at(dfd, name, path, data, len, mode, err);
+        rc = fresh ? write_new_at(dfd, name, path, data, len, mode, err)
+                   : write_at(dfd, name, path, data, len, mode, err);
     close(dfd);
     return rc;
 }

@@ -21,7 +21,10 @@ int owned_link_error(int dirfd, const char *name, const char *path, struct error
 
 /* Writes root/rel atomically (temporary file, rename; no fsync), creating
  * root (its parent must exist) and the directories of rel (mode 0755) on
- * the way; rel is relative, "a/b/file".
+ * the way; rel is relative, "a/b/file".  When this call made the file's
+ * directory, the file is written in place instead: nothing can read it yet,
+ * and a crash halfway leaves it in a directory the caller must own only
+ * once the write returned (the checkpoint line comes after the files).
  * Every level is opened without following links: a link anywhere below root
  * (or root itself) fails with owned_link_error's message. */
 int owned_write_file(const char *root, const char *rel, const char *data, size_t len, mode_t mode,

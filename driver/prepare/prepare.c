@@ -73,7 +73,8 @@ static char *snapshot_text(void *ctx, struct error *err)
     return checkpoint_encode(durable, err);
 }
 
-/* A change of st->claims, applied once its journal line is durable. */
+/* A change of st->claims, applied once its journal line is written (a
+ * prepare's) or durable. */
 struct change {
     struct prepare_state *st;
     const char *uid;
@@ -354,43 +355,22 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     /* An earlier claim of this name may have left its directory queued. */
     if (rec->metadata_dir != NULL)
         rc = metadata_reaper_reclaim(st->reaper, rec->metadata_dir, err);
-    /* The journal line is written first and made durable on the store's
-     * thread while the files are written; the answer waits for both.  A
-     * crash in between leaves a line whose files are missing (recovery drops
-     * that claim) or files no line owns (the next start sweeps them). */
-    bool begun = false;
-    uint64_t ticket = 0;
-    if (rc == 0) {
-        size_t len = 0;
-        cleanup_free char *line = change_line(c->uid, rec, &len, err);
-        rc = line != NULL ? checkpoint_store_begin(st->store, line, len, &ticket, err) : -1;
-        begun = rc == 0;
-    }
+    /* The files first, then the journal line: a crash in between leaves
+     * files no line owns, which the next start sweeps.  The line is
+     * written before the answer (a crash of the process keeps it) and made
+     * durable just after it (prepare_after_answer): the files are never
+     * synced, so a crash of the machine is the recovery rule's either way. */
     if (rc == 0)
         rc = write_plan_files(st, &plan, err);
     prepare_trace_mark(tr, PREPARE_STEP_FILES);
-    if (begun) {
+    if (rc == 0) {
+        size_t len = 0;
+        cleanup_free char *line = change_line(c->uid, rec, &len, err);
         struct change ch = {st, c->uid, rec};
-        struct error ignored;
-        int durable = checkpoint_store_end(st->store, ticket, rc == 0 ? apply_change : NULL, &ch,
-                                           rc == 0 ? err : &ignored);
+        rc = line != NULL
+                 ? checkpoint_store_append_lazy(st->store, line, len, apply_change, &ch, err)
+                 : -1;
         prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
-        if (rc < 0) {
-            /* The files failed after the line: undo both.  The line that
-             * withdraws it changes nothing in memory (a record whose files
-             * could not be removed stays, PrepareStarted). */
-            rollback(st, c->uid);
-            size_t len = 0;
-            cleanup_free char *undo =
-                durable == 0 ? change_line(c->uid, NULL, &len, &ignored) : NULL;
-            if (undo != NULL &&
-                checkpoint_store_append(st->store, undo, len, NULL, NULL, &ignored) < 0)
-                LOG_E("claim %s/%s (uid %s): journaling the rollback: %s (a restart drops the "
-                      "claim: its files are gone)",
-                      c->ns, c->name, c->uid, ignored.msg);
-            goto out;
-        }
-        rc = durable;
     }
     if (rc < 0) {
         rollback(st, c->uid);
