@@ -17,7 +17,7 @@
     X(CLAIM, "claim")           /* the claim: from the watch cache or a GET */                     \
     X(PLAN, "plan")             /* the CDI specs, metadata and the answer, in memory */            \
     X(FILES, "files")           /* CDI spec and metadata files written or removed */               \
-    X(JOURNAL, "journal")       /* the checkpoint journal line, durable */                         \
+    X(JOURNAL, "journal")       /* the checkpoint journal line, written */                         \
     X(HOOKS, "hooks")           /* the claim-status writer told */
 
 enum prepare_step {
