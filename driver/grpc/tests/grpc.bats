@@ -458,3 +458,15 @@ HEALTH
     run grep -E "rpc /k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/Node(Prepare|Unprepare)Resources on dra: [0-9.]+ ms from arrival to sent: request read [0-9.]+, to a worker [0-9.]+, handler [0-9.]+, reply sent [0-9.]+" "$T/server.log"
     assert_equal "${#lines[@]}" 2
 }
+
+@test "hostile: unary calls over their budget are RESOURCE_EXHAUSTED at once" {
+    TEST_WORKERS=1 start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" unary-limit
+    # 255 slow prepares are still queued behind the one worker: no clean
+    # shutdown to wait for.
+    kill -KILL "$SERVER_PID"
+    wait "$SERVER_PID" || true
+    SERVER_PID=
+    assert_success
+    assert_line "unary-limit passed"
+}
