@@ -156,12 +156,14 @@ static void stream_free(struct rpc_stream *c)
     free(c);
 }
 
-struct rpc_stream *call_new(struct rpc_server *srv)
+struct rpc_stream *call_new(struct rpc_server *srv, const struct rpc_registered *reg)
 {
     struct rpc_stream *c = xcalloc(1, sizeof(*c));
     c->srv = srv;
+    c->registered = reg;
+    c->method = reg ? reg->method : NULL; /* a generic call's is looked up at arrival */
     c->t_new = (struct tag){TAG_NEW_CALL, c};
-    c->t_recv = (struct tag){TAG_RECV, c};
+    c->t_first = (struct tag){TAG_FIRST, c};
     c->t_close = (struct tag){TAG_CLOSE, c};
     c->t_send = (struct tag){TAG_SEND, c};
     grpc_call_details_init(&c->details);
@@ -174,6 +176,8 @@ struct rpc_stream *call_new(struct rpc_server *srv)
 /* Releases what a pending (never arrived) call holds. */
 void call_discard(struct rpc_stream *c)
 {
+    if (c->recv_buf)
+        grpc_byte_buffer_destroy(c->recv_buf);
     grpc_call_details_destroy(&c->details);
     grpc_metadata_array_destroy(&c->request_md);
     stream_free(c);
@@ -214,8 +218,44 @@ static void call_work_done(struct rpc_stream *c)
         call_finalize(c);
 }
 
+/* The request is in hand (poller thread): refuse a missing one, else run the
+ * handler here (on_poller) or hand it to a worker.  Takes over one work
+ * reference, which the handler's run gives back. */
+static void dispatch(struct rpc_stream *c)
+{
+    if (c->recv_buf == NULL) {
+        finish_with_status(c, GRPC_STATUS_INVALID_ARGUMENT,
+                           "the client half-closed without sending a request message");
+        call_work_done(c);
+        return;
+    }
+    c->t_read = trace_now();
+    if (c->method->unary != NULL && c->method->on_poller) {
+        call_run(c, server_stopping(c->srv));
+        return;
+    }
+    server_push_job(c->srv, c);
+}
+
+/* Starts the first batch (see rpc_internal.h) with the ops given; its
+ * completion dispatches the request.  Caller holds c->mu. */
+static void start_first_locked(struct rpc_stream *c, grpc_op *ops, size_t n)
+{
+    c->initial_md_sent = true;
+    if (grpc_call_start_batch(c->call, ops, n, &c->t_first, NULL) == GRPC_CALL_OK) {
+        c->work++;
+    } else {
+        LOG_E("rpc %s on %s: cannot start the call's first batch; cancelling", c->path,
+              c->srv->name);
+        c->accepting = false;
+        grpc_call_cancel(c->call, NULL);
+    }
+}
+
 /* The call arrived (poller thread): watch for its end, then either answer
- * at once (unknown method, too many calls) or read the request. */
+ * at once (unknown method, too many calls), or dispatch the request that
+ * came with a registered unary call, or send the initial metadata and, for
+ * a generic call, read the request. */
 void call_start(struct rpc_stream *c, size_t in_class)
 {
     struct rpc_server *srv = c->srv;
@@ -247,6 +287,21 @@ void call_start(struct rpc_stream *c, size_t in_class)
     } else if (!call_is_stream(c) && in_class > RPC_MAX_UNARY_CALLS) {
         snprintf(msg, sizeof(msg), "too many calls in progress (limit %d)", RPC_MAX_UNARY_CALLS);
         finish_with_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    } else if (c->registered != NULL && !call_is_stream(c)) {
+        /* The request came with the call: no batch before the answer, whose
+         * send batch carries the initial metadata too (one write). */
+        pthread_mutex_lock(&c->mu);
+        c->work++; /* the handler's run, as the first batch's would be */
+        pthread_mutex_unlock(&c->mu);
+        dispatch(c);
+    } else if (c->registered != NULL) {
+        /* A stream: its initial metadata goes out before the handler runs. */
+        grpc_op op;
+        memset(&op, 0, sizeof(op));
+        op.op = GRPC_OP_SEND_INITIAL_METADATA;
+        pthread_mutex_lock(&c->mu);
+        start_first_locked(c, &op, 1);
+        pthread_mutex_unlock(&c->mu);
     } else {
         grpc_op ops[2];
         memset(ops, 0, sizeof(ops));
@@ -254,39 +309,19 @@ void call_start(struct rpc_stream *c, size_t in_class)
         ops[1].op = GRPC_OP_RECV_MESSAGE;
         ops[1].data.recv_message.recv_message = &c->recv_buf;
         pthread_mutex_lock(&c->mu);
-        c->initial_md_sent = true;
-        if (grpc_call_start_batch(c->call, ops, 2, &c->t_recv, NULL) == GRPC_CALL_OK) {
-            c->work++;
-        } else {
-            LOG_E("rpc %s on %s: cannot read the request; cancelling", c->path, srv->name);
-            c->accepting = false;
-            grpc_call_cancel(c->call, NULL);
-        }
+        start_first_locked(c, ops, 2);
         pthread_mutex_unlock(&c->mu);
     }
     call_work_done(c);
 }
 
-/* The request message arrived (poller thread): hand it to a worker. */
-void call_on_recv(struct rpc_stream *c, bool ok)
+void call_on_first(struct rpc_stream *c, bool ok)
 {
     if (!ok) { /* the call broke before the request came; the close batch ends it */
         call_work_done(c);
         return;
     }
-    if (c->recv_buf == NULL) {
-        finish_with_status(c, GRPC_STATUS_INVALID_ARGUMENT,
-                           "the client half-closed without sending a request message");
-        call_work_done(c);
-        return;
-    }
-    /* The recv batch's work reference passes to the job. */
-    c->t_read = trace_now();
-    if (c->method != NULL && c->method->unary != NULL && c->method->on_poller) {
-        call_run(c, server_stopping(c->srv));
-        return;
-    }
-    server_push_job(c->srv, c);
+    dispatch(c); /* the first batch's work reference passes to the handler's run */
 }
 
 void call_on_close(struct rpc_stream *c)

@@ -3,13 +3,31 @@
  * lifecycle) and rpc_call.c (one call: its batches, send queue, handler run,
  * and the rpc_stream / rpc_reply API).  Not a contract for other modules.
  *
+ * Calls come in two ways.  Every method added with rpc_server_add_method is
+ * registered with grpc core, which reads the request message before it hands
+ * the call over (GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER), so a registered
+ * call arrives with its request.  A generic grpc_server_request_call stays
+ * armed for the rest: unknown paths (UNIMPLEMENTED), and any call of a known
+ * path that grpc core did not match to its registration, which is then
+ * served the generic way (grpc core 1.51 matches every call that has an
+ * :authority, and refuses the others).
+ *
  * Per call, up to three batches are in flight, each with its own tag:
- *   recv  {SEND_INITIAL_METADATA, RECV_MESSAGE}   once, right after the call arrives
- *   close {RECV_CLOSE_ON_SERVER}                  until the call is over
- *   send  one queued item: a message, a status, or both (unary answer)
- * Initial metadata always goes out first (in the recv batch, or together with
- * an early status), because grpc core only ends a call cleanly after it was
- * sent, and only one send batch is in flight per call.
+ *   first  once, right after the call arrives, before the handler runs:
+ *            generic call       {SEND_INITIAL_METADATA, RECV_MESSAGE}
+ *            registered stream  {SEND_INITIAL_METADATA} (the request came
+ *                               with the call; metadata goes out early)
+ *            registered unary   none: the request is dispatched at arrival
+ *   close  {RECV_CLOSE_ON_SERVER}                 until the call is over
+ *   send   one queued item: a message, a status, or both (unary answer)
+ * Initial metadata always goes out first, because grpc core only ends a
+ * call cleanly after it was sent: in the first batch, or else in the first
+ * send batch.  So a registered unary call's answer is one batch and one
+ * write, {SEND_INITIAL_METADATA, SEND_MESSAGE, SEND_STATUS_FROM_SERVER}, and
+ * a status that comes first (unknown method, too many calls, a registered
+ * unary call without a request message) carries it too.  Only one send
+ * batch is in flight per call; nothing is queued for sending before the
+ * request is dispatched, so a first batch never overlaps a send batch.
  *
  * A call counts "work": outstanding batches plus a queued or running handler.
  * When work drops to zero the call is over: the stream-closed callback runs,
@@ -33,11 +51,17 @@
 
 #define STATUS_MSG_MAX 1024
 
-enum tag_kind { TAG_NEW_CALL, TAG_RECV, TAG_CLOSE, TAG_SEND, TAG_SERVER_SHUTDOWN };
+enum tag_kind { TAG_NEW_CALL, TAG_FIRST, TAG_CLOSE, TAG_SEND, TAG_SERVER_SHUTDOWN };
 
 struct tag {
     enum tag_kind kind;
     struct rpc_stream *call; /* NULL for TAG_SERVER_SHUTDOWN */
+};
+
+/* A method as grpc core knows it: its handle from grpc_server_register_method. */
+struct rpc_registered {
+    const struct rpc_method *method;
+    void *handle;
 };
 
 /* One queued send: a message, a final status, or both. */
@@ -57,6 +81,7 @@ struct rpc_server {
     int nworkers;
     struct rpc_method *methods;
     size_t n_methods;
+    struct rpc_registered *registered; /* one per method, from rpc_server_start */
 
     grpc_server *server;
     grpc_completion_queue *cq;
@@ -84,13 +109,15 @@ struct rpc_server {
 /* A call.  Named rpc_stream because that is what services see of it. */
 struct rpc_stream {
     struct rpc_server *srv;
-    struct tag t_new, t_recv, t_close, t_send;
+    struct tag t_new, t_first, t_close, t_send;
     grpc_call *call;
-    grpc_call_details details;
+    grpc_call_details details; /* generic calls only */
+    gpr_timespec deadline;     /* registered calls only */
     grpc_metadata_array request_md;
     char *path;
-    const struct rpc_method *method; /* NULL: unknown method */
-    grpc_byte_buffer *recv_buf;
+    const struct rpc_method *method;         /* NULL: unknown method */
+    const struct rpc_registered *registered; /* requested as this method; NULL: generic */
+    grpc_byte_buffer *recv_buf;              /* the request; a registered call's comes with it */
     int cancelled;
 
     pthread_mutex_t mu;
@@ -109,7 +136,8 @@ struct rpc_stream {
     struct rpc_stream *live_prev, *live_next;
 
     /* Where a unary call's time goes, for the debug log (-v 3): when it
-     * arrived, its request was read, a worker took it, the reply was queued
+     * arrived, its request was read (at arrival for a registered call, whose
+     * request came with it), a worker took it, the reply was queued
      * (CLOCK_MONOTONIC ns; 0 when the log is quieter). */
     long long t_arrived, t_read, t_taken, t_replied;
 };
@@ -122,8 +150,9 @@ struct rpc_reply {
 };
 
 /* rpc_call.c: the life of one call, driven by the poller and the workers. */
-struct rpc_stream *call_new(struct rpc_server *srv); /* for grpc_server_request_call */
-void call_discard(struct rpc_stream *c);             /* a request that never got a call */
+/* For grpc_server_request_call (reg NULL) or grpc_server_request_registered_call. */
+struct rpc_stream *call_new(struct rpc_server *srv, const struct rpc_registered *reg);
+void call_discard(struct rpc_stream *c); /* a request that never got a call */
 /* The call arrived, method looked up; in_class: live calls of its kind
  * (unary or stream) including this one, checked against that kind's budget. */
 void call_start(struct rpc_stream *c, size_t in_class);
@@ -131,7 +160,8 @@ static inline bool call_is_stream(const struct rpc_stream *c)
 {
     return c->method != NULL && c->method->stream_open != NULL;
 }
-void call_on_recv(struct rpc_stream *c, bool ok);
+/* The first batch completed: the request is in hand, initial metadata sent. */
+void call_on_first(struct rpc_stream *c, bool ok);
 void call_on_close(struct rpc_stream *c);
 void call_on_send(struct rpc_stream *c, bool ok);
 void call_run(struct rpc_stream *c, bool stopping); /* on a worker: decode, run the handler */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The gRPC server: one unix socket, one completion queue drained by a
- * poller thread, worker threads for the handlers, dispatch by method path,
- * and shutdown.  See rpc_server.h; the life of a call is in rpc_call.c.
+ * poller thread, worker threads for the handlers, the methods registered with
+ * grpc core (their calls arrive with the request read), and shutdown.  See
+ * rpc_server.h; the life of a call is in rpc_call.c.
  *
  * Threads: the poller does bookkeeping and runs only the handlers marked
  * on_poller (short, no network: unprepare), the workers decode requests and
@@ -23,16 +24,27 @@
 #include "driver/grpc/rpc_internal.h"
 #include "xalloc.h"
 
-#define PENDING_REQUESTS  2   /* grpc_server_request_call kept armed */
+/* Requests kept armed: this many generic ones, and as many per registered
+ * method. */
+#define PENDING_REQUESTS  2
 #define SHUTDOWN_GRACE_MS 400 /* unary calls may finish before being cancelled */
 
-static void request_one_call(struct rpc_server *srv)
+/* Arms one request: for a call of the registered method reg, with its request
+ * message read by grpc core, or a generic one (reg NULL). */
+static void request_one_call(struct rpc_server *srv, const struct rpc_registered *reg)
 {
-    struct rpc_stream *c = call_new(srv);
-    grpc_call_error rc = grpc_server_request_call(srv->server, &c->call, &c->details,
-                                                  &c->request_md, srv->cq, srv->cq, &c->t_new);
+    struct rpc_stream *c = call_new(srv, reg);
+    grpc_call_error rc;
+    if (reg)
+        rc = grpc_server_request_registered_call(srv->server, reg->handle, &c->call, &c->deadline,
+                                                 &c->request_md, &c->recv_buf, srv->cq, srv->cq,
+                                                 &c->t_new);
+    else
+        rc = grpc_server_request_call(srv->server, &c->call, &c->details, &c->request_md, srv->cq,
+                                      srv->cq, &c->t_new);
     if (rc != GRPC_CALL_OK) {
-        LOG_E("%s server: cannot wait for calls (grpc_call_error %d)", srv->name, (int)rc);
+        LOG_E("%s server: cannot wait for calls%s%s (grpc_call_error %d)", srv->name,
+              reg ? " of " : "", reg ? reg->method->path : "", (int)rc);
         call_discard(c);
     }
 }
@@ -90,15 +102,21 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
         return;
     }
     /* Set before the call joins the live list, which shutdown walks. */
-    char *path = grpc_slice_to_c_string(c->details.method);
-    c->path = xstrdup(path ? path : "?");
-    gpr_free(path);
-    c->method = find_method(srv, c->path);
+    if (c->registered) {
+        c->path = xstrdup(c->method->path);
+    } else {
+        /* An unknown path; or a known one grpc core did not match to its
+         * registration, served the generic way (see rpc_internal.h). */
+        char *path = grpc_slice_to_c_string(c->details.method);
+        c->path = xstrdup(path ? path : "?");
+        gpr_free(path);
+        c->method = find_method(srv, c->path);
+    }
 
     size_t in_class;
     pthread_mutex_lock(&srv->mu);
     if (srv->state == SRV_RUNNING)
-        request_one_call(srv);
+        request_one_call(srv, c->registered);
     c->live_next = srv->live;
     if (srv->live)
         srv->live->live_prev = c;
@@ -127,8 +145,8 @@ static void *poller_main(void *arg)
         case TAG_NEW_CALL:
             on_new_call(srv, t->call, ev.success != 0);
             break;
-        case TAG_RECV:
-            call_on_recv(t->call, ev.success != 0);
+        case TAG_FIRST:
+            call_on_first(t->call, ev.success != 0);
             break;
         case TAG_CLOSE:
             call_on_close(t->call);
@@ -291,6 +309,18 @@ int rpc_server_start(struct rpc_server *srv, struct error *err)
     srv->cq = grpc_completion_queue_create_for_next(NULL);
     srv->server = grpc_server_create(NULL, NULL);
     grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
+    /* Calls of a registered method arrive with their request message read. */
+    srv->registered = xcalloc(srv->n_methods, sizeof(*srv->registered));
+    for (size_t i = 0; i < srv->n_methods; i++) {
+        srv->registered[i].method = &srv->methods[i];
+        srv->registered[i].handle = grpc_server_register_method(
+            srv->server, srv->methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+        if (srv->registered[i].handle == NULL) {
+            error_set(err, "%s server: grpc core refused to register method %s", srv->name,
+                      srv->methods[i].path);
+            goto fail;
+        }
+    }
     char addr[4200];
     snprintf(addr, sizeof(addr), "unix:%s", srv->socket_path);
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
@@ -318,8 +348,11 @@ int rpc_server_start(struct rpc_server *srv, struct error *err)
     }
     pthread_mutex_lock(&srv->mu);
     srv->state = SRV_RUNNING;
-    for (int i = 0; i < PENDING_REQUESTS; i++)
-        request_one_call(srv);
+    for (int i = 0; i < PENDING_REQUESTS; i++) {
+        request_one_call(srv, NULL);
+        for (size_t m = 0; m < srv->n_methods; m++)
+            request_one_call(srv, &srv->registered[m]);
+    }
     pthread_mutex_unlock(&srv->mu);
     int rc = pthread_create(&srv->poller, NULL, poller_main, srv);
     if (rc != 0) {
@@ -435,6 +468,7 @@ void rpc_server_free(struct rpc_server *srv)
     if (srv->grpc_inited)
         grpc_shutdown_blocking();
     free(srv->workers);
+    free(srv->registered);
     free(srv->methods);
     free(srv->name);
     free(srv->socket_path);

@@ -5,10 +5,14 @@
  * poller thread that drains it, and a pool of worker threads that run the
  * handlers, so a slow handler (a prepare waiting on the API server) never
  * blocks the poller or other calls, and a long-lived stream never holds a
- * worker.  Methods are dispatched by their full path ("/pkg.Service/Method").
- * The server decodes the request with the method's descriptor before the
- * handler runs; unknown methods get UNIMPLEMENTED and undecodable requests
- * INVALID_ARGUMENT without reaching a handler.
+ * worker.  Methods are dispatched by their full path ("/pkg.Service/Method"):
+ * rpc_server_start registers each with grpc core, which reads a call's
+ * request message before it hands the call over, so a unary call is
+ * dispatched as it arrives and its answer (initial metadata, message and
+ * status) goes out in one write.  The server decodes the request with the
+ * method's descriptor before the handler runs; unknown methods get
+ * UNIMPLEMENTED, undecodable requests and calls without a request message
+ * INVALID_ARGUMENT, without reaching a handler.
  *
  * Lifecycle: rpc_server_new, rpc_server_add_method (any number),
  * rpc_server_start, ..., rpc_server_shutdown, rpc_server_free.  Method
@@ -56,8 +60,8 @@ struct rpc_method {
     rpc_stream_open_fn stream_open;
     rpc_stream_closed_fn stream_closed; /* optional, streams only */
     rpc_after_reply_fn after_reply;     /* optional, unary only */
-    /* Unary only: run the handler on the poller thread, which read the
-     * request and writes the reply without a hand-off to a worker.  Only for
+    /* Unary only: run the handler on the poller thread, which got the call
+     * with its request and writes the reply without a hand-off to a worker.  Only for
      * handlers that never wait on the network and take well under a
      * millisecond (the poller serves every other call meanwhile). */
     bool on_poller;
@@ -80,8 +84,9 @@ struct rpc_server_config {
 /* Creates a server (not yet listening).  cfg's strings are copied. */
 struct rpc_server *rpc_server_new(const struct rpc_server_config *cfg, struct error *err);
 
-/* Adds a method; only before rpc_server_start.  m is copied, its strings and
- * ctx must outlive the server.  Fails on a duplicate path or a bad entry. */
+/* Adds a method; only before rpc_server_start, which registers it with grpc
+ * core.  m is copied, its strings and ctx must outlive the server.  Fails on
+ * a duplicate path or a bad entry. */
 int rpc_server_add_method(struct rpc_server *srv, const struct rpc_method *m, struct error *err);
 
 /* Creates the socket's parent directories (mode 0750), replaces a stale

@@ -43,10 +43,10 @@ teardown() {
     fi
 }
 
-# Starts the server and waits until both sockets answer.
+# Starts the server (log verbosity $1, default 2) and waits until both sockets answer.
 start_server() {
     "$SERVER" --registry-dir "$REG_DIR" --plugin-dir "$PLUGIN_DIR" --driver-name "$DRIVER" \
-        --health-file "$T/health" --ready-file "$T/ready" -v 2 2>"$T/server.log" &
+        --health-file "$T/health" --ready-file "$T/ready" -v "${1:-2}" 2>"$T/server.log" &
     SERVER_PID=$!
     for _ in $(seq 1 100); do
         if [ -S "$REG_SOCK" ] && [ -S "$DRA_SOCK" ]; then
@@ -407,4 +407,66 @@ HEALTH
     run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" streams
     assert_success
     assert_line "streams passed"
+}
+
+@test "wire: a unary answer is one write: response HEADERS, DATA and trailers in one read" {
+    start_server
+    # Raw HTTP/2: grpc core reads a registered method's request before the
+    # call reaches us, and the initial metadata goes out with the answer, so
+    # the client wakes once per call (even when the handler takes 1.5 s).
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/h2_calls.py" "$DRA_SOCK" one-write
+    assert_success
+    assert_line "one-write passed"
+}
+
+@test "protocol: a call without a request message is INVALID_ARGUMENT; an empty one is served" {
+    start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/h2_calls.py" "$DRA_SOCK" no-message
+    assert_success
+    assert_line "no-message passed"
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" no-message
+    assert_success
+    assert_line "no-message passed"
+    # The same on the registration socket, whose methods are registered too.
+    run "$STANDIN" call --endpoint "$REG_SOCK" --method /pluginregistration.Registration/GetInfo
+    assert_success
+    run "$STANDIN" call --endpoint "$REG_SOCK" --method /pluginregistration.Registration/Nope
+    assert_failure 3
+    assert_line "status=UNIMPLEMENTED"
+    assert_line "message=unknown method /pluginregistration.Registration/Nope"
+}
+
+@test "health: a stream gets its response headers at once, then its first message promptly" {
+    start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/h2_calls.py" "$DRA_SOCK" stream
+    assert_success
+    assert_line "stream passed"
+    "$STANDIN" watch-health --endpoint "$DRA_SOCK" --count 1 --timeout 20 >"$T/watch.out" &
+    local watch=$! t0
+    t0=$(now_ms)
+    wait "$watch"
+    [ $(($(now_ms) - t0)) -lt 3000 ]
+    assert_file_contains "$T/watch.out" "^--- update=1 devices=2"
+}
+
+@test "trace: -v 3 logs a registered unary call's timeline" {
+    start_server 3
+    run "$STANDIN" prepare --endpoint "$DRA_SOCK" ns/c1/u1
+    assert_success
+    run "$STANDIN" unprepare --endpoint "$DRA_SOCK" ns/c1/u1
+    assert_success
+    run grep -E "rpc /k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/Node(Prepare|Unprepare)Resources on dra: [0-9.]+ ms from arrival to sent: request read [0-9.]+, to a worker [0-9.]+, handler [0-9.]+, reply sent [0-9.]+" "$T/server.log"
+    assert_equal "${#lines[@]}" 2
+}
+
+@test "hostile: unary calls over their budget are RESOURCE_EXHAUSTED at once" {
+    TEST_WORKERS=1 start_server
+    run /usr/bin/python3 "$BATS_TEST_DIRNAME/hostile_requests.py" "$DRA_SOCK" unary-limit
+    # 255 slow prepares are still queued behind the one worker: no clean
+    # shutdown to wait for.
+    kill -KILL "$SERVER_PID"
+    wait "$SERVER_PID" || true
+    SERVER_PID=
+    assert_success
+    assert_line "unary-limit passed"
 }
