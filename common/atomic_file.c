@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,35 +39,76 @@ static int fsync_dir_of(const char *path, struct error *err)
     return fsync_dir(dir, err);
 }
 
+/* The umask the process started with: files are created with their final
+ * mode, and a chmod follows only when the umask takes bits away.  Read
+ * before main, while there is one thread (umask() cannot only read it). */
+static mode_t start_umask = 077;
+__attribute__((constructor)) static void read_umask(void)
+{
+    start_umask = umask(022);
+    umask(start_umask);
+}
+
+bool umask_strips(mode_t mode)
+{
+    return (mode & start_umask) != 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Data and mode of a file just created with mode (less the umask). */
+static int fill(int fd, const char *name, const void *data, size_t len, mode_t mode,
+                struct error *err)
+{
+    if (write_all(fd, data, len) < 0)
+        return error_set_errno(err, errno, "writing %s", name);
+    if (umask_strips(mode) && fchmod(fd, mode) < 0)
+        return error_set_errno(err, errno, "chmod %s", name);
+    return 0;
+}
+
+/* Creates the temporary file of path, ".<base>.tmp.<pid>.<n>" next to it. */
+static int open_temp(const char *path, mode_t mode, char *tmp, size_t size, struct error *err)
+{
+    static atomic_uint seq; /* unique within the process; a leftover name is skipped */
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    for (int tries = 0; tries < 8; tries++) {
+        unsigned n = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
+        if (snprintf(tmp, size, "%.*s.%s.tmp.%d.%u", dirlen, path, base, (int)getpid(), n) >=
+            (int)size)
+            return error_set(err, "path too long: %s", path);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0 || errno != EEXIST)
+            return fd >= 0 ? fd
+                           : error_set_errno(err, errno, "creating temporary file for %s", path);
+    }
+    return error_set(err, "creating temporary file for %s: all names taken", path);
+}
+
 static int replace_file(const char *path, const void *data, size_t len, mode_t mode, bool durable,
                         struct error *err)
 {
     char tmp[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    const char *base = slash ? slash + 1 : path;
-    if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.XXXXXX", dirlen, path, base) >= (int)sizeof(tmp))
-        return error_set(err, "path too long: %s", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    int fd = open_temp(path, mode, tmp, sizeof(tmp), err);
     if (fd < 0)
-        return error_set_errno(err, errno, "creating temporary file for %s", path);
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            error_set_errno(err, errno, "writing %s", tmp);
-            goto fail;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (fchmod(fd, mode) < 0) {
-        error_set_errno(err, errno, "chmod %s", tmp);
+        return -1;
+    if (fill(fd, tmp, data, len, mode, err) < 0)
         goto fail;
-    }
     if (durable && fsync(fd) < 0) {
         error_set_errno(err, errno, "fsync %s", tmp);
         goto fail;
@@ -99,6 +141,35 @@ int atomic_write_file_nosync(const char *path, const void *data, size_t len, mod
                              struct error *err)
 {
     return replace_file(path, data, len, mode, false, err);
+}
+
+int atomic_create_file_quiet(const char *path, const void *data, size_t len, mode_t mode,
+                             struct error *err)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL ||
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+        return atomic_write_file_nosync(path, data, len, mode, err);
+    int fd = open(dir[0] ? dir : "/", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    if (fd < 0) /* no O_TMPFILE here (EOPNOTSUPP, EISDIR), or a real error, reported there */
+        return atomic_write_file_nosync(path, data, len, mode, err);
+    if (fill(fd, path, data, len, mode, err) < 0) {
+        close(fd);
+        return -1;
+    }
+    /* linkat of the descriptor itself needs CAP_DAC_READ_SEARCH; through
+     * /proc it does not. */
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    int rc = linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+    int e = errno;
+    close(fd);
+    if (rc == 0)
+        return 0;
+    if (e == EEXIST || e == ENOENT) /* replace it; or no /proc */
+        return atomic_write_file_nosync(path, data, len, mode, err);
+    return error_set_errno(err, e, "creating %s", path);
 }
 
 /* Creates buf (a writable copy of the path) and, when its parent is

@@ -6,6 +6,7 @@
 #ifndef FAKEHW_COMMON_ATOMIC_FILE_H
 #define FAKEHW_COMMON_ATOMIC_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,6 +22,20 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
  * disk. */
 int atomic_write_file_nosync(const char *path, const void *data, size_t len, mode_t mode,
                              struct error *err);
+
+/* Creates path with data, complete when it appears, without a temporary
+ * name: an unnamed file (O_TMPFILE) written, then linked in.  Someone
+ * watching the directory with inotify sees one IN_CREATE, no write, no
+ * rename (the CDI cache of container runtimes re-reads its directories on
+ * writes, renames and removals only).  No fsync.  Where the filesystem has
+ * no O_TMPFILE, /proc is missing, or path exists, it is
+ * atomic_write_file_nosync instead. */
+int atomic_create_file_quiet(const char *path, const void *data, size_t len, mode_t mode,
+                             struct error *err);
+
+/* Does the process's umask take bits of mode away?  A file created with
+ * mode then needs a chmod to have it. */
+bool umask_strips(mode_t mode);
 
 /* fsync of directory dir, so a name created or renamed in it is durable. */
 int fsync_dir(const char *dir, struct error *err);

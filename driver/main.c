@@ -143,7 +143,14 @@ static void on_claim_prepared(void *ctx, const struct claim_ref *claim)
 {
     struct plugin *p = ctx;
     if (p->status != NULL)
-        claim_status_prepared(p->status, claim);
+        claim_status_queue_prepared(p->status, claim); /* kicked by after_answer */
+}
+
+static void after_answer(void *ctx)
+{
+    struct plugin *p = ctx;
+    if (p->status != NULL)
+        claim_status_kick(p->status);
 }
 
 static void on_claim_unprepared(void *ctx, const struct claim_ref *claim)
@@ -470,6 +477,7 @@ static int start(struct plugin *p, struct error *err)
         .fetch_ctx = p,
         .on_prepared = on_claim_prepared,
         .on_unprepared = on_claim_unprepared,
+        .after_answer = after_answer,
         .hook_ctx = p,
     };
     p->prep = prepare_state_open(&pcfg, err);

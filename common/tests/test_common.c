@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,6 +234,74 @@ static void test_atomic_write_nosync(void **state)
     rmdir(dir);
 }
 
+/* The inotify events on a watched directory since the last call: the mask
+ * of those naming name, and in *other the mask of those naming anything
+ * else (an O_TMPFILE file shows as "#<inode>" while it is written). */
+static uint32_t events_for(int fd, const char *name, uint32_t *other)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    uint32_t seen = 0;
+    ssize_t n;
+    *other = 0;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            if (ev->len > 0 && strcmp(ev->name, name) == 0)
+                seen |= ev->mask;
+            else if (ev->len > 0)
+                *other |= ev->mask;
+            p += sizeof(*ev) + ev->len;
+        }
+    return seen;
+}
+
+/* A quiet create: the file appears whole, with its mode, and a watcher of
+ * the directory sees nothing a CDI cache re-reads the directory for (a
+ * rename or a removal of any name, a write to a .json file): only the
+ * file's creation.  An existing file is replaced, the usual way. */
+static void test_atomic_create_quiet(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_common.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_true(inotify_add_watch(fd, dir, IN_ALL_EVENTS) >= 0);
+    struct error err;
+    uint32_t other;
+    assert_int_equal(atomic_create_file_quiet(path, "first", 5, 0644, &err), 0);
+    uint32_t seen = events_for(fd, "spec.json", &other);
+    assert_true(seen & IN_CREATE);
+    assert_int_equal(seen & (IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE), 0);
+    assert_int_equal(other & (IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_CREATE), 0);
+    char buf[16] = {0};
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(buf, 1, sizeof(buf), f), 5);
+    fclose(f);
+    assert_string_equal(buf, "first");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+
+    assert_int_equal(atomic_create_file_quiet(path, "2nd", 3, 0600, &err), 0);
+    seen = events_for(fd, "spec.json", &other);
+    assert_true(seen & IN_MOVED_TO); /* replaced through a temp file */
+    memset(buf, 0, sizeof(buf));
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(buf, 1, sizeof(buf), f), 3);
+    fclose(f);
+    assert_string_equal(buf, "2nd");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    close(fd);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* mkdir_p: deep paths, existing ones, a trailing slash, the mode of what it
  * creates, and a file in the way. */
 static void test_mkdir_p(void **state)
@@ -272,15 +341,11 @@ static void test_mkdir_p(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_prefix_chain),
-        cmocka_unit_test(test_error_errno),
-        cmocka_unit_test(test_flags_precedence),
-        cmocka_unit_test(test_flags_errors),
-        cmocka_unit_test(test_atomic_write_replaces),
-        cmocka_unit_test(test_atomic_write_nosync),
-        cmocka_unit_test(test_mkdir_p),
-        cmocka_unit_test(test_error_and_errno),
-        cmocka_unit_test(test_dns_names),
+        cmocka_unit_test(test_error_prefix_chain),    cmocka_unit_test(test_error_errno),
+        cmocka_unit_test(test_flags_precedence),      cmocka_unit_test(test_flags_errors),
+        cmocka_unit_test(test_atomic_write_replaces), cmocka_unit_test(test_atomic_write_nosync),
+        cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

@@ -41,14 +41,29 @@ struct claim_status_writer {
     struct claim_status_stats stats;
 };
 
-void claim_status_prepared(struct claim_status_writer *w, const struct claim_ref *claim)
+void claim_status_queue_prepared(struct claim_status_writer *w, const struct claim_ref *claim)
 {
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
     claim_queue_add(&w->queue, claim, retry_now_ms() + CLAIM_STATUS_AFTER_PREPARE_MS, -1);
-    pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
+}
+
+void claim_status_kick(struct claim_status_writer *w)
+{
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->lock);
+    if (w->queue.n > 0)
+        pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void claim_status_prepared(struct claim_status_writer *w, const struct claim_ref *claim)
+{
+    claim_status_queue_prepared(w, claim);
+    claim_status_kick(w);
 }
 
 void claim_status_unprepared(struct claim_status_writer *w, const char *uid)

@@ -90,8 +90,15 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
 /* A new inventory snapshot: the writer takes its own reference. */
 void claim_status_devices_changed(struct claim_status_writer *w, struct device_snapshot *snap);
 
-/* Queues a status write for the claim (strings copied). */
+/* Queues a status write for the claim (strings copied) and wakes the
+ * writer's thread. */
 void claim_status_prepared(struct claim_status_writer *w, const struct claim_ref *claim);
+
+/* The same in two halves, so that a prepare's answer does not wait on the
+ * thread's wake-up: queue while preparing, kick once the answer is on its
+ * way. */
+void claim_status_queue_prepared(struct claim_status_writer *w, const struct claim_ref *claim);
+void claim_status_kick(struct claim_status_writer *w);
 
 /* Drops queued work for the claim. */
 void claim_status_unprepared(struct claim_status_writer *w, const char *uid);

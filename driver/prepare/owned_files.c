@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
+
 int owned_link_error(int dirfd, const char *name, const char *path, struct error *err)
 {
     char target[PATH_MAX];
@@ -55,7 +57,7 @@ static int fill_and_close(int fd, const char *path, const char *data, size_t len
         data += w;
         len -= (size_t)w;
     }
-    if (fchmod(fd, mode) < 0) {
+    if (umask_strips(mode) && fchmod(fd, mode) < 0) {
         error_set_errno(err, errno, "chmod %s", path);
         close(fd);
         return -1;
@@ -78,7 +80,7 @@ static int write_at(int dirfd, const char *name, const char *path, const char *d
         if (snprintf(tmp, sizeof(tmp), ".%.200s.tmp.%d.%u", name, (int)getpid(), r) >=
             (int)sizeof(tmp))
             return error_set(err, "file name too long: %s", path);
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0 && errno != EEXIST)
             return error_set_errno(err, errno, "creating a temporary file for %s", path);
     }
@@ -103,7 +105,7 @@ fail:
 static int write_new_at(int dirfd, const char *name, const char *path, const char *data, size_t len,
                         mode_t mode, struct error *err)
 {
-    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return error_set_errno(err, errno, "creating %s", path);
     if (fill_and_close(fd, path, data, len, mode, err) < 0) {

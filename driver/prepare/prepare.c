@@ -221,6 +221,8 @@ static int write_plan_files(const struct prepare_state *st, const struct prepare
                                   strlen(f->text), 0644, err);
         else if (f->make_parent)
             rc = error_set(err, "%s is not below %s", f->path, st->metadata_root);
+        else if (f->quiet)
+            rc = atomic_create_file_quiet(f->path, f->text, strlen(f->text), 0644, err);
         else
             rc = atomic_write_file_nosync(f->path, f->text, strlen(f->text), 0644, err);
         if (rc < 0)
@@ -465,6 +467,8 @@ void prepare_after_answer(struct prepare_state *st)
 {
     metadata_reaper_kick(st->reaper);
     checkpoint_store_kick(st->store);
+    if (st->cfg.after_answer != NULL)
+        st->cfg.after_answer(st->cfg.hook_ctx);
 }
 
 void prepare_wait_settled(struct prepare_state *st)

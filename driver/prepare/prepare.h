@@ -76,6 +76,9 @@ struct prepare_config {
     void *fetch_ctx;
     prepare_hook_fn on_prepared;   /* NULL = none */
     prepare_hook_fn on_unprepared; /* NULL = none */
+    /* Called by prepare_after_answer, once answers are on their way: where
+     * the hooks' own threads are woken.  NULL = none. */
+    void (*after_answer)(void *hook_ctx);
     void *hook_ctx;
     /* Compact the checkpoint (new checkpoint.json, empty journal) once the
      * journal has more lines than this; 0 = 1024.  Tests set it low. */
@@ -131,7 +134,8 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
                     struct error *err);
 
 /* Starts what prepares and unprepares left for after their answers (the
- * metadata reaper, the journal's sync thread); the gRPC layer calls it once
+ * metadata reaper, the journal's sync thread, cfg.after_answer); the gRPC
+ * layer calls it once
  * the reply is on its way.  Without it that work waits for the next call,
  * the next append, prepare_wait_settled or the close. */
 void prepare_after_answer(struct prepare_state *st);

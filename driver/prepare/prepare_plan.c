@@ -20,11 +20,12 @@
 #define PATH_BUF 4096
 
 static int add_file(struct prepare_plan *p, const char *dir, const char *name, char *text,
-                    bool make_parent, struct error *err)
+                    bool make_parent, bool quiet, struct error *err)
 {
     if (text == NULL)
         return error_set(err, "out of memory");
-    p->files[p->n_files++] = (struct plan_file){xasprintf("%s/%s", dir, name), text, make_parent};
+    p->files[p->n_files++] =
+        (struct plan_file){xasprintf("%s/%s", dir, name), text, make_parent, quiet};
     return 0;
 }
 
@@ -100,11 +101,11 @@ static int plan_request_metadata(const struct plan_input *in, const char *req, s
         claim_metadata_spec_name(st->cfg.driver_name, c->uid, req, spec_name, sizeof(spec_name),
                                  err) < 0 ||
         add_file(in->p, dir, DEVICE_METADATA_FILE,
-                 device_metadata_stream(&mc, first_request, devices, err), true, err) < 0)
+                 device_metadata_stream(&mc, first_request, devices, err), true, false, err) < 0)
         return -1;
     json_auto_t *spec = cdi_metadata_spec(st->cfg.driver_name, c->uid, req, host, container, err);
     if (spec == NULL ||
-        add_file(in->p, st->cfg.cdi_root, spec_name, cdi_spec_text(spec), false, err) < 0)
+        add_file(in->p, st->cfg.cdi_root, spec_name, cdi_spec_text(spec), false, true, err) < 0)
         return -1;
     claim_record_add_spec(in->p->record, spec_name);
     cleanup_free char *id = xasprintf("%s=%s_%s", st->metadata_kind, c->uid, req);
@@ -207,7 +208,8 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
     if (n > 0) {
         char spec_name[PATH_BUF];
         if (claim_spec_name(st->cfg.driver_name, ref->uid, spec_name, sizeof(spec_name), err) < 0 ||
-            add_file(p, st->cfg.cdi_root, spec_name, cdi_spec_text(claim_spec), false, err) < 0)
+            add_file(p, st->cfg.cdi_root, spec_name, cdi_spec_text(claim_spec), false, false, err) <
+                0)
             goto out;
         claim_record_add_spec(p->record, spec_name);
     }

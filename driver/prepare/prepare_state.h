@@ -51,6 +51,10 @@ struct plan_file {
     char *path;
     char *text;
     bool make_parent; /* metadata files live in per-request directories */
+    /* Created without a rename, which would make a container runtime's CDI
+     * cache re-read the CDI root: the metadata specs, which the claim
+     * spec's rename, last, brings in with it. */
+    bool quiet;
 };
 
 /* Everything one claim's prepare writes and answers, computed before

@@ -97,6 +97,12 @@ static void test_line_format(void **state)
     free(line);
     line = checkpoint_journal_line(UID1, NULL, &len, &err);
     assert_non_null(strstr(line, " {\"op\":\"unprepared\",\"uid\":\"" UID1 "\"}\n"));
+    assert_int_equal(strtoul(line + 6, NULL, 16), checkpoint_crc32(line + 15, len - 16));
+    free(line);
+    /* A removal is formatted by hand; what needs escaping goes through
+     * jansson. */
+    line = checkpoint_journal_line("a\"b", NULL, &len, &err);
+    assert_non_null(strstr(line, " {\"op\":\"unprepared\",\"uid\":\"a\\\"b\"}\n"));
     free(line);
     json_decref(rec);
 }
