@@ -15,6 +15,7 @@
 #include "xalloc.h"
 
 static void call_work_done(struct rpc_stream *c);
+static void run_after_reply(struct rpc_stream *c);
 
 /* The verbosity at which a unary call's timeline is logged. */
 #define RPC_TRACE_VERBOSITY 3
@@ -187,6 +188,7 @@ void call_discard(struct rpc_stream *c)
 static void call_finalize(struct rpc_stream *c)
 {
     struct rpc_server *srv = c->srv;
+    run_after_reply(c); /* a reply that was never sent */
     if (c->method && c->method->stream_open && c->opened && c->method->stream_closed)
         c->method->stream_closed(c->method->ctx, c);
 
@@ -335,6 +337,19 @@ void call_on_close(struct rpc_stream *c)
     call_work_done(c);
 }
 
+/* Runs a unary method's after_reply once: its threads are woken when the
+ * reply is in the socket already, so they do not compete with the write,
+ * nor with the client reading it, more than they must. */
+static void run_after_reply(struct rpc_stream *c)
+{
+    pthread_mutex_lock(&c->mu);
+    bool due = c->after_reply_due;
+    c->after_reply_due = false;
+    pthread_mutex_unlock(&c->mu);
+    if (due)
+        c->method->after_reply(c->method->ctx);
+}
+
 void call_on_send(struct rpc_stream *c, bool ok)
 {
     pthread_mutex_lock(&c->mu);
@@ -359,8 +374,11 @@ void call_on_send(struct rpc_stream *c, bool ok)
     } else {
         start_next_send_locked(c);
     }
+    bool final = it != NULL && it->has_status;
     pthread_mutex_unlock(&c->mu);
     send_item_free(it);
+    if (final)
+        run_after_reply(c);
     call_work_done(c);
 }
 
@@ -416,6 +434,9 @@ void call_run(struct rpc_stream *c, bool stopping)
         }
         pthread_mutex_lock(&c->mu);
         c->t_replied = trace_now();
+        /* after_reply runs once the reply is written (call_on_send), or
+         * when the call is over without it (call_finalize). */
+        c->after_reply_due = c->method->after_reply != NULL;
         if (c->accepting) {
             c->accepting = false;
             enqueue_locked(c, send_item_new(r.msg, true, r.code, r.details));
@@ -423,8 +444,6 @@ void call_run(struct rpc_stream *c, bool stopping)
         }
         pthread_mutex_unlock(&c->mu);
         /* Logged once the reply is on its way, not before. */
-        if (c->method->after_reply != NULL)
-            c->method->after_reply(c->method->ctx);
         LOG_V(2, "rpc %s on %s: %s%s%s", c->path, srv->name, rpc_status_name(r.code),
               r.code ? ": " : "", r.code ? r.details : "");
         if (r.msg)

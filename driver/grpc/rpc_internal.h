@@ -126,6 +126,7 @@ struct rpc_stream {
     bool accepting; /* sends allowed: no final status queued, client still there */
     bool opened;    /* the stream_open handler returned */
     bool initial_md_sent;
+    bool after_reply_due; /* a unary reply's after_reply has not run yet */
     bool send_in_flight;
     struct send_item *q_head, *q_tail;
     size_t q_len;

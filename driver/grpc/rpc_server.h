@@ -37,9 +37,10 @@ struct rpc_stream;
  * with rpc_reply_message() or rpc_reply_error(); answering neither sends
  * INTERNAL. */
 typedef void (*rpc_unary_fn)(void *ctx, const ProtobufCMessage *req, struct rpc_reply *reply);
-/* Run on the worker once a unary call's reply is on its way: where work that
- * follows the answer is started, so that waking its threads does not delay
- * the answer. */
+/* Run on the poller once a unary call's reply is written to the socket (or
+ * once the call is over, when it never was): where work that follows the
+ * answer is started, so that waking its threads delays neither the write
+ * nor, more than it must, the client reading it. */
 typedef void (*rpc_after_reply_fn)(void *ctx);
 
 /* Server-streaming open handler, run on a worker thread.  The stream stays
