@@ -9,7 +9,9 @@ each frame arrived, and checks:
   one-write    a unary answer (NodePrepareResources, also one whose handler
                takes FAKE_PREPARE_SLOW_MS, and NodeUnprepareResources) comes
                in one write: its response HEADERS, DATA and trailers arrive
-               in the same read, and the answer decodes
+               in the same read, and the answer decodes; the server sends
+               no PING of its own (a bandwidth-delay probe the client would
+               have to answer in the middle of every call)
   no-message   a registered unary call half-closed without a request message
                is INVALID_ARGUMENT "the client half-closed without sending a
                request message"; an empty one is a prepare of no claims; an
@@ -159,6 +161,7 @@ class Conn:
         self.hpack = HpackDecoder()
         self.next_stream = 1
         self.streams = {}  # id -> list of (read number, kind, value)
+        self.server_pings = 0
 
     def close(self):
         self.sock.close()
@@ -196,6 +199,7 @@ class Conn:
         if ftype == SETTINGS and not flags & ACK:
             self.sock.sendall(frame(SETTINGS, ACK, 0))
         elif ftype == PING and not flags & ACK:
+            self.server_pings += 1
             self.sock.sendall(frame(PING, ACK, 0, payload))
         elif ftype == GOAWAY:
             raise AssertionError(f"GOAWAY from the server: {payload[8:]!r}")
@@ -285,6 +289,7 @@ def one_write(sock):
         conn.send(sids[-1], claim("ns", f"u{i}", f"c{i}"))
     for sid in sids:
         check_one_write(conn, f"prepare {sid} of 8 in flight", conn.wait(sid, ended))
+    check(conn.server_pings == 0, f"no PING from the server ({conn.server_pings} seen)")
     conn.close()
 
 
