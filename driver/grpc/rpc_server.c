@@ -309,9 +309,8 @@ int rpc_server_start(struct rpc_server *srv, struct error *err)
     srv->cq = grpc_completion_queue_create_for_next(NULL);
     /* No bandwidth-delay probe: on a unix socket it only makes the kubelet
      * answer a PING in the middle of every call. */
-    grpc_arg args[] = {{.type = GRPC_ARG_INTEGER,
-                        .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE,
-                        .value.integer = 0}};
+    grpc_arg args[] = {
+        {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0}};
     const grpc_channel_args server_args = {.num_args = 1, .args = args};
     srv->server = grpc_server_create(&server_args, NULL);
     grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
