@@ -158,6 +158,20 @@ static void test_flags_errors(void **state)
     assert_int_equal(parse(&o, 2, help, &next, &err), FLAGS_HELP);
 }
 
+/* path holds exactly text, with mode. */
+static void assert_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[64] = {0};
+    assert_int_equal(fread(buf, 1, sizeof(buf) - 1, f), strlen(text));
+    fclose(f);
+    assert_string_equal(buf, text);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, mode);
+}
+
 static void test_atomic_write_replaces(void **state)
 {
     (void)state;
@@ -170,15 +184,7 @@ static void test_atomic_write_replaces(void **state)
     snprintf(path, sizeof(path), "%s/state.json", sub);
     assert_int_equal(atomic_write_file(path, "one", 3, 0600, &err), 0);
     assert_int_equal(atomic_write_file(path, "second", 6, 0640, &err), 0);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char buf[16] = {0};
-    assert_int_equal(fread(buf, 1, sizeof(buf), f), 6);
-    fclose(f);
-    assert_string_equal(buf, "second");
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_file(path, "second", 0640);
     /* A write into a missing directory fails and names the file. */
     char bad[320];
     snprintf(bad, sizeof(bad), "%s/missing/x.json", dir);
@@ -203,15 +209,7 @@ static void test_atomic_write_nosync(void **state)
     struct error err;
     assert_int_equal(atomic_write_file_nosync(path, "first", 5, 0600, &err), 0);
     assert_int_equal(atomic_write_file_nosync(path, "2nd", 3, 0644, &err), 0);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char buf[16] = {0};
-    assert_int_equal(fread(buf, 1, sizeof(buf), f), 3);
-    fclose(f);
-    assert_string_equal(buf, "2nd");
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_file(path, "2nd", 0644);
     /* A directory in the way: the rename fails, the temp file is removed. */
     snprintf(bad, sizeof(bad), "%s/blocked", dir);
     assert_int_equal(mkdir(bad, 0700), 0);
@@ -276,27 +274,12 @@ static void test_atomic_create_quiet(void **state)
     assert_true(seen & IN_CREATE);
     assert_int_equal(seen & (IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE), 0);
     assert_int_equal(other & (IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_CREATE), 0);
-    char buf[16] = {0};
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_int_equal(fread(buf, 1, sizeof(buf), f), 5);
-    fclose(f);
-    assert_string_equal(buf, "first");
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_file(path, "first", 0644);
 
     assert_int_equal(atomic_create_file_quiet(path, "2nd", 3, 0600, &err), 0);
     seen = events_for(fd, "spec.json", &other);
     assert_true(seen & IN_MOVED_TO); /* replaced through a temp file */
-    memset(buf, 0, sizeof(buf));
-    f = fopen(path, "r");
-    assert_non_null(f);
-    assert_int_equal(fread(buf, 1, sizeof(buf), f), 3);
-    fclose(f);
-    assert_string_equal(buf, "2nd");
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_file(path, "2nd", 0600);
     close(fd);
     unlink(path);
     rmdir(dir);
