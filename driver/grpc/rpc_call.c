@@ -232,7 +232,10 @@ static void dispatch(struct rpc_stream *c)
         return;
     }
     c->t_read = trace_now();
-    if (c->method->unary != NULL && c->method->on_poller) {
+    /* On the poller only while it is the one unary call: calls that come
+     * together (a node deleting many pods) go to the workers, in parallel,
+     * instead of queueing behind each other on the poller. */
+    if (c->method->unary != NULL && c->method->on_poller && server_unary_calls(c->srv) <= 1) {
         call_run(c, server_stopping(c->srv));
         return;
     }

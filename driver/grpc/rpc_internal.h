@@ -172,7 +172,8 @@ void call_shutdown_stream(struct rpc_stream *c);
 
 /* rpc_server.c: what a call needs from its server. */
 void server_push_job(struct rpc_server *srv, struct rpc_stream *c);
-bool server_stopping(struct rpc_server *srv);                        /* shutdown has begun */
+bool server_stopping(struct rpc_server *srv);      /* shutdown has begun */
+size_t server_unary_calls(struct rpc_server *srv); /* unary calls in progress, this one too */
 void server_call_over(struct rpc_server *srv, struct rpc_stream *c); /* leaves the live list */
 
 #endif

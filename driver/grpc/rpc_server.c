@@ -78,6 +78,14 @@ bool server_stopping(struct rpc_server *srv)
     return stopping;
 }
 
+size_t server_unary_calls(struct rpc_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    size_t n = srv->n_live - srv->n_live_streams;
+    pthread_mutex_unlock(&srv->mu);
+    return n;
+}
+
 void server_call_over(struct rpc_server *srv, struct rpc_stream *c)
 {
     pthread_mutex_lock(&srv->mu);

@@ -62,9 +62,11 @@ struct rpc_method {
     rpc_stream_closed_fn stream_closed; /* optional, streams only */
     rpc_after_reply_fn after_reply;     /* optional, unary only */
     /* Unary only: run the handler on the poller thread, which got the call
-     * with its request and writes the reply without a hand-off to a worker.  Only for
-     * handlers that never wait on the network and take well under a
-     * millisecond (the poller serves every other call meanwhile). */
+     * with its request and writes the reply without a hand-off to a worker,
+     * when no other unary call is in progress (else on a worker, so that
+     * calls that come together run in parallel).  Only for handlers that
+     * never wait on the network and take well under a millisecond (the
+     * poller serves every other call meanwhile). */
     bool on_poller;
     void *ctx;
 };

@@ -118,6 +118,11 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
     pthread_mutex_unlock(&st->mu);
     if (starts_with(name, "fail"))
         return fake_failure(ns, name, uid, err);
+    if (starts_with(name, "slowun")) {
+        struct timespec ts = {FAKE_PREPARE_SLOW_MS / 1000,
+                              (FAKE_PREPARE_SLOW_MS % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return 0;
 }
 

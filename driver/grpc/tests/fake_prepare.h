@@ -5,6 +5,7 @@
  *   fail*      prepare and unprepare fail: "claim NS/NAME (uid UID): fake failure"
  *   failutf8*  as fail, with a byte that is not UTF-8 in the message
  *   slow*      prepare takes FAKE_PREPARE_SLOW_MS, then succeeds
+ *   slowun*    unprepare takes FAKE_PREPARE_SLOW_MS too
  *   empty*     prepared with no devices
  *   two*       two devices (gpu-0 for request "gpu", gpu-1 for "gpu" and "extra")
  *   *shared*   devices carry share_id "share-<uid>"

@@ -470,3 +470,20 @@ HEALTH
     assert_success
     assert_line "unary-limit passed"
 }
+
+@test "threads: unprepares that come together run on the workers, not one after another on the poller" {
+    start_server
+    # Each takes FAKE_PREPARE_SLOW_MS (1.5 s).  The first may run on the
+    # poller, alone; the others then go to the workers together: about 3 s
+    # for three, where one after another would be 4.5 s.
+    local start pids=() i
+    start=$(date +%s%3N)
+    for i in 1 2 3; do
+        "$STANDIN" unprepare --endpoint "$DRA_SOCK" "ns/slowun-$i/u$i" >"$T/un$i.out" &
+        pids+=($!)
+    done
+    for i in 0 1 2; do wait "${pids[$i]}"; done
+    local took=$(($(date +%s%3N) - start))
+    for i in 1 2 3; do grep -q "claim=u$i ok" "$T/un$i.out"; done
+    [ "$took" -lt 4000 ] || fail "three slow unprepares took ${took} ms: they ran one after another"
+}
