@@ -59,7 +59,7 @@ static void uid_release(struct prepare_state *st, struct busy_uid *slot)
 
 /* The snapshot callback of the store: the claims in the checkpoint, i.e.
  * those in state PrepareCompleted (a PrepareStarted one is in flight).
- * Records become JSON here and in journal_change, nowhere else. */
+ * Records become JSON here and in change_line, nowhere else. */
 static char *snapshot_text(void *ctx, struct error *err)
 {
     struct prepare_state *st = ctx;
@@ -109,33 +109,43 @@ static char *change_line(const char *uid, const struct claim_record *record, siz
     return checkpoint_journal_line(uid, completed, len, err);
 }
 
+/* How a change's journal line is appended (checkpoint_store.h). */
+enum journal_mode {
+    /* Returns once the line is durable and the change applied. */
+    JOURNAL_DURABLE,
+    /* A prepare's line: written before the answer (a crash of the process
+     * keeps it) and made durable just after it (prepare_after_answer): the
+     * files are never synced, so a crash of the machine is the recovery
+     * rule's either way. */
+    JOURNAL_LAZY,
+    /* An unprepare's removal, not waited for: if a power failure loses the
+     * line, the claim comes back at the next start without its claim spec,
+     * which was removed first, and recovery drops it (or, where the CDI
+     * root is a tmpfs, without any spec at all). */
+    JOURNAL_NOWAIT,
+};
+
 /* Records a change in the checkpoint: record (in st->claims) is prepared, or
  * (NULL) uid is gone.  The caller holds uid, so the record does not change
- * under it.  Returns once the journal line is durable and the change
+ * under it.  Returns once the line is appended as mode says and the change
  * applied to st->claims; -1 with err and st->claims unchanged. */
-static int journal_change(struct prepare_state *st, const char *uid, struct claim_record *record,
-                          struct error *err)
+static int journal(struct prepare_state *st, const char *uid, struct claim_record *record,
+                   enum journal_mode mode, struct error *err)
 {
     size_t len = 0;
     cleanup_free char *line = change_line(uid, record, &len, err);
     if (line == NULL)
         return -1;
     struct change c = {st, uid, record};
+    switch (mode) {
+    case JOURNAL_LAZY:
+        return checkpoint_store_append_lazy(st->store, line, len, apply_change, &c, err);
+    case JOURNAL_NOWAIT:
+        return checkpoint_store_append_nowait(st->store, line, len, apply_change, &c, err);
+    case JOURNAL_DURABLE:
+        break;
+    }
     return checkpoint_store_append(st->store, line, len, apply_change, &c, err);
-}
-
-/* An unprepare's removal of uid, not waited for (checkpoint_store.h): if a
- * power failure loses the line, the claim comes back at the next start
- * without its claim spec, which was removed first, and recovery drops it
- * (or, where the CDI root is a tmpfs, without any spec at all). */
-static int journal_removal_nowait(struct prepare_state *st, const char *uid, struct error *err)
-{
-    size_t len = 0;
-    cleanup_free char *line = change_line(uid, NULL, &len, err);
-    if (line == NULL)
-        return -1;
-    struct change c = {st, uid, NULL};
-    return checkpoint_store_append_nowait(st->store, line, len, apply_change, &c, err);
 }
 
 /* A regular file with content at path? */
@@ -250,7 +260,7 @@ static const char *same_name_uid(const struct prepare_state *st, const struct cl
  * stays, so a retry (or the next start) cleans up.  for_unprepare: only
  * what the kubelet's answer needs happens before this returns, the claim
  * spec's removal; the metadata specs and directory go to the reaper and the
- * journal line is written and synced right after (journal_removal_nowait).
+ * journal line is written and synced right after (JOURNAL_NOWAIT).
  * The caller holds uid. */
 static int drop_record(struct prepare_state *st, const char *uid, bool for_unprepare,
                        struct prepare_trace *tr, struct error *err)
@@ -267,8 +277,7 @@ static int drop_record(struct prepare_state *st, const char *uid, bool for_unpre
     if (rc < 0)
         return -1;
     if (durable) {
-        rc = for_unprepare ? journal_removal_nowait(st, uid, err)
-                           : journal_change(st, uid, NULL, err);
+        rc = journal(st, uid, NULL, for_unprepare ? JOURNAL_NOWAIT : JOURNAL_DURABLE, err);
         if (tr != NULL)
             prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
         return rc;
@@ -359,19 +368,13 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
         rc = metadata_reaper_reclaim(st->reaper, rec->metadata_dir, err);
     /* The files first, then the journal line: a crash in between leaves
      * files no line owns, which the next start sweeps.  The line is
-     * written before the answer (a crash of the process keeps it) and made
-     * durable just after it (prepare_after_answer): the files are never
-     * synced, so a crash of the machine is the recovery rule's either way. */
+     * written before the answer and made durable just after it
+     * (JOURNAL_LAZY). */
     if (rc == 0)
         rc = write_plan_files(st, &plan, err);
     prepare_trace_mark(tr, PREPARE_STEP_FILES);
     if (rc == 0) {
-        size_t len = 0;
-        cleanup_free char *line = change_line(c->uid, rec, &len, err);
-        struct change ch = {st, c->uid, rec};
-        rc = line != NULL
-                 ? checkpoint_store_append_lazy(st->store, line, len, apply_change, &ch, err)
-                 : -1;
+        rc = journal(st, c->uid, rec, JOURNAL_LAZY, err);
         prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
     }
     if (rc < 0) {
