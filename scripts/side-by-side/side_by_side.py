@@ -175,6 +175,10 @@ def main(argv):
     cl = Cluster(a.kubeconfig, a.namespace, a.node)
     cl.kubectl("create", "namespace", a.namespace, check=False)
     for d in drivers:
+        # A template's spec is immutable: one left by a run with another
+        # driver list would keep the other class.
+        cl.kubectl("delete", "resourceclaimtemplate", "-n", a.namespace, "--ignore-not-found",
+                   f"sbs-{d['key']}")
         cl.apply(template(a.namespace, d["key"], d["class"]))
     cl.metrics()  # fails early without nodes/proxy access
 

@@ -83,10 +83,16 @@ if args[0] == "create":
 if args[0] == "apply":
     obj = json.load(sys.stdin)
     for it in obj.get("items", [obj]):
+        if it["kind"] == "ResourceClaimTemplate":
+            open(os.path.join(st, "templates.log"), "a").write(
+                "apply %s %s\n" % (it["metadata"]["name"], it["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]))
         if it["kind"] == "Pod":
             key = it["spec"]["resourceClaims"][0]["resourceClaimTemplateName"][len("sbs-"):]
             open(os.path.join(st, "pods", it["metadata"]["name"]), "w").write(key)
             bump(DRV[key][0], "NodePrepareResources", DRV[key][1])
+    sys.exit(0)
+if args[:2] == ["delete", "resourceclaimtemplate"]:
+    open(os.path.join(st, "templates.log"), "a").write("delete " + args[-1] + "\n")
     sys.exit(0)
 if args[0] == "delete":
     for name in args[5:]:
@@ -124,6 +130,13 @@ FAKE
     run jq -r '.summary_ms["a.example.com"].prepare.n, .summary_ms["b.example.com"].batch_unprepare.n' "$T/r.json"
     assert_output "4
 2"
+    # Each template is deleted before it is applied: a template's spec is
+    # immutable, and one left by an earlier run may name another class.
+    run cat "$T/state/templates.log"
+    assert_output "delete sbs-d0
+apply sbs-d0 class-a
+delete sbs-d1
+apply sbs-d1 class-b"
 }
 
 @test "side-by-side: one driver is refused" {
