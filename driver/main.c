@@ -625,6 +625,7 @@ int main(int argc, char **argv)
      * 4,096 published GPUs, 61 MiB with one arena).  Before any thread
      * starts; tcache keeps small allocations off the arena lock. */
     mallopt(M_ARENA_MAX, 1);
+    rpc_process_setup();
     struct plugin p = {0};
     if (parse_options(&p, argc, argv) < 0)
         return 2;

@@ -19,6 +19,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "driver/grpc/rpc_server.h"
 #include "flags.h"
 #include "log.h"
 #include "machine.h"
@@ -236,6 +237,7 @@ int main(int argc, char **argv)
                         "LIST] [--quick] [--keep]\n"
                         "       fakehw-bench echo-server --socket PATH\n"
                         "`fakehw-bench run --help` lists the flags.\n";
+    rpc_process_setup(); /* its clients and echo server as the plugin's */
     if (argc < 2) {
         fputs(usage, stderr);
         return 2;

@@ -11,6 +11,7 @@
 #include "rpc_server.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
@@ -301,6 +302,11 @@ static void stop_workers(struct rpc_server *srv)
     for (int i = 0; i < srv->n_workers_started; i++)
         pthread_join(srv->workers[i], NULL);
     srv->n_workers_started = 0;
+}
+
+void rpc_process_setup(void)
+{
+    setenv("GRPC_POLL_STRATEGY", "poll", 0);
 }
 
 int rpc_server_start(struct rpc_server *srv, struct error *err)

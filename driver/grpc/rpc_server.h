@@ -85,6 +85,16 @@ struct rpc_server_config {
 };
 
 /* Creates a server (not yet listening).  cfg's strings are copied. */
+/* Process-wide grpc core settings; call first in main, before any thread
+ * starts (it may set an environment variable).  grpc core's default poller
+ * (epoll1) shares one epoll set among every thread that waits on a
+ * completion queue: with two servers (registration and DRA), the
+ * registration server's idle thread often read a DRA call and had to wake
+ * the DRA server's thread to hand it over, which a 2-core node paid for in
+ * every call's latency (docs/grpc.md).  The poll engine polls each queue's
+ * own sockets.  GRPC_POLL_STRATEGY, when set, is left as it is. */
+void rpc_process_setup(void);
+
 struct rpc_server *rpc_server_new(const struct rpc_server_config *cfg, struct error *err);
 
 /* Adds a method; only before rpc_server_start, which registers it with grpc

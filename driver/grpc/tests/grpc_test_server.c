@@ -108,6 +108,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    rpc_process_setup();
     struct opts o = {NULL, NULL, "gpu.fakehw.example.com", NULL, NULL, 4, 0};
     const struct flag flags[] = {
         {"registry-dir", "TEST_REGISTRY_DIR", FLAG_STRING, &o.registry_dir,
