@@ -113,16 +113,12 @@ static char *change_line(const char *uid, const struct claim_record *record, siz
 enum journal_mode {
     /* Returns once the line is durable and the change applied. */
     JOURNAL_DURABLE,
-    /* A prepare's line: written before the answer (a crash of the process
-     * keeps it) and made durable just after it (prepare_after_answer): the
-     * files are never synced, so a crash of the machine is the recovery
-     * rule's either way. */
+    /* A prepare's or an unprepare's line: written before the answer (a
+     * crash of the process keeps it) and made durable just after it
+     * (prepare_after_answer).  The files are never synced, so what a crash
+     * of the machine leaves is the recovery rule's either way: a claim
+     * whose files are missing is dropped, files no claim owns are swept. */
     JOURNAL_LAZY,
-    /* An unprepare's removal, not waited for: if a power failure loses the
-     * line, the claim comes back at the next start without its claim spec,
-     * which was removed first, and recovery drops it (or, where the CDI
-     * root is a tmpfs, without any spec at all). */
-    JOURNAL_NOWAIT,
 };
 
 /* Records a change in the checkpoint: record (in st->claims) is prepared, or
@@ -140,8 +136,6 @@ static int journal(struct prepare_state *st, const char *uid, struct claim_recor
     switch (mode) {
     case JOURNAL_LAZY:
         return checkpoint_store_append_lazy(st->store, line, len, apply_change, &c, err);
-    case JOURNAL_NOWAIT:
-        return checkpoint_store_append_nowait(st->store, line, len, apply_change, &c, err);
     case JOURNAL_DURABLE:
         break;
     }
@@ -176,36 +170,36 @@ bool prepare_record_missing_file(const struct prepare_state *st, const struct cl
 }
 
 /* The CDI specs of rec (claim spec first: a runtime stops seeing the claim
- * at once) and its metadata directory, all now (metadata_now), or the claim
- * spec now and its metadata specs and directory through the reaper. */
+ * at once) and its metadata directory: all now (now), or all through the
+ * reaper, after the answer (claim_reaper.h). */
 static int remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
-                               bool metadata_now, struct error *err)
+                               bool now, struct error *err)
 {
     size_t n = rec->n_cdi_specs;
     cleanup_free const char **names = xcalloc(n ? n : 1, sizeof(*names));
-    cleanup_free char **later = xcalloc(n ? n : 1, sizeof(*later));
-    size_t k = 0, n_later = 0;
+    size_t k = 0;
     for (size_t pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
             const char *s = rec->cdi_specs[i];
             char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
             bool claim_spec =
                 claim_file_kind(st->cfg.driver_name, s, uid, req) == CLAIM_FILE_CLAIM_SPEC;
-            if (claim_spec != (pass == 0))
-                continue;
-            if (claim_spec || metadata_now)
+            if (claim_spec == (pass == 0))
                 names[k++] = s;
-            else
-                later[n_later++] = xasprintf("%s/%s", st->cfg.cdi_root, s);
         }
-    /* Queued before the record goes, so that a prepare of a claim with the
-     * same name, which may start once it is gone, finds it queued. */
-    if (!metadata_now && (n_later > 0 || rec->metadata_dir != NULL))
-        metadata_reaper_add(st->reaper, rec->metadata_dir, (const char *const *)later, n_later);
-    for (size_t i = 0; i < n_later; i++)
-        free(later[i]);
-    return claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir,
-                              metadata_now ? rec->metadata_dir : NULL, err);
+    if (now)
+        return claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir, rec->metadata_dir,
+                                  err);
+    /* Queued before the record goes, so that a prepare of the same claim,
+     * which may start once it is gone, finds them queued. */
+    cleanup_free char **paths = xcalloc(k ? k : 1, sizeof(*paths));
+    for (size_t i = 0; i < k; i++)
+        paths[i] = xasprintf("%s/%s", st->cfg.cdi_root, names[i]);
+    if (k > 0 || rec->metadata_dir != NULL)
+        claim_reaper_add(st->reaper, rec->uid, rec->metadata_dir, (const char *const *)paths, k);
+    for (size_t i = 0; i < k; i++)
+        free(paths[i]);
+    return 0;
 }
 
 int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
@@ -258,10 +252,10 @@ static const char *same_name_uid(const struct prepare_state *st, const struct cl
 /* Removes a claim's files, then its record: through the journal when it is
  * in the checkpoint, from memory only when it is not.  On failure the record
  * stays, so a retry (or the next start) cleans up.  for_unprepare: only
- * what the kubelet's answer needs happens before this returns, the claim
- * spec's removal; the metadata specs and directory go to the reaper and the
- * journal line is written and synced right after (JOURNAL_NOWAIT).
- * The caller holds uid. */
+ * what the kubelet's answer needs happens before this returns, the journal
+ * line written (JOURNAL_LAZY: a crash of the process keeps it, so no claim
+ * comes back); the files go to the reaper, and the line is synced, right
+ * after the answer.  The caller holds uid. */
 static int drop_record(struct prepare_state *st, const char *uid, bool for_unprepare,
                        struct prepare_trace *tr, struct error *err)
 {
@@ -277,7 +271,7 @@ static int drop_record(struct prepare_state *st, const char *uid, bool for_unpre
     if (rc < 0)
         return -1;
     if (durable) {
-        rc = journal(st, uid, NULL, for_unprepare ? JOURNAL_NOWAIT : JOURNAL_DURABLE, err);
+        rc = journal(st, uid, NULL, for_unprepare ? JOURNAL_LAZY : JOURNAL_DURABLE, err);
         if (tr != NULL)
             prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
         return rc;
@@ -363,9 +357,9 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     pthread_mutex_unlock(&st->lock);
     if (rc < 0)
         goto out;
-    /* An earlier claim of this name may have left its directory queued. */
-    if (rec->metadata_dir != NULL)
-        rc = metadata_reaper_reclaim(st->reaper, rec->metadata_dir, err);
+    /* An unprepare of this claim, or of an earlier claim of this name, may
+     * have left its files queued. */
+    rc = claim_reaper_reclaim(st->reaper, c->uid, rec->metadata_dir, err);
     /* The files first, then the journal line: a crash in between leaves
      * files no line owns, which the next start sweeps.  The line is
      * written before the answer and made durable just after it
@@ -468,7 +462,7 @@ void prepare_for_each_device(struct prepare_state *st, prepared_device_fn fn, vo
 
 void prepare_after_answer(struct prepare_state *st)
 {
-    metadata_reaper_kick(st->reaper);
+    claim_reaper_kick(st->reaper);
     checkpoint_store_kick(st->store);
     if (st->cfg.after_answer != NULL)
         st->cfg.after_answer(st->cfg.hook_ctx);
@@ -476,7 +470,7 @@ void prepare_after_answer(struct prepare_state *st)
 
 void prepare_wait_settled(struct prepare_state *st)
 {
-    metadata_reaper_wait_idle(st->reaper); /* each wakes its thread first */
+    claim_reaper_wait_idle(st->reaper); /* each wakes its thread first */
     checkpoint_store_wait_idle(st->store);
 }
 
@@ -546,7 +540,7 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
         error_prefix(err, "writing the checkpoint");
         goto fail;
     }
-    st->reaper = metadata_reaper_start(st->metadata_root, err);
+    st->reaper = claim_reaper_start(st->metadata_root, err);
     if (st->reaper == NULL)
         goto fail;
     LOG_V(1, "prepare state: %zu prepared claim(s)", st->claims.n);
@@ -560,7 +554,7 @@ void prepare_state_close(struct prepare_state *st)
 {
     if (st == NULL)
         return;
-    metadata_reaper_stop(st->reaper); /* removes what is still queued */
+    claim_reaper_stop(st->reaper); /* removes what is still queued */
     if (st->store != NULL) {
         /* An empty journal: the next start reads one file, and a plugin that
          * knows only checkpoint.json still finds every claim. */

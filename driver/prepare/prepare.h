@@ -127,21 +127,21 @@ int prepare_claim(struct prepare_state *st, const char *ns, const char *name, co
                   struct prepared_claim *out, struct error *err);
 
 /* Unprepares one claim; unknown claims succeed.  -1 with err on I/O failure.
- * Answers once its CDI specs are gone and the checkpoint says so; its
- * metadata directory is removed right after, by a thread of its own (see
- * metadata_reaper.h). */
+ * Answers once the checkpoint says so (its journal line written; synced
+ * right after the answer); its CDI specs and metadata directory are removed
+ * right after the answer too, by a thread of their own (see claim_reaper.h):
+ * removed before it, they made the kubelet wait longer. */
 int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                     struct error *err);
 
 /* Starts what prepares and unprepares left for after their answers (the
- * metadata reaper, the journal's sync thread, cfg.after_answer); the gRPC
- * layer calls it once
- * the reply is on its way.  Without it that work waits for the next call,
+ * claim reaper, the journal's sync thread, cfg.after_answer); the gRPC
+ * layer calls it once the reply is on its way.  Without it that work waits for the next call,
  * the next append, prepare_wait_settled or the close. */
 void prepare_after_answer(struct prepare_state *st);
 
 /* Waits until what unprepares left for after their answers is done: the
- * device metadata removed, the journal lines durable (and compacted when
+ * claims' files removed, the journal lines durable (and compacted when
  * past the bound). */
 void prepare_wait_settled(struct prepare_state *st);
 

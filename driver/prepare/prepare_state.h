@@ -14,7 +14,7 @@
 #include "claim_record.h"
 #include "driver/prepare/prepare.h"
 #include "k8s_names.h"
-#include "metadata_reaper.h"
+#include "claim_reaper.h"
 
 struct busy_uid {
     char uid[K8S_UID_LEN + 1];
@@ -41,9 +41,9 @@ struct prepare_state {
      * that thread may read it without the lock. */
     struct claim_records claims;
     struct busy_uid *busy; /* uids being prepared or unprepared */
-    /* Removes dropped claims' metadata directories after the answer; NULL
-     * until recovery is done (recovery removes at once). */
-    struct metadata_reaper *reaper;
+    /* Removes unprepared claims' files after the answer; NULL until
+     * recovery is done (recovery removes at once). */
+    struct claim_reaper *reaper;
 };
 
 /* A file prepare writes. */

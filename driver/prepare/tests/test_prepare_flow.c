@@ -792,6 +792,55 @@ static void test_write_pattern(void **state)
 }
 
 /* Past the bound the journal is folded into a new checkpoint.json. */
+/* Unprepare answers once its journal line is written; its files go after
+ * the answer (the reaper, kicked by prepare_after_answer).  A prepare of the
+ * same claim before they went takes them back: the old removal never
+ * touches the new files. */
+static void test_unprepare_files_follow_answer(void **state)
+{
+    struct fixture *f = *state;
+    fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
+    struct prepare_state *st = open_state(f);
+    struct prepared_claim first, again;
+    must_prepare(st, "default", "c1", UID1, &first);
+    char spec[PATH_MAX], meta[PATH_MAX];
+    fixture_spec_path(f, UID1, spec, sizeof(spec));
+    snprintf(meta, sizeof(meta), "%s/dra-device-metadata/default_c1/extra/metadata.json",
+             f->plugin_dir);
+    assert_int_equal(fixture_journal_lines(f), 1);
+
+    struct error err;
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    /* Answered: the removal is in the journal, the files are still there. */
+    assert_int_equal(fixture_journal_lines(f), 2);
+    json_t *claims = fixture_checkpoint_claims(f);
+    assert_int_equal(json_object_size(claims), 0);
+    json_decref(claims);
+    assert_true(fixture_exists(spec));
+    assert_true(fixture_exists(meta));
+    assert_int_equal(fixture_count(f->cdi_root), 3);
+
+    /* Prepared again before they went: the same answer, and the files stay
+     * after the queued removal's time has come. */
+    must_prepare(st, "default", "c1", UID1, &again);
+    assert_same_answer(&first, &again);
+    prepare_after_answer(st);
+    prepare_wait_settled(st);
+    assert_true(fixture_exists(spec));
+    assert_true(fixture_exists(meta));
+    assert_int_equal(fixture_count(f->cdi_root), 3);
+
+    /* Unprepared for good: everything goes once settled. */
+    assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
+    prepare_after_answer(st);
+    prepare_wait_settled(st);
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    assert_false(fixture_exists(meta));
+    prepared_claim_free(&first);
+    prepared_claim_free(&again);
+    prepare_state_close(st);
+}
+
 static void test_compaction_bound(void **state)
 {
     struct fixture *f = *state;
@@ -1201,6 +1250,7 @@ int main(void)
         T(test_rollback_blocked),
         T(test_parallel),
         T(test_write_pattern),
+        T(test_unprepare_files_follow_answer),
         T(test_compaction_bound),
         T(test_missing_file_reprepared),
         T(test_restart_with_missing_files),

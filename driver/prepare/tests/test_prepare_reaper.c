@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests: the metadata reaper removes queued directories after the
- * answer, and a prepare that takes a directory back is never undone by a
- * removal queued before it. */
+/* Unit tests: the claim reaper removes queued files and directories after
+ * the answer, and a prepare that takes them back (by claim uid or by
+ * directory) is never undone by a removal queued before it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
-#include "driver/prepare/metadata_reaper.h"
+#include "driver/prepare/claim_reaper.h"
 #include "prepare_fixture.h"
 
 #define QUEUED 300
@@ -38,27 +38,27 @@ static void test_queued_directories_go(void **state)
         snprintf(name, sizeof(name), "default_c%d", i);
         make_claim_dir(root, name);
     }
-    struct metadata_reaper *r = metadata_reaper_start(root, &err);
+    struct claim_reaper *r = claim_reaper_start(root, &err);
     assert_non_null(r);
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof(name), "default_c%d", i);
-        metadata_reaper_add(r, name, NULL, 0);
+        claim_reaper_add(r, "uid-a", name, NULL, 0);
     }
-    metadata_reaper_add(r, "default_never-made", NULL, 0); /* absent: fine */
+    claim_reaper_add(r, "uid-b", "default_never-made", NULL, 0); /* absent: fine */
     /* Files first (a claim's metadata specs), with or without a directory. */
     char spec[PATH_MAX];
     fixture_path(spec, sizeof(spec), f->cdi_root, "x_metadata_spec.json");
     assert_int_equal(mkdir_p(f->cdi_root, 0755, &err), 0);
     assert_int_equal(atomic_write_file(spec, "{}", 2, 0644, &err), 0);
     const char *files[] = {spec, "/nonexistent/also-fine.json"};
-    metadata_reaper_add(r, NULL, files, 2);
-    metadata_reaper_kick(r);
-    metadata_reaper_wait_idle(r);
+    claim_reaper_add(r, "uid-c", NULL, files, 2);
+    claim_reaper_kick(r);
+    claim_reaper_wait_idle(r);
     assert_false(fixture_exists(spec));
     assert_int_equal(fixture_count(root), 1); /* default_c4 was not queued */
     /* What is still queued at stop is removed too. */
-    metadata_reaper_add(r, "default_c4", NULL, 0);
-    metadata_reaper_stop(r);
+    claim_reaper_add(r, "uid-d", "default_c4", NULL, 0);
+    claim_reaper_stop(r);
     assert_int_equal(fixture_count(root), 0);
 }
 
@@ -76,26 +76,66 @@ static void test_reclaim_removes_now_and_never_later(void **state)
         make_claim_dir(root, name);
     }
     make_claim_dir(root, "default_c1");
-    struct metadata_reaper *r = metadata_reaper_start(root, &err);
+    struct claim_reaper *r = claim_reaper_start(root, &err);
     assert_non_null(r);
     for (int i = 0; i < QUEUED; i++) {
         snprintf(name, sizeof(name), "default_old%d", i);
-        metadata_reaper_add(r, name, NULL, 0);
+        claim_reaper_add(r, name, name, NULL, 0);
     }
-    metadata_reaper_add(r, "default_c1", NULL, 0);
-    metadata_reaper_add(r, "default_c1", NULL, 0); /* queued twice: both taken back */
-    assert_int_equal(metadata_reaper_reclaim(r, "default_c1", &err), 0);
+    claim_reaper_add(r, "uid-1", "default_c1", NULL, 0);
+    claim_reaper_add(r, "uid-2", "default_c1", NULL, 0); /* queued twice: both taken back */
+    /* By directory: a claim of the same name with another uid. */
+    assert_int_equal(claim_reaper_reclaim(r, "uid-3", "default_c1", &err), 0);
     snprintf(file, sizeof(file), "%s/default_c1/gpus/metadata.json", root);
     assert_false(fixture_exists(file));
     make_claim_dir(root, "default_c1"); /* the next claim of that name */
-    metadata_reaper_wait_idle(r);
+    claim_reaper_wait_idle(r);
     assert_true(fixture_exists(file));
     assert_int_equal(fixture_count(root), 1);
     /* Taking back a directory nobody queued does nothing. */
-    assert_int_equal(metadata_reaper_reclaim(r, "default_c1", &err), 0);
+    assert_int_equal(claim_reaper_reclaim(r, "uid-3", "default_c1", &err), 0);
     assert_true(fixture_exists(file));
-    metadata_reaper_stop(r);
+    claim_reaper_stop(r);
     assert_true(fixture_exists(file));
+}
+
+/* A claim's own files (its claim CDI spec; no metadata directory) are taken
+ * back by its uid, behind many removals: removed at once, and the spec the
+ * prepare writes afterwards stays.  Another claim's queued files stay
+ * queued and go later. */
+static void test_reclaim_by_uid(void **state)
+{
+    struct fixture *f = *state;
+    char root[PATH_MAX], name[64], mine[PATH_MAX], other[PATH_MAX];
+    struct error err;
+    fixture_path(root, sizeof(root), f->plugin_dir, "dra-device-metadata");
+    assert_int_equal(mkdir_p(f->cdi_root, 0755, &err), 0);
+    for (int i = 0; i < QUEUED; i++) {
+        snprintf(name, sizeof(name), "default_old%d", i);
+        make_claim_dir(root, name);
+    }
+    fixture_path(mine, sizeof(mine), f->cdi_root, "k8s.gpu.example.com-gpu_uid-1.json");
+    fixture_path(other, sizeof(other), f->cdi_root, "k8s.gpu.example.com-gpu_uid-2.json");
+    assert_int_equal(atomic_write_file(mine, "{}", 2, 0644, &err), 0);
+    assert_int_equal(atomic_write_file(other, "{}", 2, 0644, &err), 0);
+    struct claim_reaper *r = claim_reaper_start(root, &err);
+    assert_non_null(r);
+    for (int i = 0; i < QUEUED; i++) {
+        snprintf(name, sizeof(name), "default_old%d", i);
+        claim_reaper_add(r, name, name, NULL, 0);
+    }
+    const char *m[] = {mine}, *o[] = {other};
+    claim_reaper_add(r, "uid-1", NULL, m, 1);
+    claim_reaper_add(r, "uid-2", NULL, o, 1);
+    assert_int_equal(claim_reaper_reclaim(r, "uid-1", NULL, &err), 0);
+    assert_false(fixture_exists(mine));
+    assert_int_equal(atomic_write_file(mine, "{}", 2, 0644, &err), 0); /* the new prepare's */
+    claim_reaper_wait_idle(r);
+    assert_true(fixture_exists(mine));
+    assert_false(fixture_exists(other));
+    assert_int_equal(fixture_count(root), 0);
+    claim_reaper_stop(r);
+    assert_true(fixture_exists(mine));
 }
 
 int main(void)
@@ -104,6 +144,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_queued_directories_go),
         T(test_reclaim_removes_now_and_never_later),
+        T(test_reclaim_by_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

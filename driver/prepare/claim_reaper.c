@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* See metadata_reaper.h. */
-#include "metadata_reaper.h"
+/* See claim_reaper.h. */
+#include "claim_reaper.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +16,7 @@
 
 struct pending {
     long long due_ms; /* retry_now_ms() when it may go */
+    char *uid;        /* the claim's */
     char *dirname;    /* or NULL */
     char **files;
     size_t n_files;
@@ -29,26 +30,26 @@ static void pending_free(struct pending *p)
     for (size_t i = 0; i < p->n_files; i++)
         free(p->files[i]);
     free(p->files);
+    free(p->uid);
     free(p->dirname);
     free(p);
 }
 
-struct metadata_reaper {
+struct claim_reaper {
     char *root;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;  /* queued work, a removal ended, or stop */
     struct pending *head; /* oldest first */
     struct pending **tail;
-    const char *busy; /* the dirname being removed by the thread, or NULL */
-    bool working;     /* the thread is removing an entry */
+    const struct pending *busy; /* the entry the thread is removing, or NULL */
+    bool working;               /* the thread is removing an entry */
     bool stopping;
 };
 
 /* Removes p's files, then <root>/<dirname> and all it holds; every one is
  * tried.  0, or -1 with err (the first failure). */
-static int remove_pending(const struct metadata_reaper *r, const struct pending *p,
-                          struct error *err)
+static int remove_pending(const struct claim_reaper *r, const struct pending *p, struct error *err)
 {
     int rc = 0;
     for (size_t i = 0; i < p->n_files; i++)
@@ -65,11 +66,19 @@ static int remove_pending(const struct metadata_reaper *r, const struct pending 
     return rc;
 }
 
-/* Takes dirname out of the queue.  Lock held.  The entry, or NULL. */
-static struct pending *unqueue_locked(struct metadata_reaper *r, const char *dirname)
+/* Is p for the claim uid, or for the directory dirname (when not NULL)? */
+static bool pending_matches(const struct pending *p, const char *uid, const char *dirname)
+{
+    return strcmp(p->uid, uid) == 0 ||
+           (dirname != NULL && p->dirname != NULL && strcmp(p->dirname, dirname) == 0);
+}
+
+/* Takes an entry for uid or dirname out of the queue.  Lock held.  The
+ * entry, or NULL. */
+static struct pending *unqueue_locked(struct claim_reaper *r, const char *uid, const char *dirname)
 {
     for (struct pending **p = &r->head; *p != NULL; p = &(*p)->next) {
-        if ((*p)->dirname == NULL || strcmp((*p)->dirname, dirname) != 0)
+        if (!pending_matches(*p, uid, dirname))
             continue;
         struct pending *found = *p;
         *p = found->next;
@@ -82,7 +91,7 @@ static struct pending *unqueue_locked(struct metadata_reaper *r, const char *dir
 
 static void *reaper_main(void *arg)
 {
-    struct metadata_reaper *r = arg;
+    struct claim_reaper *r = arg;
     pthread_mutex_lock(&r->mu);
     for (;;) {
         while (r->head == NULL && !r->stopping)
@@ -97,14 +106,13 @@ static void *reaper_main(void *arg)
         r->head = p->next;
         if (r->head == NULL)
             r->tail = &r->head;
-        r->busy = p->dirname;
+        r->busy = p;
         r->working = true;
         pthread_mutex_unlock(&r->mu);
         struct error e;
         if (remove_pending(r, p, &e) < 0)
-            LOG_E("removing the device metadata of an unprepared claim: %s (the next start "
-                  "sweeps it)",
-                  e.msg);
+            LOG_E("removing the files of unprepared claim %s: %s (the next start sweeps them)",
+                  p->uid, e.msg);
         pthread_mutex_lock(&r->mu);
         r->busy = NULL;
         r->working = false;
@@ -115,9 +123,9 @@ static void *reaper_main(void *arg)
     return NULL;
 }
 
-struct metadata_reaper *metadata_reaper_start(const char *root, struct error *err)
+struct claim_reaper *claim_reaper_start(const char *root, struct error *err)
 {
-    struct metadata_reaper *r = xcalloc(1, sizeof(*r));
+    struct claim_reaper *r = xcalloc(1, sizeof(*r));
     r->root = xstrdup(root);
     r->tail = &r->head;
     pthread_mutex_init(&r->mu, NULL);
@@ -139,23 +147,24 @@ struct metadata_reaper *metadata_reaper_start(const char *root, struct error *er
     return r;
 }
 
-void metadata_reaper_add(struct metadata_reaper *r, const char *dirname, const char *const *files,
-                         size_t n)
+void claim_reaper_add(struct claim_reaper *r, const char *uid, const char *dirname,
+                      const char *const *files, size_t n)
 {
     struct pending *p = xcalloc(1, sizeof(*p));
+    p->uid = xstrdup(uid);
     p->dirname = dirname != NULL ? xstrdup(dirname) : NULL;
     p->files = xcalloc(n ? n : 1, sizeof(*p->files));
     for (size_t i = 0; i < n; i++)
         p->files[i] = xstrdup(files[i]);
     p->n_files = n;
-    p->due_ms = retry_now_ms() + METADATA_REAPER_DELAY_MS;
+    p->due_ms = retry_now_ms() + CLAIM_REAPER_DELAY_MS;
     pthread_mutex_lock(&r->mu);
     *r->tail = p;
     r->tail = &p->next;
     pthread_mutex_unlock(&r->mu);
 }
 
-void metadata_reaper_kick(struct metadata_reaper *r)
+void claim_reaper_kick(struct claim_reaper *r)
 {
     pthread_mutex_lock(&r->mu);
     if (r->head != NULL)
@@ -163,15 +172,16 @@ void metadata_reaper_kick(struct metadata_reaper *r)
     pthread_mutex_unlock(&r->mu);
 }
 
-int metadata_reaper_reclaim(struct metadata_reaper *r, const char *dirname, struct error *err)
+int claim_reaper_reclaim(struct claim_reaper *r, const char *uid, const char *dirname,
+                         struct error *err)
 {
     pthread_mutex_lock(&r->mu);
-    while (r->busy != NULL && strcmp(r->busy, dirname) == 0)
+    while (r->busy != NULL && pending_matches(r->busy, uid, dirname))
         pthread_cond_wait(&r->cond, &r->mu);
-    /* Every entry of dirname at once, so the thread cannot start on one of
+    /* Every matching entry at once, so the thread cannot start on one of
      * them while this removes another. */
     struct pending *mine = NULL, *p;
-    while ((p = unqueue_locked(r, dirname)) != NULL) {
+    while ((p = unqueue_locked(r, uid, dirname)) != NULL) {
         p->next = mine;
         mine = p;
     }
@@ -184,20 +194,20 @@ int metadata_reaper_reclaim(struct metadata_reaper *r, const char *dirname, stru
         pending_free(p);
     }
     if (rc < 0)
-        return error_prefix(err, "removing the metadata directory of the claim's last prepare");
+        return error_prefix(err, "removing the files of the claim's last prepare");
     return 0;
 }
 
-void metadata_reaper_wait_idle(struct metadata_reaper *r)
+void claim_reaper_wait_idle(struct claim_reaper *r)
 {
-    metadata_reaper_kick(r);
+    claim_reaper_kick(r);
     pthread_mutex_lock(&r->mu);
     while (r->head != NULL || r->working)
         pthread_cond_wait(&r->cond, &r->mu);
     pthread_mutex_unlock(&r->mu);
 }
 
-void metadata_reaper_stop(struct metadata_reaper *r)
+void claim_reaper_stop(struct claim_reaper *r)
 {
     if (r == NULL)
         return;
