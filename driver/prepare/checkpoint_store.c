@@ -19,7 +19,6 @@
 #include "log.h"
 #include "owned_files.h"
 #include "retry.h"
-#include "xalloc.h"
 
 struct checkpoint_store {
     char snapshot_path[PATH_MAX];
@@ -44,36 +43,17 @@ struct checkpoint_store {
     bool compacting;
     bool dirty; /* the journal may hold bytes of failed appends: compact before appending */
 
-    /* The sync thread makes nowait lines durable. */
+    /* The sync thread makes lazy lines durable. */
     pthread_t sync_thread;
     bool sync_started, stopping;
-    pthread_cond_t sync_cv; /* CLOCK_MONOTONIC: a nowait line, or stop */
-    uint64_t nowait_target; /* the last nowait or lazy line written: synced after a delay */
-    /* Nowait lines not written yet, oldest first: the sync thread writes
-     * them, and any append writes them before its own line (order per
-     * claim); a compaction makes them moot. */
-    struct deferred_line {
-        char *text;
-        size_t len;
-        struct deferred_line *next;
-    } * deferred, **deferred_tail;
+    pthread_cond_t sync_cv; /* CLOCK_MONOTONIC: a kick, or stop */
+    uint64_t lazy_target;   /* the last lazy line written: synced after a delay */
 };
 
 /* Is line n written but neither durable nor failed?  Lock held. */
 static bool pending_locked(const struct checkpoint_store *s, uint64_t n)
 {
     return n > s->synced && n > s->failed;
-}
-
-static void drop_deferred_locked(struct checkpoint_store *s)
-{
-    while (s->deferred != NULL) {
-        struct deferred_line *d = s->deferred;
-        s->deferred = d->next;
-        free(d->text);
-        free(d);
-    }
-    s->deferred_tail = &s->deferred;
 }
 
 /* Writes a new snapshot and empties the journal.  With mu held; waits until
@@ -85,7 +65,6 @@ static int compact_locked(struct checkpoint_store *s, struct error *err)
     while (s->active > 0 || s->syncing)
         pthread_cond_wait(&s->cv, &s->mu);
     int rc = -1;
-    drop_deferred_locked(s); /* the snapshot holds their changes */
     char *text = s->snapshot(s->ctx, err);
     if (text == NULL || checkpoint_write(s->snapshot_path, text, err) < 0)
         goto out;
@@ -179,29 +158,6 @@ static int raw_write_locked(struct checkpoint_store *s, const char *line, size_t
     return 0;
 }
 
-/* Writes the deferred lines.  Lock held.  On a failure the rest are dropped
- * and the journal marked for compaction, whose snapshot holds their
- * changes (applied already). */
-static int flush_deferred_locked(struct checkpoint_store *s, struct error *err)
-{
-    int rc = 0;
-    while (s->deferred != NULL && rc == 0) {
-        struct deferred_line *d = s->deferred;
-        rc = raw_write_locked(s, d->text, d->len, err);
-        s->deferred = d->next;
-        free(d->text);
-        free(d);
-    }
-    if (s->deferred == NULL)
-        s->deferred_tail = &s->deferred;
-    if (rc < 0) {
-        drop_deferred_locked(s);
-        s->dirty = true;
-    }
-    s->nowait_target = s->written;
-    return rc;
-}
-
 /* Writes line at the end of the journal, compacting first after a failed
  * append.  Takes mu and keeps it on success (0); -1 with err and mu
  * released. */
@@ -209,16 +165,11 @@ static int write_line_locked(struct checkpoint_store *s, const char *line, size_
                              struct error *err)
 {
     pthread_mutex_lock(&s->mu);
-    for (;;) {
-        while (s->compacting)
-            pthread_cond_wait(&s->cv, &s->mu);
-        struct error fe;
-        if (!s->dirty && flush_deferred_locked(s, &fe) == 0)
-            break; /* the deferred lines go first: a claim's lines stay in order */
-        if (compact_locked(s, err) < 0) {
-            pthread_mutex_unlock(&s->mu);
-            return error_prefix(err, "the checkpoint journal had a failed write");
-        }
+    while (s->compacting)
+        pthread_cond_wait(&s->cv, &s->mu);
+    if (s->dirty && compact_locked(s, err) < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return error_prefix(err, "the checkpoint journal had a failed write");
     }
     if (raw_write_locked(s, line, len, err) < 0) {
         pthread_mutex_unlock(&s->mu);
@@ -267,24 +218,7 @@ int checkpoint_store_append_lazy(struct checkpoint_store *s, const char *line, s
         return -1;
     if (apply != NULL)
         apply(apply_ctx);
-    s->nowait_target = s->written; /* synced with the nowait lines, after a kick */
-    pthread_mutex_unlock(&s->mu);
-    return 0;
-}
-
-int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line, size_t len,
-                                   checkpoint_apply_fn apply, void *apply_ctx, struct error *err)
-{
-    (void)err; /* nothing here can fail but memory, which is fatal */
-    struct deferred_line *d = xmalloc(sizeof(*d));
-    *d = (struct deferred_line){memcpy(xmalloc(len), line, len), len, NULL};
-    pthread_mutex_lock(&s->mu);
-    while (s->compacting)
-        pthread_cond_wait(&s->cv, &s->mu);
-    if (apply != NULL)
-        apply(apply_ctx);
-    *s->deferred_tail = d;
-    s->deferred_tail = &d->next;
+    s->lazy_target = s->written; /* synced by the store's thread, after a kick */
     pthread_mutex_unlock(&s->mu);
     return 0;
 }
@@ -292,33 +226,30 @@ int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line,
 void checkpoint_store_kick(struct checkpoint_store *s)
 {
     pthread_mutex_lock(&s->mu);
-    if (s->deferred != NULL || pending_locked(s, s->nowait_target))
+    if (pending_locked(s, s->lazy_target))
         pthread_cond_signal(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The store's thread: writes the nowait lines and syncs them and the lazy
- * ones CHECKPOINT_NOWAIT_SYNC_MS after a kick, all with one fdatasync (group
- * commit with any append); compacts past the bound afterwards. */
+/* The store's thread: syncs the lazy lines CHECKPOINT_LAZY_SYNC_MS after a
+ * kick, all with one fdatasync (group commit with any append); compacts
+ * past the bound afterwards. */
 static void *sync_main(void *arg)
 {
     struct checkpoint_store *s = arg;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->stopping && s->deferred == NULL && !pending_locked(s, s->nowait_target))
+        while (!s->stopping && !pending_locked(s, s->lazy_target))
             pthread_cond_wait(&s->sync_cv, &s->mu);
-        if (s->deferred == NULL && !pending_locked(s, s->nowait_target))
+        if (!pending_locked(s, s->lazy_target))
             break; /* stopping, nothing left */
-        long long until = retry_now_ms() + CHECKPOINT_NOWAIT_SYNC_MS;
+        long long until = retry_now_ms() + CHECKPOINT_LAZY_SYNC_MS;
         while (!s->stopping && retry_now_ms() < until)
             retry_cond_wait_until(&s->sync_cv, &s->mu, until);
-        struct error fe;
-        if (!s->compacting && flush_deferred_locked(s, &fe) < 0)
-            LOG_E("writing to %s: %s (compacting before the next append)", s->journal_path, fe.msg);
-        if (wait_durable(s, s->nowait_target) < 0) {
+        if (wait_durable(s, s->lazy_target) < 0) {
             LOG_E("fdatasync of %s: %s; a prepare or an unprepare of the last %d ms may be undone "
                   "by a power failure (the journal is rewritten at the next append)",
-                  s->journal_path, strerror(s->failed_errno), CHECKPOINT_NOWAIT_SYNC_MS);
+                  s->journal_path, strerror(s->failed_errno), CHECKPOINT_LAZY_SYNC_MS);
             /* Their changes are applied: the snapshot is where they can
              * still become durable, rather than at an append that may not
              * come. */
@@ -327,7 +258,7 @@ static void *sync_main(void *arg)
                 LOG_E("compacting the checkpoint: %s", ce.msg);
             continue;
         }
-        /* The bound holds for nowait lines too, off the answer's path. */
+        /* The bound holds for lazy lines too, off the answer's path. */
         struct error ce;
         if (!s->compacting && (s->lines > s->max_lines || (size_t)s->size > s->max_bytes) &&
             compact_locked(s, &ce) < 0)
@@ -342,7 +273,7 @@ void checkpoint_store_wait_idle(struct checkpoint_store *s)
 {
     checkpoint_store_kick(s);
     pthread_mutex_lock(&s->mu);
-    while (s->deferred != NULL || pending_locked(s, s->nowait_target) || s->compacting)
+    while (pending_locked(s, s->lazy_target) || s->compacting)
         pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
 }
@@ -407,7 +338,6 @@ struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines
     s->max_bytes = max_bytes ? max_bytes : CHECKPOINT_JOURNAL_MAX_BYTES;
     s->snapshot = snapshot;
     s->ctx = ctx;
-    s->deferred_tail = &s->deferred;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (retry_cond_init(&s->sync_cv) < 0) {
@@ -442,7 +372,6 @@ void checkpoint_store_close(struct checkpoint_store *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->sync_thread, NULL); /* it syncs what is left first */
     }
-    drop_deferred_locked(s); /* only when the thread never started */
     if (s->fd >= 0)
         close(s->fd);
     pthread_cond_destroy(&s->sync_cv);

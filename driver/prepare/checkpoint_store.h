@@ -10,7 +10,7 @@
  * their writers makes for all of them.  Each change's apply callback runs
  * once its line is durable, before any compaction can start, so the state
  * the caller keeps in memory never runs ahead of the disk (except by the
- * lazy and nowait changes below), nor behind a snapshot.
+ * lazy changes below), nor behind a snapshot.
  *
  * Compaction: when the journal holds more than max_lines lines or max_bytes
  * bytes, the snapshot callback's text replaces checkpoint.json atomically
@@ -23,20 +23,21 @@
  * to be durable are cut off again and their changes fail; the next append
  * compacts first, so no doubtful byte stays in the journal.
  *
- * A change that recovery can work out by itself when its line is lost may
- * be appended without waiting for the disk:
- *   lazy (checkpoint_store_append_lazy): written now, applied at once;
- *     a crash of the process keeps it, a crash of the machine within
- *     CHECKPOINT_NOWAIT_SYNC_MS of the next kick may lose it;
- *   nowait (checkpoint_store_append_nowait): kept in memory and applied at
- *     once; the store's thread writes it; a crash of the process in that
- *     window loses it too.
- * The store's thread makes both durable CHECKPOINT_NOWAIT_SYNC_MS after
- * checkpoint_store_kick, with one fdatasync; any append writes the nowait
- * lines before its own (and syncs them), so a claim's lines stay in order.
- * After a failed sync of such lines the thread compacts at once: their
- * changes are applied already, and the snapshot is where they become
- * durable. */
+ * Two modes of append:
+ *   durable (checkpoint_store_append): returns once the line is durable,
+ *     after its change was applied;
+ *   lazy (checkpoint_store_append_lazy): for a change that recovery can
+ *     work out by itself when its line is lost.  The line is written now
+ *     and the change applied at once, without waiting for the disk; a crash
+ *     of the process keeps it, a crash of the machine within
+ *     CHECKPOINT_LAZY_SYNC_MS of the next kick may lose it.
+ * Every line is written before its call returns, in the order of the calls,
+ * so a claim's lines stay in order.  The store's thread makes the lazy lines
+ * durable CHECKPOINT_LAZY_SYNC_MS after checkpoint_store_kick, with one
+ * fdatasync (shared with any append running then; a durable append's
+ * fdatasync covers the lazy lines written before it too).  After a failed
+ * sync of lazy lines the thread compacts at once: their changes are applied
+ * already, and the snapshot is where they become durable. */
 #ifndef FAKEHW_PREPARE_CHECKPOINT_STORE_H
 #define FAKEHW_PREPARE_CHECKPOINT_STORE_H
 
@@ -47,8 +48,9 @@
 
 #define CHECKPOINT_JOURNAL_MAX_LINES 1024
 #define CHECKPOINT_JOURNAL_MAX_BYTES (1 << 20)
-/* How long after a nowait append its line is made durable, at the latest. */
-#define CHECKPOINT_NOWAIT_SYNC_MS 20
+/* How long after checkpoint_store_kick the store's thread makes the lazy
+ * lines durable. */
+#define CHECKPOINT_LAZY_SYNC_MS 20
 
 /* Returns the text of checkpoint.json for the current state (caller frees),
  * or NULL with err.  Called with the store's lock held. */
@@ -74,20 +76,14 @@ int checkpoint_store_append(struct checkpoint_store *s, const char *line, size_t
                             checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
 
 /* Writes line now and applies the change at once; the store's thread makes
- * it durable CHECKPOINT_NOWAIT_SYNC_MS after checkpoint_store_kick (or the
- * next append does).  A crash of the process keeps the line (it is in the
- * kernel); a crash of the machine in that window may lose it, so the
- * change must be one recovery works out by itself when it is lost.  -1
- * with err when it could not be written; apply was then not called. */
+ * it durable CHECKPOINT_LAZY_SYNC_MS after checkpoint_store_kick (or the
+ * fdatasync of a durable append does, sooner).  A crash of the process
+ * keeps the line (it is in the kernel); a crash of the machine in that
+ * window may lose it, so the change must be one recovery works out by
+ * itself when it is lost.  -1 with err when it could not be written; apply
+ * was then not called. */
 int checkpoint_store_append_lazy(struct checkpoint_store *s, const char *line, size_t len,
                                  checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
-
-/* Like checkpoint_store_append_lazy, but the line is not even written yet:
- * the store's thread writes it (see above), or the next append before its
- * own line.  -1 with err when
- * it could not be written; apply was then not called. */
-int checkpoint_store_append_nowait(struct checkpoint_store *s, const char *line, size_t len,
-                                   checkpoint_apply_fn apply, void *apply_ctx, struct error *err);
 
 /* Compacts now (a clean shutdown leaves an empty journal). */
 int checkpoint_store_compact(struct checkpoint_store *s, struct error *err);
@@ -95,14 +91,15 @@ int checkpoint_store_compact(struct checkpoint_store *s, struct error *err);
 /* Journal lines since the last compaction (for tests). */
 size_t checkpoint_store_lines(struct checkpoint_store *s);
 
-/* Wakes the store's thread when nowait lines wait for it. */
+/* Wakes the store's thread when lazy lines wait for it. */
 void checkpoint_store_kick(struct checkpoint_store *s);
 
-/* Waits until the nowait lines are durable and no compaction runs. */
+/* Waits until the lazy lines are durable (or their sync failed) and no
+ * compaction runs. */
 void checkpoint_store_wait_idle(struct checkpoint_store *s);
 
 /* No append may be in flight.  Stops the store's sync thread (which makes
- * the nowait lines durable first). */
+ * the lazy lines durable first). */
 void checkpoint_store_close(struct checkpoint_store *s);
 
 #endif
