@@ -81,7 +81,8 @@ spec_env_of() {
     wait_for 10 "the device status entries" eval '[[ $(claim_get c2 | jq -r ".status.devices[0].shareID") == "$b" ]]'
     assert_equal "$(claim_get c1 | jq -r '.status.devices[0].shareID')" "$a"
     run -0 unprepare_claims "$(ref c1)"
-    [[ ! -e $CDI_ROOT/k8s.$DRIVER-gpu_$u1.json ]]
+    # The unprepared claim's spec goes right after the answer.
+    wait_for 5 "c1's CDI spec gone" eval "[[ ! -e \$CDI_ROOT/k8s.\$DRIVER-gpu_$u1.json ]]"
     [[ -e $CDI_ROOT/k8s.$DRIVER-gpu_$u2.json ]]
     run -0 prepare_json "$(ref c2)"
     assert_equal "$(jq -r ".claims[0].devices[0].share_id" <<<"$output")" "$b"
