@@ -213,9 +213,9 @@ else
     show 'run_with_cdi cdi $(sed -n '\''s/.* cdi=//p'\'' prepare.out | tr , " ") -- fakegpu-smi --query-gpu=index,name,uuid,health --format=csv'
 fi
 
-say "Unprepare removes the claim's CDI spec before it answers, and its device
-metadata (the metadata spec and directory) some 50 ms after; stopping the
-plugin and unmounting the tree ends the tour:"
+say "Unprepare answers once the checkpoint records it; the claim's CDI spec and
+its device metadata (the metadata spec and directory) go some 50 ms after;
+stopping the plugin and unmounting the tree ends the tour:"
 show 'kubelet-standin unprepare --endpoint plugins/gpu.fakehw.example.com/dra.sock default/c1/$(cat c1.uid)'
 show 'until [ -z "$(ls cdi)" ]; do sleep 0.01; done; ls cdi'
 show 'kill $PLUGIN_PID $API_PID; wait; fusermount3 -u mnt'
