@@ -130,14 +130,14 @@ struct claim_reaper *claim_reaper_start(const char *root, struct error *err)
     r->tail = &r->head;
     pthread_mutex_init(&r->mu, NULL);
     if (retry_cond_init(&r->cond) < 0) {
-        error_set(err, "cannot create the metadata reaper's condition variable");
+        error_set(err, "cannot create the claim reaper's condition variable");
         pthread_mutex_destroy(&r->mu);
         free(r->root);
         free(r);
         return NULL;
     }
     if (pthread_create(&r->thread, NULL, reaper_main, r) != 0) {
-        error_set(err, "cannot start the metadata reaper thread");
+        error_set(err, "cannot start the claim reaper thread");
         pthread_cond_destroy(&r->cond);
         pthread_mutex_destroy(&r->mu);
         free(r->root);
