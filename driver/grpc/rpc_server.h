@@ -84,7 +84,6 @@ struct rpc_server_config {
     int workers;             /* handler threads, >= 1 */
 };
 
-/* Creates a server (not yet listening).  cfg's strings are copied. */
 /* Process-wide grpc core settings; call first in main, before any thread
  * starts (it may set an environment variable).  grpc core's default poller
  * (epoll1) shares one epoll set among every thread that waits on a
@@ -95,6 +94,7 @@ struct rpc_server_config {
  * own sockets.  GRPC_POLL_STRATEGY, when set, is left as it is. */
 void rpc_process_setup(void);
 
+/* Creates a server (not yet listening).  cfg's strings are copied. */
 struct rpc_server *rpc_server_new(const struct rpc_server_config *cfg, struct error *err);
 
 /* Adds a method; only before rpc_server_start, which registers it with grpc

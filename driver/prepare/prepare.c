@@ -133,13 +133,9 @@ static int journal(struct prepare_state *st, const char *uid, struct claim_recor
     if (line == NULL)
         return -1;
     struct change c = {st, uid, record};
-    switch (mode) {
-    case JOURNAL_LAZY:
-        return checkpoint_store_append_lazy(st->store, line, len, apply_change, &c, err);
-    case JOURNAL_DURABLE:
-        break;
-    }
-    return checkpoint_store_append(st->store, line, len, apply_change, &c, err);
+    return mode == JOURNAL_LAZY
+               ? checkpoint_store_append_lazy(st->store, line, len, apply_change, &c, err)
+               : checkpoint_store_append(st->store, line, len, apply_change, &c, err);
 }
 
 /* A regular file with content at path? */

@@ -136,8 +136,8 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
 
 /* Starts what prepares and unprepares left for after their answers (the
  * claim reaper, the journal's sync thread, cfg.after_answer); the gRPC
- * layer calls it once the reply is on its way.  Without it that work waits for the next call,
- * the next append, prepare_wait_settled or the close. */
+ * layer calls it once the reply is on its way.  Without it that work waits
+ * for the next call, the next append, prepare_wait_settled or the close. */
 void prepare_after_answer(struct prepare_state *st);
 
 /* Waits until what unprepares left for after their answers is done: the
