@@ -257,6 +257,20 @@ static void start_first_locked(struct rpc_stream *c, grpc_op *ops, size_t n)
     }
 }
 
+static void watch_close(struct rpc_stream *c)
+{
+    grpc_op close_op;
+    memset(&close_op, 0, sizeof(close_op));
+    close_op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    close_op.data.recv_close_on_server.cancelled = &c->cancelled;
+    pthread_mutex_lock(&c->mu);
+    if (grpc_call_start_batch(c->call, &close_op, 1, &c->t_close, NULL) == GRPC_CALL_OK)
+        c->work++;
+    else
+        LOG_E("rpc %s on %s: cannot watch for the call's end", c->path, c->srv->name);
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* The call arrived (poller thread): watch for its end, then either answer
  * at once (unknown method, too many calls), or dispatch the request that
  * came with a registered unary call, or send the initial metadata and, for
@@ -267,19 +281,9 @@ void call_start(struct rpc_stream *c, size_t in_class)
     c->t_arrived = trace_now();
     LOG_V(4, "rpc %s on %s: new call", c->path, srv->name);
 
-    /* The close batch tells us when the client goes away; it holds one work
-     * reference until the very end. */
-    grpc_op close_op;
-    memset(&close_op, 0, sizeof(close_op));
-    close_op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    close_op.data.recv_close_on_server.cancelled = &c->cancelled;
     pthread_mutex_lock(&c->mu);
     c->accepting = true;
     c->work = 1; /* held by this function until the end */
-    if (grpc_call_start_batch(c->call, &close_op, 1, &c->t_close, NULL) == GRPC_CALL_OK)
-        c->work++;
-    else
-        LOG_E("rpc %s on %s: cannot watch for the call's end", c->path, srv->name);
     pthread_mutex_unlock(&c->mu);
 
     char msg[STATUS_MSG_MAX];
@@ -317,6 +321,11 @@ void call_start(struct rpc_stream *c, size_t in_class)
         start_first_locked(c, ops, 2);
         pthread_mutex_unlock(&c->mu);
     }
+    /* The close batch tells us when the client goes away and holds one work
+     * reference until the very end.  Started last, so that a unary call run
+     * on the poller is answered first; this function's own reference keeps
+     * the call alive until then. */
+    watch_close(c);
     call_work_done(c);
 }
 

@@ -124,8 +124,6 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
 
     size_t in_class;
     pthread_mutex_lock(&srv->mu);
-    if (srv->state == SRV_RUNNING)
-        request_one_call(srv, c->registered);
     c->live_next = srv->live;
     if (srv->live)
         srv->live->live_prev = c;
@@ -135,8 +133,17 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
         in_class = ++srv->n_live_streams;
     else
         in_class = srv->n_live - srv->n_live_streams;
+    const struct rpc_registered *reg = c->registered;
     pthread_mutex_unlock(&srv->mu);
     call_start(c, in_class);
+    /* Re-armed after the call started: a unary call run on the poller has
+     * been answered by now, so grpc core's work for the next request does
+     * not delay this answer; the method's other armed request takes a call
+     * that comes meanwhile.  (c may be gone: use reg.) */
+    pthread_mutex_lock(&srv->mu);
+    if (srv->state == SRV_RUNNING)
+        request_one_call(srv, reg);
+    pthread_mutex_unlock(&srv->mu);
 }
 
 static void *poller_main(void *arg)
