@@ -18,7 +18,9 @@
  *            registered stream  {SEND_INITIAL_METADATA} (the request came
  *                               with the call; metadata goes out early)
  *            registered unary   none: the request is dispatched at arrival
- *   close  {RECV_CLOSE_ON_SERVER}                 until the call is over
+ *   close  {RECV_CLOSE_ON_SERVER}                 until the call is over;
+ *            started once the call is dispatched (after the answer of a
+ *            unary call run on the poller)
  *   send   one queued item: a message, a status, or both (unary answer)
  * Initial metadata always goes out first, because grpc core only ends a
  * call cleanly after it was sent: in the first batch, or else in the first
