@@ -26,7 +26,8 @@
 #
 # The host must be able to run containers as root (cgroup v1 or v2, overlayfs)
 # and nothing else may hold ports 2379, 6443 or 10250, or /var/lib/kubelet.
-# Only one such node per host.
+# Only one such node per host. To change versions, `down`, then remove
+# $REAL_NODE_STATE/etcd and /var/lib/kubelet (the state of the old one).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
