@@ -21,40 +21,19 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-PROG=real-node-drivers
 
-: "${REAL_NODE_STATE:=/var/lib/fakehw-real-node}"
-: "${REAL_NODE_RUN:=/run/fakehw-real-node}"
-: "${NODE_NAME:=$(hostname | tr '[:upper:]' '[:lower:]')}"
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+source "$HERE/lib.sh"
+PROG=real-node-drivers # for log and die
 : "${PLUGIN:=$REPO/build/bin/fakehw-kubelet-plugin}"
 : "${FAKEHW:=$REPO/build/bin/fakehw}"
 KUBECONFIG=$REAL_NODE_STATE/admin.kubeconfig
 export KUBECONFIG
-LOGS=$REAL_NODE_STATE/logs
 FAKEHW_MOUNT=$REAL_NODE_RUN/fakehw
-
-log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-die() {
-    printf '%s: error: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
-
-cache_dir() {
-    local d=${NODE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fakehw-dra/node-image}
-    mkdir -p "$d"
-    echo "$d"
-}
 
 kubectl() { "$REAL_NODE_STATE/bin/kubectl" "$@"; }
 
-start() { # start NAME COMMAND...
-    local name=$1
-    shift
-    mkdir -p "$LOGS" "$REAL_NODE_RUN/drivers"
-    setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
-    echo $! >"$REAL_NODE_RUN/drivers/$name.pid"
-    log "started $name (pid $!, log $LOGS/$name.log)"
-}
+start() { start_in "$REAL_NODE_RUN/drivers" "$@"; } # start NAME COMMAND...
 
 device_class() { # device_class NAME DRIVER
     kubectl apply -f - >/dev/null <<EOF

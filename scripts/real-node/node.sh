@@ -32,32 +32,18 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 NODE_IMAGE="$REPO/scripts/node-image"
-PROG=real-node
 
-: "${REAL_NODE_STATE:=/var/lib/fakehw-real-node}"
-: "${REAL_NODE_RUN:=/run/fakehw-real-node}"
-: "${NODE_NAME:=$(hostname | tr '[:upper:]' '[:lower:]')}"
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+source "$HERE/lib.sh"
+PROG=real-node # for log and die
 : "${ETCD_VERSION:=v3.6.16}"
 : "${CDI_TMPFS:=1}"
 : "${SANDBOX_IMAGE:=registry.k8s.io/pause:3.10.1}"
 PKI=$REAL_NODE_STATE/pki
-LOGS=$REAL_NODE_STATE/logs
 ADMIN_KUBECONFIG=$REAL_NODE_STATE/admin.kubeconfig
 CONTAINERD_SOCK=$REAL_NODE_RUN/containerd.sock
 SERVICE_CIDR=10.96.0.0/16
 POD_CIDR=10.244.0.0/24
-
-log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-die() {
-    printf '%s: error: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
-
-cache_dir() {
-    local d=${NODE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fakehw-dra/node-image}
-    mkdir -p "$d"
-    echo "$d"
-}
 
 # ---- programs ----
 
@@ -80,8 +66,7 @@ programs() {
 # k8s.io/kubernetes module, imported into containerd as $SANDBOX_IMAGE.
 pause_image() {
     local dir src ctx
-    dir=$(cd "$(cache_dir)" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$1" |
-        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+    dir=$(module_field "k8s.io/kubernetes@$1" Dir)
     src=$dir/build/pause/linux/pause.c
     [[ -f $src ]] || die "no build/pause/linux/pause.c in k8s.io/kubernetes@$1"
     ctx=$(cache_dir)/pause-context
@@ -255,14 +240,7 @@ EOF
 
 # ---- processes ----
 
-start() { # start NAME COMMAND...
-    local name=$1
-    shift
-    mkdir -p "$LOGS" "$REAL_NODE_RUN"
-    setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
-    echo $! >"$REAL_NODE_RUN/$name.pid"
-    log "started $name (pid $!, log $LOGS/$name.log)"
-}
+start() { start_in "$REAL_NODE_RUN" "$@"; } # start NAME COMMAND...
 
 wait_for() { # wait_for WHAT SECONDS COMMAND...
     local what=$1 secs=$2
@@ -369,7 +347,7 @@ down() {
     pkill -f "containerd-shim-runc-v2 -namespace k8s.io -address $CONTAINERD_SOCK" 2>/dev/null || true
     stop_one containerd
     stop_one etcd
-    grep -o "$REAL_NODE_RUN/[^ ]*\|/var/lib/kubelet/[^ ]*" /proc/mounts | sort -r |
+    { grep -o "$REAL_NODE_RUN/[^ ]*\|/var/lib/kubelet/[^ ]*" /proc/mounts || true; } | sort -r |
         while read -r m; do umount -l "$m" 2>/dev/null || true; done
     if [[ $CDI_TMPFS == 1 ]] && mountpoint -q /var/run/cdi; then umount /var/run/cdi; fi
     log "stopped; state kept in $REAL_NODE_STATE (rm -rf it and /var/lib/kubelet for a clean start)"
