@@ -85,12 +85,12 @@ void fuzz_device(size_t i, struct fakehw_device *d)
     d->health_since = 1732252380;
 }
 
-static int fetch_404(void *ctx, const char *ns, const char *name, json_t **claim, struct error *err)
+static int fetch_404(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
     (void)ctx;
     (void)claim;
-    return error_set(err, "GET /apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s: 404", ns,
-                     name);
+    return error_set(err, "GET /apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s: 404",
+                     ref->ns, ref->name);
 }
 
 static int lookup(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
