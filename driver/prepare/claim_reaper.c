@@ -43,7 +43,6 @@ struct claim_reaper {
     struct pending *head; /* oldest first */
     struct pending **tail;
     const struct pending *busy; /* the entry the thread is removing, or NULL */
-    bool working;               /* the thread is removing an entry */
     bool stopping;
 };
 
@@ -107,7 +106,6 @@ static void *reaper_main(void *arg)
         if (r->head == NULL)
             r->tail = &r->head;
         r->busy = p;
-        r->working = true;
         pthread_mutex_unlock(&r->mu);
         struct error e;
         if (remove_pending(r, p, &e) < 0)
@@ -115,7 +113,6 @@ static void *reaper_main(void *arg)
                   p->uid, e.msg);
         pthread_mutex_lock(&r->mu);
         r->busy = NULL;
-        r->working = false;
         pending_free(p);
         pthread_cond_broadcast(&r->cond);
     }
@@ -202,7 +199,7 @@ void claim_reaper_wait_idle(struct claim_reaper *r)
 {
     claim_reaper_kick(r);
     pthread_mutex_lock(&r->mu);
-    while (r->head != NULL || r->working)
+    while (r->head != NULL || r->busy != NULL)
         pthread_cond_wait(&r->cond, &r->mu);
     pthread_mutex_unlock(&r->mu);
 }
