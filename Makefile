@@ -86,7 +86,8 @@ unit: $(UNIT_TESTS) ## run the cmocka unit tests (their log output is shown only
 BATS_FLAGS ?= --print-output-on-failure
 bats: all ## run the bats integration suites (real FUSE mounts, real binaries)
 	@set -e; for s in $(BATS_SUITES); do echo "== $$s"; \
-	  FAKEHW_BIN=$(abspath $(BIN)) BATS_LIB_PATH=/usr/lib/bats bats $(BATS_FLAGS) $$s; done
+	  FAKEHW_BIN=$(abspath $(BIN)) K8SPROTO_SRC=$(abspath $(K8SPROTO_DIR)/src) \
+	  BATS_LIB_PATH=/usr/lib/bats bats $(BATS_FLAGS) $$s; done
 
 test: ## unit tests, then the bats suites (what CI runs)
 	@$(MAKE) --no-print-directory unit

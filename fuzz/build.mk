@@ -6,7 +6,7 @@
 # so the tree is never written.  `make check` runs each for
 # FUZZ_CHECK_SECONDS.  Findings (crash-*, leak-*, timeout-*) land in
 # build/fuzz/artifacts/ and make the run fail.
-FUZZ_TARGETS := config snapshot dra_request kubeconfig claim slices
+FUZZ_TARGETS := config snapshot dra_request kubeconfig claim slices k8s_protobuf
 FUZZ_BIN     := $(BUILD)/fuzz-bin
 FUZZ_PROGS   := $(FUZZ_TARGETS:%=$(FUZZ_BIN)/fuzz_%)
 FUZZ_LIBS    := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
@@ -21,6 +21,17 @@ $(FUZZ_BIN)/fuzz_%: $(OBJ)/fuzz/fuzz_%.o $(OBJ)/fuzz/fuzz_common.o $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(FUZZ_LIBS) $(KUBE_LDLIBS) \
 	    $(FAKEHW_PKG_LIBS) $(HEALTH_LDLIBS) $(PREPARE_LIBS) $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+
+# The API server stand-in's protobuf codec: conformance kit code, linked
+# apart from the plugin's libraries.
+FUZZ_K8S_PROTOBUF_OBJS := $(filter %/k8s_codec.o %/pb_json.o %/resources.o,$(APISERVER_OBJS))
+$(OBJ)/fuzz/fuzz_k8s_protobuf.o: CPPFLAGS += -I$(K8SPROTO_DIR)/c -Iconformance/node/standins/apiserver \
+                                             -Iconformance/node/standins/apiserver/protobuf
+$(OBJ)/fuzz/fuzz_k8s_protobuf.o: | $(K8SPROTO_STAMP)
+$(FUZZ_BIN)/fuzz_k8s_protobuf: $(OBJ)/fuzz/fuzz_k8s_protobuf.o $(FUZZ_K8S_PROTOBUF_OBJS) $(K8SPROTO_LIB) \
+                               $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(APISERVER_LDLIBS) $(LDLIBS)
 
 .PHONY: fuzz-build fuzz-run
 fuzz-build: $(FUZZ_PROGS)

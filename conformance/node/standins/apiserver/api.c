@@ -219,21 +219,20 @@ static void media_type(const struct api_request *rq, char *out, size_t size)
         *--e = '\0';
 }
 
-/* Encodings a real API server reads and this one does not. client-go from
- * v0.36 sends built-in types as protobuf unless told otherwise; say so
- * rather than fail to parse the bytes as JSON. Other types (none, curl's
- * form default) are read as JSON, as before. */
+/* Encodings a real API server reads and this one does not; say so rather
+ * than fail to parse the bytes as JSON.  Protobuf bodies arrive here already
+ * read as JSON (server.c); other types (none, curl's form default) are read
+ * as JSON. */
 static bool unsupported_body(const struct api_request *rq, struct api_reply *rp)
 {
     char ctype[128];
     media_type(rq, ctype, sizeof(ctype));
-    if (strcmp(ctype, "application/vnd.kubernetes.protobuf") != 0 &&
-        strcmp(ctype, "application/cbor") != 0 && strcmp(ctype, "application/yaml") != 0)
+    if (strcmp(ctype, "application/cbor") != 0 && strcmp(ctype, "application/yaml") != 0)
         return false;
     char msg[400];
     snprintf(msg, sizeof(msg),
-             "apiserver-standin reads JSON request bodies only, not %s (a real API server "
-             "reads both; client-go v0.36 and newer sends protobuf for built-in types)",
+             "apiserver-standin reads JSON and protobuf request bodies, not %s (a real API "
+             "server reads it)",
              ctype);
     reply_status(rp, status_new(415, "UnsupportedMediaType", msg, NULL, NULL));
     return true;
@@ -597,7 +596,7 @@ static void do_watch(struct api *a, const struct route *rt, const struct api_req
     if (parse_selectors(rt, rq, &sel, rp) < 0)
         return;
     store_lock(&a->store);
-    rp->watch = watch_new(&a->store, rt->res, rt->ns, &sel, initial, from, timeout);
+    rp->watch = watch_new(&a->store, rt->res, rt->ns, &sel, initial, from, timeout, rq->protobuf);
     store_unlock(&a->store);
     fsel_free(&sel);
     rp->code = 200;

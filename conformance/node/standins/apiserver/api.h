@@ -32,6 +32,7 @@ struct api_request {
     const char *content_type;
     const char *body;
     size_t body_len;
+    bool protobuf; /* the answer goes out as protobuf (a watch streams frames) */
     /* Query parameter lookup (decoded); NULL when absent. */
     const char *(*query)(void *ctx, const char *key);
     void *query_ctx;

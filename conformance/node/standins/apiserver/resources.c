@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "k8s.io/api/core/v1/generated.pb-c.h"
+#include "k8s.io/api/resource/v1/generated.pb-c.h"
+
 #define LABEL(f)    (1u << (f))
 #define META_LABELS (LABEL(FIELD_NAME) | LABEL(FIELD_NAMESPACE))
 
@@ -16,6 +19,8 @@ const struct resource RES_NODES = {
     .plural = "nodes",
     .kind = "Node",
     .field_labels = LABEL(FIELD_NAME),
+    .pb = &k8s__io__api__core__v1__node__descriptor,
+    .pb_list = &k8s__io__api__core__v1__node_list__descriptor,
 };
 
 const struct resource RES_RESOURCECLAIMS = {
@@ -30,6 +35,8 @@ const struct resource RES_RESOURCECLAIMS = {
     .has_generation = true,
     .spec_immutable = true,
     .field_labels = META_LABELS,
+    .pb = &k8s__io__api__resource__v1__resource_claim__descriptor,
+    .pb_list = &k8s__io__api__resource__v1__resource_claim_list__descriptor,
 };
 
 const struct resource RES_DEVICECLASSES = {
@@ -41,6 +48,8 @@ const struct resource RES_DEVICECLASSES = {
     .kind = "DeviceClass",
     .has_generation = true,
     .field_labels = LABEL(FIELD_NAME),
+    .pb = &k8s__io__api__resource__v1__device_class__descriptor,
+    .pb_list = &k8s__io__api__resource__v1__device_class_list__descriptor,
 };
 
 /* The ResourceSlice field labels of pkg/apis/resource/v1 conversion.go. */
@@ -53,10 +62,17 @@ const struct resource RES_RESOURCESLICES = {
     .kind = "ResourceSlice",
     .has_generation = true,
     .field_labels = LABEL(FIELD_NAME) | LABEL(FIELD_NODE_NAME) | LABEL(FIELD_DRIVER),
+    .pb = &k8s__io__api__resource__v1__resource_slice__descriptor,
+    .pb_list = &k8s__io__api__resource__v1__resource_slice_list__descriptor,
 };
 
 static const struct resource *const all[] = {&RES_NODES, &RES_RESOURCECLAIMS, &RES_DEVICECLASSES,
                                              &RES_RESOURCESLICES};
+
+const struct resource *resource_by_id(int id)
+{
+    return id >= 0 && id < RESOURCE_COUNT ? all[id] : NULL;
+}
 
 const struct resource *resource_find(const char *group, const char *version, const char *plural)
 {

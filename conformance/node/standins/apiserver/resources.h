@@ -29,10 +29,14 @@ struct resource {
     bool has_generation;   /* metadata.generation counts spec changes */
     bool spec_immutable;   /* ResourceClaim */
     unsigned field_labels; /* bit mask of enum field_label */
+    /* The protobuf messages of the object and of its list. */
+    const struct ProtobufCMessageDescriptor *pb, *pb_list;
 };
 
 extern const struct resource RES_NODES, RES_RESOURCECLAIMS, RES_DEVICECLASSES, RES_RESOURCESLICES;
 
+/* The resource with this id (0 .. RESOURCE_COUNT-1). */
+const struct resource *resource_by_id(int id);
 /* NULL when the stand-in does not serve group/version/plural. */
 const struct resource *resource_find(const char *group, const char *version, const char *plural);
 

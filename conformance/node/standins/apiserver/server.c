@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "k8s_codec.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -99,6 +100,43 @@ static char *status_text(int code, const char *reason, const char *message)
     char *t = json_dumps(s, JSON_COMPACT);
     json_decref(s);
     return t;
+}
+
+/* An API answer in the negotiated media type: JSON text as it is, or its
+ * protobuf encoding (r names the kind of a list item or a bare object). */
+static enum MHD_Result send_reply(struct MHD_Connection *conn, int code, char *text,
+                                  long retry_after_s, enum codec_media media,
+                                  const struct resource *r)
+{
+    if (media != CODEC_MEDIA_PROTOBUF || text == NULL)
+        return send_text(conn, code, text, retry_after_s);
+    struct pb_bytes body = {0};
+    struct error err;
+    if (codec_json_to_body(text, r, &body, &err) < 0) {
+        LOG_E("encoding a %d answer as protobuf: %s", code, err.msg);
+        free(text);
+        pb_bytes_free(&body);
+        char msg[ERROR_MSG_MAX + 64];
+        snprintf(msg, sizeof(msg), "apiserver-standin: encoding the answer as protobuf: %s",
+                 err.msg);
+        return send_text(conn, 500, status_text(500, "InternalError", msg), -1);
+    }
+    free(text);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(body.len, body.p, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        pb_bytes_free(&body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", CODEC_PROTOBUF);
+    if (retry_after_s >= 0) {
+        char b[32];
+        snprintf(b, sizeof(b), "%ld", retry_after_s);
+        MHD_add_response_header(resp, "Retry-After", b);
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)code, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static const char *reason_for(int code)
@@ -266,6 +304,17 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
     qb.text[0] = '\0';
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_query, &qb);
 
+    /* Content negotiation first: every answer below is in this media type. */
+    enum codec_media media;
+    if (codec_negotiate(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"), &media) < 0) {
+        reqlog_add(s->log, realtime_ns(), method, url, qb.text, 406, NULL);
+        return send_text(conn, 406,
+                         status_text(406, "NotAcceptable",
+                                     "only the following media types are accepted: "
+                                     "application/json, application/vnd.kubernetes.protobuf"),
+                         -1);
+    }
+
     struct fault f = {0}; /* stays all-zero when no fault applies */
     if (faults_take(s->faults, method, url, &f)) {
         if (f.delay_ms > 0) {
@@ -282,19 +331,21 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
             snprintf(msg, sizeof(msg), "apiserver-standin: injected fault (status %d)", f.status);
             reqlog_add(s->log, realtime_ns(), method, url, qb.text, f.status, "status");
             LOG_V(1, "%s %s: fault: status %d", method, url, f.status);
-            return send_text(conn, f.status, status_text(f.status, reason_for(f.status), msg),
-                             f.retry_after_s);
+            return send_reply(conn, f.status, status_text(f.status, reason_for(f.status), msg),
+                              f.retry_after_s, media, NULL);
         }
     }
     if (!authenticated(s, conn)) {
         reqlog_add(s->log, realtime_ns(), method, url, qb.text, 401, NULL);
-        return send_text(conn, 401, status_text(401, "Unauthorized", "Unauthorized"), -1);
+        return send_reply(conn, 401, status_text(401, "Unauthorized", "Unauthorized"), -1, media,
+                          NULL);
     }
     if (cr->too_large) {
         char msg[128];
         snprintf(msg, sizeof(msg), "Request entity too large: limit is %ld", SERVER_MAX_BODY);
         reqlog_add(s->log, realtime_ns(), method, url, qb.text, 413, NULL);
-        return send_text(conn, 413, status_text(413, "RequestEntityTooLarge", msg), -1);
+        return send_reply(conn, 413, status_text(413, "RequestEntityTooLarge", msg), -1, media,
+                          NULL);
     }
 
     struct api_request rq = {
@@ -303,11 +354,30 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
         .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
         .body = cr->body,
         .body_len = cr->len,
+        .protobuf = media == CODEC_MEDIA_PROTOBUF,
         .query = query_get,
         .query_ctx = conn,
     };
+    /* A protobuf body is read as the JSON it stands for; a patch is JSON by
+     * definition, and api_handle answers a protobuf one with 415. */
+    char *json_body = NULL;
+    if (codec_is_protobuf(rq.content_type) && cr->len && strcmp(method, "PATCH")) {
+        struct error err;
+        json_body = codec_body_to_json((const uint8_t *)cr->body, cr->len, &err);
+        if (json_body == NULL) {
+            char msg[ERROR_MSG_MAX + 64];
+            snprintf(msg, sizeof(msg), "the protobuf request body cannot be read: %s", err.msg);
+            reqlog_add(s->log, realtime_ns(), method, url, qb.text, 400, NULL);
+            LOG_V(1, "%s %s: %s", method, url, msg);
+            return send_reply(conn, 400, status_text(400, "BadRequest", msg), -1, media, NULL);
+        }
+        rq.body = json_body;
+        rq.body_len = strlen(json_body);
+        rq.content_type = CODEC_JSON;
+    }
     struct api_reply rp;
     api_handle(s->api, &rq, &rp);
+    free(json_body);
     int64_t t = realtime_ns();
     const char *fault = f.close && f.after ? "close-after" : f.delay_ms ? "delay" : NULL;
     reqlog_add(s->log, t, method, url, qb.text, rp.code, fault);
@@ -334,12 +404,13 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
             watch_free(rp.watch);
             return MHD_NO;
         }
-        MHD_add_response_header(r, "Content-Type", "application/json");
+        MHD_add_response_header(r, "Content-Type",
+                                media == CODEC_MEDIA_PROTOBUF ? CODEC_PROTOBUF_WATCH : CODEC_JSON);
         enum MHD_Result ret = MHD_queue_response(conn, 200, r);
         MHD_destroy_response(r);
         return ret;
     }
-    return send_text(conn, rp.code, rp.text, -1);
+    return send_reply(conn, rp.code, rp.text, -1, media, rp.res);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

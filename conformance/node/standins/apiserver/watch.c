@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Watch streams; see watch.h. */
 #include "watch.h"
+#include "k8s_codec.h"
+#include "log.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -20,12 +22,12 @@ struct watch_stream {
     int fd;
     char *pending; /* bytes not yet handed to the server */
     size_t len, pos, cap;
-    bool done; /* end after pending is sent */
+    bool done;     /* end after pending is sent */
+    bool protobuf; /* length-delimited protobuf frames instead of JSON lines */
 };
 
-static void append(struct watch_stream *w, const char *type, const char *object_json)
+static void reserve(struct watch_stream *w, size_t need)
 {
-    size_t need = strlen(type) + strlen(object_json) + 32;
     if (w->len + need > w->cap) {
         size_t ncap = w->cap ? w->cap : 4096;
         while (ncap < w->len + need)
@@ -33,6 +35,27 @@ static void append(struct watch_stream *w, const char *type, const char *object_
         w->pending = xrealloc(w->pending, ncap);
         w->cap = ncap;
     }
+}
+
+static void append(struct watch_stream *w, const char *type, const char *object_json)
+{
+    if (w->protobuf) {
+        struct pb_bytes frame = {0};
+        struct error err;
+        if (codec_watch_frame(type, object_json, w->res, &frame, &err) < 0) {
+            /* Stored objects were validated JSON; a failure here is a bug. */
+            LOG_E("watch %s: %s event: %s", w->res->plural, type, err.msg);
+            w->done = true;
+        } else {
+            reserve(w, frame.len);
+            memcpy(w->pending + w->len, frame.p, frame.len);
+            w->len += frame.len;
+        }
+        pb_bytes_free(&frame);
+        return;
+    }
+    size_t need = strlen(type) + strlen(object_json) + 32;
+    reserve(w, need);
     w->len += (size_t)snprintf(w->pending + w->len, w->cap - w->len,
                                "{\"type\":\"%s\",\"object\":%s}\n", type, object_json);
 }
@@ -50,9 +73,11 @@ static void expired(struct watch_stream *w, uint64_t rv, uint64_t oldest)
 }
 
 struct watch_stream *watch_new(struct store *s, const struct resource *r, const char *ns,
-                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s)
+                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s,
+                               bool protobuf)
 {
     struct watch_stream *w = xcalloc(1, sizeof(*w));
+    w->protobuf = protobuf;
     w->store = s;
     w->res = r;
     w->fd = -1;

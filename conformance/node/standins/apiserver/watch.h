@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* One watch response: JSON event lines streamed from the store's history. */
+/* One watch response: JSON event lines, or protobuf frames, streamed from
+ * the store's history. */
 #ifndef APISERVER_STANDIN_WATCH_H
 #define APISERVER_STANDIN_WATCH_H
 
@@ -17,9 +18,11 @@ struct watch_stream;
  * the watch.  initial: start with ADDED events for the current objects
  * (resourceVersion unset or "0"); otherwise replay the history after
  * from_rv, or send a 410 Expired ERROR event when it is no longer there.
- * The watch ends after timeout_s, when the store closes or the client goes. */
+ * The watch ends after timeout_s, when the store closes or the client goes.
+ * protobuf: the events as k8s_codec.h frames them. */
 struct watch_stream *watch_new(struct store *s, const struct resource *r, const char *ns,
-                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s);
+                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s,
+                               bool protobuf);
 /* The socket of the client, to notice a client that went away while idle. */
 void watch_set_fd(struct watch_stream *w, int fd);
 /* Fills buf with the next bytes, blocking until there are events.  Returns
