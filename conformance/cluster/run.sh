@@ -10,9 +10,10 @@
 #                           (EXPR = tag[,tag...], "!" negates, "," is AND,
 #                           ";" is OR), e.g. tags:fake-only  tags:generic,!serial
 #   CONFORMANCE_JOBS        parallel tests (bats --jobs, needs GNU parallel); default 1
-#   CONFORMANCE_REPORT_DIR  where cluster.tap and cluster-junit.xml go;
-#                           default conformance/reports of this repository
+#   CONFORMANCE_REPORT_DIR  where cluster.tap, cluster-junit.xml, cluster-report.json
+#                           and summary.md go; default conformance/reports of this repository
 #   CONFORMANCE_JUNIT       the JUnit file; default $CONFORMANCE_REPORT_DIR/cluster-junit.xml
+#   CONFORMANCE_DRIVER_VERSION  the tested driver's version, for the report (optional)
 #   CONFORMANCE_BATS_ARGS   more bats options, split on spaces (e.g. --trace)
 #   CONFORMANCE_DRY_RUN     1: print the bats command line and exit
 set -euo pipefail
@@ -21,6 +22,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=SCRIPTDIR/lib/junit.bash
 source "$here/lib/junit.bash"
+# shellcheck source=SCRIPTDIR/lib/report.bash
+source "$here/lib/report.bash"
 
 die() {
     printf 'conformance: %s\n' "$*" >&2
@@ -72,6 +75,7 @@ if [[ ${CONFORMANCE_DRY_RUN:-} == 1 ]]; then
     printf '%q ' bats "${args[@]}"
     printf '\n'
     printf 'tap: %s\njunit: %s\n' "$report_dir/cluster.tap" "$junit"
+    printf 'report: %s\nsummary: %s\n' "$report_dir/cluster-report.json" "$report_dir/summary.md"
     exit 0
 fi
 
@@ -102,10 +106,23 @@ drop_setup_warning() {
 }
 
 tap=$report_dir/cluster.tap
+report=$report_dir/cluster-report.json
+summary=$report_dir/summary.md
+kit_version=${CONFORMANCE_KIT_VERSION:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 set +e
 bats "${args[@]}" | drop_setup_warning | tee "$tap"
 rc=${PIPESTATUS[0]}
 set -e
 tap_to_junit "fakehw-dra cluster conformance" <"$tap" >"$junit.tmp" && mv "$junit.tmp" "$junit"
 printf '# TAP: %s\n# JUnit: %s\n' "$tap" "$junit"
+if command -v jq >/dev/null; then
+    tap_to_report "$here/profiles.tsv" "$kit_version" "${CONFORMANCE_DRIVER_VERSION:-}" "$started" \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" <"$tap" >"$report.tmp" && mv "$report.tmp" "$report"
+    report_summary <"$report" >"$summary.tmp" && mv "$summary.tmp" "$summary"
+    printf '# report: %s\n# summary: %s\n' "$report" "$summary"
+    sed 's/^/# /' "$summary"
+else
+    printf '# no report: jq is not installed\n'
+fi
 exit "$rc"

@@ -51,6 +51,8 @@ dry_run() {
     assert_line --index 0 "bats --formatter tap --timing --jobs 4 --trace --no-tempdir-cleanup $SUITE_DIR "
     assert_line "tap: /tmp/out/cluster.tap"
     assert_line "junit: /tmp/out/cluster-junit.xml"
+    assert_line "report: /tmp/out/cluster-report.json"
+    assert_line "summary: /tmp/out/summary.md"
 }
 
 # Checks that the file is well-formed XML and prints testcase results.
@@ -122,6 +124,13 @@ run_suite() {
     assert_line "suites 2 0 2"
     run grep -c '^ok ' "$BATS_TEST_TMPDIR/reports/cluster.tap"
     assert_output 2
+    # The report: the server and driver of the preflight, a verdict per profile.
+    run jq -r '.cluster.version, .driver.name, .verdict,
+        (.profiles[] | select(.name == "device-metadata") | "\(.verdict) \(.skipped)")' \
+        "$BATS_TEST_TMPDIR/reports/cluster-report.json"
+    assert_output "$(printf '%s\n' v1.35.6 gpu.fakehw.example.com incomplete 'not-applicable 2')"
+    run cat "$BATS_TEST_TMPDIR/reports/summary.md"
+    assert_line "| device-metadata | not-applicable | 0 | 2 | 0 |"
     # Each test made its own namespace and removed it.
     run grep -c '^delete namespace dra-conf-device-metadata-' "$FAKE_CLUSTER/calls.log"
     assert_output 2
