@@ -94,7 +94,8 @@ suite_tests() {
     while IFS=$'\t' read -r _ name; do
         grep -qF -- "$name" "$doc" || missing+="scenario \"$name\""$'\n'
     done < <(suite_tests)
-    for var in $(params_names) CONFORMANCE_FILTER CONFORMANCE_JOBS CONFORMANCE_REPORT_DIR CONFORMANCE_JUNIT; do
+    for var in $(params_names) CONFORMANCE_FILTER CONFORMANCE_JOBS CONFORMANCE_REPORT_DIR CONFORMANCE_JUNIT \
+        CONFORMANCE_DRIVER_VERSION CONFORMANCE_KIT_VERSION; do
         grep -qF -- "$var" "$doc" || missing+="parameter $var"$'\n'
     done
     [[ -z $missing ]] || fail "docs/conformance.md does not mention:"$'\n'"$missing"
@@ -103,7 +104,7 @@ suite_tests() {
 @test "suite: every CONFORMANCE_ variable the suite reads is a parameter or a known internal" {
     # Internals, run.sh's own settings, the env names of the opaque-config
     # test, and FAKEHW_NODE, which the suite hands to CONFORMANCE_FAKEHW_EXEC.
-    local internal='^CONFORMANCE_(GATE|GATE_.*|SERVER_(MAJOR|MINOR|VERSION)|TAINT_RULE_API|TAINT_RULE_API_WHY|RUN_ID|LOCK_FD|LOCK_FILE|TEMPLATES|LIB|SUITE_DIR|FILTER|JOBS|REPORT_DIR|JUNIT|BATS_ARGS|DRY_RUN|FROM_CLASS|FROM_CLAIM|OVERRIDDEN|FAKEHW_NODE)$'
+    local internal='^CONFORMANCE_(GATE|GATE_.*|SERVER_(MAJOR|MINOR|VERSION)|TAINT_RULE_API|TAINT_RULE_API_WHY|RUN_ID|LOCK_FD|LOCK_FILE|TEMPLATES|LIB|SUITE_DIR|FILTER|JOBS|REPORT_DIR|JUNIT|BATS_ARGS|DRY_RUN|DRIVER_VERSION|KIT_VERSION|FROM_CLASS|FROM_CLAIM|OVERRIDDEN|FAKEHW_NODE)$'
     local var unknown=''
     while read -r var; do
         [[ $var =~ $internal ]] && continue
