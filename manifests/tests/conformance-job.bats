@@ -239,7 +239,7 @@ printf 'Verdict: **%s**\n' "$STUB_VERDICT" >"$CONFORMANCE_REPORT_DIR/summary.md"
 exit "$STUB_RC"
 EOF
     chmod +x "$suite/run.sh"
-    STUB_VERDICT=$1 STUB_RC=$2 CONFORMANCE_FILTER=templates CONFORMANCE_SUITE_DIR=$suite \
+    STUB_VERDICT=$1 STUB_RC=$2 CONFORMANCE_FILTER=templates CONFORMANCE_KIT_SUITE=$suite \
         CONFORMANCE_REPORT_DIR=$BATS_TEST_TMPDIR/pod-results CONFORMANCE_RESULTS_TO_LOG=true \
         scripts/conformance-image/entrypoint.sh >"$FAKE_JOB_DIR/pod.log" 2>&1 || true
 }
@@ -362,11 +362,11 @@ run_job() {
     run scripts/conformance-image/entrypoint.sh echo hello
     assert_success
     assert_output hello
-    CONFORMANCE_SUITE_DIR=$BATS_TEST_TMPDIR/none run scripts/conformance-image/entrypoint.sh
+    CONFORMANCE_KIT_SUITE=$BATS_TEST_TMPDIR/none run scripts/conformance-image/entrypoint.sh
     assert_failure 2
     assert_output --partial "no suite at $BATS_TEST_TMPDIR/none"
     mkdir -p "$BATS_TEST_TMPDIR/s" && printf '#!/bin/sh\nexit 0\n' >"$BATS_TEST_TMPDIR/s/run.sh" && chmod +x "$BATS_TEST_TMPDIR/s/run.sh"
-    CONFORMANCE_SUITE_DIR=$BATS_TEST_TMPDIR/s CONFORMANCE_RESULTS_TO_LOG=1 run scripts/conformance-image/entrypoint.sh
+    CONFORMANCE_KIT_SUITE=$BATS_TEST_TMPDIR/s CONFORMANCE_RESULTS_TO_LOG=1 run scripts/conformance-image/entrypoint.sh
     assert_failure 2
     assert_output --partial "CONFORMANCE_RESULTS_TO_LOG=1: expected true or false"
 }

@@ -13,7 +13,7 @@
 #                               directory as a base64 tar.gz between two
 #                               marker lines, the way the Job hands the
 #                               reports back (scripts/conformance-job.sh)
-#   CONFORMANCE_SUITE_DIR       the suite (default /opt/fakehw-dra/conformance/cluster)
+#   CONFORMANCE_KIT_SUITE       the suite (default /opt/fakehw-dra/conformance/cluster)
 set -uo pipefail
 
 RESULTS_BEGIN='# fakehw-dra conformance results: base64 tar.gz begins'
@@ -23,10 +23,10 @@ if (($# > 0)); then
     exec "$@"
 fi
 
-suite=${CONFORMANCE_SUITE_DIR:-/opt/fakehw-dra/conformance/cluster}
+suite=${CONFORMANCE_KIT_SUITE:-/opt/fakehw-dra/conformance/cluster}
 export CONFORMANCE_REPORT_DIR=${CONFORMANCE_REPORT_DIR:-/results}
 [[ -x $suite/run.sh ]] || {
-    printf 'conformance-entrypoint: no suite at %s (CONFORMANCE_SUITE_DIR)\n' "$suite" >&2
+    printf 'conformance-entrypoint: no suite at %s (CONFORMANCE_KIT_SUITE)\n' "$suite" >&2
     exit 2
 }
 to_log=${CONFORMANCE_RESULTS_TO_LOG:-false}
