@@ -117,15 +117,28 @@ void validate_name(const char *name, struct field_errors *fe)
     check_subdomain(fe, name, 253, "metadata.name");
 }
 
-/* A QualifiedName: C identifier (<= 32) or <DNS subdomain (<= 63)>/<C identifier>. */
+/* A QualifiedName: C identifier (<= 32) or <DNS subdomain (<= 63)>/<C
+ * identifier>, with the checks and words of 1.38's validateQualifiedName
+ * (a second slash was refused by 1.37 too, as a bad C identifier). */
 void check_qualified_name(struct field_errors *fe, const char *name, const char *field)
 {
     const char *slash = strchr(name, '/');
     const char *id = slash ? slash + 1 : name;
+    if (slash && strchr(id, '/')) {
+        invalid_str(fe, name, "must not contain more than one slash", field);
+        return;
+    }
     if (slash) {
         char domain[300];
         snprintf(domain, sizeof(domain), "%.*s", (int)(slash - name), name);
-        check_subdomain(fe, domain, 63, field);
+        if (domain[0] == '\0')
+            invalid_str(fe, "", "the domain must not be empty", field);
+        else
+            check_subdomain(fe, domain, 63, field);
+        if (*id == '\0') {
+            invalid_str(fe, "", "the name must not be empty", field);
+            return;
+        }
     }
     if (strlen(id) > 32)
         invalid_str(fe, id, "must be no more than 32 characters", field);
@@ -133,7 +146,12 @@ void check_qualified_name(struct field_errors *fe, const char *name, const char 
         invalid_str(fe, id, CIDENT_MSG, field);
 }
 
-/* Semantic version 2.0.0: MAJOR.MINOR.PATCH[-pre][+build], no leading zeros. */
+/* At most 18 digits: every number of a version fits into int64, as 1.38
+ * requires ("new version numbers in device attributes must fit into int64"). */
+#define SEMVER_MAX_DIGITS 18
+
+/* Semantic version 2.0.0: MAJOR.MINOR.PATCH[-pre][+build], no leading zeros,
+ * numbers (and digit-only pre-release identifiers) of at most 18 digits. */
 static bool is_semver(const char *s)
 {
     const char *p = s;
@@ -142,8 +160,11 @@ static bool is_semver(const char *s)
             return false;
         if (*p == '0' && isdigit((unsigned char)p[1]))
             return false;
+        const char *start = p;
         while (isdigit((unsigned char)*p))
             p++;
+        if (p - start > SEMVER_MAX_DIGITS)
+            return false;
         if (part < 2 && *p++ != '.')
             return false;
     }
@@ -156,21 +177,25 @@ static bool is_semver(const char *s)
         } else {
             return false;
         }
-        /* dot-separated non-empty identifiers of [0-9A-Za-z-] */
-        bool empty = true;
-        for (; *p && *p != '+'; p++) {
-            if (*p == '.') {
-                if (empty)
+        /* dot-separated non-empty identifiers of [0-9A-Za-z-]; a digit-only
+         * pre-release identifier is a number like the three above */
+        for (;;) {
+            const char *start = p;
+            bool digits = true;
+            for (; *p && *p != '+' && *p != '.'; p++) {
+                if (!isalnum((unsigned char)*p) && *p != '-')
                     return false;
-                empty = true;
-            } else if (isalnum((unsigned char)*p) || *p == '-') {
-                empty = false;
-            } else {
-                return false;
+                digits = digits && isdigit((unsigned char)*p);
             }
+            if (p == start)
+                return false;
+            if (section == 0 && digits &&
+                ((*start == '0' && p - start > 1) || p - start > SEMVER_MAX_DIGITS))
+                return false;
+            if (*p != '.')
+                break;
+            p++;
         }
-        if (empty)
-            return false;
         if (section == 1 && *p)
             return false;
     }
@@ -365,6 +390,17 @@ static void check_device(struct field_errors *fe, size_t i, const json_t *d)
                     "quantities must match the regular expression "
                     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
                     qf);
+    }
+    /* As for spec.nodeSelector, the allocator merges single-term selectors
+     * only (refused per device since 1.38). */
+    json_t *dev_sel = json_object_get(d, "nodeSelector");
+    if (json_is_object(dev_sel)) {
+        json_t *terms = json_object_get(dev_sel, "nodeSelectorTerms");
+        if (json_array_size(terms) != 1) {
+            char f[600];
+            snprintf(f, sizeof(f), "%s.nodeSelector.nodeSelectorTerms", base);
+            invalid(fe, terms, "must have exactly one node selector term", f);
+        }
     }
     json_t *taints = json_object_get(d, "taints");
     if (taints && !json_is_null(taints)) {

@@ -112,6 +112,21 @@ teardown() {
     expect 422 '.details.causes[0].field == "metadata.name"'
 }
 
+@test "validation: 1.38's qualified names, per-device node selectors and versions that fit int64" {
+    api POST "$SLICES" "$(slice q node-1 gpu.example.com '[{"name":"gpu-0","attributes":{"a/b/c":{"int":1},"/x":{"int":1},"example.com/":{"int":1},"ok.example.com/model":{"string":"m"}},"capacity":{"x/y/z":{"value":"1"}}}]')"
+    expect 422 '[.details.causes[] | "\(.field): \(.message)"] | sort == [
+        "spec.devices[0].attributes[/x]: Invalid value: \"\": the domain must not be empty",
+        "spec.devices[0].attributes[a/b/c]: Invalid value: \"a/b/c\": must not contain more than one slash",
+        "spec.devices[0].attributes[example.com/]: Invalid value: \"\": the name must not be empty",
+        "spec.devices[0].capacity[x/y/z]: Invalid value: \"x/y/z\": must not contain more than one slash"]'
+    api POST "$SLICES" "$(slice q node-1 gpu.example.com '[{"name":"gpu-0","nodeSelector":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["node-1"]}]},{"matchFields":[{"key":"metadata.name","operator":"In","values":["node-2"]}]}]}}]' |
+        jq -c 'del(.spec.nodeName) | .spec.perDeviceNodeSelection = true')"
+    expect 422 '.details.causes[0].field == "spec.devices[0].nodeSelector.nodeSelectorTerms"' \
+        '.details.causes[0].message | endswith(": must have exactly one node selector term")'
+    api POST "$SLICES" "$(slice q node-1 gpu.example.com '[{"name":"gpu-0","attributes":{"a":{"version":"1234567890123456789.0.0"},"b":{"version":"1.0.0-1234567890123456789"},"c":{"version":"1.0.0-01"},"d":{"version":"123456789012345678.0.0-rc.123456789012345678+0000000000000000000"}}}]')"
+    expect 422 '[.details.causes[].field] == ["spec.devices[0].attributes[a].version", "spec.devices[0].attributes[b].version", "spec.devices[0].attributes[c].version"]'
+}
+
 @test "taints get timeAdded; --drop-device-taints drops them like a server without DRADeviceTaints" {
     local devs='[{"name":"gpu-0","taints":[{"key":"gpu.example.com/unhealthy","value":"true","effect":"NoSchedule"}]}]'
     api POST "$SLICES" "$(slice t node-1 gpu.example.com "$devs")"
