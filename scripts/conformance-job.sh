@@ -45,7 +45,7 @@ MANIFESTS=$REPO_ROOT/manifests/conformance-job
 # settings) and are not passed to the Job.
 LOCAL_ONLY=(CONFORMANCE_REPORT_DIR CONFORMANCE_JUNIT CONFORMANCE_KUBECTL CONFORMANCE_KUBE_CONTEXT
     CONFORMANCE_DRY_RUN CONFORMANCE_KIT_IMAGE CONFORMANCE_BASE_IMAGE CONFORMANCE_RESULTS_TO_LOG
-    CONFORMANCE_KIT_SUITE CONFORMANCE_TEMPLATES CONFORMANCE_LOCK_FILE)
+    CONFORMANCE_KIT_SUITE CONFORMANCE_KIT_SA_DIR CONFORMANCE_TEMPLATES CONFORMANCE_LOCK_FILE)
 
 image=${CONFORMANCE_KIT_IMAGE:-fakehw-dra/conformance:dev}
 namespace=${CONFORMANCE_JOB_NAMESPACE:-$DEFAULT_NAME}
@@ -140,7 +140,7 @@ pod_state() {
             | if $s == null then "Pending " + ([.status.conditions[]? | select(.status == "False") | .message // .reason // empty] | join("; "))
               elif $s.running then "Running"
               elif $s.terminated then "Terminated " + ($s.terminated.exitCode | tostring)
-              else "Waiting " + ($s.waiting.reason // "") + ": " + ($s.waiting.message // "")
+              else "Waiting " + ($s.waiting.reason // "") + (if ($s.waiting.message // "") == "" then "" else ": " + $s.waiting.message end)
               end)
           end'
 }

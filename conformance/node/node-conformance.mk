@@ -12,6 +12,13 @@
 # from the environment or the make command line (make exports both); they are
 # not given defaults here, because "unset" means something to the suite.
 
+# The plugin's command line is shell text: a "$" in it ("$0", "$@",
+# "$HOME") reaches the suite as written, not as a make reference.
+ifdef NODE_PLUGIN_CMD
+override NODE_PLUGIN_CMD := $(value NODE_PLUGIN_CMD)
+export NODE_PLUGIN_CMD
+endif
+
 NODE_CONFORMANCE_OUT   ?= $(BUILD)/node-conformance
 NODE_CONFORMANCE_TESTS ?= conformance/node/tests
 # Parallel bats jobs (GNU parallel); every test has its own directories and ports.

@@ -17,6 +17,8 @@ setup() {
     for var in $(compgen -e CONFORMANCE_); do
         unset "$var"
     done
+    # CI may itself run in a pod: no in-cluster kubeconfig from the entrypoint.
+    unset KUBERNETES_SERVICE_HOST
     export FAKE_JOB_DIR=$BATS_TEST_TMPDIR/fake
     mkdir -p "$FAKE_JOB_DIR" "$BATS_TEST_TMPDIR/bin"
     ln -s "$REPO/manifests/tests/conformance-job-kubectl.bash" "$BATS_TEST_TMPDIR/bin/kubectl"
@@ -369,4 +371,32 @@ run_job() {
     CONFORMANCE_KIT_SUITE=$BATS_TEST_TMPDIR/s CONFORMANCE_RESULTS_TO_LOG=1 run scripts/conformance-image/entrypoint.sh
     assert_failure 2
     assert_output --partial "CONFORMANCE_RESULTS_TO_LOG=1: expected true or false"
+}
+
+@test "conformance image: in a pod without a kubeconfig the entrypoint writes one for the ServiceAccount" {
+    local sa=$BATS_TEST_TMPDIR/sa
+    mkdir -p "$sa" "$BATS_TEST_TMPDIR/home"
+    printf 'TOKEN' >"$sa/token" && printf 'CA' >"$sa/ca.crt" && printf 'ci-dra' >"$sa/namespace"
+    # kubectl falls back to the in-cluster config only without flags; the
+    # suite's kc passes --request-timeout, so the file is what it uses.
+    HOME=$BATS_TEST_TMPDIR/home TMPDIR=$BATS_TEST_TMPDIR KUBERNETES_SERVICE_HOST=fd00::1 KUBERNETES_SERVICE_PORT=6443 \
+        CONFORMANCE_KIT_SA_DIR=$sa run scripts/conformance-image/entrypoint.sh bash -c 'echo "KUBECONFIG=$KUBECONFIG"; cat "$KUBECONFIG"'
+    assert_success
+    assert_line "KUBECONFIG=$BATS_TEST_TMPDIR/in-cluster.kubeconfig"
+    assert_line "      server: https://[fd00::1]:6443"
+    assert_line "      certificate-authority: $sa/ca.crt"
+    assert_line "      tokenFile: $sa/token"
+    assert_line "      namespace: ci-dra"
+    run python3 -c 'import sys, yaml; c = yaml.safe_load(open(sys.argv[1])); print(c["current-context"])' \
+        "$BATS_TEST_TMPDIR/in-cluster.kubeconfig"
+    assert_output in-cluster
+    # A kubeconfig given (docker run with a mounted one) is left alone.
+    HOME=$BATS_TEST_TMPDIR/home TMPDIR=$BATS_TEST_TMPDIR KUBERNETES_SERVICE_HOST=10.0.0.1 KUBECONFIG=/mounted/config \
+        CONFORMANCE_KIT_SA_DIR=$sa run scripts/conformance-image/entrypoint.sh bash -c 'echo "KUBECONFIG=$KUBECONFIG"'
+    assert_output "KUBECONFIG=/mounted/config"
+    # Outside a pod: nothing written.
+    rm -f "$BATS_TEST_TMPDIR/in-cluster.kubeconfig"
+    HOME=$BATS_TEST_TMPDIR/home TMPDIR=$BATS_TEST_TMPDIR run env -u KUBERNETES_SERVICE_HOST -u KUBECONFIG \
+        scripts/conformance-image/entrypoint.sh bash -c 'echo "KUBECONFIG=${KUBECONFIG:-}"'
+    assert_output "KUBECONFIG="
 }

@@ -14,10 +14,53 @@
 #                               marker lines, the way the Job hands the
 #                               reports back (scripts/conformance-job.sh)
 #   CONFORMANCE_KIT_SUITE       the suite (default /opt/fakehw-dra/conformance/cluster)
+#
+# In a pod with no kubeconfig it writes one for the pod's ServiceAccount
+# (server, CA and token file of the in-cluster config): kubectl falls back
+# to the in-cluster config only when no flag changes its settings, and the
+# suite calls it with --request-timeout, which makes it dial localhost:8080.
 set -uo pipefail
 
 RESULTS_BEGIN='# fakehw-dra conformance results: base64 tar.gz begins'
 RESULTS_END='# fakehw-dra conformance results: end'
+
+SA_DIR=${CONFORMANCE_KIT_SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
+
+# in_cluster_kubeconfig FILE: a kubeconfig for the pod's ServiceAccount.
+in_cluster_kubeconfig() {
+    local host=$KUBERNETES_SERVICE_HOST ns
+    [[ $host != *:* ]] || host="[$host]"
+    ns=$(cat "$SA_DIR/namespace" 2>/dev/null || echo default)
+    cat >"$1" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+  - name: in-cluster
+    cluster:
+      server: https://$host:${KUBERNETES_SERVICE_PORT:-443}
+      certificate-authority: $SA_DIR/ca.crt
+users:
+  - name: service-account
+    user:
+      tokenFile: $SA_DIR/token
+contexts:
+  - name: in-cluster
+    context:
+      cluster: in-cluster
+      user: service-account
+      namespace: $ns
+current-context: in-cluster
+KUBECONFIG
+}
+
+if [[ -z ${KUBECONFIG:-} && ! -f ${HOME:-/nonexistent}/.kube/config && -n ${KUBERNETES_SERVICE_HOST:-} &&
+    -f $SA_DIR/token ]]; then
+    kubeconfig=${TMPDIR:-/tmp}/in-cluster.kubeconfig
+    if in_cluster_kubeconfig "$kubeconfig"; then
+        export KUBECONFIG=$kubeconfig
+        printf '# in-cluster: kubeconfig %s for the ServiceAccount of this pod\n' "$kubeconfig"
+    fi
+fi
 
 if (($# > 0)); then
     exec "$@"

@@ -24,6 +24,14 @@
 #                      "fake-driver fakehw fakegpu-smi" for another one)
 #   NODE_WAIT_SCALE    multiplies every wait bound (slow machines; default 1)
 #   NODE_STOP_SECONDS  how long the plugin may take to stop on SIGTERM (default 2)
+#   NODE_SLICE_SYNC_SECONDS  how long the plugin may take to repair its pool
+#                      after someone else changed its slices (default 5 for
+#                      the fake driver, 40 for another one: the ResourceSlice
+#                      controller of k8s.io/dynamic-resource-allocation waits
+#                      its SyncDelay, 30 s by default, after such an event;
+#                      before v0.37 it can also wait out its 60 s mutation
+#                      cache TTL for a slice deleted within a minute of its
+#                      creation: give such a plugin 70)
 #   NODE_KUBELET_HEALTH_SERVICES  health services the stand-in kubelet knows,
 #                      newest first (default: 1.37's v1, v1alpha1)
 #   NODE_HEALTH_SERVICE  forces the health service watch-health opens
@@ -48,6 +56,9 @@ if [[ -z ${NODE_SKIP_TAGS+set} ]]; then
 fi
 NODE_WAIT_SCALE=${NODE_WAIT_SCALE:-1}
 NODE_STOP_SECONDS=${NODE_STOP_SECONDS:-2}
+if [[ -z ${NODE_SLICE_SYNC_SECONDS-} ]]; then
+    if [[ $NODE_FAKE_DRIVER == true ]]; then NODE_SLICE_SYNC_SECONDS=5; else NODE_SLICE_SYNC_SECONDS=40; fi
+fi
 
 # The plugin the suite runs when NODE_PLUGIN_CMD is empty.
 NODE_FAKE_PLUGIN_CMD='{bin}/fakehw-kubelet-plugin --driver-name {driver} --node-name {node}

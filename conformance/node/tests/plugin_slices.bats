@@ -112,13 +112,13 @@ slice_exists() {
     assert_equal "$(slices '.[2].spec.devices[43]' -S)" "$(expected_device gpu-299 | jq -cS .)"
 }
 
-@test "slices: a slice deleted through the API comes back within a few seconds" {
+@test "slices: a slice deleted through the API comes back within NODE_SLICE_SYNC_SECONDS" {
     node_up
     local name count
     name=$(slices '.[0].metadata.name' -r)
     count=$(slices '[.[].spec.devices[]?] | length')
     api DELETE "$SLICES_PATH/$name" >/dev/null
-    wait_for 5 "the deleted slice to be replaced" pool_settled "$count"
+    wait_for "$NODE_SLICE_SYNC_SECONDS" "the deleted slice to be replaced" pool_settled "$count"
     run -1 slice_exists "$name"
     plugin_alive
 }
@@ -130,7 +130,7 @@ slice_exists() {
     stale_slice stale-other-pool "$DRIVER" "$POOL-old" 7 gone-0
     stale_slice stale-old-generation "$DRIVER" "$POOL" 0 gone-1
     stale_slice another-driver other.example.com "$NODE" 1 dev-0
-    wait_for 5 "the stale slices to be deleted" eval '! slice_exists stale-other-pool && ! slice_exists stale-old-generation'
+    wait_for "$NODE_SLICE_SYNC_SECONDS" "the stale slices to be deleted" eval '! slice_exists stale-other-pool && ! slice_exists stale-old-generation'
     wait_pool_published "$count"
     slice_exists another-driver || fail "the plugin deleted a slice of another driver"
     run -0 pool_devices

@@ -567,12 +567,31 @@ static void do_watch(struct api *a, const struct route *rt, const struct api_req
     const char *rvs = q(rq, "resourceVersion");
     const char *ts = q(rq, "timeoutSeconds");
     const char *sie = q(rq, "sendInitialEvents");
-    if (sie && !strcmp(sie, "true")) {
-        reply_bad_request(rp, "apiserver-standin does not support sendInitialEvents");
+    if (sie && strcmp(sie, "true") && strcmp(sie, "false")) {
+        reply_bad_request(rp, "sendInitialEvents must be true or false");
         return;
     }
+    /* A watch-list request (client-go's WatchListClient): the current objects
+     * as ADDED events, then a BOOKMARK that marks their end, then changes. */
+    bool watch_list = sie && !strcmp(sie, "true");
+    if (watch_list) {
+        const char *rvm = q(rq, "resourceVersionMatch"), *bookmarks = q(rq, "allowWatchBookmarks");
+        const char *why = !rvm || strcmp(rvm, "NotOlderThan")
+                              ? "resourceVersionMatch: Forbidden: sendInitialEvents requires "
+                                "setting resourceVersionMatch to NotOlderThan"
+                          : !bookmarks || strcmp(bookmarks, "true")
+                              ? "allowWatchBookmarks: Forbidden: sendInitialEvents requires "
+                                "setting allowWatchBookmarks to true"
+                              : NULL;
+        if (why) {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "ListOptions.meta.k8s.io \"\" is invalid: %s", why);
+            reply_status(rp, status_new(422, "Invalid", msg, NULL, NULL));
+            return;
+        }
+    }
     uint64_t from = 0;
-    bool initial = rvs == NULL || rvs[0] == '\0' || !strcmp(rvs, "0");
+    bool initial = watch_list || rvs == NULL || rvs[0] == '\0' || !strcmp(rvs, "0");
     if (!initial) {
         char *end;
         errno = 0;
@@ -596,7 +615,12 @@ static void do_watch(struct api *a, const struct route *rt, const struct api_req
     if (parse_selectors(rt, rq, &sel, rp) < 0)
         return;
     store_lock(&a->store);
-    rp->watch = watch_new(&a->store, rt->res, rt->ns, &sel, initial, from, timeout, rq->protobuf);
+    const struct watch_opts wo = {.initial = initial,
+                                  .from_rv = from,
+                                  .timeout_s = timeout,
+                                  .initial_events_end = watch_list,
+                                  .protobuf = rq->protobuf};
+    rp->watch = watch_new(&a->store, rt->res, rt->ns, &sel, &wo);
     store_unlock(&a->store);
     fsel_free(&sel);
     rp->code = 200;

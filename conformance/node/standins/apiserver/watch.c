@@ -72,12 +72,26 @@ static void expired(struct watch_stream *w, uint64_t rv, uint64_t oldest)
     w->done = true;
 }
 
+/* The BOOKMARK that ends the initial events of a watch-list request. */
+static void initial_events_end(struct watch_stream *w, uint64_t rv)
+{
+    char rvs[32];
+    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "kind", w->res->kind, "apiVersion",
+                            w->res->api_version, "metadata", "resourceVersion", rvs, "annotations",
+                            "k8s.io/initial-events-end", "true");
+    char *text = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+    if (text)
+        append(w, "BOOKMARK", text);
+    free(text);
+}
+
 struct watch_stream *watch_new(struct store *s, const struct resource *r, const char *ns,
-                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s,
-                               bool protobuf)
+                               struct fsel *sel, const struct watch_opts *o)
 {
     struct watch_stream *w = xcalloc(1, sizeof(*w));
-    w->protobuf = protobuf;
+    w->protobuf = o->protobuf;
     w->store = s;
     w->res = r;
     w->fd = -1;
@@ -85,8 +99,8 @@ struct watch_stream *watch_new(struct store *s, const struct resource *r, const 
     w->sel = *sel;
     memset(sel, 0, sizeof(*sel));
     clock_gettime(CLOCK_REALTIME, &w->until);
-    w->until.tv_sec += timeout_s;
-    if (initial) {
+    w->until.tv_sec += o->timeout_s;
+    if (o->initial) {
         json_t *items = store_list(s, r, ns);
         size_t i;
         json_t *obj;
@@ -101,10 +115,12 @@ struct watch_stream *watch_new(struct store *s, const struct resource *r, const 
         }
         json_decref(items);
         w->last_rv = s->rv;
-    } else if (from_rv < s->expired_rv) {
-        expired(w, from_rv, s->expired_rv + 1);
+        if (o->initial_events_end)
+            initial_events_end(w, s->rv);
+    } else if (o->from_rv < s->expired_rv) {
+        expired(w, o->from_rv, s->expired_rv + 1);
     } else {
-        w->last_rv = from_rv;
+        w->last_rv = o->from_rv;
     }
     return w;
 }

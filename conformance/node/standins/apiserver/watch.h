@@ -14,15 +14,25 @@
 
 struct watch_stream;
 
+/* How a watch starts and what it writes. */
+struct watch_opts {
+    /* Start with ADDED events for the current objects (resourceVersion unset
+     * or "0", or sendInitialEvents=true); otherwise replay the history after
+     * from_rv, or send a 410 Expired ERROR event when it is no longer there. */
+    bool initial;
+    uint64_t from_rv;
+    long timeout_s;
+    /* After the initial events, a BOOKMARK whose object carries the
+     * annotation k8s.io/initial-events-end: "true" (sendInitialEvents). */
+    bool initial_events_end;
+    bool protobuf; /* the events as k8s_codec.h frames them */
+};
+
 /* Called with the store locked.  ns NULL = all namespaces; sel is moved into
- * the watch.  initial: start with ADDED events for the current objects
- * (resourceVersion unset or "0"); otherwise replay the history after
- * from_rv, or send a 410 Expired ERROR event when it is no longer there.
- * The watch ends after timeout_s, when the store closes or the client goes.
- * protobuf: the events as k8s_codec.h frames them. */
+ * the watch.  The watch ends after o->timeout_s, when the store closes or
+ * the client goes. */
 struct watch_stream *watch_new(struct store *s, const struct resource *r, const char *ns,
-                               struct fsel *sel, bool initial, uint64_t from_rv, long timeout_s,
-                               bool protobuf);
+                               struct fsel *sel, const struct watch_opts *o);
 /* The socket of the client, to notice a client that went away while idle. */
 void watch_set_fd(struct watch_stream *w, int fd);
 /* Fills buf with the next bytes, blocking until there are events.  Returns

@@ -93,3 +93,30 @@ ResourceSlice"
     api GET "$SLICES?watch=true&fieldSelector=spec.foo%3Dx"
     expect 400 '.message | test("field label not supported")'
 }
+
+@test "a watch-list request: the current objects, a BOOKMARK that ends them, then changes" {
+    api POST "$SLICES" "$(slice s1 node-1 gpu.example.com)"
+    api POST "$SLICES" "$(slice s2 node-2 gpu.example.com)"
+    local q="allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true"
+    watch_bg "$SLICES?watch=true&$q&fieldSelector=spec.nodeName%3Dnode-1&timeoutSeconds=1"
+    sleep 0.3
+    api POST "$SLICES" "$(slice s3 node-1 gpu.example.com)"
+    local rv3
+    rv3=$(jq -r .metadata.resourceVersion <<<"$BODY")
+    wait "$WATCH_PID"
+    run jq -c '[.type, .object.metadata.name // .object.metadata.annotations]' "$BATS_TEST_TMPDIR/watch"
+    assert_output '["ADDED","s1"]
+["BOOKMARK",{"k8s.io/initial-events-end":"true"}]
+["ADDED","s3"]'
+    # The bookmark carries the resourceVersion the initial events are of, and the kind.
+    run jq -r 'select(.type == "BOOKMARK") | .object | "\(.kind) \(.apiVersion) \(.metadata.resourceVersion)"' \
+        "$BATS_TEST_TMPDIR/watch"
+    assert_output "ResourceSlice resource.k8s.io/v1 $((rv3 - 1))"
+    # Without its companions it is refused, as the real server does.
+    api GET "$SLICES?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+    expect 422 '.message | test("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")'
+    api GET "$SLICES?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+    expect 422 '.message | test("sendInitialEvents requires setting allowWatchBookmarks to true")'
+    api GET "$SLICES?watch=true&sendInitialEvents=maybe"
+    expect 400
+}
