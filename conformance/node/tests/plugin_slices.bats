@@ -99,6 +99,19 @@ slice_exists() {
     fi
 }
 
+@test "slices: attribute and capacity names are not qualified with the driver's own name" {
+    node_up
+    # The driver's domain is implicit for its own devices: "<driver>/x" means
+    # "x", and publishing it qualified is redundant at best and two
+    # conflicting entries at worst (CEL picks either).  The ResourceSlice
+    # publisher of k8s.io/dynamic-resource-allocation refuses it from v0.38
+    # (Kubernetes 1.38) unless the driver opts out.
+    run -0 slices '[.[] | .spec.devices[]? | .name as $dev
+        | ((.attributes // {}) + (.capacity // {})) | keys[] | select(startswith($d)) | "\($dev): \(.)"] | join(", ")' \
+        --arg d "$DRIVER/" -r
+    assert_output ""
+}
+
 @test "slices: 300 GPUs make 3 slices (128, 128, 44) of one generation [fakehw]" {
     node_up 300
     run -0 slices '[.[] | {n: (.spec.devices | length), c: .spec.pool.resourceSliceCount, g: .spec.pool.generation}]'
