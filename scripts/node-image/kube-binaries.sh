@@ -9,9 +9,13 @@
 # which a module consumer cannot use; a throwaway module pins each of them to
 # the matching published v0.X.Y instead. The version variables are set as
 # hack/lib/version.sh sets them, so kubeadm and the kubelet report VERSION.
+# A release that needs a newer Go than this machine's is built with the Go
+# toolchain versions.sh names for its minor (use_kube_toolchain in lib.sh).
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=versions.sh source-path=SCRIPTDIR
+source "$NODE_IMAGE_DIR/versions.sh"
 
 version=${1:?usage: kube-binaries.sh VERSION OUTDIR}
 out=${2:?usage: kube-binaries.sh VERSION OUTDIR}
@@ -25,6 +29,7 @@ if ((have_all)) && [[ $(cat "$out/.version" 2>/dev/null) == "$version" ]]; then
     exit 0
 fi
 
+use_kube_toolchain "$version"
 work=$(cache_dir)/kube-module-$version
 mkdir -p "$work" "$out"
 log "resolving k8s.io/kubernetes@$version through the Go module proxy"

@@ -38,3 +38,34 @@ parse_kube_version() {
     KUBE_PATCH=${BASH_REMATCH[2]}
     KUBE_PRE=${BASH_REMATCH[3]}
 }
+
+# use_kube_toolchain VERSION: exports GOTOOLCHAIN so that `go` can build
+# k8s.io/kubernetes@VERSION. Nothing changes when the Go here is new enough
+# for the module's go.mod, or when GOTOOLCHAIN is already set (other than
+# local or auto). Otherwise the minor's KUBE_GO_TOOLCHAIN_<minor> of
+# versions.sh, else the go.mod's toolchain line, else go<its go line>: 1.38
+# asks for go 1.27.0 and gets go1.27.3. Needs parse_kube_version and
+# versions.sh first.
+use_kube_toolchain() {
+    local modfile need have pinned
+    case ${GOTOOLCHAIN:-local} in
+    local | auto) ;;
+    *) return 0 ;;
+    esac
+    # GoMod is reported even when the running Go is too old for the module.
+    modfile=$(GOTOOLCHAIN=local module_field "k8s.io/kubernetes@$1" GoMod) || true
+    [[ -f $modfile ]] || die "the Go module proxy did not serve k8s.io/kubernetes@$1"
+    need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$modfile")
+    have=$(GOTOOLCHAIN=local go env GOVERSION)
+    have=${have#go}
+    [[ -n $need ]] || die "no go line in $modfile"
+    if [[ $(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1) == "$need" ]]; then
+        return 0
+    fi
+    pinned=KUBE_GO_TOOLCHAIN_$KUBE_MINOR
+    GOTOOLCHAIN=${!pinned:-}
+    [[ -n $GOTOOLCHAIN ]] || GOTOOLCHAIN=$(sed -n 's/^toolchain \(go[0-9.]*\)$/\1/p' "$modfile")
+    [[ -n $GOTOOLCHAIN ]] || GOTOOLCHAIN=go$need
+    export GOTOOLCHAIN
+    log "k8s.io/kubernetes@$1 needs Go $need, this is Go $have: GOTOOLCHAIN=$GOTOOLCHAIN (from the module proxy)"
+}

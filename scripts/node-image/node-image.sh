@@ -33,6 +33,9 @@ command -v go >/dev/null || die "go not found: the programs are built from their
 command -v gcc >/dev/null || die "gcc not found: the pause image is built from C"
 
 "$NODE_IMAGE_DIR/kind-base.sh" "$base_image"
+# From here on Go builds and reads the k8s.io/kubernetes module (kubeadm,
+# etcd, CoreDNS, pause.c): with the Go toolchain that release needs.
+use_kube_toolchain "$version"
 kube=$(cache_dir)/kubernetes-$version
 "$NODE_IMAGE_DIR/kube-binaries.sh" "$version" "$kube"
 

@@ -10,3 +10,8 @@
 # The kind release whose node-image layout (entrypoint, systemd units,
 # containerd config) the base image takes, from the sigs.k8s.io/kind module.
 : "${KIND_MODULE_VERSION:=v0.33.0}"
+# The Go toolchain that builds a Kubernetes minor whose go.mod asks for a
+# newer Go than the one on this machine (use_kube_toolchain in lib.sh): the
+# go command fetches it from the module proxy (GOTOOLCHAIN). A minor not
+# named here gets the toolchain its go.mod names ("toolchain", else "go").
+: "${KUBE_GO_TOOLCHAIN_38:=go1.27.3}"

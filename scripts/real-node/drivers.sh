@@ -96,6 +96,10 @@ test_driver() {
     if [[ ! -x $bin ]]; then
         # The kube-binaries.sh work module already pins the staging modules.
         work=$(cache_dir)/kube-module-$version
+        parse_kube_version "$version"
+        # shellcheck source=../node-image/versions.sh source-path=SCRIPTDIR
+        source "$REPO/scripts/node-image/versions.sh"
+        use_kube_toolchain "$version"
         [[ -f $work/go.mod ]] || die "no $work/go.mod: run node.sh up $version first"
         log "building the Go DRA test driver $version"
         (cd "$work" && GOFLAGS=-mod=mod go build -o "$bin" k8s.io/kubernetes/test/e2e/dra/test-driver) ||

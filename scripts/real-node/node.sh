@@ -51,11 +51,13 @@ POD_CIDR=10.244.0.0/24
 # CONTAINERD_BIN, RUNC_BIN.
 programs() {
     local version=$1 programs
+    parse_kube_version "$version"
+    # shellcheck source=../node-image/versions.sh source-path=SCRIPTDIR
+    source "$NODE_IMAGE/versions.sh"
+    use_kube_toolchain "$version" # for pause.c's module below, as for the builds
     KUBE_BIN=$(cache_dir)/kube-$version
     "$NODE_IMAGE/kube-binaries.sh" "$version" "$KUBE_BIN" >&2
     programs=$("$NODE_IMAGE/go-programs.sh" node)
-    # shellcheck source=../node-image/versions.sh source-path=SCRIPTDIR
-    source "$NODE_IMAGE/versions.sh"
     CNI_BIN=$programs/cni-$CNI_PLUGINS_VERSION
     ETCD_BIN=$("$NODE_IMAGE/go-programs.sh" etcd "$ETCD_VERSION")
     CONTAINERD_BIN=$programs/containerd-$CONTAINERD_VERSION
