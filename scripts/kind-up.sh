@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A kind cluster with the fake GPUs published and ready for claims:
-#   1. checks the tools (docker, kind v0.32.0+ (v0.33.0+ for 1.37), kubectl),
+#   1. checks the tools (docker, kind v0.32.0+ (v0.33.0+ from 1.37), kubectl),
 #   2. creates the cluster from kind/cluster-<minor>.yaml, or reuses a running
 #      one of the same name,
 #   3. builds the image and loads it into the nodes,
@@ -9,8 +9,8 @@
 #   5. waits until every worker published its ResourceSlices, and prints them.
 #
 # Environment:
-#   K8S_VERSION        Kubernetes version, vMAJOR.MINOR.PATCH (default v1.37.0); its
-#                      minor picks the kind config, 1.34 to 1.37
+#   K8S_VERSION        Kubernetes version, vMAJOR.MINOR.PATCH[-beta.N] (default
+#                      v1.37.0); its minor picks the kind config, 1.34 to 1.38
 #   KIND_CLUSTER_NAME  cluster name (default fakehw-dra)
 #   KIND_NODE_IMAGE    node image to use instead of the config's pinned one
 #   IMAGE              driver image (default localhost/fakehw-dra:dev)
@@ -40,14 +40,15 @@ supported_minors() {
     echo "${have[*]:-none}"
 }
 
-[[ $K8S_VERSION =~ ^v?1\.([0-9]+)\.([0-9]+)$ ]] ||
-    die "K8S_VERSION=$K8S_VERSION: expected vMAJOR.MINOR.PATCH, for example v1.37.0"
+[[ $K8S_VERSION =~ ^v?1\.([0-9]+)\.([0-9]+)(-(alpha|beta|rc)\.[0-9]+)?$ ]] ||
+    die "K8S_VERSION=$K8S_VERSION: expected vMAJOR.MINOR.PATCH, for example v1.37.0 (or v1.38.0-beta.0)"
 minor=1.${BASH_REMATCH[1]}
 version=v${K8S_VERSION#v}
 config=$REPO_ROOT/kind/cluster-$minor.yaml
 [[ -f $config ]] ||
     die "K8S_VERSION=$K8S_VERSION: no kind config for Kubernetes $minor (kind/ has: $(supported_minors))"
-# The kind release that built the node image the config pins.
+# The kind release that built the node image the config pins (for 1.38, the
+# kind release whose node layout make node-image takes).
 case $minor in
 1.34 | 1.35 | 1.36) MIN_KIND_VERSION=0.32.0 ;;
 *) MIN_KIND_VERSION=0.33.0 ;;
@@ -57,16 +58,21 @@ esac
 export OVERLAY=${OVERLAY:-}
 manifests_dir >/dev/null
 
-# The config pins one node image (tag@digest) for all nodes.  Another patch
-# release of the same minor is passed with --image, which replaces it.
-pinned=$(sed -n 's/^[[:space:]]*image:[[:space:]]*\(kindest\/node:[^[:space:]]*\).*/\1/p' "$config" | sort -u)
+# The config pins one node image for all nodes: kind's (tag@digest), or for a
+# release kind has no image of, the one make node-image builds here
+# (fakehw-dra/kind-node:<version>).  Another patch release of the same minor
+# is passed with --image, which replaces it.
+pinned=$(sed -n 's/^[[:space:]]*image:[[:space:]]*\([^[:space:]]*\/[^[:space:]]*\).*/\1/p' "$config" | sort -u)
 [[ $(wc -l <<<"$pinned") -eq 1 && -n $pinned ]] || die "$config must name exactly one node image"
 image_args=()
 if [[ -n ${KIND_NODE_IMAGE:-} ]]; then
     node_image=$KIND_NODE_IMAGE
     image_args=(--image "$node_image")
-elif [[ ${pinned%%@*} == "kindest/node:$version" ]]; then
+elif [[ ${pinned%%@*} == "kindest/node:$version" || $pinned == "fakehw-dra/kind-node:$version" ]]; then
     node_image=$pinned
+elif [[ $pinned == fakehw-dra/kind-node:* ]]; then
+    node_image=fakehw-dra/kind-node:$version
+    image_args=(--image "$node_image")
 else
     node_image=kindest/node:$version
     image_args=(--image "$node_image")
@@ -126,6 +132,11 @@ kind_version=$(kind version 2>/dev/null | sed -n 's/^kind v\([0-9][0-9]*\.[0-9][
 [[ -n $kind_version ]] || die "cannot tell the version of kind from '$(kind version 2>&1 | head -n1)'"
 if [[ $(printf '%s\n%s\n' "$MIN_KIND_VERSION" "$kind_version" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1) != "$MIN_KIND_VERSION" ]]; then
     die "kind $kind_version is older than v$MIN_KIND_VERSION, which built the node image $(basename "$config") pins: install $(install_hint kind)"
+fi
+
+# An image of make node-image is never pulled: it must be in the engine.
+if [[ $node_image == fakehw-dra/kind-node:* ]] && ! "${tool[@]}" image inspect "$node_image" >/dev/null 2>&1; then
+    die "node image $node_image is not in ${tool[0]}'s local store; kind publishes none for Kubernetes $minor: build it with make node-image K8S_VERSION=$version (docs/install.md, Without a registry)"
 fi
 
 # A restricted host gets a derived config: containerd may not lower

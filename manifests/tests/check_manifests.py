@@ -112,6 +112,20 @@ GATES = {
         "DRAFractionalCapacityRange", "DRAOptionalNodeOperations", "DRAPartitionableDevicesType",
         "DRASchedulerFilterTimeout",
     },
+    # kubernetes v1.38.0-beta.0 pkg/features/kube_features.go: the
+    # DynamicResourceAllocation gate is removed (a component given it refuses
+    # to start).
+    "1.38": {
+        "DRAAdminAccess", "DRAPrioritizedList",
+        "DRAResourceClaimDeviceStatus", "DRADeviceTaints", "DRADeviceTaintRules",
+        "DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
+        "DRADeviceBindingConditions", "ResourceHealthStatus",
+        "ResourceHealthStatusMessage", "DRAResourceClaimGranularStatusAuthorization",
+        "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
+        "DRAWorkloadResourceClaims", "DRADerivedAttributes", "DRADeviceCompatibilityGroups",
+        "DRAFractionalCapacityRange", "DRAOptionalNodeOperations", "DRAPartitionableDevicesType",
+        "DRASchedulerFilterTimeout",
+    },
 }
 LOCKED_GATES = {
     "1.34": set(),
@@ -119,6 +133,9 @@ LOCKED_GATES = {
     "1.36": {"DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList"},
     "1.37": {"DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
              "DRAExtendedResource", "DRAResourceClaimDeviceStatus"},
+    "1.38": {"DRAAdminAccess", "DRAPrioritizedList", "DRAExtendedResource",
+             "DRAResourceClaimDeviceStatus", "DRADeviceBindingConditions", "DRADeviceTaints",
+             "DRADeviceTaintRules", "DRAPartitionableDevices"},
 }
 # resource.k8s.io versions the API server can serve per release (v1 is on).
 RUNTIME_APIS = {
@@ -126,6 +143,8 @@ RUNTIME_APIS = {
     "1.35": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"},
     "1.36": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2"},
     "1.37": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"},
+    # pkg/controlplane/instance.go of v1.38.0-beta.0: all three still off by default.
+    "1.38": {"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"},
 }
 # The API version serving DeviceTaintRule, needed when the taint gates are on.
 TAINT_RULE_API = {
@@ -133,6 +152,7 @@ TAINT_RULE_API = {
     "1.35": "resource.k8s.io/v1alpha3",
     "1.36": "resource.k8s.io/v1beta2",
     "1.37": "resource.k8s.io/v1",  # GA: served by default, nothing to turn on
+    "1.38": "resource.k8s.io/v1",
 }
 KIND_CLUSTER_KEYS = {
     "kind", "apiVersion", "name", "nodes", "networking", "featureGates", "runtimeConfig",
@@ -722,9 +742,14 @@ def check_kind_config(path):
     if len(images) != 1:
         fail(path, f"all nodes must use one image, have {sorted(map(str, images))}")
     for image in images:
-        m2 = re.fullmatch(r"kindest/node:v(\d+\.\d+)\.\d+@sha256:[0-9a-f]{64}", str(image))
+        # kind's published image, pinned by digest; or, for a release kind has
+        # no image of, the one `make node-image` builds here (never pulled).
+        m2 = (re.fullmatch(r"kindest/node:v(\d+\.\d+)\.\d+@sha256:[0-9a-f]{64}", str(image)) or
+              re.fullmatch(r"fakehw-dra/kind-node:v(\d+\.\d+)\.\d+(?:-(?:alpha|beta|rc)\.\d+)?",
+                           str(image)))
         if not m2:
-            fail(path, f"image {image} is not kindest/node:vX.Y.Z@sha256:<digest> (pin tag and digest)")
+            fail(path, f"image {image} is not kindest/node:vX.Y.Z@sha256:<digest> (pin tag and digest)"
+                 " nor fakehw-dra/kind-node:vX.Y.Z[-beta.N] (make node-image)")
         elif m2.group(1) != minor:
             fail(path, f"image {image} is not Kubernetes {minor}")
 

@@ -11,13 +11,14 @@ setup() {
     cd "$REPO" || return 1
 }
 
-@test "kind configs: one per supported minor (1.34, 1.35, 1.36, 1.37)" {
+@test "kind configs: one per supported minor (1.34, 1.35, 1.36, 1.37, 1.38)" {
     run bash -c 'ls kind/cluster-*.yaml'
     assert_success
     assert_output "kind/cluster-1.34.yaml
 kind/cluster-1.35.yaml
 kind/cluster-1.36.yaml
-kind/cluster-1.37.yaml"
+kind/cluster-1.37.yaml
+kind/cluster-1.38.yaml"
 }
 
 @test "kind configs: gates that exist in their release, served APIs, pinned images, CDI patches" {
@@ -88,6 +89,32 @@ kind/cluster-1.37.yaml"
     assert_output --partial "feature gate DRAResourcePoolStatusX does not exist in Kubernetes 1.37"
 }
 
+@test "kind config 1.38: no locked or removed gate named, no runtimeConfig, the node-image build" {
+    run python3 -c 'import sys, yaml; c = yaml.safe_load(open("kind/cluster-1.38.yaml")); print(sorted(c["featureGates"])); print(c.get("runtimeConfig")); print(sorted({n["image"] for n in c["nodes"]}))'
+    assert_success
+    assert_line --index 0 "['DRAConsumableCapacity', 'DRAOptionalNodeOperations', 'ResourceHealthStatus']"
+    assert_line --index 1 None
+    assert_line --index 2 "['fakehw-dra/kind-node:v1.38.0-beta.0']"
+    local bad=$BATS_TEST_TMPDIR/cluster-1.38.yaml gate
+    # Locked in 1.38 (the first four newly): components refuse a value for them.
+    for gate in DRADeviceTaints DRADeviceTaintRules DRADeviceBindingConditions DRAPartitionableDevices \
+        DRAExtendedResource; do
+        sed "s|^  DRAConsumableCapacity: true |  $gate: true |" kind/cluster-1.38.yaml >"$bad"
+        run check kind-config "$bad"
+        assert_failure
+        assert_output --partial "feature gate $gate is GA and locked in 1.38"
+    done
+    # Removed in 1.38.
+    sed 's|^  DRAConsumableCapacity: true |  DynamicResourceAllocation: true |' kind/cluster-1.38.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "feature gate DynamicResourceAllocation does not exist in Kubernetes 1.38"
+    sed 's|fakehw-dra/kind-node:v1.38.0-beta.0|fakehw-dra/kind-node:v1.37.2|' kind/cluster-1.38.yaml >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    assert_output --partial "is not Kubernetes 1.38"
+}
+
 # --- kind-up.sh with stand-ins ------------------------------------------------
 
 # Builds $BATS_TEST_TMPDIR/repo (a copy of the files kind-up.sh reads, with
@@ -110,7 +137,7 @@ make_sandbox() {
 #!/usr/bin/env bash
 echo "docker \$*" >>"$t/calls.log"
 case "\$1 \$2" in
-"image inspect") echo sha256:1234 ;;
+"image inspect") [[ " \$* " != *" \${STUB_MISSING_IMAGE:-none} "* ]] || exit 1; echo sha256:1234 ;;
 "inspect -f") echo "\${STUB_RUNNING:-true}" ;;
 "info -f") echo "\${STUB_CGROUP_VERSION:-2}" ;;
 "run --rm") [[ -z \${STUB_RUN_ERROR:-} ]] || { echo "\$STUB_RUN_ERROR" >&2; exit 125; } ;;
@@ -167,6 +194,29 @@ kind_up() {
     assert_output "kind create cluster --name fakehw-dra --config $BATS_TEST_TMPDIR/repo/kind/cluster-1.35.yaml --image kindest/node:v1.35.2 --wait 120s"
 }
 
+@test "kind-up.sh takes a pre-release of 1.38 with the image make node-image builds" {
+    make_sandbox
+    K8S_VERSION=v1.38.0-beta.0 run kind_up
+    assert_success
+    run grep '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output "kind create cluster --name fakehw-dra --config $BATS_TEST_TMPDIR/repo/kind/cluster-1.38.yaml --wait 120s"
+    # Another 1.38 release: its own node-image build, never kindest/node.
+    : >"$BATS_TEST_TMPDIR/calls.log"
+    K8S_VERSION=v1.38.1 run kind_up
+    assert_success
+    run grep '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output --partial "--image fakehw-dra/kind-node:v1.38.1 "
+}
+
+@test "kind-up.sh says how to build a 1.38 node image that is not there, before touching anything" {
+    make_sandbox
+    STUB_MISSING_IMAGE=fakehw-dra/kind-node:v1.38.0-beta.0 K8S_VERSION=v1.38.0-beta.0 run kind_up
+    assert_failure
+    assert_output --partial "make node-image K8S_VERSION=v1.38.0-beta.0"
+    run grep -c '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+}
+
 @test "kind-up.sh reuses a running cluster of the same name" {
     make_sandbox
     STUB_CLUSTERS="other fakehw-dra" run kind_up
@@ -195,7 +245,7 @@ kind_up() {
     assert_output 0
 }
 
-@test "kind-up.sh refuses a kind older than the one that built the pinned image (v0.33.0 for 1.37, v0.32.0 before)" {
+@test "kind-up.sh refuses a kind older than the one that built the pinned image (v0.33.0 from 1.37, v0.32.0 before)" {
     make_sandbox
     STUB_KIND_VERSION=0.29.0 K8S_VERSION=v1.36.1 run kind_up
     assert_failure
@@ -207,13 +257,16 @@ kind_up() {
     assert_output --partial "kind 0.32.0 is older than v0.33.0, which built the node image cluster-1.37.yaml pins"
     STUB_KIND_VERSION=0.33.1 run kind_up
     assert_success
+    STUB_KIND_VERSION=0.32.0 K8S_VERSION=v1.38.0-beta.0 run kind_up
+    assert_failure
+    assert_output --partial "kind 0.32.0 is older than v0.33.0"
 }
 
 @test "kind-up.sh refuses an unsupported or malformed version before touching anything" {
     make_sandbox
     K8S_VERSION=v1.33.4 run kind_up
     assert_failure
-    assert_output --partial "no kind config for Kubernetes 1.33 (kind/ has: 1.34 1.35 1.36 1.37)"
+    assert_output --partial "no kind config for Kubernetes 1.33 (kind/ has: 1.34 1.35 1.36 1.37 1.38)"
     K8S_VERSION=1.36 run kind_up
     assert_failure
     assert_output --partial "expected vMAJOR.MINOR.PATCH"
