@@ -6,7 +6,8 @@
 # upgrade runs.
 #
 #   MATRIX_VERSIONS   the versions, in order (default: the release each
-#                     kind/cluster-<minor>.yaml pins)
+#                     kind/cluster-<minor>.yaml pins, kind's image or, for
+#                     1.38, the make node-image build it names)
 #   NODE_IMAGE_REPO   use <repo>:<version> node images (make node-image
 #                     builds fakehw-dra/kind-node:<version>); default: the
 #                     configs' images
@@ -25,7 +26,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if [[ -z ${MATRIX_VERSIONS:-} ]]; then
-    MATRIX_VERSIONS=$(sed -n 's/^[[:space:]]*image:[[:space:]]*kindest\/node:\(v[0-9.]*\)@.*/\1/p' \
+    MATRIX_VERSIONS=$(sed -n 's/^[[:space:]]*image:[[:space:]]*\(kindest\|fakehw-dra\)\/\(kind-\)\{0,1\}node:\(v[0-9.]*\(-[a-z]*\.[0-9]*\)\{0,1\}\)\(@.*\)\{0,1\}$/\3/p' \
         "$REPO_ROOT"/kind/cluster-*.yaml | sort -u -V | tr '\n' ' ')
 fi
 read -r -a versions <<<"$MATRIX_VERSIONS"

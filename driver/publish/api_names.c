@@ -40,10 +40,11 @@ bool api_qualified_name_valid(const char *s)
            api_c_identifier_valid(slash + 1);
 }
 
-/* A numeric identifier: digits, no leading zero unless it is "0". */
+/* A numeric identifier: digits, no leading zero unless it is "0", at most
+ * API_SEMVER_NUMBER_DIGITS_MAX of them. */
 static bool numeric_ok(const char *s, size_t n)
 {
-    if (n == 0 || (n > 1 && s[0] == '0'))
+    if (n == 0 || n > API_SEMVER_NUMBER_DIGITS_MAX || (n > 1 && s[0] == '0'))
         return false;
     for (size_t i = 0; i < n; i++) {
         if (!is_digit(s[i]))
@@ -151,7 +152,9 @@ static int check_attribute(const char *dev, const char *key, const json_t *v, st
         return error_set(err, "device %s: attribute \"%s\": %s \"%.64s...\" is longer than %d", dev,
                          key, kind, s, API_ATTR_STRING_MAX);
     if (strcmp(kind, "version") == 0 && !api_semver_valid(s))
-        return error_set(err, "device %s: attribute \"%s\": version \"%s\" is not semver 2.0.0",
+        return error_set(err,
+                         "device %s: attribute \"%s\": version \"%s\" is not semver 2.0.0 with "
+                         "numbers of at most 18 digits",
                          dev, key, s);
     return 0;
 }

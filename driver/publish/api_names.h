@@ -24,6 +24,10 @@
 #define API_QUALIFIED_PREFIX_MAX 63
 #define API_ATTR_STRING_MAX      64
 #define API_DEVICE_ATTRS_MAX     32 /* attributes + capacity */
+/* Digits of a number in a version value (MAJOR, MINOR, PATCH and all-digit
+ * pre-release identifiers): 18, so that it fits in an int64, as the API
+ * server checks from 1.38 on. */
+#define API_SEMVER_NUMBER_DIGITS_MAX 18
 
 bool api_c_identifier_valid(const char *s);
 bool api_qualified_name_valid(const char *s);

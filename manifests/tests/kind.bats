@@ -96,7 +96,8 @@ kind/cluster-1.38.yaml"
     assert_line --index 1 None
     assert_line --index 2 "['fakehw-dra/kind-node:v1.38.0-beta.0']"
     local bad=$BATS_TEST_TMPDIR/cluster-1.38.yaml gate
-    # Locked in 1.38 (the first four newly): components refuse a value for them.
+    # Locked in 1.38 (the first four newly): components refuse false and
+    # warn on true; the configs name no locked gate.
     for gate in DRADeviceTaints DRADeviceTaintRules DRADeviceBindingConditions DRAPartitionableDevices \
         DRAExtendedResource; do
         sed "s|^  DRAConsumableCapacity: true |  $gate: true |" kind/cluster-1.38.yaml >"$bad"

@@ -33,7 +33,7 @@ EOF
         assert_output "$(expected "$minor")"
         n=$((n + 1))
     done
-    ((n >= 4)) # 1.34 to 1.37 at least
+    ((n >= 5)) # 1.34 to 1.38 at least
 }
 
 @test "real-node: a minor without a kind config is refused, naming it" {

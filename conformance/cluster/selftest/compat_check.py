@@ -16,7 +16,7 @@ exactly what the test's body (and the file's own functions it calls) checks
 with require_gate, require_server_minor, require_taint_rule_api and
 require_param.
 
-For each minor 1.34-1.37 the expected outcome of every version-dependent
+For each minor 1.34-1.38 the expected outcome of every version-dependent
 requirement on the kind cluster of kind/cluster-1.N.yaml follows from that
 config and from the release defaults the suite itself uses
 (GATE_DEFAULT_SINCE in lib/features.bash); docs/compatibility.md must list
@@ -31,7 +31,7 @@ import sys
 
 import yaml
 
-MINORS = (34, 35, 36, 37)
+MINORS = (34, 35, 36, 37, 38)
 KEYS = {"gate", "minor", "api", "param", "fake-driver", "driver"}
 CHECKED = {"gate", "minor", "api", "param"}   # what require_* calls prove
 VERSIONED = ("minor", "api", "gate")          # what depends on the release
@@ -40,7 +40,8 @@ VERSIONED = ("minor", "api", "gate")          # what depends on the release
 TAINT_RULE_API = {34: ("resource.k8s.io/v1alpha3", "DRADeviceTaints"),
                   35: ("resource.k8s.io/v1alpha3", "DRADeviceTaintRules"),
                   36: ("resource.k8s.io/v1beta2", "DRADeviceTaintRules"),
-                  37: ("resource.k8s.io/v1", "DRADeviceTaintRules")}
+                  37: ("resource.k8s.io/v1", "DRADeviceTaintRules"),
+                  38: ("resource.k8s.io/v1", "DRADeviceTaintRules")}
 HEADER = "| requirement | scenarios | on the kind cluster |"
 
 TEST_RE = re.compile(r"^\s*@test\s+(['\"])(.*)\1\s*\{")

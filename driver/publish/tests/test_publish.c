@@ -118,15 +118,17 @@ static void test_names(void **state)
 static void test_semver(void **state)
 {
     (void)state;
-    const char *good[] = {"0.0.0",
-                          "9.0.0",
-                          "580.95.5",
-                          "1.0.0-rc.1",
-                          "1.0.0-alpha-1.x",
-                          "1.0.0+build.05",
-                          "1.0.0-0.3.7+exp.sha.5114f85"};
-    const char *bad[] = {"9.0",    "580.95.05",  "01.0.0", "1.0",     "1.0.0-01", "1.0.0-",
-                         "1.0.0+", "1.0.0-a..b", "v1.0.0", "1.0.0.0", "",         "1..0"};
+    const char *good[] = {"0.0.0", "9.0.0", "580.95.5", "1.0.0-rc.1", "1.0.0-alpha-1.x",
+                          "1.0.0+build.05", "1.0.0-0.3.7+exp.sha.5114f85",
+                          /* 18 digits: the most a number may have (int64) */
+                          "999999999999999999.0.0", "1.0.0-999999999999999999",
+                          /* an identifier with a letter is a string, any length */
+                          "1.0.0-9999999999999999999a", "1.0.0+9999999999999999999"};
+    const char *bad[] = {"9.0", "580.95.05", "01.0.0", "1.0", "1.0.0-01", "1.0.0-", "1.0.0+",
+                         "1.0.0-a..b", "v1.0.0", "1.0.0.0", "", "1..0",
+                         /* 19 digits: refused by 1.38 API servers (int64) */
+                         "1000000000000000000.0.0", "0.1000000000000000000.0",
+                         "0.0.1000000000000000000", "1.0.0-1000000000000000000"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         if (!api_semver_valid(good[i]))
             fail_msg("%s should be semver", good[i]);
@@ -146,7 +148,8 @@ static void test_device_validate(void **state)
                            0, NULL);
     assert_int_equal(api_device_validate(d, &err), -1);
     assert_string_equal(err.msg, "device gpu-0: attribute \"driverVersion\": version "
-                                 "\"580.95.05\" is not semver 2.0.0");
+                                 "\"580.95.05\" is not semver 2.0.0 with numbers of at most 18 "
+                                 "digits");
     json_decref(d);
     d = json_loads("{\"name\": \"gpu-0\", \"attributes\": {\"x\": {\"int\": 1, \"bool\": true}}}",
                    0, NULL);
