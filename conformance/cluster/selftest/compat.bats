@@ -27,9 +27,9 @@ compat_check() {
     run compat_check "$REPO"
     assert_success
     assert_output ""
-    # One table per release 1.34-1.37.
-    run grep -c '^## Kubernetes 1\.3[4-7]$' "$REPO/docs/compatibility.md"
-    assert_output 4
+    # One table per release 1.34-1.38.
+    run grep -c '^## Kubernetes 1\.3[4-8]$' "$REPO/docs/compatibility.md"
+    assert_output 5
 }
 
 @test "compat: a scenario without a requires line, or one that says less than it checks, fails" {
