@@ -32,12 +32,14 @@ docker info >/dev/null 2>&1 || die "the Docker Engine does not answer (DOCKER_HO
 command -v go >/dev/null || die "go not found: the programs are built from their Go modules"
 command -v gcc >/dev/null || die "gcc not found: the pause image is built from C"
 
-"$NODE_IMAGE_DIR/kind-base.sh" "$base_image"
-# From here on Go builds and reads the k8s.io/kubernetes module (kubeadm,
-# etcd, CoreDNS, pause.c): with the Go toolchain that release needs.
-use_kube_toolchain "$version"
+# The Kubernetes programs first: the longest step, and the one that fails
+# (in seconds) when the module proxy lacks a module the release needs.
 kube=$(cache_dir)/kubernetes-$version
 "$NODE_IMAGE_DIR/kube-binaries.sh" "$version" "$kube"
+"$NODE_IMAGE_DIR/kind-base.sh" "$base_image"
+# From here on Go builds and reads the k8s.io/kubernetes module (etcd,
+# CoreDNS, pause.c): with the Go toolchain that release needs.
+use_kube_toolchain "$version"
 
 # The images this kubeadm pulls, e.g. registry.k8s.io/etcd:3.7.0-0.
 mapfile -t wanted < <("$kube/kubeadm" config images list --kubernetes-version "$version" 2>/dev/null)
