@@ -13,6 +13,8 @@
 set -euo pipefail
 # shellcheck source=../node-image/lib.sh source-path=SCRIPTDIR/../node-image
 source "$(dirname "${BASH_SOURCE[0]}")/../node-image/lib.sh"
+# shellcheck source=../node-image/versions.sh source-path=SCRIPTDIR/../node-image
+source "$NODE_IMAGE_DIR/versions.sh"
 
 version=${1:?usage: kubectl.sh VERSION OUT}
 out=${2:?usage: kubectl.sh VERSION OUT}
@@ -33,6 +35,7 @@ if ! reports_version "$built"; then
         cp "$cache/kubernetes-$version/kubectl" "$built.tmp" && mv "$built.tmp" "$built"
     else
         command -v go >/dev/null || die "go not found: kubectl is built from its Go module"
+        use_kube_toolchain "$version" # 1.38 needs Go 1.27
         work=$cache/kubectl-module-$version
         mkdir -p "$work" "$(dirname "$built")"
         log "resolving k8s.io/kubernetes@$version through the Go module proxy"
@@ -51,8 +54,13 @@ if ! reports_version "$built"; then
             sed -n 's#^\s*\(k8s\.io/[^ ]*\) => \./staging/src/.*$#replace \1 => \1 '"$staging_version"'#p' "$modfile"
         } >"$work/go.mod"
         grep -q '^replace ' "$work/go.mod" || die "no staging replacements found in $modfile"
-        (cd "$work" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kubectl@$version") >&2 ||
+        if ! (cd "$work" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kubectl@$version") 2>"$work/go-get.log"; then
+            cat "$work/go-get.log" >&2
+            refused=$(refused_modules "$work/go-get.log")
+            [[ -z $refused ]] ||
+                die "the Go module proxy does not serve $refused, which kubectl $version needs: it cannot be built here"
             die "go get of k8s.io/kubernetes/cmd/kubectl@$version failed (see above)"
+        fi
         ldflags="-s -w"
         for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
             ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$KUBE_MINOR"

@@ -53,12 +53,9 @@ pkgs=()
 for p in "${programs[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$p"); done
 if ! (cd "$work" && GOFLAGS=-mod=mod go get "${pkgs[@]/%/@$version}") 2>"$work/go-get.log"; then
     cat "$work/go-get.log" >&2
-    # A module version the proxy refuses ("403 Forbidden ... not available")
-    # cannot be had at all: name them rather than leave the reader the list.
-    refused=$(sed -n 's#.*reading https\{0,1\}://[^/]*/\([^ ]*\)/@v/\([^ /]*\)\.\(zip\|mod\|info\): 403.*#\1@\2#p' \
-        "$work/go-get.log" | sort -u | tr '\n' ' ')
+    refused=$(refused_modules "$work/go-get.log")
     [[ -z $refused ]] ||
-        die "the Go module proxy does not serve ${refused% }, which Kubernetes $version needs: it cannot be built here"
+        die "the Go module proxy does not serve $refused, which Kubernetes $version needs: it cannot be built here"
     die "go get of the Kubernetes $version commands failed (see above)"
 fi
 

@@ -39,6 +39,15 @@ parse_kube_version() {
     KUBE_PRE=${BASH_REMATCH[3]}
 }
 
+# refused_modules LOG: the module@version pairs that the Go module proxy
+# refused ("403 Forbidden ... not available") in LOG, the output of a go
+# command, on one line. Such a module cannot be had at all, so a build that
+# needs it names them rather than leaving the reader a page of import chains.
+refused_modules() {
+    sed -n 's#.*reading https\{0,1\}://[^/]*/\([^ ]*\)/@v/\([^ /]*\)\.\(zip\|mod\|info\): 403.*#\1@\2#p' "$1" |
+        sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
 # use_kube_toolchain VERSION: exports GOTOOLCHAIN so that `go` can build
 # k8s.io/kubernetes@VERSION. Nothing changes when the Go here is new enough
 # for the module's go.mod, or when GOTOOLCHAIN is already set (other than
