@@ -213,3 +213,71 @@ EOF
     assert_line build
     assert_line .git
 }
+
+# --- node-image: the Go toolchain of a release, refused modules -----------------
+
+# toolchain_for VERSION GO_MOD_TEXT: GOTOOLCHAIN after use_kube_toolchain, with
+# a `go` stand-in whose `go mod download -json` names a go.mod of that text
+# (and fails, as the real one does when the local Go is too old) and whose Go
+# is 1.26.8.
+toolchain_for() {
+    local t=$BATS_TEST_TMPDIR
+    mkdir -p "$t/bin" "$t/cache"
+    printf '%s\n' "$2" >"$t/k.mod"
+    cat >"$t/bin/go" <<STUB
+#!/usr/bin/env bash
+case "\$1 \$2" in
+"mod download") printf '{\n\t"Path": "k8s.io/kubernetes",\n\t"GoMod": "%s",\n\t"Error": "requires go >= 1.27.0"\n}\n' "$t/k.mod"; exit 1 ;;
+"env GOVERSION") echo go1.26.8 ;;
+*) exit 2 ;;
+esac
+STUB
+    chmod +x "$t/bin/go"
+    PATH="$t/bin:$PATH" NODE_IMAGE_CACHE=$t/cache bash -c '
+        set -euo pipefail
+        source scripts/node-image/lib.sh
+        source scripts/node-image/versions.sh
+        parse_kube_version "$1"
+        use_kube_toolchain "$1"
+        echo "GOTOOLCHAIN=${GOTOOLCHAIN:-unset}"' toolchain_for "$1"
+}
+
+@test "node-image: 1.38 asks for Go 1.27 and gets versions.sh's go1.27.3; an older release keeps the local Go" {
+    unset GOTOOLCHAIN
+    run toolchain_for v1.38.0-beta.0 "$(printf 'module k8s.io/kubernetes\n\ngo 1.27.0\n\ngodebug default=go1.27')"
+    assert_success
+    assert_line "GOTOOLCHAIN=go1.27.3"
+    assert_output --partial "needs Go 1.27.0, this is Go 1.26.8"
+    run toolchain_for v1.37.2 "$(printf 'module k8s.io/kubernetes\n\ngo 1.26.0')"
+    assert_success
+    assert_output "GOTOOLCHAIN=unset"
+}
+
+@test "node-image: a minor versions.sh does not name gets its go.mod's toolchain, else its go line" {
+    unset GOTOOLCHAIN
+    run toolchain_for v1.39.0 "$(printf 'module k8s.io/kubernetes\n\ngo 1.28.0\n\ntoolchain go1.28.2')"
+    assert_success
+    assert_line "GOTOOLCHAIN=go1.28.2"
+    run toolchain_for v1.39.0 "$(printf 'module k8s.io/kubernetes\n\ngo 1.28.0')"
+    assert_success
+    assert_line "GOTOOLCHAIN=go1.28.0"
+    # A toolchain the caller chose is kept.
+    GOTOOLCHAIN=go1.28.5 run toolchain_for v1.39.0 "$(printf 'module k8s.io/kubernetes\n\ngo 1.28.0')"
+    assert_success
+    assert_output "GOTOOLCHAIN=go1.28.5"
+}
+
+@test "node-image: refused_modules names the module versions the proxy answered 403 for" {
+    local log=$BATS_TEST_TMPDIR/go-get.log
+    cat >"$log" <<'LOG'
+go: downloading k8s.io/api v0.38.0-beta.0
+	k8s.io/apiextensions-api/pkg/apis/apiextensions/v1: k8s.io/apiextensions-api@v0.38.0-beta.0: reading https://proxy.golang.org/k8s.io/apiextensions-api/@v/v0.38.0-beta.0.zip: 403 Forbidden
+	server response: This module version is not available.
+	sigs.k8s.io/structured-merge-diff/v7/value: sigs.k8s.io/structured-merge-diff/v7@v7.0.1: reading https://proxy.golang.org/sigs.k8s.io/structured-merge-diff/v7/@v/v7.0.1.zip: 403 Forbidden
+	k8s.io/apiextensions-api/pkg/client/clientset/clientset: k8s.io/apiextensions-api@v0.38.0-beta.0: reading https://proxy.golang.org/k8s.io/apiextensions-api/@v/v0.38.0-beta.0.zip: 403 Forbidden
+	example.com/other@v1.0.0: reading https://proxy.golang.org/example.com/other/@v/v1.0.0.zip: 404 Not Found
+LOG
+    run bash -c 'source scripts/node-image/lib.sh; refused_modules "$1"' x "$log"
+    assert_success
+    assert_output "k8s.io/apiextensions-api@v0.38.0-beta.0 sigs.k8s.io/structured-merge-diff/v7@v7.0.1"
+}
