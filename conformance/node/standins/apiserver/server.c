@@ -70,18 +70,17 @@ static int append_body(struct conn_req *cr, const char *data, size_t n)
     return 0;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *conn, int code, char *text,
-                                 long retry_after_s)
+/* Queues body (taken; freed by libmicrohttpd) with its type and, when
+ * retry_after_s >= 0, a Retry-After header. */
+static enum MHD_Result queue(struct MHD_Connection *conn, int code, void *body, size_t len,
+                             const char *content_type, long retry_after_s)
 {
-    if (text == NULL)
-        text = xstrdup("{}");
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     if (r == NULL) {
-        free(text);
+        free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Content-Type", content_type);
     if (retry_after_s >= 0) {
         char b[32];
         snprintf(b, sizeof(b), "%ld", retry_after_s);
@@ -90,6 +89,14 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, int code, char *te
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)code, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, int code, char *text,
+                                 long retry_after_s)
+{
+    if (text == NULL)
+        text = xstrdup("{}");
+    return queue(conn, code, text, strlen(text), CODEC_JSON, retry_after_s);
 }
 
 static char *status_text(int code, const char *reason, const char *message)
@@ -122,21 +129,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, int code, char *t
         return send_text(conn, 500, status_text(500, "InternalError", msg), -1);
     }
     free(text);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(body.len, body.p, MHD_RESPMEM_MUST_FREE);
-    if (resp == NULL) {
-        pb_bytes_free(&body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", CODEC_PROTOBUF);
-    if (retry_after_s >= 0) {
-        char b[32];
-        snprintf(b, sizeof(b), "%ld", retry_after_s);
-        MHD_add_response_header(resp, "Retry-After", b);
-    }
-    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)code, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return queue(conn, code, body.p, body.len, CODEC_PROTOBUF, retry_after_s);
 }
 
 static const char *reason_for(int code)
