@@ -252,7 +252,10 @@ run() {
         show_log <"$log_file" | tail -n "+$((shown + 1))"
     fi
     rm -f "$log_file.full"
-    log "Job $namespace/$JOB: $outcome"
+    local final
+    final=$(pod_state "$uid" 2>/dev/null) || final=''
+    final=${final#* }
+    log "Job $namespace/$JOB: $outcome${final:+ (pod: $final)}"
 
     local f
     for f in cluster.tap cluster-junit.xml cluster-report.json summary.md job.log; do
@@ -269,7 +272,8 @@ run() {
     fi
     trap - INT TERM
     if ((!got)) || [[ ! -s $report_dir/cluster-report.json ]]; then
-        log "no report came back from the Job ($outcome); its log is in $report_dir/job.log"
+        log "no report came back from the Job ($outcome${final:+, pod $final}); its log is in $report_dir/job.log"
+        log "a pod killed mid-run (its node restarted, evicted) leaves test namespaces: kubectl delete namespace -l app.kubernetes.io/part-of=fakehw-dra-conformance"
         return 2
     fi
     if [[ -n ${CONFORMANCE_JUNIT:-} && $CONFORMANCE_JUNIT != "$report_dir/cluster-junit.xml" ]]; then

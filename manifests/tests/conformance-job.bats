@@ -309,7 +309,7 @@ run_job() {
     fake_job '{"terminated": {"exitCode": 2}}' Failed
     run_job
     assert_failure 2
-    assert_output --partial "no report came back from the Job (Failed BackoffLimitExceeded)"
+    assert_output --partial "no report came back from the Job (Failed BackoffLimitExceeded, pod Terminated 2)"
     run cat "$BATS_TEST_TMPDIR/out/job.log"
     assert_output "conformance-entrypoint: no suite at /nowhere"
 }
