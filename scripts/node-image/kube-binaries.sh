@@ -5,6 +5,8 @@
 #
 #   kube-binaries.sh VERSION OUTDIR     e.g. kube-binaries.sh v1.37.2 out/
 #
+# KUBE_PROGRAMS (space-separated) builds only those, e.g. "kubectl".
+#
 # k8s.io/kubernetes replaces its k8s.io/* staging modules with local paths,
 # which a module consumer cannot use; a throwaway module pins each of them to
 # the matching published v0.X.Y instead. The version variables are set as
@@ -21,7 +23,8 @@ version=${1:?usage: kube-binaries.sh VERSION OUTDIR}
 out=${2:?usage: kube-binaries.sh VERSION OUTDIR}
 parse_kube_version "$version"
 
-programs=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl)
+read -ra programs <<<"${KUBE_PROGRAMS:-kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl}"
+((${#programs[@]} > 0)) || die "KUBE_PROGRAMS names no program"
 have_all=1
 for p in "${programs[@]}"; do [[ -x $out/$p ]] || have_all=0; done
 if ((have_all)) && [[ $(cat "$out/.version" 2>/dev/null) == "$version" ]]; then
@@ -30,7 +33,7 @@ if ((have_all)) && [[ $(cat "$out/.version" 2>/dev/null) == "$version" ]]; then
 fi
 
 use_kube_toolchain "$version"
-work=$(cache_dir)/kube-module-$version
+work=$(cache_dir)/kube-module-$version${KUBE_PROGRAMS:+-${programs[*]// /-}}
 mkdir -p "$work" "$out"
 log "resolving k8s.io/kubernetes@$version through the Go module proxy"
 modfile=$(module_field "k8s.io/kubernetes@$version" GoMod)
