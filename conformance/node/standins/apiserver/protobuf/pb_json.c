@@ -346,10 +346,9 @@ static int fail(struct error *err, const struct path *pa, const char *what)
 static json_t *decode_message(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
                               int depth, struct path *pa, struct error *err);
 
-static json_t *decode_special(enum special sp, const ProtobufCMessageDescriptor *d,
-                              const uint8_t *p, size_t len, struct path *pa, struct error *err)
+static json_t *decode_special(enum special sp, const uint8_t *p, size_t len, struct path *pa,
+                              struct error *err)
 {
-    (void)d;
     size_t pos = 0;
     struct wire_field wf;
     int64_t seconds = 0, nanos = 0, type = 0, intval = 0;
@@ -660,7 +659,7 @@ static json_t *decode_message(const ProtobufCMessageDescriptor *d, const uint8_t
     }
     enum special sp = special_of(d);
     if (sp != SP_NONE)
-        return decode_special(sp, d, p, len, pa, err);
+        return decode_special(sp, p, len, pa, err);
     json_t *obj = json_object();
     size_t pos = 0;
     while (pos < len) {
