@@ -39,6 +39,15 @@ print_diagnostics() {
     diag_section "events (oldest first)"
     kc get events -n "$ns" --sort-by=.lastTimestamp 2>&1 | tail -n 40 || true
 
+    # Devices held by claims of other namespaces explain "cannot allocate
+    # all claims" when the test's own claims look satisfiable.
+    diag_section "devices of $CONFORMANCE_DRIVER allocated in every namespace"
+    kc get resourceclaims -A -o json 2>/dev/null |
+        jq -r --arg d "$CONFORMANCE_DRIVER" '.items[] | select(.status.allocation) |
+            "\(.metadata.namespace)/\(.metadata.name)\(if .metadata.deletionTimestamp then " (deleting)" else "" end): " +
+            ([.status.allocation.devices.results[]? | select(.driver == $d) | "\(.pool)/\(.device)"] | join(" ")) +
+            " reservedFor=\([.status.reservedFor[]? | .name] | join(","))"' 2>&1 || true
+
     diag_section "resourceslices of $CONFORMANCE_DRIVER"
     kc get resourceslices --field-selector "spec.driver=$CONFORMANCE_DRIVER" -o json 2>/dev/null |
         jq -r '.items[] | "slice \(.metadata.name): node \(.spec.nodeName // "-") pool \(.spec.pool.name)@\(.spec.pool.generation)",

@@ -151,16 +151,19 @@ scenario_setup() {
 }
 
 # Every test file's teardown() calls this.  A failed test first gets the
-# diagnostics; then deferred steps, cluster objects and the namespace go, and
+# diagnostics; then deferred steps, the namespace and cluster objects go, and
 # the namespace must really disappear (its claims deallocated and their
-# finalizers gone), or teardown fails and says so.
+# finalizers gone), or teardown fails and says so.  The namespace goes before
+# the cluster objects: deleting a DeviceTaintRule first would let the
+# scheduler allocate a pod the rule kept pending, and that allocation (a
+# device with binding conditions waits in the scheduler's binding cycle)
+# could still hold devices when the next scenario starts.
 scenario_teardown() {
     local rc=0
     if [[ -z ${BATS_TEST_COMPLETED:-} && -n ${TEST_NAMESPACE:-} ]]; then
         print_diagnostics "$TEST_NAMESPACE" || true
     fi
     run_deferred || rc=1
-    delete_cluster_objects
     if [[ -n ${TEST_NAMESPACE:-} ]]; then
         if [[ -z ${BATS_TEST_COMPLETED:-} && $CONFORMANCE_KEEP_NAMESPACES == true ]]; then
             printf 'keeping namespace %s for inspection (CONFORMANCE_KEEP_NAMESPACES=true)\n' "$TEST_NAMESPACE"
@@ -170,6 +173,7 @@ scenario_teardown() {
                 is_gone namespace "$TEST_NAMESPACE" >/dev/null || rc=1
         fi
     fi
+    delete_cluster_objects
     release_node_lock
     return "$rc"
 }

@@ -110,6 +110,10 @@ in_scenario() {
     assert_line "delete deviceclass my-class --ignore-not-found --wait=false"
     assert_line --regexp '^delete namespace dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
     assert_line --regexp '^get namespace dra-conf-sample-3-[a-z0-9]{5} -o name$'
+    # The namespace is gone before a cluster object (a taint rule) goes.
+    run bash -c "grep -nE '^(get namespace|delete deviceclass)' <<<\"\$1\" | cut -d' ' -f1-2" _ "$output"
+    assert_line --index 0 --regexp '^[0-9]+:get namespace$'
+    assert_line --index 1 --regexp '^[0-9]+:delete deviceclass$'
 }
 
 @test "scenario: teardown after a failure prints diagnostics, still cleans up, and fails on a failed step" {
