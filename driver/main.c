@@ -24,6 +24,7 @@
 #include "driver/grpc/health_service.h"
 #include "driver/grpc/registration_service.h"
 #include "driver/grpc/rpc_server.h"
+#include "driver/grpc/socket_names.h"
 #include "driver/bind/binder.h"
 #include "driver/health/claim_status.h"
 #include "driver/health/device_health.h"
@@ -54,6 +55,7 @@ struct options {
     const char *ready_file;
     const char *metrics_address;
     bool cleanup_on_exit;
+    const char *rolling_update_uid; /* "" = alone on the node */
     long workers;
     long verbosity;
 };
@@ -65,8 +67,7 @@ struct plugin {
     struct options opt;
     char abs_path[PATH_FLAGS][PATH_MAX];
     char plugin_dir[PATH_MAX];
-    char dra_socket[PATH_MAX];
-    char reg_socket[PATH_MAX];
+    struct socket_names sockets;
     enum taint_effect taint_effect;
     enum unhealthy_policy policy;
 
@@ -314,6 +315,29 @@ static int resolve_path_flags(struct plugin *p)
     return 0;
 }
 
+static bool rolling_update(const struct options *o)
+{
+    return o->rolling_update_uid != NULL && *o->rolling_update_uid != '\0';
+}
+
+/* The socket paths, after this pod's UID during a rolling update. */
+static int name_sockets(struct plugin *p)
+{
+    struct options *o = &p->opt;
+    const char *uid = o->rolling_update_uid;
+    struct error err;
+    if (rolling_update(o) && socket_names_check_uid(uid, &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --rolling-update-uid (POD_UID) %s\n", err.msg);
+        return -1;
+    }
+    if (socket_names_build(o->registrar_dir, p->plugin_dir, o->driver_name, uid, &p->sockets,
+                           &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_options(struct plugin *p, int argc, char **argv)
 {
     struct options *o = &p->opt;
@@ -362,6 +386,10 @@ static int parse_options(struct plugin *p, int argc, char **argv)
          "interface); empty = off"},
         {"cleanup-on-exit", "CLEANUP_ON_EXIT", FLAG_BOOL, &o->cleanup_on_exit,
          "delete this node's ResourceSlices of the driver on SIGTERM (uninstall)"},
+        {"rolling-update-uid", "POD_UID", FLAG_STRING, &o->rolling_update_uid,
+         "this pod's UID: sockets named after it and prepare state shared through "
+         "<plugin dir>/serialize.lock, so two instances can run during a rolling update "
+         "(kubelet 1.33+); empty = alone"},
         {"grpc-workers", "GRPC_WORKERS", FLAG_INT, &o->workers,
          "handler threads of the DRA socket"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
@@ -400,15 +428,11 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     if (resolve_path_flags(p) < 0)
         return -1;
     if (snprintf(p->plugin_dir, sizeof(p->plugin_dir), "%s/%s", o->plugins_dir, o->driver_name) >=
-            (int)sizeof(p->plugin_dir) ||
-        snprintf(p->dra_socket, sizeof(p->dra_socket), "%s/dra.sock", p->plugin_dir) >=
-            (int)sizeof(p->dra_socket) ||
-        snprintf(p->reg_socket, sizeof(p->reg_socket), "%s/%s-reg.sock", o->registrar_dir,
-                 o->driver_name) >= (int)sizeof(p->reg_socket)) {
-        fprintf(stderr, "fakehw-kubelet-plugin: socket paths are too long\n");
+        (int)sizeof(p->plugin_dir)) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --kubelet-plugins-directory-path is too long\n");
         return -1;
     }
-    return 0;
+    return name_sockets(p);
 }
 
 static int start_servers(struct plugin *p, struct error *err)
@@ -418,8 +442,10 @@ static int start_servers(struct plugin *p, struct error *err)
         return -1;
     if (p->metrics != NULL)
         dra_service_set_observer(p->dra, metrics_on_claim, p->metrics);
+    if (rolling_update(&p->opt))
+        dra_service_set_unprepare_may_wait(p->dra);
     struct rpc_server_config dcfg = {
-        .name = "dra", .socket_path = p->dra_socket, .workers = (int)p->opt.workers};
+        .name = "dra", .socket_path = p->sockets.dra, .workers = (int)p->opt.workers};
     p->dra_srv = rpc_server_new(&dcfg, err);
     if (p->dra_srv == NULL || dra_service_register(p->dra, p->dra_srv, err) < 0 ||
         health_service_register(p->health, p->dra_srv, err) < 0 ||
@@ -429,12 +455,12 @@ static int start_servers(struct plugin *p, struct error *err)
     /* Registration last: the kubelet dials the DRA socket as soon as it has
      * the endpoint, so that socket must already listen. */
     struct registration_config rcfg = {.driver_name = p->opt.driver_name,
-                                       .endpoint = p->dra_socket};
+                                       .endpoint = p->sockets.dra};
     p->reg = registration_service_new(&rcfg, err);
     if (p->reg == NULL)
         return -1;
     struct rpc_server_config rscfg = {
-        .name = "registration", .socket_path = p->reg_socket, .workers = 1};
+        .name = "registration", .socket_path = p->sockets.registration, .workers = 1};
     p->reg_srv = rpc_server_new(&rscfg, err);
     if (p->reg_srv == NULL || registration_service_register(p->reg, p->reg_srv, err) < 0 ||
         rpc_server_start(p->reg_srv, err) < 0)
@@ -472,6 +498,7 @@ static int start(struct plugin *p, struct error *err)
         .fakehw_root = o->fakehw_root,
         .fakegpu_smi = o->fakegpu_smi ? o->fakegpu_smi : "",
         .device_metadata = o->device_metadata,
+        .shared = rolling_update(o),
         .fetch_claim = fetch_claim,
         .lookup_device = lookup_device,
         .fetch_ctx = p,
@@ -651,7 +678,9 @@ int main(int argc, char **argv)
         stop(&p, 0);
         return 1;
     }
-    LOG_I("serving: registration %s, DRA %s", p.reg_socket, p.dra_socket);
+    LOG_I("serving: registration %s, DRA %s%s", p.sockets.registration, p.sockets.dra,
+          rolling_update(&p.opt) ? " (rolling update: prepare state shared with other instances)"
+                                 : "");
 
     /* Short ticks until ready, so the ready file follows registration and
      * publishing closely; then one a second, only to notice a lost

@@ -8,7 +8,7 @@ DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/
                     driver/grpc/registration_service.c \
                     driver/grpc/dra_service.c driver/grpc/dra_codec.c \
                     driver/grpc/health_service.c driver/grpc/health_codec.c \
-                    driver/grpc/wire_strings.c
+                    driver/grpc/wire_strings.c driver/grpc/socket_names.c
 DRIVER_GRPC_OBJS := $(DRIVER_GRPC_SRCS:%.c=$(OBJ)/%.o)
 DRIVER_GRPC_LIB  := $(BUILD)/lib/libdrivergrpc.a
 DRIVER_GRPC_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB)
@@ -41,6 +41,11 @@ UNIT_TESTS += $(BIN)/test_grpc_codec
 $(BIN)/test_grpc_codec: $(OBJ)/driver/grpc/tests/test_grpc_codec.o $(DRIVER_GRPC_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
+
+UNIT_TESTS += $(BIN)/test_socket_names
+$(BIN)/test_socket_names: $(OBJ)/driver/grpc/tests/test_socket_names.o $(DRIVER_GRPC_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
 BATS_SUITES += driver/grpc/tests
 # The bats target builds `all`; the suite also needs the test server.

@@ -15,6 +15,7 @@ struct dra_service {
     struct prepare_state *st;
     dra_claim_observer observe;
     void *observe_ctx;
+    bool unprepare_may_wait; /* on a worker thread, not on the poller */
     /* Method contexts: the api version travels with the handler. */
     struct dra_method_ctx {
         struct dra_service *svc;
@@ -240,6 +241,11 @@ static void after_answer(void *ctx)
     prepare_after_answer(mc->svc->st);
 }
 
+void dra_service_set_unprepare_may_wait(struct dra_service *svc)
+{
+    svc->unprepare_may_wait = true;
+}
+
 void dra_service_set_observer(struct dra_service *svc, dra_claim_observer fn, void *ctx)
 {
     svc->observe = fn;
@@ -269,7 +275,7 @@ void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERV
          .request = dra_unprepare_request_type(DRA_API_V1),
          .unary = unprepare,
          .after_reply = after_answer,
-         .on_poller = true, /* local files only, no API call */
+         .on_poller = !svc->unprepare_may_wait, /* local files only, no API call */
          .ctx = &svc->v1},
         {.path = DRA_V1BETA1_PREPARE,
          .request = dra_prepare_request_type(DRA_API_V1BETA1),
@@ -280,7 +286,7 @@ void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERV
          .request = dra_unprepare_request_type(DRA_API_V1BETA1),
          .unary = unprepare,
          .after_reply = after_answer,
-         .on_poller = true, /* local files only, no API call */
+         .on_poller = !svc->unprepare_may_wait, /* local files only, no API call */
          .ctx = &svc->v1beta1},
     };
     memcpy(out, methods, sizeof(methods));

@@ -40,6 +40,11 @@ void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERV
  * (monotonic ns).  Must be cheap and not block (it records metrics). */
 typedef void (*dra_claim_observer)(void *ctx, bool prepare, bool ok, long long duration_ns);
 
+/* Unprepare may wait for something outside this process (the lock of a
+ * rolling update): it then runs on a worker thread instead of the poller,
+ * which must never block.  Before dra_service_register. */
+void dra_service_set_unprepare_may_wait(struct dra_service *svc);
+
 /* Sets the observer (NULL = none).  Before dra_service_register. */
 void dra_service_set_observer(struct dra_service *svc, dra_claim_observer fn, void *ctx);
 

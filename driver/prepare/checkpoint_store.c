@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -20,7 +21,18 @@
 #include "owned_files.h"
 #include "retry.h"
 
+/* What identifies a version of a file that another process may replace
+ * (rename), truncate or append to. */
+struct file_id {
+    bool exists;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+};
+
 struct checkpoint_store {
+    char dir[PATH_MAX];
     char snapshot_path[PATH_MAX];
     char journal_path[PATH_MAX];
     size_t max_lines, max_bytes;
@@ -41,7 +53,9 @@ struct checkpoint_store {
     bool syncing;    /* one appender runs fdatasync for everyone */
     unsigned active; /* appenders between their write and their apply */
     bool compacting;
-    bool dirty; /* the journal may hold bytes of failed appends: compact before appending */
+    bool dirty;  /* the journal may hold bytes of failed appends: compact before appending */
+    bool shared; /* another process writes the files too (checkpoint_store_share) */
+    struct file_id seen_snapshot, seen_journal; /* as this store last wrote or loaded them */
 
     /* The sync thread makes lazy lines durable. */
     pthread_t sync_thread;
@@ -54,6 +68,49 @@ struct checkpoint_store {
 static bool pending_locked(const struct checkpoint_store *s, uint64_t n)
 {
     return n > s->synced && n > s->failed;
+}
+
+static void file_id_of(const struct stat *sb, struct file_id *id)
+{
+    *id = (struct file_id){.exists = true,
+                           .dev = sb->st_dev,
+                           .ino = sb->st_ino,
+                           .size = sb->st_size,
+                           .mtime = sb->st_mtim,
+                           .ctime = sb->st_ctim};
+}
+
+/* A file that cannot be stat'ed counts as missing: compared with what was
+ * seen, it is a change, which makes the caller load the files again. */
+static void path_id(const char *path, struct file_id *id)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0)
+        file_id_of(&sb, id);
+    else
+        *id = (struct file_id){.exists = false};
+}
+
+static bool same_file_id(const struct file_id *a, const struct file_id *b)
+{
+    return a->exists == b->exists &&
+           (!a->exists ||
+            (a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+             a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+             a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec));
+}
+
+/* Shared mode: remembers the files as this store left them.  Lock held. */
+static void note_files_locked(struct checkpoint_store *s)
+{
+    struct stat sb;
+    if (!s->shared)
+        return;
+    path_id(s->snapshot_path, &s->seen_snapshot);
+    if (fstat(s->fd, &sb) == 0)
+        file_id_of(&sb, &s->seen_journal);
+    else
+        s->seen_journal = (struct file_id){.exists = false};
 }
 
 /* Writes a new snapshot and empties the journal.  With mu held; waits until
@@ -82,6 +139,7 @@ static int compact_locked(struct checkpoint_store *s, struct error *err)
     s->dirty = false;
     rc = 0;
 out:
+    note_files_locked(s);
     free(text);
     s->compacting = false;
     pthread_cond_broadcast(&s->cv);
@@ -115,7 +173,9 @@ static int wait_durable(struct checkpoint_store *s, uint64_t me)
              * effort: the next append compacts anyway). */
             s->failed = s->written;
             s->failed_errno = e;
-            if (ftruncate(s->fd, s->synced_size) == 0) {
+            /* Shared: another process may have appended since; the next
+             * append, under the lock, compacts instead. */
+            if (!s->shared && ftruncate(s->fd, s->synced_size) == 0) {
                 s->size = s->synced_size;
                 s->lines = s->synced_lines;
             }
@@ -155,6 +215,7 @@ static int raw_write_locked(struct checkpoint_store *s, const char *line, size_t
     s->size += (off_t)len;
     s->lines++;
     ++s->written;
+    note_files_locked(s);
     return 0;
 }
 
@@ -180,6 +241,16 @@ static int write_line_locked(struct checkpoint_store *s, const char *line, size_
 
 /* Waits until line me is durable, applies, compacts past the bound.  With
  * mu held (released on return); the caller counted itself in active. */
+/* Compacts past the bound.  A change is durable (or applied, lazy) by
+ * then: a failed compaction does not fail it.  Lock held. */
+static void compact_past_bound_locked(struct checkpoint_store *s)
+{
+    struct error ce;
+    if (!s->compacting && (s->lines > s->max_lines || (size_t)s->size > s->max_bytes) &&
+        compact_locked(s, &ce) < 0)
+        LOG_E("compacting the checkpoint: %s; the journal keeps growing until it works", ce.msg);
+}
+
 static int finish_locked(struct checkpoint_store *s, uint64_t me, checkpoint_apply_fn apply,
                          void *apply_ctx, struct error *err)
 {
@@ -189,13 +260,12 @@ static int finish_locked(struct checkpoint_store *s, uint64_t me, checkpoint_app
     int e = s->failed_errno;
     s->active--;
     pthread_cond_broadcast(&s->cv);
-    if (rc == 0 && !s->compacting && (s->lines > s->max_lines || (size_t)s->size > s->max_bytes)) {
-        /* The change is durable already: a failed compaction does not fail it. */
-        struct error ce;
-        if (compact_locked(s, &ce) < 0)
-            LOG_E("compacting the checkpoint: %s; the journal keeps growing until it works",
-                  ce.msg);
-    }
+    struct error ce;
+    if (rc == 0)
+        compact_past_bound_locked(s);
+    else if (s->shared && !s->compacting && compact_locked(s, &ce) < 0)
+        /* Cuts the failed line off now, while the caller holds the lock. */
+        LOG_E("compacting the checkpoint after a failed fdatasync: %s", ce.msg);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         return error_set_errno(err, e, "fdatasync of %s", s->journal_path);
@@ -219,6 +289,8 @@ int checkpoint_store_append_lazy(struct checkpoint_store *s, const char *line, s
     if (apply != NULL)
         apply(apply_ctx);
     s->lazy_target = s->written; /* synced by the store's thread, after a kick */
+    if (s->shared)               /* the store's thread does not hold the lock to compact */
+        compact_past_bound_locked(s);
     pthread_mutex_unlock(&s->mu);
     return 0;
 }
@@ -254,16 +326,14 @@ static void *sync_main(void *arg)
              * still become durable, rather than at an append that may not
              * come. */
             struct error ce;
-            if (!s->compacting && compact_locked(s, &ce) < 0)
+            if (!s->shared && !s->compacting && compact_locked(s, &ce) < 0)
                 LOG_E("compacting the checkpoint: %s", ce.msg);
             continue;
         }
-        /* The bound holds for lazy lines too, off the answer's path. */
-        struct error ce;
-        if (!s->compacting && (s->lines > s->max_lines || (size_t)s->size > s->max_bytes) &&
-            compact_locked(s, &ce) < 0)
-            LOG_E("compacting the checkpoint: %s; the journal keeps growing until it works",
-                  ce.msg);
+        /* The bound holds for lazy lines too, off the answer's path.
+         * Shared: only the appender, which holds the lock, compacts. */
+        if (!s->shared)
+            compact_past_bound_locked(s);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -288,14 +358,6 @@ int checkpoint_store_compact(struct checkpoint_store *s, struct error *err)
     return rc;
 }
 
-size_t checkpoint_store_lines(struct checkpoint_store *s)
-{
-    pthread_mutex_lock(&s->mu);
-    size_t n = s->lines;
-    pthread_mutex_unlock(&s->mu);
-    return n;
-}
-
 /* Opens the journal for appending; creating it makes its name durable.
  * Never through a link: compaction truncates it. */
 static int open_journal(const char *dir, const char *path, struct error *err)
@@ -318,6 +380,72 @@ static int open_journal(const char *dir, const char *path, struct error *err)
     return fd;
 }
 
+void checkpoint_store_share(struct checkpoint_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->shared = true;
+    note_files_locked(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool checkpoint_store_changed(struct checkpoint_store *s)
+{
+    struct file_id snap, journal;
+    path_id(s->snapshot_path, &snap);
+    path_id(s->journal_path, &journal);
+    pthread_mutex_lock(&s->mu);
+    bool changed =
+        !same_file_id(&snap, &s->seen_snapshot) || !same_file_id(&journal, &s->seen_journal);
+    pthread_mutex_unlock(&s->mu);
+    return changed;
+}
+
+/* The journal at its path, when another process moved ours aside (start-up
+ * recovery of a corrupt checkpoint) or it is gone.  Lock held. */
+static int reopen_journal_locked(struct checkpoint_store *s, struct error *err)
+{
+    struct stat at_path, ours;
+    if (stat(s->journal_path, &at_path) == 0 && fstat(s->fd, &ours) == 0 &&
+        at_path.st_dev == ours.st_dev && at_path.st_ino == ours.st_ino)
+        return 0;
+    int fd = open_journal(s->dir, s->journal_path, err);
+    if (fd < 0)
+        return -1;
+    close(s->fd);
+    s->fd = fd;
+    return 0;
+}
+
+int checkpoint_store_loaded(struct checkpoint_store *s, size_t lines, bool torn, struct error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->compacting || s->syncing)
+        pthread_cond_wait(&s->cv, &s->mu);
+    struct stat sb;
+    int rc = reopen_journal_locked(s, err);
+    if (rc == 0 && fstat(s->fd, &sb) < 0)
+        rc = error_set_errno(err, errno, "%s", s->journal_path);
+    if (rc == 0) {
+        s->size = s->synced_size = sb.st_size;
+        s->lines = s->synced_lines = lines;
+        s->synced = s->written; /* the writer of those lines syncs them */
+        /* Appending after a torn line would make it a bad line in the
+         * middle: the next append compacts first. */
+        s->dirty = s->dirty || torn;
+    }
+    note_files_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+size_t checkpoint_store_lines(struct checkpoint_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->lines;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines, size_t max_bytes,
                                                checkpoint_snapshot_fn snapshot, void *ctx,
                                                struct error *err)
@@ -328,6 +456,7 @@ struct checkpoint_store *checkpoint_store_open(const char *dir, size_t max_lines
         return NULL;
     }
     s->fd = -1;
+    snprintf(s->dir, sizeof(s->dir), "%s", dir);
     if (claim_join(dir, CHECKPOINT_FILE, s->snapshot_path, sizeof(s->snapshot_path), err) < 0 ||
         claim_join(dir, CHECKPOINT_JOURNAL_FILE, s->journal_path, sizeof(s->journal_path), err) <
             0) {

@@ -37,10 +37,23 @@
  * fdatasync (shared with any append running then; a durable append's
  * fdatasync covers the lazy lines written before it too).  After a failed
  * sync of lazy lines the thread compacts at once: their changes are applied
- * already, and the snapshot is where they become durable. */
+ * already, and the snapshot is where they become durable.
+ *
+ * Shared mode (checkpoint_store_share), for a rolling update: two plugin
+ * processes keep the same files, each writing them only while it holds
+ * <dir>/serialize.lock (serialize_lock.h), around every append and
+ * compaction.  At the start of each such section the caller asks
+ * checkpoint_store_changed whether the other process wrote since this store
+ * last wrote or loaded the files (the snapshot's and the journal's inode,
+ * size and times), and if so loads them again and reports it with
+ * checkpoint_store_loaded.  The store's thread then only syncs: it neither
+ * compacts nor cuts the journal, which would need the lock; a lazy append
+ * compacts past the bound itself, and a failed sync is cut off by a
+ * compaction under the lock. */
 #ifndef FAKEHW_PREPARE_CHECKPOINT_STORE_H
 #define FAKEHW_PREPARE_CHECKPOINT_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +100,20 @@ int checkpoint_store_append_lazy(struct checkpoint_store *s, const char *line, s
 
 /* Compacts now (a clean shutdown leaves an empty journal). */
 int checkpoint_store_compact(struct checkpoint_store *s, struct error *err);
+
+/* Switches s to shared mode; before any append. */
+void checkpoint_store_share(struct checkpoint_store *s);
+
+/* Shared mode: have the files changed since this store last wrote or
+ * loaded them?  A file that cannot be stat'ed counts as changed. */
+bool checkpoint_store_changed(struct checkpoint_store *s);
+
+/* Shared mode: the caller loaded the files again, finding lines good
+ * journal lines and, when torn, a torn last one (dropped).  Takes the
+ * journal again if it was replaced (moved aside by a recovery), counts the
+ * journal anew, and compacts before the next append when torn.  -1 with
+ * err when the journal cannot be opened. */
+int checkpoint_store_loaded(struct checkpoint_store *s, size_t lines, bool torn, struct error *err);
 
 /* Journal lines since the last compaction (for tests). */
 size_t checkpoint_store_lines(struct checkpoint_store *s);

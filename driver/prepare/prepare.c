@@ -23,6 +23,7 @@
 #include "prepare_state.h"
 #include "prepare_trace.h"
 #include "prepared_claim.h"
+#include "serialize_lock.h"
 #include "xalloc.h"
 
 /* ---- per-claim serialisation ---- */
@@ -261,7 +262,9 @@ static int drop_record(struct prepare_state *st, const char *uid, bool for_unpre
     if (rec == NULL)
         return 0;
     bool durable = rec->state == CLAIM_PREPARE_COMPLETED;
-    int rc = remove_record_files(st, rec, !for_unprepare, err);
+    /* Shared: the other instance may prepare the claim again as soon as
+     * the lock is free, so nothing may be left for after the answer. */
+    int rc = remove_record_files(st, rec, !for_unprepare || st->cfg.shared, err);
     if (tr != NULL)
         prepare_trace_mark(tr, PREPARE_STEP_FILES);
     if (rc < 0)
@@ -390,6 +393,9 @@ int prepare_claim(struct prepare_state *st, const char *ns, const char *name, co
     struct busy_uid slot;
     struct prepare_trace tr;
     prepare_trace_start(&tr);
+    int lock;
+    if (prepare_shared_enter(st, &lock, err) < 0)
+        return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
     uid_acquire(st, uid, &slot);
     prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
     int rc = prepare_locked(st, &c, out, &tr, err);
@@ -398,6 +404,7 @@ int prepare_claim(struct prepare_state *st, const char *ns, const char *name, co
         prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
     }
     uid_release(st, &slot);
+    prepare_shared_leave(st, lock);
     prepare_trace_log(&tr, rc == 0 ? "prepare" : "failed prepare", ns, name, uid);
     if (rc < 0)
         return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
@@ -415,6 +422,9 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
     struct busy_uid slot;
     struct prepare_trace tr;
     prepare_trace_start(&tr);
+    int lock;
+    if (prepare_shared_enter(st, &lock, err) < 0)
+        return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
     uid_acquire(st, uid, &slot);
     prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
     pthread_mutex_lock(&st->lock);
@@ -431,6 +441,7 @@ int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, 
         prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
     }
     uid_release(st, &slot);
+    prepare_shared_leave(st, lock);
     prepare_trace_log(&tr, rc == 0 ? "unprepare" : "failed unprepare", ns, name, uid);
     if (rc < 0)
         return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
@@ -498,6 +509,43 @@ static int check_config(const struct prepare_config *c, struct error *err)
     return 0;
 }
 
+/* Recovers the claims and writes them as the new snapshot, with an empty
+ * journal; shared, all of it holding the lock (the sweep would remove the
+ * files of a prepare of the other instance in flight). */
+static int open_store(struct prepare_state *st, struct error *err)
+{
+    int lock;
+    if (prepare_shared_enter(st, &lock, err) < 0)
+        return -1;
+    int rc = prepare_recover(st, err);
+    if (rc == 0) {
+        st->store = checkpoint_store_open(st->cfg.plugin_dir, st->cfg.journal_max_lines, 0,
+                                          snapshot_text, st, err);
+        if (st->store == NULL)
+            rc = error_prefix(err, "writing the checkpoint");
+        else if (st->cfg.shared)
+            checkpoint_store_share(st->store);
+    }
+    prepare_shared_leave(st, lock);
+    return rc;
+}
+
+/* An empty journal: the next start reads one file, and a plugin that knows
+ * only checkpoint.json still finds every claim.  Shared: with what the
+ * other instance wrote, or not at all. */
+static void compact_at_close(struct prepare_state *st)
+{
+    struct error e;
+    int lock;
+    if (prepare_shared_enter(st, &lock, &e) < 0) {
+        LOG_E("compacting the checkpoint on exit: %s", e.msg);
+        return;
+    }
+    if (checkpoint_store_compact(st->store, &e) < 0)
+        LOG_E("compacting the checkpoint on exit: %s", e.msg);
+    prepare_shared_leave(st, lock);
+}
+
 struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err)
 {
     if (check_config(cfg, err) < 0)
@@ -526,16 +574,10 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
              CHECKPOINT_JOURNAL_FILE);
     snprintf(st->metadata_root, sizeof(st->metadata_root), "%s/%s", cfg->plugin_dir,
              DEVICE_METADATA_DIR);
+    snprintf(st->lock_path, sizeof(st->lock_path), "%s/%s", cfg->plugin_dir, SERIALIZE_LOCK_FILE);
     if (mkdir_p(cfg->plugin_dir, 0755, err) < 0 || mkdir_p(cfg->cdi_root, 0755, err) < 0 ||
-        prepare_recover(st, err) < 0)
+        open_store(st, err) < 0)
         goto fail;
-    /* Writes the recovered claims as the new snapshot, with an empty journal. */
-    st->store =
-        checkpoint_store_open(cfg->plugin_dir, cfg->journal_max_lines, 0, snapshot_text, st, err);
-    if (st->store == NULL) {
-        error_prefix(err, "writing the checkpoint");
-        goto fail;
-    }
     st->reaper = claim_reaper_start(st->metadata_root, err);
     if (st->reaper == NULL)
         goto fail;
@@ -552,11 +594,7 @@ void prepare_state_close(struct prepare_state *st)
         return;
     claim_reaper_stop(st->reaper); /* removes what is still queued */
     if (st->store != NULL) {
-        /* An empty journal: the next start reads one file, and a plugin that
-         * knows only checkpoint.json still finds every claim. */
-        struct error e;
-        if (checkpoint_store_compact(st->store, &e) < 0)
-            LOG_E("compacting the checkpoint on exit: %s", e.msg);
+        compact_at_close(st);
         checkpoint_store_close(st->store);
     }
     claim_records_clear(&st->claims);

@@ -80,6 +80,11 @@ struct prepare_config {
      * the hooks' own threads are woken.  NULL = none. */
     void (*after_answer)(void *hook_ctx);
     void *hook_ctx;
+    /* Rolling update: another plugin instance on the node uses the same
+     * plugin dir.  Every call then holds <plugin dir>/serialize.lock, loads
+     * the checkpoint again when the other instance wrote it, and removes
+     * an unprepared claim's files before it answers. */
+    bool shared;
     /* Compact the checkpoint (new checkpoint.json, empty journal) once the
      * journal has more lines than this; 0 = 1024.  Tests set it low. */
     size_t journal_max_lines;

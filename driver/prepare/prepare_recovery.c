@@ -310,13 +310,8 @@ static int move_checkpoint_aside(const struct prepare_state *st, char *moved, si
     return 0;
 }
 
-/* Loads the snapshot and replays the journal onto it, then turns the JSON
- * into claim records: the one place a checkpoint is read.  0 with claims
- * filled, 1 when there is no checkpoint, -1 with *corrupt set when it is
- * corrupt (err names the file and the fault), -1 with *corrupt clear on an
- * I/O error. */
-static int load_checkpoint(const struct prepare_state *st, struct claim_records *records,
-                           int *corrupt, struct error *err)
+int prepare_load_checkpoint(const struct prepare_state *st, struct claim_records *records,
+                            struct checkpoint_journal_replay *r, int *corrupt, struct error *err)
 {
     const char *driver = st->cfg.driver_name;
     json_auto_t *claims = NULL;
@@ -333,16 +328,15 @@ static int load_checkpoint(const struct prepare_state *st, struct claim_records 
         return error_set(err, "%s: %lld bytes of changes, but there is no %s to apply them to",
                          st->journal_path, (long long)sb.st_size, st->checkpoint_path);
     }
-    struct checkpoint_journal_replay r;
-    rc = checkpoint_journal_load(st->journal_path, driver, claims, &r, corrupt, err);
+    rc = checkpoint_journal_load(st->journal_path, driver, claims, r, corrupt, err);
     if (rc < 0)
         return -1;
-    if (r.torn_line > 0)
+    if (r->torn_line > 0)
         LOG_W("%s: line %zu is torn (%s): an append cut short by a crash, never answered; "
               "dropped it",
-              st->journal_path, r.torn_line, r.torn_why);
-    if (r.lines > 0)
-        LOG_V(1, "%s: replayed %zu change(s)", st->journal_path, r.lines);
+              st->journal_path, r->torn_line, r->torn_why);
+    if (r->lines > 0)
+        LOG_V(1, "%s: replayed %zu change(s)", st->journal_path, r->lines);
     if (claim_records_from_json(claims, records, err) < 0) {
         *corrupt = 1;
         return error_prefix(err, "%s", st->checkpoint_path);
@@ -528,7 +522,8 @@ static int sweep_metadata(const struct prepare_state *st, struct error *err)
 int prepare_recover(struct prepare_state *st, struct error *err)
 {
     int corrupt = 0;
-    int rc = load_checkpoint(st, &st->claims, &corrupt, err);
+    struct checkpoint_journal_replay replay;
+    int rc = prepare_load_checkpoint(st, &st->claims, &replay, &corrupt, err);
     if (rc < 0 && !corrupt)
         return -1;
     if (rc != 0) {

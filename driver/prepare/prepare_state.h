@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "cdi_spec.h"
+#include "checkpoint_journal.h"
 #include "claim_record.h"
 #include "driver/prepare/prepare.h"
 #include "k8s_names.h"
@@ -28,6 +29,7 @@ struct prepare_state {
     char checkpoint_path[PATH_MAX];   /* <plugin dir>/checkpoint.json */
     char journal_path[PATH_MAX];      /* <plugin dir>/checkpoint.journal */
     char metadata_root[PATH_MAX];     /* <plugin dir>/dra-device-metadata */
+    char lock_path[PATH_MAX];         /* <plugin dir>/serialize.lock (cfg.shared) */
 
     /* Durable changes, in order; NULL until recovery is done.  Its lock is
      * taken before lock, never after. */
@@ -80,6 +82,23 @@ int prepare_remove_record_files(const struct prepare_state *st, const struct cla
  * stat per file. */
 bool prepare_record_missing_file(const struct prepare_state *st, const struct claim_record *rec,
                                  char *path, size_t size);
+
+/* Loads the snapshot and replays the journal onto it (*r says what the
+ * replay found), then turns the JSON into claim records: the one place a
+ * checkpoint is read.  0 with records filled, 1 when there is no
+ * checkpoint, -1 with *corrupt set when it is corrupt (err names the file
+ * and the fault), -1 with *corrupt clear on an I/O error. */
+int prepare_load_checkpoint(const struct prepare_state *st, struct claim_records *records,
+                            struct checkpoint_journal_replay *r, int *corrupt, struct error *err);
+
+/* Rolling update (cfg.shared): every prepare, unprepare, the start-up
+ * recovery and the compaction at close run between these two, holding
+ * <plugin dir>/serialize.lock; enter loads the checkpoint again when the
+ * other instance changed it (prepare_shared.c).  Without cfg.shared they do
+ * nothing.  enter: 0 with *lock to hand to leave, or -1 with err and no
+ * lock held. */
+int prepare_shared_enter(struct prepare_state *st, int *lock, struct error *err);
+void prepare_shared_leave(struct prepare_state *st, int lock);
 
 /* Startup, before the state is shared: loads the checkpoint (snapshot and
  * journal) or rebuilds the claims from the CDI specs, rolls back

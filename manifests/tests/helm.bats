@@ -112,3 +112,25 @@ compare() {
     run yamllint --strict -c .yamllint "$BATS_TEST_TMPDIR/helm.yaml"
     assert_success
 }
+
+@test "rollingUpdate.surge=true: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid; off by default" {
+    helm template fakehw-dra "$CHART" --set rollingUpdate.surge=true >"$BATS_TEST_TMPDIR/surge.yaml"
+    run grep -A3 -E 'maxUnavailable|- name: POD_UID' "$BATS_TEST_TMPDIR/surge.yaml"
+    assert_output "      maxUnavailable: 0
+      maxSurge: 1
+  template:
+    metadata:
+--
+            - name: POD_UID
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.uid"
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/surge.yaml"
+    assert_success
+    helm template fakehw-dra "$CHART" >"$BATS_TEST_TMPDIR/default.yaml"
+    run grep -E 'maxSurge: 1|POD_UID' "$BATS_TEST_TMPDIR/default.yaml"
+    assert_failure
+    run helm template fakehw-dra "$CHART" --set rollingUpdate.surge=yes
+    assert_failure
+    assert_output --partial "/rollingUpdate/surge"
+}

@@ -143,6 +143,11 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     assert_failure
     assert_output --partial "CDI_ROOT=/etc/cdi, but the plugin's documented default is /var/run/cdi"
 
+    sed 's|maxSurge: 0$|maxSurge: 1|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "maxSurge 1 without POD_UID from metadata.uid in the plugin's env"
+
     sed 's|^  - delete$|  - delete\n  - escalate|' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure
@@ -230,4 +235,36 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     run "$BIN/fakehw" check --config manifests/base/fakehw.yaml --node some-other-node
     assert_success
     assert_output --partial "2 devices"
+}
+
+# The plugin container's updateStrategy and POD_UID of a rendered file, as
+# "maxSurge maxUnavailable fieldPath" ("-" for no POD_UID).
+surge_fields() {
+    local py
+    py=$(python_for_checks) || return 1
+    "$py" - "$1" <<'PY'
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "DaemonSet":
+        ru = d["spec"]["updateStrategy"]["rollingUpdate"]
+        env = {e["name"]: e for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
+        uid = env.get("POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "-")
+        print(ru["maxSurge"], ru["maxUnavailable"], uid)
+PY
+}
+
+@test "components/rolling-update-surge: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid; the base replaces" {
+    require_kustomize
+    local k=$BATS_TEST_TMPDIR/surge
+    mkdir -p "$k"
+    cp -r manifests/base manifests/components "$BATS_TEST_TMPDIR/"
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../base]\ncomponents: [../components/rolling-update-surge]\n' >"$k/kustomization.yaml"
+    run render "$k" "$BATS_TEST_TMPDIR/surge.yaml"
+    assert_success
+    run surge_fields "$BATS_TEST_TMPDIR/surge.yaml"
+    assert_output "1 0 metadata.uid"
+    run surge_fields "$(rendered base)"
+    assert_output "0 1 -"
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/surge.yaml"
+    assert_success
 }
