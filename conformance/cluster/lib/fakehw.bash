@@ -95,6 +95,7 @@ fakehw_where() {
 # fakehw daemon of NODE, as an operator would.
 fakehw_flip() {
     local node=$1 device=$2 state=$3 reason=${4:-} out
+    take_node_lock || return 1
     local args=(flip --mount "$CONFORMANCE_FAKEHW_MOUNT" "$device" "$state")
     [[ -n $reason ]] && args+=(--reason "$reason")
     out=$(fakehw_on_node "$node" "$CONFORMANCE_FAKEHW_BIN" "${args[@]}" 2>&1) || {

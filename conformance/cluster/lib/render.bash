@@ -86,6 +86,8 @@ template_placeholders() {
 # manifest is kept in the test's temp dir for the failure report.
 create_from() {
     local manifest
+    # Anything but the test's namespace uses the nodes' devices.
+    if [[ $1 != namespace ]]; then take_node_lock || return 1; fi
     manifest=$(render_template "$@") || return 1
     save_manifest "$1" "$manifest"
     local out

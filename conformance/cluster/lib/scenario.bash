@@ -52,7 +52,10 @@ has_tag() {
 # --- the node lock ---------------------------------------------------------------
 # Under `bats --jobs N` tests run at once.  Tests tagged "serial" need every
 # device of a node (All mode, health flips, driver restart): they take the
-# lock exclusively and wait for all others; the rest share it.
+# lock exclusively and wait for all others; the rest share it.  A test takes
+# it when it first uses the nodes (take_node_lock: its test node, or the
+# first object it creates), not in setup: one that skips for a missing gate
+# or parameter then never waits for the others.
 
 lock_mode() {
     if has_tag serial; then echo exclusive; else echo shared; fi
@@ -70,6 +73,13 @@ acquire_node_lock() {
         fail "waited ${CONFORMANCE_LOCK_TIMEOUT}s for $mode use of the nodes' devices (CONFORMANCE_LOCK_TIMEOUT)"
         return 1
     }
+}
+
+# take_node_lock: the lock in the current scenario's mode, once; nothing
+# outside a scenario (preflight probes).
+take_node_lock() {
+    [[ -n ${SCENARIO_LOCK_MODE:-} && -z ${CONFORMANCE_LOCK_FD:-} ]] || return 0
+    acquire_node_lock "$SCENARIO_LOCK_MODE"
 }
 
 release_node_lock() {
@@ -134,6 +144,41 @@ delete_cluster_objects() {
     rm -f "$file"
 }
 
+# namespace_released NS: no pod and no ResourceClaim is left in NS: every
+# device the test used is unprepared and deallocated.
+namespace_released() {
+    local json left
+    json=$(kc get pods,resourceclaims -n "$1" -o json) || return 1
+    left=$(jq -r '[.items[] | "\(.kind)/\(.metadata.name)"] | join(" ")' <<<"$json") || return 1
+    [[ -z $left ]] || {
+        printf 'still in namespace %s: %s\n' "$1" "$left"
+        return 1
+    }
+}
+
+# release_namespace NS: deletes NS and waits until its pods and claims are
+# gone.  The rest of the namespace finalizes in the background (seconds of
+# the namespace controller that hold no device); teardown_suite waits for it.
+release_namespace() {
+    kc delete pods --all -n "$1" --wait=false >/dev/null 2>&1 || true
+    kc delete resourceclaims --all -n "$1" --wait=false >/dev/null 2>&1 || true
+    kc delete namespace "$1" --wait=false >/dev/null 2>&1 || true
+    wait_for "the pods and claims of namespace $1 to be gone" "$CONFORMANCE_TIMEOUT" \
+        namespace_released "$1" >/dev/null
+}
+
+# run_namespaces_gone: no namespace of this run (CONFORMANCE_RUN_ID) is
+# still terminating (one kept by CONFORMANCE_KEEP_NAMESPACES is not).
+run_namespaces_gone() {
+    local json left
+    json=$(kc get namespaces -l "conformance.fakehw.example.com/run=$CONFORMANCE_RUN_ID" -o json) || return 1
+    left=$(jq -r '[.items[] | select(.metadata.deletionTimestamp) | .metadata.name] | join(" ")' <<<"$json") || return 1
+    [[ -z $left ]] || {
+        printf 'still terminating: %s\n' "$left"
+        return 1
+    }
+}
+
 # --- setup / teardown ----------------------------------------------------------------
 
 # Every test file's setup() calls this: skip fake-only tests for other
@@ -144,7 +189,7 @@ scenario_setup() {
     if has_tag fake-only; then
         require_fake_driver
     fi
-    acquire_node_lock "$(lock_mode)" || return 1
+    SCENARIO_LOCK_MODE=$(lock_mode)
     TEST_NAMESPACE=$(new_namespace_name)
     export TEST_NAMESPACE
     create_namespace "$TEST_NAMESPACE" || return 1
@@ -152,8 +197,8 @@ scenario_setup() {
 
 # Every test file's teardown() calls this.  A failed test first gets the
 # diagnostics; then deferred steps, the namespace and cluster objects go, and
-# the namespace must really disappear (its claims deallocated and their
-# finalizers gone), or teardown fails and says so.  The namespace goes before
+# the namespace's pods and claims must really disappear (the claims
+# deallocated and their finalizers gone), or teardown fails and says so.  The namespace goes before
 # the cluster objects: deleting a DeviceTaintRule first would let the
 # scheduler allocate a pod the rule kept pending, and that allocation (a
 # device with binding conditions waits in the scheduler's binding cycle)
@@ -168,9 +213,7 @@ scenario_teardown() {
         if [[ -z ${BATS_TEST_COMPLETED:-} && $CONFORMANCE_KEEP_NAMESPACES == true ]]; then
             printf 'keeping namespace %s for inspection (CONFORMANCE_KEEP_NAMESPACES=true)\n' "$TEST_NAMESPACE"
         else
-            kc delete namespace "$TEST_NAMESPACE" --wait=false >/dev/null 2>&1 || true
-            wait_for "namespace $TEST_NAMESPACE to be deleted" "$CONFORMANCE_TIMEOUT" \
-                is_gone namespace "$TEST_NAMESPACE" >/dev/null || rc=1
+            release_namespace "$TEST_NAMESPACE" || rc=1
         fi
     fi
     delete_cluster_objects
@@ -182,6 +225,7 @@ scenario_teardown() {
 # TEST_NODE_DEVICES (the device names, sorted, one per line).
 use_test_node() {
     local picked slices
+    take_node_lock || return 1
     picked=$(pick_node) || return 1
     TEST_NODE=${picked%%$'\t'*}
     slices=$(driver_slices) || return 1

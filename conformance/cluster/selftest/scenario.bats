@@ -109,10 +109,13 @@ in_scenario() {
     run kubectl_calls
     assert_line "delete deviceclass my-class --ignore-not-found --wait=false"
     assert_line --regexp '^delete namespace dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
-    assert_line --regexp '^get namespace dra-conf-sample-3-[a-z0-9]{5} -o name$'
-    # The namespace is gone before a cluster object (a taint rule) goes.
-    run bash -c "grep -nE '^(get namespace|delete deviceclass)' <<<\"\$1\" | cut -d' ' -f1-2" _ "$output"
-    assert_line --index 0 --regexp '^[0-9]+:get namespace$'
+    assert_line --regexp '^delete pods --all -n dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
+    assert_line --regexp '^delete resourceclaims --all -n dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
+    assert_line --regexp '^get pods,resourceclaims -n dra-conf-sample-3-[a-z0-9]{5} -o json$'
+    # The namespace's pods and claims are gone before a cluster object (a
+    # taint rule) goes.
+    run bash -c "grep -nE '^(get pods,resourceclaims|delete deviceclass)' <<<\"\$1\" | cut -d' ' -f1-2" _ "$output"
+    assert_line --index 0 --regexp '^[0-9]+:get pods,resourceclaims$'
     assert_line --index 1 --regexp '^[0-9]+:delete deviceclass$'
 }
 
@@ -147,6 +150,19 @@ JSON
     assert_line "cleanup step failed: false "
     run kubectl_calls
     assert_line --regexp '^delete namespace dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
+}
+
+@test "scenario: teardown fails, naming them, when the namespace's claims do not go" {
+    cat >"$FAKE_CLUSTER/test-claims.json" <<'JSON'
+{"items": [{"metadata": {"name": "two"}, "spec": {"devices": {"requests": []}}, "status": {}}]}
+JSON
+    touch "$FAKE_CLUSTER/claims-stuck"
+    export CONFORMANCE_TIMEOUT=1
+    in_scenario "area: first" 'scenario_setup; BATS_TEST_COMPLETED=1 scenario_teardown'
+    assert_failure
+    assert_line --partial "timed out after 1s waiting for: the pods and claims of namespace dra-conf-sample-3-"
+    assert_line --partial "still in namespace dra-conf-sample-3-"
+    assert_line --partial "ResourceClaim/two"
 }
 
 @test "scenario: CONFORMANCE_KEEP_NAMESPACES keeps a failed test's namespace" {
