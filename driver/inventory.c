@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inventory.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@ struct tree_inventory {
     struct fakehw_watch *watch;
     struct inventory_listener *listeners;
     size_t n_listeners;
+    int gone_grace_ms;
     pthread_t thread;
     bool thread_started;
     atomic_bool stopping;
@@ -59,9 +61,10 @@ static void reload(struct tree_inventory *inv)
     publish(inv, snap);
 }
 
-/* The tree went away: every known device turns unhealthy, saying why, in a
- * new snapshot (the current one may be in use anywhere and never changes). */
-static void mark_gone(struct tree_inventory *inv)
+/* The tree went away (at `since`, Unix seconds): every known device turns
+ * unhealthy, saying why, in a new snapshot (the current one may be in use
+ * anywhere and never changes). */
+static void mark_gone(struct tree_inventory *inv, int64_t since)
 {
     struct device_snapshot *cur = inventory_current(inv);
     size_t n = cur != NULL ? cur->n : 0;
@@ -77,12 +80,11 @@ static void mark_gone(struct tree_inventory *inv)
     }
     device_snapshot_put(cur);
     const char *why = fakehw_watch_down_reason(inv->watch);
-    int64_t now = (int64_t)time(NULL);
     for (size_t i = 0; i < n; i++) {
         devs[i].healthy = false;
         snprintf(devs[i].health_reason, sizeof(devs[i].health_reason),
                  "fakehw is not serving %s: %s", inv->root, why[0] ? why : "tree gone");
-        devs[i].health_since = now;
+        devs[i].health_since = since;
     }
     LOG_E("fakehw tree %s is gone (%s): %zu devices now unhealthy", inv->root, why, n);
     struct error err;
@@ -94,16 +96,77 @@ static void mark_gone(struct tree_inventory *inv)
     publish(inv, snap);
 }
 
+/* A gone tree waiting out the grace (a fakehw handing the mount to its
+ * successor leaves a gap of well under a second). */
+struct grace {
+    bool pending;
+    int64_t deadline_ms; /* CLOCK_MONOTONIC */
+    int64_t since;       /* Unix seconds: when the tree went */
+};
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The watch's timeout: until the grace ends, or none. */
+static int grace_timeout(const struct grace *g)
+{
+    if (!g->pending)
+        return -1;
+    int64_t left = g->deadline_ms - monotonic_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static void on_gone(struct tree_inventory *inv, struct grace *g)
+{
+    int64_t since = (int64_t)time(NULL);
+    if (inv->gone_grace_ms <= 0) {
+        mark_gone(inv, since);
+        return;
+    }
+    *g = (struct grace){
+        .pending = true, .deadline_ms = monotonic_ms() + inv->gone_grace_ms, .since = since};
+    LOG_W("fakehw tree %s is gone (%s); its devices turn unhealthy unless it is back within "
+          "%d ms",
+          inv->root, fakehw_watch_down_reason(inv->watch), inv->gone_grace_ms);
+}
+
+static void on_grace_timeout(struct tree_inventory *inv, struct grace *g)
+{
+    if (!g->pending || monotonic_ms() < g->deadline_ms)
+        return;
+    g->pending = false;
+    mark_gone(inv, g->since);
+}
+
+/* Back within the grace: the devices never turned unhealthy, and a reload
+ * that finds them as they were changes nothing downstream. */
+static void on_back(struct tree_inventory *inv, struct grace *g)
+{
+    if (g->pending)
+        LOG_I("fakehw tree %s is back within the grace (%s)", inv->root,
+              fakehw_watch_mode(inv->watch));
+    else
+        LOG_I("fakehw tree %s is back (%s)", inv->root, fakehw_watch_mode(inv->watch));
+    g->pending = false;
+    reload(inv);
+}
+
 static void *watch_thread(void *arg)
 {
     struct tree_inventory *inv = arg;
+    struct grace g = {.pending = false};
     while (!inv->stopping) {
         enum fakehw_watch_event ev;
         struct error err;
-        if (fakehw_watch_wait(inv->watch, -1, &ev, &err) < 0) {
+        if (fakehw_watch_wait(inv->watch, grace_timeout(&g), &ev, &err) < 0) {
             LOG_E("watching the fakehw tree: %s", err.msg);
             struct timespec ts = {.tv_sec = 1};
             nanosleep(&ts, NULL);
+            on_grace_timeout(inv, &g);
             continue;
         }
         LOG_V(3, "fakehw watch event: %s (%s)", fakehw_watch_event_name(ev),
@@ -114,13 +177,14 @@ static void *watch_thread(void *arg)
             reload(inv);
             break;
         case FAKEHW_WATCH_BACK:
-            LOG_I("fakehw tree %s is back (%s)", inv->root, fakehw_watch_mode(inv->watch));
-            reload(inv);
+            on_back(inv, &g);
             break;
         case FAKEHW_WATCH_GONE:
-            mark_gone(inv);
+            on_gone(inv, &g);
             break;
         case FAKEHW_WATCH_TIMEOUT:
+            on_grace_timeout(inv, &g);
+            break;
         case FAKEHW_WATCH_WOKEN:
             break;
         }
@@ -149,6 +213,7 @@ struct tree_inventory *inventory_start(const struct inventory_options *opts,
         goto fail;
     }
     inv->n_listeners = n_listeners;
+    inv->gone_grace_ms = opts->gone_grace_ms;
     struct fakehw_watch_options wopts = {.resync_ms = opts->resync_ms, .retry_ms = opts->retry_ms};
     /* Watch first, then read: a change between the two is not lost. */
     inv->watch = fakehw_watch_open(inv->root, &wopts, err);

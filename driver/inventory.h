@@ -7,8 +7,11 @@
  * every change, and hands each listener the new snapshot of the devices
  * (driver/device/device_snapshot.h: immutable, reference-counted, shared by
  * everyone instead of copied).  While the tree is gone (fakehw unmounted or
- * killed) the last known devices are reported unhealthy with a reason that
- * says so, in a new snapshot; when the tree returns it is read again.
+ * killed) for longer than a grace period, the last known devices are
+ * reported unhealthy with a reason that says so, in a new snapshot; when the
+ * tree returns it is read again.  A tree back within the grace (fakehw
+ * handing the mount to its successor) is only read again: with the same
+ * devices nothing changes downstream.
  * Listeners run on the inventory thread, one after the other, and must not
  * block for long (the publisher and the health services only queue work).
  *
@@ -39,6 +42,9 @@ struct inventory_options {
     const char *root; /* the fakehw tree */
     int resync_ms;    /* safety re-read period (0 = 30000) */
     int retry_ms;     /* while the tree is gone, how often to look for it (0 = 1000) */
+    /* How long the tree may be gone before its devices turn unhealthy (0 = at
+     * once); larger than retry_ms, or a tree back at once still counts. */
+    int gone_grace_ms;
 };
 
 struct tree_inventory;

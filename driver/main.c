@@ -56,9 +56,13 @@ struct options {
     const char *metrics_address;
     bool cleanup_on_exit;
     const char *rolling_update_uid; /* "" = alone on the node */
+    long gone_grace_ms;
     long workers;
     long verbosity;
 };
+
+/* Ten minutes: a tree gone for longer is not coming back by itself. */
+#define GONE_GRACE_MAX_MS 600000
 
 /* The path flags, resolved against the working directory at start-up. */
 enum { PATH_FLAGS = 7 };
@@ -352,6 +356,7 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         .device_status = true,
         .taint_effect = "NoSchedule",
         .unhealthy_policy = "auto",
+        .gone_grace_ms = 3000,
         .workers = 4,
     };
     const struct flag flags[] = {
@@ -390,6 +395,10 @@ static int parse_options(struct plugin *p, int argc, char **argv)
          "this pod's UID: sockets named after it and prepare state shared through "
          "<plugin dir>/serialize.lock, so two instances can run during a rolling update "
          "(kubelet 1.33+); empty = alone"},
+        {"fakehw-gone-grace-ms", "FAKEHW_GONE_GRACE_MS", FLAG_INT, &o->gone_grace_ms,
+         "how long the fakehw tree may be gone before its devices turn unhealthy, in ms; a "
+         "fakehw handing the mount to its successor is back well within it (the tree is looked "
+         "for once a second; 0 = unhealthy at once)"},
         {"grpc-workers", "GRPC_WORKERS", FLAG_INT, &o->workers,
          "handler threads of the DRA socket"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
@@ -418,6 +427,11 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     }
     if (o->workers < 1 || o->workers > 64) {
         fprintf(stderr, "fakehw-kubelet-plugin: --grpc-workers %ld: must be 1..64\n", o->workers);
+        return -1;
+    }
+    if (o->gone_grace_ms < 0 || o->gone_grace_ms > GONE_GRACE_MAX_MS) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --fakehw-gone-grace-ms %ld: must be 0..%d\n",
+                o->gone_grace_ms, GONE_GRACE_MAX_MS);
         return -1;
     }
     if (taint_effect_parse(o->taint_effect, &p->taint_effect, &err) < 0 ||
@@ -545,7 +559,8 @@ static int start(struct plugin *p, struct error *err)
     if (p->pub == NULL)
         return -1;
 
-    struct inventory_options iopts = {.root = o->fakehw_root};
+    struct inventory_options iopts = {.root = o->fakehw_root,
+                                      .gone_grace_ms = (int)o->gone_grace_ms};
     struct inventory_listener listener = {.on_change = on_inventory, .ctx = p};
     p->inv = inventory_start(&iopts, &listener, 1, err);
     if (p->inv == NULL)

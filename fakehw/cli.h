@@ -13,13 +13,14 @@
 #define EXIT_USAGE 2
 
 struct daemon_options {
-    const char *config;  /* YAML config path */
-    const char *mount;   /* where to mount the tree */
-    const char *dev_dir; /* where to make device nodes; NULL or "" = none */
-    const char *node;    /* node name the config is resolved for */
-    bool foreground;     /* stay attached (DaemonSets, tests) */
-    bool clear_stale;    /* lazily unmount a stale mount first */
-    bool allow_empty;    /* serve an empty tree when no config section matches the node */
+    const char *config;    /* YAML config path */
+    const char *mount;     /* where to mount the tree */
+    const char *dev_dir;   /* where to make device nodes; NULL or "" = none */
+    const char *node;      /* node name the config is resolved for */
+    bool foreground;       /* stay attached (DaemonSets, tests) */
+    bool clear_stale;      /* lazily unmount a stale mount first */
+    bool allow_empty;      /* serve an empty tree when no config section matches the node */
+    long takeover_timeout; /* seconds to wait for another fakehw to leave the mount; 0 = refuse */
 };
 
 /* Runs the daemon until SIGTERM/SIGINT or an external unmount. */

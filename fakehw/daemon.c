@@ -25,6 +25,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "mountpoint.h"
+#include "takeover.h"
 
 struct daemon {
     char config_path[PATH_MAX]; /* absolute (the daemon chdirs to /), read on every SIGHUP */
@@ -180,6 +181,27 @@ static int start_reload_thread(struct daemon *d, struct error *err)
     return 0;
 }
 
+/* --takeover-timeout: waits for the fakehw serving the mount point to leave.
+ * A stop signal meanwhile ends the daemon cleanly (*stopped). */
+static int await_mount_point(const struct daemon_options *o, bool *stopped, struct error *err)
+{
+    *stopped = false;
+    if (o->takeover_timeout <= 0)
+        return 0;
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    int sig = 0;
+    int rc = takeover_wait(o->mount, o->takeover_timeout, &stop, &sig, err);
+    if (rc == TAKEOVER_STOPPED) {
+        LOG_I("%s while waiting for the mount point %s: exiting", strsignal(sig), o->mount);
+        *stopped = true;
+        return 0;
+    }
+    return rc;
+}
+
 static void teardown(struct daemon *d)
 {
     atomic_store(&d->stopping, true);
@@ -190,11 +212,14 @@ static void teardown(struct daemon *d)
     flip_scheduler_stop(d->flips);
     attacher_stop(d->attacher);
     signal_tree = NULL;
+    /* Device nodes before the unmount: a successor waiting for the unmount
+     * (--takeover-timeout) makes the same nodes next, and must not lose
+     * them to this removal. */
+    devnodes_free(d->devnodes);
     if (d->tree != NULL) {
         fuse_tree_unmount(d->tree);
         LOG_I("unmounted %s", d->mount);
     }
-    devnodes_free(d->devnodes);
     inventory_free(d->inv);
 }
 
@@ -226,6 +251,15 @@ int daemon_run(const struct daemon_options *o)
     d.allow_empty = o->allow_empty;
     if (load_config(&d, &cfg, &err) < 0) {
         LOG_E("%s", err.msg);
+        goto out;
+    }
+    bool stopped;
+    if (await_mount_point(o, &stopped, &err) < 0) {
+        LOG_E("%s", err.msg);
+        goto out;
+    }
+    if (stopped) {
+        status = 0;
         goto out;
     }
     if (mountpoint_prepare(o->mount, o->clear_stale, &err) < 0 ||

@@ -14,6 +14,9 @@
 #include "flags.h"
 #include "log.h"
 
+/* A day: longer is a mistake, not a rolling update. */
+#define TAKEOVER_TIMEOUT_MAX 86400
+
 static const char description[] =
     "Serves fake GPUs, described by a YAML config, as a FUSE filesystem (the fakehw tree:\n"
     "<mount>/node, <mount>/generation, <mount>/devices/<name>/<attribute>), optionally with\n"
@@ -50,6 +53,9 @@ int main(int argc, char **argv)
          "stay in the foreground and log to stderr"},
         {"clear-stale", "FAKEHW_CLEAR_STALE", FLAG_BOOL, &o.clear_stale,
          "lazily unmount a stale mount a dead fakehw left at --mount"},
+        {"takeover-timeout", "FAKEHW_TAKEOVER_TIMEOUT", FLAG_INT, &o.takeover_timeout,
+         "when another fakehw serves --mount, wait up to this many seconds for it to unmount, "
+         "then mount (a rolling update's new pod); 0 = refuse at once"},
         {"allow-empty", "FAKEHW_ALLOW_EMPTY", FLAG_BOOL, &o.allow_empty,
          "serve an empty tree when no nodes entry matches --node and there is no defaults "
          "section (else that is an error)"},
@@ -77,6 +83,11 @@ int main(int argc, char **argv)
     }
     if (o.mount == NULL || *o.mount == '\0') {
         fprintf(stderr, "fakehw: --mount must not be empty\n");
+        return EXIT_USAGE;
+    }
+    if (o.takeover_timeout < 0 || o.takeover_timeout > TAKEOVER_TIMEOUT_MAX) {
+        fprintf(stderr, "fakehw: --takeover-timeout %ld: must be 0..%d seconds\n",
+                o.takeover_timeout, TAKEOVER_TIMEOUT_MAX);
         return EXIT_USAGE;
     }
     log_verbosity = (int)verbosity;

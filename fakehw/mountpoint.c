@@ -52,6 +52,14 @@ static bool is_mount_root(const char *dir, const struct stat *st)
     return stat(parent, &pst) == 0 && (pst.st_dev != st->st_dev || pst.st_ino == st->st_ino);
 }
 
+bool mountpoint_busy(const char *dir)
+{
+    struct stat st;
+    struct statfs fs;
+    return stat(dir, &st) == 0 && statfs(dir, &fs) == 0 && fs.f_type == FUSE_SUPER_MAGIC &&
+           is_mount_root(dir, &st);
+}
+
 int mountpoint_prepare(const char *dir, bool clear_stale, struct error *err)
 {
     struct stat st;
@@ -77,8 +85,7 @@ int mountpoint_prepare(const char *dir, bool clear_stale, struct error *err)
     }
     if (!S_ISDIR(st.st_mode))
         return error_set(err, "mount point %s is not a directory", dir);
-    struct statfs fs;
-    if (statfs(dir, &fs) == 0 && fs.f_type == FUSE_SUPER_MAGIC && is_mount_root(dir, &st))
+    if (mountpoint_busy(dir))
         return error_set(err,
                          "mount point %s already has a FUSE filesystem mounted (another fakehw "
                          "running?); stop it, or unmount it with `fusermount3 -u %s`",

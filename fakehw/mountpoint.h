@@ -6,7 +6,7 @@
  * connected").  Mounting over it would hide the problem, so it is an error
  * that says how to clear it, unless clear_stale asks fakehw to detach it
  * (lazy unmount) first.  A live FUSE mount at the same place (another
- * fakehw) is always an error. */
+ * fakehw) is always an error; fakehw/takeover.h waits for it to go first. */
 #ifndef FAKEHW_MOUNTPOINT_H
 #define FAKEHW_MOUNTPOINT_H
 
@@ -16,6 +16,10 @@
 
 /* Creates dir if missing, then checks it as above. */
 int mountpoint_prepare(const char *dir, bool clear_stale, struct error *err);
+
+/* True when a live FUSE filesystem is mounted at dir (a stale one fails
+ * stat with ENOTCONN and does not count). */
+bool mountpoint_busy(const char *dir);
 
 /* Lazily unmounts the FUSE mount at dir: umount2(MNT_DETACH) as root,
  * otherwise `fusermount3 -u -z`. */

@@ -2,8 +2,9 @@
 /* Tests of the plugin's inventory (driver/inventory.h) on a plain fakehw
  * tree: every listener gets the same shared snapshot (no copies), a change
  * or the tree going away makes a new snapshot and leaves the old one as it
- * was for whoever still holds it, and references keep snapshots alive after
- * the inventory has moved on or stopped. */
+ * was for whoever still holds it, references keep snapshots alive after
+ * the inventory has moved on or stopped, and a tree back within the grace
+ * turns nothing unhealthy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,19 +135,42 @@ static bool tree_back(const struct device_snapshot *s)
     return s->tree_up && s->n == N_DEVICES;
 }
 
-static void test_shared_immutable_snapshots(void **state)
+/* A plain tree of N_DEVICES healthy devices in root (made by mkdtemp); its
+ * devices directory's path into devices, and where to rename it away into
+ * moved. */
+static void make_tree(char *root, char *devices, char *moved)
 {
-    (void)state;
-    char root[] = "/tmp/test-inventory-XXXXXX";
     assert_non_null(mkdtemp(root));
-    char devices[PATH_MAX], moved[PATH_MAX];
-    snprintf(devices, sizeof(devices), "%s/" FAKEHW_DIR_DEVICES, root);
-    snprintf(moved, sizeof(moved), "%s/devices-away", root);
+    snprintf(devices, PATH_MAX, "%s/" FAKEHW_DIR_DEVICES, root);
+    snprintf(moved, PATH_MAX, "%s/devices-away", root);
     assert_int_equal(mkdir(devices, 0755), 0);
     put_file(root, FAKEHW_FILE_NODE, "node-1");
     put_file(root, FAKEHW_FILE_GENERATION, "1");
     for (int i = 0; i < N_DEVICES; i++)
         make_device(root, i);
+}
+
+static void remove_tree(const char *root)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+static size_t kept_count(struct keeper *k)
+{
+    pthread_mutex_lock(&k->lock);
+    size_t n = k->n;
+    pthread_mutex_unlock(&k->lock);
+    return n;
+}
+
+static void test_shared_immutable_snapshots(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/test-inventory-XXXXXX";
+    char devices[PATH_MAX], moved[PATH_MAX];
+    make_tree(root, devices, moved);
 
     struct keeper k = {.n = 0};
     pthread_mutex_init(&k.lock, NULL);
@@ -233,10 +257,84 @@ static void test_shared_immutable_snapshots(void **state)
     assert_true(pk.calls >= 4);
     pthread_cond_destroy(&k.cond);
     pthread_mutex_destroy(&k.lock);
+    remove_tree(root);
+}
 
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+static long long elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000LL + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+#define GRACE_MS 1000
+
+/* With a grace, a tree back in time only makes a reload (every snapshot
+ * says up and healthy); one gone for longer turns the devices unhealthy
+ * after the grace, not before; a stop during the grace is prompt. */
+static void test_gone_grace(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/test-inventory-XXXXXX";
+    char devices[PATH_MAX], moved[PATH_MAX];
+    make_tree(root, devices, moved);
+    struct keeper k = {.n = 0};
+    pthread_mutex_init(&k.lock, NULL);
+    pthread_cond_init(&k.cond, NULL);
+    struct inventory_listener l = {keep, &k};
+    struct inventory_options opts = {.root = root, .retry_ms = 50, .gone_grace_ms = GRACE_MS};
+    struct error err;
+    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
+    assert_non_null(inv);
+
+    /* Gone for 300 ms: a reload when it is back, nothing unhealthy. */
+    size_t before = kept_count(&k);
+    assert_int_equal(rename(devices, moved), 0);
+    sleep_ms(300);
+    assert_true(inventory_tree_up(inv));
+    assert_int_equal(kept_count(&k), before);
+    assert_int_equal(rename(moved, devices), 0);
+    wait_for(&k, before, tree_back);
+    pthread_mutex_lock(&k.lock);
+    for (size_t i = 0; i < k.n; i++) {
+        assert_true(k.kept[i]->tree_up);
+        assert_true(k.kept[i]->devs[0].healthy);
+    }
+    pthread_mutex_unlock(&k.lock);
+
+    /* Gone for good: unhealthy once the grace has passed. */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    before = kept_count(&k);
+    assert_int_equal(rename(devices, moved), 0);
+    struct device_snapshot *sg = wait_for(&k, before, tree_gone);
+    assert_true(elapsed_ms(&t0) >= GRACE_MS);
+    assert_false(sg->devs[0].healthy);
+    assert_non_null(strstr(sg->devs[0].health_reason, "fakehw is not serving"));
+
+    /* Back, gone again, and stopped within the grace: no waiting it out. */
+    before = kept_count(&k);
+    assert_int_equal(rename(moved, devices), 0);
+    wait_for(&k, before, tree_back);
+    assert_int_equal(rename(devices, moved), 0);
+    sleep_ms(200);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    inventory_stop(inv);
+    assert_true(elapsed_ms(&t0) < GRACE_MS / 2);
+
+    pthread_mutex_lock(&k.lock);
+    for (size_t i = 0; i < k.n; i++)
+        device_snapshot_put(k.kept[i]);
+    pthread_mutex_unlock(&k.lock);
+    pthread_cond_destroy(&k.cond);
+    pthread_mutex_destroy(&k.lock);
+    remove_tree(root);
 }
 
 /* No tree yet: the listeners still get a snapshot (empty, tree down). */
@@ -271,6 +369,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_immutable_snapshots),
         cmocka_unit_test(test_tree_missing_at_start),
+        cmocka_unit_test(test_gone_grace),
     };
     return cmocka_run_group_tests_name("driver inventory", tests, NULL, NULL);
 }

@@ -22,8 +22,9 @@ teardown() {
 	run "$FAKEHW" --help
 	assert_success
 	for flag in "--config VALUE" "--mount VALUE" "--dev-dir VALUE" "--node VALUE" \
-		"--foreground" "--clear-stale" "--allow-empty" "-v N" FAKEHW_CONFIG FAKEHW_MOUNT FAKEHW_DEV_DIR \
-		NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_ALLOW_EMPTY FAKEHW_VERBOSITY "fakehw flip" "fakehw attach"; do
+		"--foreground" "--clear-stale" "--takeover-timeout N" "--allow-empty" "-v N" FAKEHW_CONFIG \
+		FAKEHW_MOUNT FAKEHW_DEV_DIR NODE_NAME FAKEHW_FOREGROUND FAKEHW_CLEAR_STALE FAKEHW_TAKEOVER_TIMEOUT \
+		FAKEHW_ALLOW_EMPTY FAKEHW_VERBOSITY "fakehw flip" "fakehw attach"; do
 		assert_output --partial -- "$flag"
 	done
 	run "$FAKEHW" flip --help

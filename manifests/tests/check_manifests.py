@@ -270,6 +270,11 @@ def check_env_against_help(where, env, help_flags, path_defaults, driver):
         fail(where, f"the plugin's default driver name is {help_flags['DRIVER_NAME']}, not {driver}")
 
 
+# The new pod's fakehw waits for the old pod to become unneeded (the new pod
+# ready, minReadySeconds) and to stop (terminationGracePeriodSeconds).
+TAKEOVER_MIN_SECONDS = 60
+
+
 def pod_uid_passed(spec):
     """The plugin container gets its pod's UID as POD_UID (surge rolling
     updates, docs/driver.md)."""
@@ -332,6 +337,14 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
             for k in keys:
                 if k not in res.get(kind_, {}):
                     fail(w, f"container {c['name']} has no resources.{kind_}.{k}")
+
+    surge = ds["spec"].get("updateStrategy", {}).get("rollingUpdate", {}).get("maxSurge", 0)
+    takeover = env_of(fakehw).get("FAKEHW_TAKEOVER_TIMEOUT", "0")
+    if surge not in (0, "0", "0%") and not (isinstance(takeover, str) and takeover.isdigit()
+                                            and int(takeover) >= TAKEOVER_MIN_SECONDS):
+        fail(w, f"maxSurge {surge} with FAKEHW_TAKEOVER_TIMEOUT {takeover} on the fakehw sidecar: the "
+                "new pod's fakehw must wait (at least "
+                f"{TAKEOVER_MIN_SECONDS} s) for the old pod's to unmount, not refuse")
 
     # plugin
     wp = f"{w}: container plugin"

@@ -113,13 +113,18 @@ compare() {
     assert_success
 }
 
-@test "rollingUpdate.surge=true: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid; off by default" {
+@test "rollingUpdate.surge=true: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid, fakehw takes over; off by default" {
     helm template fakehw-dra "$CHART" --set rollingUpdate.surge=true >"$BATS_TEST_TMPDIR/surge.yaml"
-    run grep -A3 -E 'maxUnavailable|- name: POD_UID' "$BATS_TEST_TMPDIR/surge.yaml"
+    run grep -A3 -E 'maxUnavailable|- name: (POD_UID|FAKEHW_TAKEOVER_TIMEOUT)' "$BATS_TEST_TMPDIR/surge.yaml"
     assert_output "      maxUnavailable: 0
       maxSurge: 1
   template:
     metadata:
+--
+            - name: FAKEHW_TAKEOVER_TIMEOUT
+              value: \"300\"
+            - name: NODE_NAME
+              valueFrom:
 --
             - name: POD_UID
               valueFrom:
@@ -128,7 +133,7 @@ compare() {
     run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/surge.yaml"
     assert_success
     helm template fakehw-dra "$CHART" >"$BATS_TEST_TMPDIR/default.yaml"
-    run grep -E 'maxSurge: 1|POD_UID' "$BATS_TEST_TMPDIR/default.yaml"
+    run grep -E 'maxSurge: 1|POD_UID|FAKEHW_TAKEOVER_TIMEOUT' "$BATS_TEST_TMPDIR/default.yaml"
     assert_failure
     run helm template fakehw-dra "$CHART" --set rollingUpdate.surge=yes
     assert_failure

@@ -147,6 +147,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure
     assert_output --partial "maxSurge 1 without POD_UID from metadata.uid in the plugin's env"
+    assert_output --partial "maxSurge 1 with FAKEHW_TAKEOVER_TIMEOUT 0 on the fakehw sidecar"
 
     sed 's|^  - delete$|  - delete\n  - escalate|' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
@@ -237,8 +238,9 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     assert_output --partial "2 devices"
 }
 
-# The plugin container's updateStrategy and POD_UID of a rendered file, as
-# "maxSurge maxUnavailable fieldPath" ("-" for no POD_UID).
+# The updateStrategy, the plugin's POD_UID and the fakehw sidecar's
+# FAKEHW_TAKEOVER_TIMEOUT of a rendered file, as "maxSurge maxUnavailable
+# fieldPath seconds" ("-" for a variable that is not set).
 surge_fields() {
     local py
     py=$(python_for_checks) || return 1
@@ -249,11 +251,13 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
         ru = d["spec"]["updateStrategy"]["rollingUpdate"]
         env = {e["name"]: e for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
         uid = env.get("POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "-")
-        print(ru["maxSurge"], ru["maxUnavailable"], uid)
+        fakehw = {e["name"]: e for e in d["spec"]["template"]["spec"]["initContainers"][1]["env"]}
+        takeover = fakehw.get("FAKEHW_TAKEOVER_TIMEOUT", {}).get("value", "-")
+        print(ru["maxSurge"], ru["maxUnavailable"], uid, takeover)
 PY
 }
 
-@test "components/rolling-update-surge: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid; the base replaces" {
+@test "components/rolling-update-surge: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid, fakehw takes over; the base replaces" {
     require_kustomize
     local k=$BATS_TEST_TMPDIR/surge
     mkdir -p "$k"
@@ -262,9 +266,9 @@ PY
     run render "$k" "$BATS_TEST_TMPDIR/surge.yaml"
     assert_success
     run surge_fields "$BATS_TEST_TMPDIR/surge.yaml"
-    assert_output "1 0 metadata.uid"
+    assert_output "1 0 metadata.uid 300"
     run surge_fields "$(rendered base)"
-    assert_output "0 1 -"
+    assert_output "0 1 - -"
     run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/surge.yaml"
     assert_success
 }

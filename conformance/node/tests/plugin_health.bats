@@ -102,7 +102,9 @@ condition_is() {
     run stat "$MNT/generation"
     assert_failure
     assert_output --partial "Transport endpoint is not connected"
-    wait_for 5 "every device tainted fakehw-unavailable" eval \
+    # The plugin first waits out its grace for a tree that comes back at
+    # once (--fakehw-gone-grace-ms, 3 s).
+    wait_for 10 "every device tainted fakehw-unavailable" eval \
         '[[ $(slices "[.[].spec.devices[] | .taints[]?.value] | join(\" \")" -r) == "fakehw-unavailable fakehw-unavailable fakehw-unavailable fakehw-unavailable" ]]'
     wait_for 5 "UNHEALTHY devices on the health stream" eval \
         '[[ $(health_latest | grep -c " health=UNHEALTHY ") == 4 ]]'
