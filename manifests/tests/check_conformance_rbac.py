@@ -225,13 +225,16 @@ def raw_requests(path, where, problems):
 
 
 def type_requests(type_word, names, verb_by_names, where, problems):
-    t = parse_type(type_word)
-    if t is None:
-        problems.add(where, f"cannot tell the resource of kubectl type {type_word}; "
-                            "add it to RESOURCES or DYNAMIC in check_conformance_rbac.py")
-        return []
-    verbs = verb_by_names(bool(names))
-    return [(t[0], t[1], v) for v in verbs]
+    reqs = []
+    # kubectl takes several types at once: "pods,resourceclaims".
+    for word in type_word.split(","):
+        t = parse_type(word)
+        if t is None:
+            problems.add(where, f"cannot tell the resource of kubectl type {word}; "
+                                "add it to RESOURCES or DYNAMIC in check_conformance_rbac.py")
+            continue
+        reqs += [(t[0], t[1], v) for v in verb_by_names(bool(names))]
+    return reqs
 
 
 def template_kinds(suite, name, where, problems):

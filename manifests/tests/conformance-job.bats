@@ -170,7 +170,9 @@ PY
     assert_success
     # A few requests read from calls that only exist at run time.
     assert_line --regexp '^delete resource.k8s.io/devicetaintrules	.*track_cluster_object'
-    assert_line --regexp '^get core/namespaces	.*is_gone namespace'
+    # One call, two types.
+    assert_line --regexp '^list core/pods	.*kc get pods,resourceclaims'
+    assert_line --regexp '^list resource.k8s.io/resourceclaims	.*kc get pods,resourceclaims'
     assert_line --regexp '^create core/pods/exec	'
     assert_line --regexp '^create resource.k8s.io/resourceclaimtemplates	.*create_from claim-template'
     assert_line --regexp '^get /metrics	'
