@@ -46,7 +46,8 @@ struct options {
     const char *registrar_dir;
     const char *plugins_dir;
     const char *cdi_root;
-    const char *fakehw_root;
+    const char *fakehw_root;      /* where this process reads the tree */
+    const char *fakehw_host_root; /* where CDI specs mount it from; NULL or "" = fakehw_root */
     const char *fakegpu_smi;
     bool device_metadata;
     bool device_status;
@@ -65,7 +66,7 @@ struct options {
 #define GONE_GRACE_MAX_MS 600000
 
 /* The path flags, resolved against the working directory at start-up. */
-enum { PATH_FLAGS = 7 };
+enum { PATH_FLAGS = 8 };
 
 struct plugin {
     struct options opt;
@@ -294,6 +295,7 @@ static int resolve_path_flags(struct plugin *p)
         {"--kubelet-plugins-directory-path", &o->plugins_dir},
         {"--cdi-root", &o->cdi_root},
         {"--fakehw-root", &o->fakehw_root},
+        {"--fakehw-host-root", &o->fakehw_host_root},
         {"--fakegpu-smi", &o->fakegpu_smi},
         {"--ready-file", &o->ready_file},
     };
@@ -372,7 +374,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
          &o->plugins_dir, "kubelet plugins directory; the plugin uses <this>/<driver-name>"},
         {"cdi-root", "CDI_ROOT", FLAG_STRING, &o->cdi_root, "directory for CDI spec files"},
         {"fakehw-root", "FAKEHW_ROOT", FLAG_STRING, &o->fakehw_root,
-         "the fakehw tree (FUSE mount or plain directory)"},
+         "the fakehw tree (FUSE mount or plain directory) as this process sees it: read for the "
+         "inventory, written to attach devices"},
+        {"fakehw-host-root", "FAKEHW_HOST_ROOT", FLAG_STRING, &o->fakehw_host_root,
+         "the same tree's path on the host, which CDI specs mount into workload containers "
+         "(and name in their FAKEHW_ROOT); empty = --fakehw-root, for a plugin that sees the "
+         "tree at its host path"},
         {"fakegpu-smi", "FAKEGPU_SMI", FLAG_STRING, &o->fakegpu_smi,
          "host path of fakegpu-smi to mount into containers; empty = none"},
         {"device-metadata", "DEVICE_METADATA", FLAG_BOOL, &o->device_metadata,
@@ -441,6 +448,8 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     }
     if (resolve_path_flags(p) < 0)
         return -1;
+    if (o->fakehw_host_root == NULL || *o->fakehw_host_root == '\0')
+        o->fakehw_host_root = o->fakehw_root;
     if (snprintf(p->plugin_dir, sizeof(p->plugin_dir), "%s/%s", o->plugins_dir, o->driver_name) >=
         (int)sizeof(p->plugin_dir)) {
         fprintf(stderr, "fakehw-kubelet-plugin: --kubelet-plugins-directory-path is too long\n");
@@ -509,7 +518,7 @@ static int start(struct plugin *p, struct error *err)
         .node_name = o->node_name,
         .plugin_dir = p->plugin_dir,
         .cdi_root = o->cdi_root,
-        .fakehw_root = o->fakehw_root,
+        .fakehw_host_root = o->fakehw_host_root,
         .fakegpu_smi = o->fakegpu_smi ? o->fakegpu_smi : "",
         .device_metadata = o->device_metadata,
         .shared = rolling_update(o),
@@ -685,8 +694,13 @@ int main(int argc, char **argv)
      * restart) must not make the pod look ready before this run registers. */
     if (p.opt.ready_file != NULL && *p.opt.ready_file)
         unlink(p.opt.ready_file);
-    LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s", p.opt.driver_name,
-          p.opt.node_name, p.opt.fakehw_root);
+    if (strcmp(p.opt.fakehw_host_root, p.opt.fakehw_root) == 0)
+        LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s",
+              p.opt.driver_name, p.opt.node_name, p.opt.fakehw_root);
+    else
+        LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s (%s on the "
+              "host)",
+              p.opt.driver_name, p.opt.node_name, p.opt.fakehw_root, p.opt.fakehw_host_root);
     struct error err;
     if (start(&p, &err) < 0) {
         LOG_E("%s", err.msg);

@@ -138,8 +138,8 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
             goto fail;
         }
     }
-    if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_root, FAKEHW_DIR_DEVICES, dev->name) >=
-        (int)sizeof(path)) {
+    if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
+                 dev->name) >= (int)sizeof(path)) {
         error_set(err, "fakehw path of %s is too long", dev->name);
         goto fail;
     }
@@ -152,7 +152,7 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
     /* A MIG partition: its GPU's directory too (read for the GPU row that
      * fakegpu-smi -L lists the partition under, as nvidia-smi -L does). */
     if (dev->parent[0] != '\0') {
-        if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_root, FAKEHW_DIR_DEVICES,
+        if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
                      dev->parent) >= (int)sizeof(path)) {
             error_set(err, "fakehw path of %s is too long", dev->parent);
             goto fail;
@@ -194,7 +194,7 @@ static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
         append_env(env, err, "DRA_CLAIM_NAMESPACE=%s", c->ns) < 0 ||
         append_env(env, err, "DRA_CLAIM_NAME=%s", c->name) < 0 ||
         append_env(env, err, "DRA_CLAIM_UID=%s", c->uid) < 0 ||
-        append_env(env, err, "FAKEHW_ROOT=%s", c->fakehw_root) < 0 ||
+        append_env(env, err, "FAKEHW_ROOT=%s", c->fakehw_host_root) < 0 ||
         append_env(env, err, "FAKEHW_VISIBLE_DEVICES=%s", visible) < 0)
         goto fail;
     if (c->fakegpu_smi && c->fakegpu_smi[0]) {

@@ -11,7 +11,7 @@
  *
  *   containerEdits (once per container that gets any device of the claim):
  *     env    DRA_RESOURCE_DRIVER_NAME, DRA_CLAIM_NAMESPACE, DRA_CLAIM_NAME,
- *            DRA_CLAIM_UID, FAKEHW_ROOT=<fakehw root>,
+ *            DRA_CLAIM_UID, FAKEHW_ROOT=<fakehw host root>,
  *            FAKEHW_VISIBLE_DEVICES=<UUIDs of all the claim's devices, comma-separated>
  *     mounts <fakegpu-smi> -> /usr/bin/fakegpu-smi (ro, bind), unless not configured
  *   devices[i].containerEdits (I = the device's fakehw index):
@@ -21,7 +21,7 @@
  *            without the device prefix (FAKEHW_SHARING_STRATEGY, ...); then the
  *            config's env map, sorted by name
  *     deviceNodes /dev/fakegpu<minor> from hostPath devicePath (none when empty)
- *     mounts <fakehw root>/devices/<name> at the same path (ro, bind)
+ *     mounts <fakehw host root>/devices/<name> at the same path (ro, bind)
  *
  * Metadata spec (KEP-5304), kind "<driver>/metadata", one device
  * "<uid>_<request>" that bind-mounts the request's metadata file read-only. */
@@ -53,8 +53,8 @@ struct cdi_claim_device {
 
 struct cdi_claim {
     const char *driver, *ns, *name, *uid;
-    const char *fakehw_root; /* host path, mounted at the same path */
-    const char *fakegpu_smi; /* host path; NULL or "" = not mounted */
+    const char *fakehw_host_root; /* the tree on the host, mounted at the same path */
+    const char *fakegpu_smi;      /* host path; NULL or "" = not mounted */
     struct cdi_claim_device *devices;
     size_t n_devices; /* at least 1 */
 };

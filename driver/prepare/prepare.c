@@ -496,7 +496,7 @@ static int check_config(const struct prepare_config *c, struct error *err)
         const char *what, *path;
     } paths[] = {{"plugin directory", c->plugin_dir},
                  {"CDI root", c->cdi_root},
-                 {"fakehw root", c->fakehw_root}};
+                 {"fakehw host root", c->fakehw_host_root}};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (paths[i].path == NULL || paths[i].path[0] != '/' ||
             strlen(paths[i].path) > PATH_MAX / 2)

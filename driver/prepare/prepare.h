@@ -67,7 +67,9 @@ struct prepare_config {
     const char *node_name;   /* pool name */
     const char *plugin_dir;  /* /var/lib/kubelet/plugins/<driver>: checkpoint, metadata */
     const char *cdi_root;    /* /var/run/cdi */
-    const char *fakehw_root; /* host path of the fakehw tree, mounted into containers */
+    /* The fakehw tree as the container runtime sees it (the host), where CDI
+     * specs mount it from: not necessarily where this process reads it. */
+    const char *fakehw_host_root;
     const char *fakegpu_smi; /* host path of the static fakegpu-smi, "" = do not mount */
     bool device_metadata;    /* write KEP-5304 metadata files (default on) */
     claim_fetch_fn fetch_claim;

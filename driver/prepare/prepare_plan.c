@@ -186,8 +186,9 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
     have_configs = true;
 
     p->record = claim_record_new(ref, CLAIM_PREPARE_STARTED);
-    struct cdi_claim cc = {st->cfg.driver_name, ref->ns, ref->name, ref->uid, st->cfg.fakehw_root,
-                           st->cfg.fakegpu_smi, cdevs,   n};
+    struct cdi_claim cc = {
+        st->cfg.driver_name, ref->ns, ref->name, ref->uid, st->cfg.fakehw_host_root,
+        st->cfg.fakegpu_smi, cdevs,   n};
     if (n > 0) {
         for (size_t i = 0; i < n; i++)
             cdevs[i] = (struct cdi_claim_device){

@@ -42,10 +42,13 @@ PLUGIN_PATH_DEFAULTS = {
     "KUBELET_REGISTRAR_DIRECTORY_PATH": "/var/lib/kubelet/plugins_registry",
     "KUBELET_PLUGINS_DIRECTORY_PATH": "/var/lib/kubelet/plugins",
     "CDI_ROOT": "/var/run/cdi",
-    "FAKEHW_ROOT": "/var/run/fakehw",
     "FAKEGPU_SMI": "/var/lib/fakehw/bin/fakegpu-smi",
 }
 FAKEHW_PATH_DEFAULTS = {"FAKEHW_MOUNT": "/var/run/fakehw"}
+# The tree on the host: fakehw's mount and the plugin's FAKEHW_HOST_ROOT
+# (or FAKEHW_ROOT when that is unset), whose default is this path; the
+# plugin may read it elsewhere in its container (FAKEHW_ROOT).
+TREE_HOST_PATH = "/var/run/fakehw"
 
 # Every call fakehw-kubelet-plugin makes to the API server, as RBAC sees it:
 # (API group, resource[/subresource], verb).  resourceclaims/driver is the
@@ -236,8 +239,9 @@ def mount_for(container, volumes, path):
     return best
 
 
-def check_host_path(where, container, volumes, path, writable, propagation=None):
-    """path must be a host path mounted at the same path in the container."""
+def check_host_path(where, container, volumes, path, writable, propagation=None, host=None):
+    """path must be a host path mounted at the same path in the container
+    (or host path host, when given, mounted at path)."""
     found = mount_for(container, volumes, path)
     if found is None:
         fail(where, f"{path} is not under any volumeMount")
@@ -248,7 +252,9 @@ def check_host_path(where, container, volumes, path, writable, propagation=None)
         fail(where, f"{path} is under volume {m['name']}, which is not a hostPath")
         return
     host_path = hp.rstrip("/") + path[len(m["mountPath"].rstrip("/")):]
-    if host_path != path:
+    if host is not None and host_path != host:
+        fail(where, f"{path} is host path {host_path}, not {host}")
+    elif host is None and host_path != path:
         fail(where, f"{path} is host path {host_path}: the kubelet and the runtime need the same path")
     if writable and m.get("readOnly"):
         fail(where, f"{path} is mounted read-only but is written to")
@@ -361,9 +367,21 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
     check_host_path(wp, plugin, volumes, registrar, writable=True)
     check_host_path(wp, plugin, volumes, f"{plugins_dir}/{driver}", writable=True)
     check_host_path(wp, plugin, volumes, env.get("CDI_ROOT", ""), writable=True)
-    # Writable: the binder asks fakehw to attach a device by writing its
-    # attach file (binding conditions, docs/driver.md).
-    check_host_path(wp, plugin, volumes, env.get("FAKEHW_ROOT", ""), writable=True, propagation="HostToContainer")
+    # The plugin reads the tree at FAKEHW_ROOT; CDI specs name its host path,
+    # FAKEHW_HOST_ROOT (FAKEHW_ROOT when unset).  Writable: the binder asks
+    # fakehw to attach a device by writing its attach file (binding
+    # conditions, docs/driver.md).
+    tree = env.get("FAKEHW_ROOT", "")
+    tree_host = env.get("FAKEHW_HOST_ROOT") or tree
+    if tree_host != TREE_HOST_PATH:
+        fail(wp, f"the tree's host path (FAKEHW_HOST_ROOT, else FAKEHW_ROOT) is {tree_host}, "
+                 f"but the plugin's documented default is {TREE_HOST_PATH}")
+    check_host_path(wp, plugin, volumes, tree, writable=True, propagation="HostToContainer", host=tree_host)
+    found = mount_for(plugin, volumes, tree)
+    if found and found[0]["mountPath"].rstrip("/") == tree.rstrip("/"):
+        fail(wp, f"mounts the tree's mount point {tree} itself: fakehw's unmount and a new mount "
+                 "there (a restart, a takeover) do not reach it, and it keeps the dead tree; mount "
+                 "a parent with HostToContainer")
     smi = env.get("FAKEGPU_SMI", "")
     check_host_path(wp, plugin, volumes, os.path.dirname(smi), writable=False)
     ready = env.get("READY_FILE")
@@ -375,9 +393,6 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
             fail(wp, f"READY_FILE {ready} must be in a writable emptyDir, not left over from an old pod")
         if ready not in probe_command(plugin.get("readinessProbe")):
             fail(wp, f"the readiness probe does not test READY_FILE {ready}: {probe_command(plugin.get('readinessProbe'))}")
-    tree_probe = f"{env.get('FAKEHW_ROOT')}/generation"
-    if tree_probe not in probe_command(plugin.get("livenessProbe")):
-        fail(wp, f"no liveness probe on {tree_probe}: after a fakehw restart the plugin would keep the dead tree")
     sc = plugin.get("securityContext", {})
     if sc.get("privileged"):
         fail(wp, "must not be privileged")
@@ -389,6 +404,8 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
         check_host_path(wp, plugin, volumes, fakehw_dev, writable=False)
     if plugin_help:
         check_env_against_help(wp, env, plugin_help, PLUGIN_PATH_DEFAULTS, driver)
+        if plugin_help.get("FAKEHW_ROOT") != TREE_HOST_PATH:
+            fail(wp, f"the plugin's default FAKEHW_ROOT is {plugin_help.get('FAKEHW_ROOT')}, not {TREE_HOST_PATH}")
 
     # fakehw sidecar
     wf = f"{w}: container fakehw"
@@ -399,8 +416,8 @@ def check_daemonset(f, objs, driver, plugin_help, fakehw_help):
         if fenv.get(name) != default:
             fail(wf, f"{name}={fenv.get(name)}, but fakehw's documented default is {default}")
     mount = fenv.get("FAKEHW_MOUNT", "")
-    if mount != env.get("FAKEHW_ROOT"):
-        fail(wf, f"FAKEHW_MOUNT {mount} is not the plugin's FAKEHW_ROOT {env.get('FAKEHW_ROOT')}")
+    if mount != tree_host:
+        fail(wf, f"FAKEHW_MOUNT {mount} is not the tree's host path in the plugin's CDI specs, {tree_host}")
     check_host_path(wf, fakehw, volumes, mount, writable=True, propagation="Bidirectional")
     found = mount_for(fakehw, volumes, mount)
     if found and found[0]["mountPath"].rstrip("/") == mount.rstrip("/"):

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The Helm chart (manifests/helm/fakehw-dra) passes helm lint and renders the
 # same objects as the kustomizations: the base with the default values, the
-# nvidia-compat overlay with driverName=gpu.nvidia.com (compare_helm.py takes
-# out what belongs to each tool).  Its values schema refuses bad values.
+# nvidia-compat overlay with driverName=gpu.nvidia.com, components/no-surge
+# with rollingUpdate.surge=false (compare_helm.py takes out what belongs to
+# each tool).  Its values schema refuses bad values.
 
 load helpers
 
@@ -113,8 +114,8 @@ compare() {
     assert_success
 }
 
-@test "rollingUpdate.surge=true: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid, fakehw takes over; off by default" {
-    helm template fakehw-dra "$CHART" --set rollingUpdate.surge=true >"$BATS_TEST_TMPDIR/surge.yaml"
+@test "rollingUpdate.surge, true by default: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid, fakehw takes over" {
+    helm template fakehw-dra "$CHART" >"$BATS_TEST_TMPDIR/surge.yaml"
     run grep -A3 -E 'maxUnavailable|- name: (POD_UID|FAKEHW_TAKEOVER_TIMEOUT)' "$BATS_TEST_TMPDIR/surge.yaml"
     assert_output "      maxUnavailable: 0
       maxSurge: 1
@@ -130,12 +131,32 @@ compare() {
               valueFrom:
                 fieldRef:
                   fieldPath: metadata.uid"
-    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/surge.yaml"
-    assert_success
-    helm template fakehw-dra "$CHART" >"$BATS_TEST_TMPDIR/default.yaml"
-    run grep -E 'maxSurge: 1|POD_UID|FAKEHW_TAKEOVER_TIMEOUT' "$BATS_TEST_TMPDIR/default.yaml"
-    assert_failure
     run helm template fakehw-dra "$CHART" --set rollingUpdate.surge=yes
     assert_failure
     assert_output --partial "/rollingUpdate/surge"
+}
+
+@test "rollingUpdate.surge=false renders components/no-surge, alone and with the nvidia-compat overlay" {
+    local k=$BATS_TEST_TMPDIR/no-surge
+    mkdir -p "$k"
+    cp -r manifests/base manifests/components manifests/overlays "$BATS_TEST_TMPDIR/"
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../base]\ncomponents: [../components/no-surge]\n' >"$k/kustomization.yaml"
+    kustomize_render "$k" "$BATS_TEST_TMPDIR/kustomize.yaml"
+    helm template fakehw-dra "$CHART" --set rollingUpdate.surge=false >"$BATS_TEST_TMPDIR/helm.yaml"
+    run compare "$BATS_TEST_TMPDIR/kustomize.yaml" "$BATS_TEST_TMPDIR/helm.yaml"
+    assert_success
+    assert_output ""
+    run grep -E 'maxSurge: 1|POD_UID|FAKEHW_TAKEOVER_TIMEOUT' "$BATS_TEST_TMPDIR/helm.yaml"
+    assert_failure
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/helm.yaml"
+    assert_success
+    assert_output ""
+
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../overlays/nvidia-compat]\ncomponents: [../components/no-surge]\n' >"$k/kustomization.yaml"
+    kustomize_render "$k" "$BATS_TEST_TMPDIR/kustomize.yaml"
+    helm template fakehw-dra "$CHART" --set rollingUpdate.surge=false --set driverName=gpu.nvidia.com \
+        --set extendedResourceName=nvidia.com/gpu >"$BATS_TEST_TMPDIR/helm.yaml"
+    run compare "$BATS_TEST_TMPDIR/kustomize.yaml" "$BATS_TEST_TMPDIR/helm.yaml"
+    assert_success
+    assert_output ""
 }

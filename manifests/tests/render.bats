@@ -134,6 +134,25 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     assert_output "gpu.nvidia.com nvidia.com/gpu"
 }
 
+# mount_tree_itself FILE: FILE with the plugin container mounting the host's
+# /var/run/fakehw at /host/run/fakehw instead of /var/run at /host/run.
+mount_tree_itself() {
+    local py
+    py=$(python_for_checks) || return 1
+    "$py" - "$1" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+for d in docs:
+    if d["kind"] == "DaemonSet":
+        spec = d["spec"]["template"]["spec"]
+        for m in spec["containers"][0]["volumeMounts"]:
+            if m["name"] == "host-run":
+                m.update(name="tree", mountPath="/host/run/fakehw")
+        spec["volumes"].append({"name": "tree", "hostPath": {"path": "/var/run/fakehw"}})
+yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)
+PY
+}
+
 @test "the checks catch broken manifests" {
     local base=$BATS_TEST_TMPDIR/base.yaml bad=$BATS_TEST_TMPDIR/bad.yaml
     check assemble manifests/base >"$base"
@@ -143,7 +162,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     assert_failure
     assert_output --partial "CDI_ROOT=/etc/cdi, but the plugin's documented default is /var/run/cdi"
 
-    sed 's|maxSurge: 0$|maxSurge: 1|' "$base" >"$bad"
+    sed '/- name: POD_UID$/,+3d; /- name: FAKEHW_TAKEOVER_TIMEOUT$/,+1d' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure
     assert_output --partial "maxSurge 1 without POD_UID from metadata.uid in the plugin's env"
@@ -164,10 +183,31 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     assert_failure
     assert_output --partial "needs mountPropagation Bidirectional"
 
-    sed 's|path: /var/run/fakehw$|path: /run/other|' "$base" >"$bad"
+    sed 's|path: /var/run/cdi$|path: /run/other|' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure
-    assert_output --partial "the kubelet and the runtime need the same path"
+    assert_output --partial "/var/run/cdi is host path /run/other: the kubelet and the runtime need the same path"
+
+    # The plugin's CDI specs must name the tree's host path, not where the
+    # plugin reads it.
+    sed '/- name: FAKEHW_HOST_ROOT$/,+1d' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "the tree's host path (FAKEHW_HOST_ROOT, else FAKEHW_ROOT) is /host/run/fakehw"
+    assert_output --partial "FAKEHW_MOUNT /var/run/fakehw is not the tree's host path in the plugin's CDI specs, /host/run/fakehw"
+
+    # The plugin mounting the tree's mount point (the layout that keeps a
+    # dead tree after a fakehw restart or takeover).
+    mount_tree_itself "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "mounts the tree's mount point /host/run/fakehw itself"
+    refute_output --partial "is host path"
+
+    sed 's|mountPropagation: HostToContainer|mountPropagation: None|' "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    assert_failure
+    assert_output --partial "/host/run/fakehw needs mountPropagation HostToContainer"
 
     sed 's|mountPath: /var/run$|mountPath: /var/run/fakehw|; s|path: /var/run$|path: /var/run/fakehw|' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
@@ -178,11 +218,6 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
     assert_failure
     assert_output --partial "variable nodeName must test has(request.userInfo.extra) first"
-
-    sed 's|livenessProbe:|startupProbe:|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "no liveness probe on /var/run/fakehw/generation"
 
     sed 's|extendedResourceName: gpu.fakehw.example.com/gpu|extendedResourceName: example.kubernetes.io/gpu|' "$base" >"$bad"
     run check rendered --driver "$DEFAULT_DRIVER" "$bad"
@@ -257,18 +292,55 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 PY
 }
 
-@test "components/rolling-update-surge: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid, fakehw takes over; the base replaces" {
-    require_kustomize
-    local k=$BATS_TEST_TMPDIR/surge
+# with_no_surge DIR NAME: a kustomization NAME beside a copy of the base and
+# the components that adds components/no-surge to DIR (../base or an
+# overlay copied there); prints its directory.
+with_no_surge() {
+    local k=$BATS_TEST_TMPDIR/$2
     mkdir -p "$k"
-    cp -r manifests/base manifests/components "$BATS_TEST_TMPDIR/"
-    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../base]\ncomponents: [../components/rolling-update-surge]\n' >"$k/kustomization.yaml"
-    run render "$k" "$BATS_TEST_TMPDIR/surge.yaml"
-    assert_success
-    run surge_fields "$BATS_TEST_TMPDIR/surge.yaml"
-    assert_output "1 0 metadata.uid 300"
+    cp -r manifests/base manifests/components manifests/overlays "$BATS_TEST_TMPDIR/"
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [%s]\ncomponents: [../components/no-surge]\n' "$1" >"$k/kustomization.yaml"
+    echo "$k"
+}
+
+@test "the base surges: maxSurge 1, maxUnavailable 0, POD_UID from metadata.uid, fakehw takes over; components/no-surge replaces" {
+    require_kustomize
     run surge_fields "$(rendered base)"
-    assert_output "0 1 - -"
-    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/surge.yaml"
+    assert_output "1 0 metadata.uid 300"
+    run render "$(with_no_surge ../base no-surge)" "$BATS_TEST_TMPDIR/no-surge.yaml"
     assert_success
+    run surge_fields "$BATS_TEST_TMPDIR/no-surge.yaml"
+    assert_output "0 1 - -"
+    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/no-surge.yaml"
+    assert_success
+    assert_output ""
+    # Nothing else changes: the same objects as the base once the three
+    # fields are put back.
+    run "$(python_for_checks)" - "$(rendered base)" "$BATS_TEST_TMPDIR/no-surge.yaml" <<'PY'
+import sys, yaml
+base, patched = ([d for d in yaml.safe_load_all(open(p)) if d] for p in sys.argv[1:])
+for d in patched:
+    if d["kind"] == "DaemonSet":
+        d["spec"]["updateStrategy"]["rollingUpdate"] = {"maxUnavailable": 0, "maxSurge": 1}
+        spec = d["spec"]["template"]["spec"]
+        spec["containers"][0]["env"].insert(2, {"name": "POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}})
+        spec["initContainers"][1]["env"].insert(5, {"name": "FAKEHW_TAKEOVER_TIMEOUT", "value": "300"})
+print("same" if base == patched else "different")
+PY
+    assert_output same
+}
+
+@test "components/no-surge composes with every overlay" {
+    require_kustomize
+    local o driver
+    for o in $(overlays); do
+        driver=$(overlay_driver "$o")
+        run render "$(with_no_surge "../overlays/$o" "no-surge-$o")" "$BATS_TEST_TMPDIR/no-surge-$o.yaml"
+        assert_success
+        run surge_fields "$BATS_TEST_TMPDIR/no-surge-$o.yaml"
+        assert_output "0 1 - -"
+        run check rendered --driver "$driver" --forbid "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/no-surge-$o.yaml"
+        assert_success
+        assert_output ""
+    done
 }

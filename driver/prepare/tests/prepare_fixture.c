@@ -113,7 +113,7 @@ int fixture_setup(void **state)
         .node_name = FIXTURE_NODE,
         .plugin_dir = f->plugin_dir,
         .cdi_root = f->cdi_root,
-        .fakehw_root = f->fakehw_root,
+        .fakehw_host_root = f->fakehw_root,
         .fakegpu_smi = f->smi,
         .device_metadata = true,
         .fetch_claim = fetch_claim,
