@@ -19,7 +19,7 @@ teardown() { scenario_teardown; }
 # How long the DaemonSet keeps both pods after the new one is Ready
 # (spec.minReadySeconds, set for the update and restored after): the window
 # in which the overlap is exercised.
-OVERLAP_SECONDS=40
+OVERLAP_SECONDS=15
 
 # driver_daemonset NODE: the DaemonSet that owns NODE's driver pod.
 driver_daemonset() {
@@ -48,26 +48,35 @@ patch_ds() {
     kc patch daemonset -n "$CONFORMANCE_DRIVER_NAMESPACE" "$1" -p "$2" >/dev/null
 }
 
-# rollout_done DS: every node runs the DaemonSet's current template, and
-# only that: no old pod is left.
+# rollout_done DS [OLD_POD...]: one Ready driver pod per node the DaemonSet
+# wants, no other driver pod (none starting, none terminating) and none of
+# OLD_POD left.  Read from the pods: the DaemonSet's own status was seen to
+# keep updatedNumberScheduled at 0 after its pods were all replaced.
 rollout_done() {
-    local json
-    json=$(ds_json "$1") || return 1
-    jq -e '.status.observedGeneration >= .metadata.generation
-        and .status.updatedNumberScheduled == .status.desiredNumberScheduled
-        and .status.numberAvailable == .status.desiredNumberScheduled
-        and .status.currentNumberScheduled == .status.desiredNumberScheduled' <<<"$json" >/dev/null || {
-        jq -r '"DaemonSet \(.metadata.name): \(.status | tojson)"' <<<"$json"
-        return 1
-    }
-    [[ $(node_driver_pods "$TEST_NODE" | wc -l) == 1 ]] || {
-        printf 'node %s still has driver pods:\n%s\n' "$TEST_NODE" "$(node_driver_pods "$TEST_NODE")"
+    local ds=$1 desired json
+    shift
+    desired=$(ds_json "$ds" | jq -r '.status.desiredNumberScheduled // 0') || return 1
+    json=$(kc get pods -n "$CONFORMANCE_DRIVER_NAMESPACE" -l "$CONFORMANCE_DRIVER_POD_SELECTOR" -o json) || return 1
+    jq -e --argjson want "$desired" --args '. as $r | $ARGS.positional as $old
+        | ([$r.items[] | select(.metadata.deletionTimestamp == null
+            and any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length) == $want
+        and ($r.items | length) == $want
+        and all($r.items[]; .metadata.name as $n | $old | index($n) | not)' "$@" <<<"$json" >/dev/null || {
+        printf 'DaemonSet %s wants %s pods; driver pods:\n' "$ds" "$desired"
+        jq -r '.items[] | "\(.metadata.name) on \(.spec.nodeName): \(.status.phase)\(if .metadata.deletionTimestamp then " (terminating)" else "" end)"' <<<"$json"
         return 1
     }
 }
 
+# await_rollout DS [OLD_POD...]
 await_rollout() {
-    wait_for "DaemonSet $1 to finish its rollout" "$CONFORMANCE_RESTART_TIMEOUT" rollout_done "$1" >/dev/null
+    wait_for "DaemonSet $1 to finish its rollout" "$CONFORMANCE_RESTART_TIMEOUT" rollout_done "$@" >/dev/null
+}
+
+# all_driver_pods: the names of every driver pod.
+all_driver_pods() {
+    kc get pods -n "$CONFORMANCE_DRIVER_NAMESPACE" -l "$CONFORMANCE_DRIVER_POD_SELECTOR" -o json |
+        jq -r '.items[].metadata.name'
 }
 
 # node_driver_pods NODE: "<name> <ready> <image of the plugin container>" of
@@ -99,13 +108,19 @@ driver_pod_ready() {
     }
 }
 
-# stuck_update NODE OLD IMAGE: a driver pod other than OLD, with IMAGE, is on
-# NODE and not Ready.
+# stuck_update IMAGE: a driver pod with IMAGE that is not Ready, beside a
+# Ready one on the same node; prints "<node> <the Ready pod>".
 stuck_update() {
-    local pods
-    pods=$(node_driver_pods "$1") || return 1
-    grep -v "^$2 " <<<"$pods" | grep -q " false $3\$" || {
-        printf 'driver pods on %s:\n%s\n' "$1" "$pods"
+    local json
+    json=$(kc get pods -n "$CONFORMANCE_DRIVER_NAMESPACE" -l "$CONFORMANCE_DRIVER_POD_SELECTOR" -o json) || return 1
+    jq -er --arg c "$CONFORMANCE_PLUGIN_CONTAINER" --arg img "$1" '
+        [.items[] | select(.metadata.deletionTimestamp == null) | {node: .spec.nodeName, name: .metadata.name,
+            ready: any(.status.conditions[]?; .type == "Ready" and .status == "True"),
+            image: ([.spec.containers[] | select(.name == $c) | .image][0])}]
+        | group_by(.node)[]
+        | select(any(.[]; .image == $img and (.ready | not)) and any(.[]; .image != $img and .ready))
+        | "\(.[0].node) \([.[] | select(.image != $img and .ready) | .name][0])"' <<<"$json" || {
+        jq -r '.items[] | "driver pod \(.metadata.name) on \(.spec.nodeName): \(.status.phase)"' <<<"$json"
         return 1
     }
 }
@@ -116,9 +131,11 @@ slice_versions() {
         jq -r '.items[] | "\(.metadata.name) \(.metadata.resourceVersion)"' | sort
 }
 
-# claim_pod POD: pod POD on the test node with a claim from template one-gpu.
+# claim_pod POD [NODE]: pod POD on NODE (the test node) with a claim from
+# template one-gpu; it tolerates the kind worker with MIG and shared GPUs.
 claim_pod() {
-    create_from pod POD="$1" CLAIM_SOURCE=resourceClaimTemplateName CLAIM=one-gpu AFFINITY="$(pin_to "$TEST_NODE")"
+    create_from pod-tolerating POD="$1" CLAIM_SOURCE=resourceClaimTemplateName CLAIM=one-gpu \
+        AFFINITY="$(pin_to "${2:-$TEST_NODE}")"
     wait_pod_ready "$TEST_NAMESPACE" "$1"
 }
 
@@ -143,6 +160,8 @@ restore_ds() {
     devices=$(claim_devices "$ns" "$claim")
     versions=$(slice_versions "$TEST_NODE")
     old_pod=$(driver_pod_on_node "$TEST_NODE")
+    local -a old_pods
+    mapfile -t old_pods < <(all_driver_pods)
 
     min_ready=$(ds_json "$ds" | jq '.spec.minReadySeconds // 0')
     defer restore_ds "$ds" "{\"spec\":{\"minReadySeconds\":$min_ready}}"
@@ -164,9 +183,7 @@ restore_ds() {
     driver_pod_ready "$TEST_NODE" "$old_pod" ||
         fail "the overlap ended before the prepare and the unprepare were done (minReadySeconds $OVERLAP_SECONDS)"
 
-    await_rollout "$ds"
-    is_gone pod -n "$CONFORMANCE_DRIVER_NAMESPACE" "$old_pod" >/dev/null ||
-        fail "the old driver pod $old_pod is still there after the rollout"
+    await_rollout "$ds" "${old_pods[@]}"
     pod_is_ready "$ns" keep >/dev/null || fail "pod keep is no longer Ready after the rolling update"
     assert_same "restarts of the running container" 0 "$(container_restarts "$ns" keep ctr)"
     assert_same "devices of the running pod's claim" "$devices" "$(claim_devices "$ns" "$claim")"
@@ -187,27 +204,31 @@ restore_ds() {
 # requires: none
 # bats test_tags=generic, serial, disruptive
 @test "driver rolling update: a new version that cannot start leaves the old instance serving" {
-    local ns=$TEST_NAMESPACE ds old_pod image broken versions claim
+    local ns=$TEST_NAMESPACE ds pod image broken versions claim node old_pod
+    take_node_lock
+    pod=$(driver_pods_json | jq -r '.items[0].metadata.name // empty')
+    [[ -n $pod ]] || skip "no driver pods in $CONFORMANCE_DRIVER_NAMESPACE with $CONFORMANCE_DRIVER_POD_SELECTOR"
     use_test_node
     ds=$(driver_daemonset "$TEST_NODE") || skip "the driver pod of $TEST_NODE has no DaemonSet to update"
     require_surge "$ds"
     await_rollout "$ds"
-    old_pod=$(driver_pod_on_node "$TEST_NODE")
-    image=$(node_driver_pods "$TEST_NODE" | awk -v p="$old_pod" '$1 == p {print $3}')
-    [[ -n $image && $image != - ]] || fail "driver pod $old_pod has no container $CONFORMANCE_PLUGIN_CONTAINER"
+    image=$(node_driver_pods "$TEST_NODE" | awk 'NR == 1 {print $3}')
+    [[ -n $image && $image != - ]] || fail "the driver pods have no container $CONFORMANCE_PLUGIN_CONTAINER"
     # A registry name that cannot resolve (.invalid, RFC 2606): the pull fails at once.
     broken=fakehw-dra-conformance.invalid/never:0
-    versions=$(slice_versions "$TEST_NODE")
 
     defer restore_ds "$ds" "$(jq -cn --arg c "$CONFORMANCE_PLUGIN_CONTAINER" --arg i "$image" \
         '{spec: {template: {spec: {containers: [{name: $c, image: $i}]}}}}')"
     patch_ds "$ds" "$(jq -cn --arg c "$CONFORMANCE_PLUGIN_CONTAINER" --arg i "$broken" \
         '{spec: {template: {spec: {containers: [{name: $c, image: $i}]}}}}')"
-    wait_for "the updated driver pod on $TEST_NODE to be stuck beside $old_pod" "$CONFORMANCE_RESTART_TIMEOUT" \
-        stuck_update "$TEST_NODE" "$old_pod" "$broken" >/dev/null
+    # The DaemonSet picks the node to update first.
+    read -r node old_pod < <(wait_for "an updated driver pod stuck beside a Ready old one" "$CONFORMANCE_RESTART_TIMEOUT" \
+        stuck_update "$broken") || return 1
+    [[ -n $old_pod ]] || fail "no stuck update found"
+    versions=$(slice_versions "$node")
 
     create_from claim-template TEMPLATE=one-gpu COUNT=1
-    claim_pod during
+    claim_pod during "$node"
     if is_fake_driver; then
         assert_container_sees_claim "$ns" during ctr "$(pod_claim_name "$ns" during gpu)"
     fi
@@ -215,6 +236,6 @@ restore_ds() {
     delete_pod "$ns" during
     wait_gone pod -n "$ns" during
     wait_gone resourceclaim -n "$ns" "$claim"
-    driver_pod_ready "$TEST_NODE" "$old_pod" || fail "the old driver pod stopped serving during a stuck update"
-    assert_same "the node's slices and their resourceVersions" "$versions" "$(slice_versions "$TEST_NODE")"
+    driver_pod_ready "$node" "$old_pod" || fail "the old driver pod $old_pod stopped serving during a stuck update"
+    assert_same "the slices of node $node and their resourceVersions" "$versions" "$(slice_versions "$node")"
 }
