@@ -115,7 +115,7 @@ struct prepare_state *fuzz_prepare_state(claim_fetch_fn fetch, void *fetch_ctx)
         .node_name = FUZZ_NODE,
         .plugin_dir = fuzz_scratch_dir("plugin"),
         .cdi_root = fuzz_scratch_dir("cdi"),
-        .fakehw_root = "/var/run/fakehw",
+        .fakehw_host_root = "/var/run/fakehw",
         .fakegpu_smi = "",
         .device_metadata = true,
         .fetch_claim = fetch ? fetch : fetch_404,
