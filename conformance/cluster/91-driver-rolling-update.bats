@@ -139,6 +139,16 @@ claim_pod() {
     wait_pod_ready "$TEST_NAMESPACE" "$1"
 }
 
+# release_pod POD: deletes the test's pod POD and waits until it and its
+# generated claim are gone, which needs the claim's unprepare to succeed.
+release_pod() {
+    local claim
+    claim=$(pod_claim_name "$TEST_NAMESPACE" "$1" gpu) || return 1
+    delete_pod "$TEST_NAMESPACE" "$1"
+    wait_gone pod -n "$TEST_NAMESPACE" "$1"
+    wait_gone resourceclaim -n "$TEST_NAMESPACE" "$claim"
+}
+
 # restore_ds DS PATCH: puts the DaemonSet back and waits for its rollout.
 restore_ds() {
     patch_ds "$1" "$2"
@@ -175,11 +185,7 @@ restore_ds() {
     # During the overlap: a prepare (new pod) and an unprepare (pod gone,
     # its generated claim deleted, which needs the unprepare to succeed).
     claim_pod during
-    local before_claim
-    before_claim=$(pod_claim_name "$ns" before gpu)
-    delete_pod "$ns" before
-    wait_gone pod -n "$ns" before
-    wait_gone resourceclaim -n "$ns" "$before_claim"
+    release_pod before
     driver_pod_ready "$TEST_NODE" "$old_pod" ||
         fail "the overlap ended before the prepare and the unprepare were done (minReadySeconds $OVERLAP_SECONDS)"
 
@@ -195,16 +201,13 @@ restore_ds() {
     if is_fake_driver; then
         assert_container_sees_claim "$ns" after ctr "$(pod_claim_name "$ns" after gpu)"
     fi
-    claim=$(pod_claim_name "$ns" during gpu)
-    delete_pod "$ns" during
-    wait_gone pod -n "$ns" during
-    wait_gone resourceclaim -n "$ns" "$claim"
+    release_pod during
 }
 
 # requires: none
 # bats test_tags=generic, serial, disruptive
 @test "driver rolling update: a new version that cannot start leaves the old instance serving" {
-    local ns=$TEST_NAMESPACE ds pod image broken versions claim node old_pod
+    local ns=$TEST_NAMESPACE ds pod image broken versions node old_pod
     take_node_lock
     pod=$(driver_pods_json | jq -r '.items[0].metadata.name // empty')
     [[ -n $pod ]] || skip "no driver pods in $CONFORMANCE_DRIVER_NAMESPACE with $CONFORMANCE_DRIVER_POD_SELECTOR"
@@ -232,10 +235,7 @@ restore_ds() {
     if is_fake_driver; then
         assert_container_sees_claim "$ns" during ctr "$(pod_claim_name "$ns" during gpu)"
     fi
-    claim=$(pod_claim_name "$ns" during gpu)
-    delete_pod "$ns" during
-    wait_gone pod -n "$ns" during
-    wait_gone resourceclaim -n "$ns" "$claim"
+    release_pod during
     driver_pod_ready "$node" "$old_pod" || fail "the old driver pod $old_pod stopped serving during a stuck update"
     assert_same "the slices of node $node and their resourceVersions" "$versions" "$(slice_versions "$node")"
 }
