@@ -5,3 +5,4 @@ include conformance/node/standins/kubelet/build.mk
 include conformance/node/standins/apiserver/build.mk
 include conformance/node/build.mk
 include conformance/cluster/build.mk
+include conformance/upgrade/build.mk

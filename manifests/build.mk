@@ -14,13 +14,14 @@ DEPLOY_ENV := IMAGE="$(IMAGE)" OVERLAY="$(OVERLAY)" CONTAINER_TOOL="$(CONTAINER_
 DEPLOY_SCRIPTS := scripts/common.sh scripts/image.sh scripts/runtime-packages.sh scripts/deploy.sh \
   scripts/wait-slices.sh scripts/kind-up.sh scripts/kind-down.sh \
   $(wildcard scripts/node-image/*.sh) scripts/node-image/kindnet-lite/kindnet-lite \
-  scripts/restricted-host/docker.sh scripts/restricted-host/runc-wrapper scripts/conformance-matrix.sh
+  scripts/restricted-host/docker.sh scripts/restricted-host/runc-wrapper scripts/conformance-matrix.sh \
+  scripts/upgrade-test.sh scripts/kind-upgrade.bash
 LINT_SHELL  += $(DEPLOY_SCRIPTS) $(wildcard manifests/tests/*.bats manifests/tests/*.bash)
 BATS_SUITES += manifests/tests
 
 NODE_IMAGE ?= fakehw-dra/kind-node:$(K8S_VERSION)
 
-.PHONY: image kind-up kind-down deploy undeploy lint-manifests node-image base-image conformance-matrix
+.PHONY: image kind-up kind-down deploy undeploy lint-manifests node-image base-image conformance-matrix upgrade-test
 
 image: ## build the container image $(IMAGE) (IMAGE=..., CONTAINER_TOOL=podman)
 	$(DEPLOY_ENV) scripts/image.sh
@@ -36,6 +37,9 @@ base-image: ## import a debootstrapped Debian 12 as fakehw-dra/debian:12, for ma
 
 conformance-matrix: ## the cluster suite on a fresh kind cluster of each minor; the matrix into docs/compatibility.md (MATRIX_VERSIONS, NODE_IMAGE_REPO, JOBS)
 	$(DEPLOY_ENV) KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/conformance-matrix.sh
+
+upgrade-test: ## a kind cluster at FROM upgraded in place to TO with held claims checked after each step (FROM=v1.36.3 TO=v1.37.2)
+	$(DEPLOY_ENV) KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/upgrade-test.sh "$(FROM)" "$(TO)"
 
 kind-down: ## delete the kind cluster of kind-up
 	CONTAINER_TOOL="$(CONTAINER_TOOL)" KIND_CLUSTER_NAME="$(KIND_CLUSTER_NAME)" scripts/kind-down.sh

@@ -46,20 +46,6 @@ claim_device_ready() {
     }
 }
 
-# pod_device_health NS POD CONTAINER Healthy|Unhealthy: the container's
-# allocatedResourcesStatus entry for pod claim "gpu" reports that health.
-pod_device_health() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -e --arg c "$3" --arg h "$4" '
-        any(.status.containerStatuses[]? | select(.name == $c) | .allocatedResourcesStatus[]?
-            | select(.name | startswith("claim:gpu")) | .resources[]?; .health == $h)' <<<"$json" >/dev/null || {
-        printf 'allocatedResourcesStatus: %s\n' \
-            "$(jq -c --arg c "$3" '[.status.containerStatuses[]? | select(.name == $c) | .allocatedResourcesStatus]' <<<"$json")"
-        return 1
-    }
-}
-
 # requires: gate=DRADeviceTaints
 # bats test_tags=fake-only, serial
 @test "health: an unhealthy device gets the NoSchedule taint, its pod keeps running, recovery removes it" {

@@ -281,3 +281,26 @@ LOG
     assert_success
     assert_output "k8s.io/apiextensions-api@v0.38.0-beta.0 sigs.k8s.io/structured-merge-diff/v7@v7.0.1"
 }
+
+@test "upgrade-test.sh checks its versions and the FROM node image before touching a cluster" {
+    run scripts/upgrade-test.sh
+    assert_failure
+    assert_output --partial "usage: upgrade-test.sh FROM TO"
+    run scripts/upgrade-test.sh 1.36.3 v1.37.2
+    assert_failure
+    assert_output --partial "FROM=1.36.3: expected v1.MINOR.PATCH"
+    run scripts/upgrade-test.sh v1.36.3 v1.38.0-beta.0
+    assert_failure
+    assert_output --partial "kubeadm upgrades one minor at a time (TO must be 1.36 or 1.37)"
+    run scripts/upgrade-test.sh v1.37.2 v1.36.3
+    assert_failure
+    assert_output --partial "one minor at a time"
+    # A stand-in docker that knows no image.
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    printf '#!/bin/sh\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/docker"
+    printf '#!/bin/sh\nexit 0\n' >"$BATS_TEST_TMPDIR/bin/kind"
+    chmod +x "$BATS_TEST_TMPDIR/bin/docker" "$BATS_TEST_TMPDIR/bin/kind"
+    PATH=$BATS_TEST_TMPDIR/bin:$PATH run scripts/upgrade-test.sh v1.36.3 v1.37.2
+    assert_failure
+    assert_output --partial "node image fakehw-dra/kind-node:v1.36.3 is not in the engine's store: make node-image K8S_VERSION=v1.36.3"
+}

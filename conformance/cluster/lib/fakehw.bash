@@ -174,3 +174,17 @@ device_back_to_healthy() {
     }
     device_has_no_unhealthy_taint "$1" "$2"
 }
+
+# pod_device_health NS POD CONTAINER Healthy|Unhealthy: the container's
+# allocatedResourcesStatus entry for pod claim "gpu" reports that health.
+pod_device_health() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -e --arg c "$3" --arg h "$4" '
+        any(.status.containerStatuses[]? | select(.name == $c) | .allocatedResourcesStatus[]?
+            | select(.name | startswith("claim:gpu")) | .resources[]?; .health == $h)' <<<"$json" >/dev/null || {
+        printf 'allocatedResourcesStatus: %s\n' \
+            "$(jq -c --arg c "$3" '[.status.containerStatuses[]? | select(.name == $c) | .allocatedResourcesStatus]' <<<"$json")"
+        return 1
+    }
+}
