@@ -19,6 +19,8 @@ $(SMI_OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(SMI_CFLAGS) -c $< -o $@
 
+$(SMI_OBJ)/common/version.o: $(FAKEHW_GIT_HEADER)
+
 $(SMI_COMMON_LIB): $(SMI_COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
