@@ -37,6 +37,7 @@
 #include "error.h"
 #include "flags.h"
 #include "log.h"
+#include "version.h"
 #include "xalloc.h"
 
 struct options {
@@ -409,6 +410,7 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         {"grpc-workers", "GRPC_WORKERS", FLAG_INT, &o->workers,
          "handler threads of the DRA socket"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -416,6 +418,10 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
     if (rc == FLAGS_HELP) {
         flags_usage(stdout, "fakehw-kubelet-plugin", "[flags]", description, flags, nflags);
+        exit(0);
+    }
+    if (rc == FLAGS_VERSION) {
+        version_print(stdout, "fakehw-kubelet-plugin");
         exit(0);
     }
     if (rc < 0) {
@@ -695,12 +701,14 @@ int main(int argc, char **argv)
     if (p.opt.ready_file != NULL && *p.opt.ready_file)
         unlink(p.opt.ready_file);
     if (strcmp(p.opt.fakehw_host_root, p.opt.fakehw_root) == 0)
-        LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s",
-              p.opt.driver_name, p.opt.node_name, p.opt.fakehw_root);
+        LOG_I("starting fakehw-kubelet-plugin %s (git %s): driver %s, node %s, fakehw tree %s",
+              FAKEHW_DRA_VERSION, fakehw_git_commit, p.opt.driver_name, p.opt.node_name,
+              p.opt.fakehw_root);
     else
-        LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s (%s on the "
-              "host)",
-              p.opt.driver_name, p.opt.node_name, p.opt.fakehw_root, p.opt.fakehw_host_root);
+        LOG_I("starting fakehw-kubelet-plugin %s (git %s): driver %s, node %s, fakehw tree %s "
+              "(%s on the host)",
+              FAKEHW_DRA_VERSION, fakehw_git_commit, p.opt.driver_name, p.opt.node_name,
+              p.opt.fakehw_root, p.opt.fakehw_host_root);
     struct error err;
     if (start(&p, &err) < 0) {
         LOG_E("%s", err.msg);

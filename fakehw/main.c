@@ -13,6 +13,7 @@
 #include "fakehw_tree.h"
 #include "flags.h"
 #include "log.h"
+#include "version.h"
 
 /* A day: longer is a mistake, not a rolling update. */
 #define TAKEOVER_TIMEOUT_MAX 86400
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
          "serve an empty tree when no nodes entry matches --node and there is no defaults "
          "section (else that is an error)"},
         {"v", "FAKEHW_VERBOSITY", FLAG_INT, &verbosity, "log verbosity"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
     int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
     if (rc == FLAGS_HELP) {
         flags_usage(stdout, "fakehw", "--config FILE [flags]", description, flags, nflags);
+        return 0;
+    }
+    if (rc == FLAGS_VERSION) {
+        version_print(stdout, "fakehw");
         return 0;
     }
     if (rc < 0) {

@@ -17,6 +17,7 @@
 #include "flags.h"
 #include "smi_fields.h"
 #include "smi_select.h"
+#include "version.h"
 
 /* nvidia-smi's exit codes where one fits. */
 #define EXIT_USAGE      2   /* bad flag or value */
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
         {"id", NULL, FLAG_STRING, &o.ids, "same as -i"},
         {"root", "FAKEHW_ROOT", FLAG_STRING, &o.root, "root of the fakehw tree"},
         {"help-query-gpu", NULL, FLAG_BOOL, &o.help_query, "list the fields of --query-gpu"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -173,6 +175,10 @@ int main(int argc, char **argv)
     if (r == FLAGS_HELP) {
         flags_usage(stdout, "fakegpu-smi", synopsis, description, flags, nflags);
         fputs(epilogue, stdout);
+        return 0;
+    }
+    if (r == FLAGS_VERSION) {
+        version_print(stdout, "fakegpu-smi");
         return 0;
     }
     if (r < 0)
