@@ -500,14 +500,19 @@ static int start_servers(struct plugin *p, struct error *err)
 static int start(struct plugin *p, struct error *err)
 {
     struct options *o = &p->opt;
-    struct kube_config kcfg = {0};
-    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
-        return error_prefix(err, "loading the Kubernetes client configuration");
+    /* First: a bad or taken --metrics-address fails the start before any
+     * API call, and the port is held until serving begins below. */
     if (o->metrics_address != NULL && *o->metrics_address != '\0') {
+        p->metrics_srv = metrics_server_bind(o->metrics_address, err);
+        if (p->metrics_srv == NULL)
+            return error_prefix(err, "--metrics-address");
         p->metrics = metrics_new(err);
         if (p->metrics == NULL)
             return -1;
     }
+    struct kube_config kcfg = {0};
+    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
+        return error_prefix(err, "loading the Kubernetes client configuration");
     struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin",
                                         .on_response = p->metrics ? metrics_on_api_response : NULL,
                                         .on_response_ctx = p->metrics};
@@ -583,13 +588,10 @@ static int start(struct plugin *p, struct error *err)
 
     if (start_servers(p, err) < 0)
         return -1;
-    if (p->metrics != NULL) {
-        p->metrics_srv =
-            metrics_server_start(o->metrics_address, p->metrics, metrics_state, p, err);
-        if (p->metrics_srv == NULL)
+    if (p->metrics_srv != NULL) {
+        if (metrics_server_serve(p->metrics_srv, p->metrics, metrics_state, p, err) < 0)
             return error_prefix(err, "--metrics-address");
-        LOG_I("metrics: serving http://%s/metrics (port %u)", o->metrics_address,
-              metrics_server_port(p->metrics_srv));
+        LOG_I("metrics: serving %s", metrics_server_url(p->metrics_srv));
     }
     return 0;
 }
