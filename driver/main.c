@@ -90,7 +90,7 @@ struct plugin {
     struct rpc_server *reg_srv;
     struct metrics *metrics; /* NULL unless --metrics-address */
     struct metrics_server *metrics_srv;
-    struct device_snapshot *last_snap; /* for counting health flips (metrics) */
+    struct device_snapshot *last_snap; /* the previous snapshot: what a flip is against */
 };
 
 static const char description[] =
@@ -217,16 +217,15 @@ static void on_inventory(void *ctx, struct device_snapshot *snap)
 {
     struct plugin *p = ctx;
     long long seen = monotonic_ns();
+    /* The first snapshot (start-up) has nothing to flip from. */
     struct flip_count flips = {.old = p->last_snap, .new = snap};
-    if (p->metrics != NULL) {
-        if (flips.old != NULL)
-            device_health_diff(flips.old->devs, flips.old->n, flips.old->tree_up, snap->devs,
-                               snap->n, snap->tree_up, count_flip, &flips);
-        metrics_health_flips(p->metrics, flips.n);
-        device_snapshot_put(p->last_snap);
-        p->last_snap = device_snapshot_get(snap);
-    }
-    slice_publisher_update(p->pub, snap);
+    if (flips.old != NULL)
+        device_health_diff(flips.old->devs, flips.old->n, flips.old->tree_up, snap->devs, snap->n,
+                           snap->tree_up, count_flip, &flips);
+    metrics_health_flips(p->metrics, flips.n);
+    device_snapshot_put(p->last_snap);
+    p->last_snap = device_snapshot_get(snap);
+    slice_publisher_update(p->pub, snap, flips.n > 0);
     if (p->status != NULL)
         claim_status_devices_changed(p->status, snap);
     binder_devices_changed(p->binder, snap);
