@@ -259,6 +259,36 @@ print(repr(first + rest), repr(again))' "$MNT"
 	assert_output --partial 'defaults.devices[0].health: "sick" is not a health state'
 }
 
+# fakehw_no_privileges ARGS...: fakehw as root with every capability
+# dropped, as in a container that is not privileged.
+fakehw_no_privileges() {
+	setpriv --inh-caps=-all --bounding-set=-all "$FAKEHW" "$@"
+}
+
+@test "a failed mount says whether the FUSE device is missing or it is a permission problem" {
+	command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "needs unshare and setpriv"
+	local args=(--config "$CONFIGS/bats-small.yaml" --node n --mount "$MNT" --foreground)
+	# /dev/fuse opens, the mount is refused: no CAP_SYS_ADMIN.
+	run fakehw_no_privileges "${args[@]}"
+	assert_failure 1
+	assert_output --partial "mounting $MNT failed: /dev/fuse opens: a permission problem: mounting needs root or CAP_SYS_ADMIN"
+	# /dev/fuse cannot be opened (a private mount namespace puts a file of
+	# mode 0 over it): a permission problem, not a missing device.
+	: >"$BATS_TEST_TMPDIR/fuse"
+	chmod 0 "$BATS_TEST_TMPDIR/fuse"
+	run unshare -m --propagation private bash -c "mount --bind \"\$1\" /dev/fuse && shift && exec setpriv --inh-caps=-all --bounding-set=-all \"\$@\"" \
+		_ "$BATS_TEST_TMPDIR/fuse" "$FAKEHW" "${args[@]}"
+	assert_failure 1
+	assert_output --partial "opening /dev/fuse: Permission denied: a permission problem, not a missing device: run fakehw as root or with CAP_SYS_ADMIN; in a container, run it privileged"
+	refute_output --partial "modprobe"
+	# No /dev/fuse at all (an empty /dev).
+	run unshare -m --propagation private bash -c 'mount -t tmpfs none /dev && shift && exec "$@"' _ _ "$FAKEHW" "${args[@]}"
+	assert_failure 1
+	assert_output --partial "opening /dev/fuse: No such file or directory: there is no FUSE device: load the fuse module (modprobe fuse)"
+	is_mounted "$MNT" && fail "something is mounted at $MNT"
+	true
+}
+
 @test "a --node that no section matches is an error unless --allow-empty" {
 	printf 'nodes:\n  - name: worker-1\n    devices:\n      - {count: 1, profile: L4}\n' >"$BATS_TEST_TMPDIR/one.yaml"
 	run "$FAKEHW" --config "$BATS_TEST_TMPDIR/one.yaml" --mount "$MNT" --node worker-2 --foreground
