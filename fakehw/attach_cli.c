@@ -107,7 +107,7 @@ static int run_attachable(const char *mount, const char *device, void *ctx)
 
 int attach_main(int argc, char **argv)
 {
-    const char *mount = FAKEHW_DEFAULT_ROOT;
+    const char *mount = cli_default_mount;
     const struct flag flags[] = {
         {"mount", "FAKEHW_MOUNT", FLAG_STRING, &mount, "where the fakehw tree is mounted"},
     };

@@ -210,6 +210,31 @@ print(repr(first + rest), repr(again))' "$MNT"
 	assert_equal "$(cat "$MNT/generation")" 3
 }
 
+# no_default_tree CMD...: CMD where the default mount point holds no tree
+# (an empty tmpfs over /var/run in a private mount namespace), whatever
+# this machine runs.
+no_default_tree() {
+	unshare -m --propagation private bash -c 'mount -t tmpfs none "$(readlink -f /var/run)" && exec "$@"' _ "$@"
+}
+
+@test "flip and attach without --mount, and no tree at the default, name --mount" {
+	command -v unshare >/dev/null || skip "needs unshare"
+	local hint="no fakehw tree at /var/run/fakehw, the default (no /var/run/fakehw/devices): give the mount point of a running fakehw with --mount DIR (or FAKEHW_MOUNT)"
+	run no_default_tree env -u FAKEHW_MOUNT "$FAKEHW" flip gpu-0 unhealthy
+	assert_failure 1
+	assert_output "fakehw flip: $hint"
+	run no_default_tree env -u FAKEHW_MOUNT "$FAKEHW" flip all healthy
+	assert_failure 1
+	assert_output "fakehw flip: $hint"
+	run no_default_tree env -u FAKEHW_MOUNT "$FAKEHW" attach gpu-0
+	assert_failure 1
+	assert_output "fakehw attach: $hint"
+	# A mount point that was named is only said to hold no tree.
+	FAKEHW_MOUNT=$BATS_TEST_TMPDIR run "$FAKEHW" flip gpu-0 healthy
+	assert_failure 1
+	assert_output "fakehw flip: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
+}
+
 @test "a scheduled flip happens on time and flips back" {
 	start=$(date +%s%N)
 	fakehw_start --config "$CONFIGS/bats-flips.yaml" --node n
