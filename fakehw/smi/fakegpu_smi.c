@@ -58,6 +58,17 @@ static int no_devices(void)
     return EXIT_NO_DEVICES;
 }
 
+/* Nothing under the default root: say where fakegpu-smi looked and how to
+ * look elsewhere (stderr; stdout stays nvidia-smi's line). */
+static int no_devices_at_default(const char *root)
+{
+    fprintf(stderr,
+            "fakegpu-smi: no fakehw devices under %s, the default root: give the tree's root "
+            "with --root DIR or FAKEHW_ROOT (on a node, fakehw's --mount directory)\n",
+            root);
+    return no_devices();
+}
+
 /* A dead FUSE mount answers with these; anything else means bad contents. */
 static bool tree_unreachable(int e)
 {
@@ -102,7 +113,9 @@ static int run(const struct options *o)
         }
     }
     if (stat(devdir, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
-        return no_devices(); /* nothing of fakehw was given to this container */
+        /* nothing of fakehw was given to this container, or this is a host
+         * whose tree is elsewhere */
+        return o->root_given ? no_devices() : no_devices_at_default(o->root);
 
     struct fakehw_device *devs = NULL;
     size_t n = 0;
@@ -132,7 +145,7 @@ static int run(const struct options *o)
     smi_shares(gpus, count, stderr);
     size_t shown = count;
     if (count == 0) {
-        rc = no_devices();
+        rc = n == 0 && !o->root_given ? no_devices_at_default(o->root) : no_devices();
         goto out;
     }
     if (o->ids != NULL && smi_select_ids(gpus, &shown, o->ids, &err) < 0) {

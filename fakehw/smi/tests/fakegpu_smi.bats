@@ -103,6 +103,38 @@ GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
 	assert_output "No devices were found"
 }
 
+# no_default_tree CMD...: CMD with an empty tmpfs over /var/run (a private
+# mount namespace), so the default root holds nothing whatever this
+# machine runs.
+no_default_tree() {
+	unshare -m --propagation private bash -c 'mount -t tmpfs none "$(readlink -f /var/run)" && exec "$@"' _ "$@"
+}
+
+@test "nothing under the default root: where it looked and how to look elsewhere, on stderr" {
+	if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null; then
+		skip "needs root and unshare"
+	fi
+	local hint="fakegpu-smi: no fakehw devices under /var/run/fakehw, the default root: give the tree's root with --root DIR or FAKEHW_ROOT (on a node, fakehw's --mount directory)"
+	run --separate-stderr no_default_tree "$SMI" -L
+	assert_failure 6
+	assert_output "No devices were found"
+	assert_equal "$stderr" "$hint"
+	# An empty devices directory there says the same.
+	run --separate-stderr no_default_tree bash -c 'mkdir -p /var/run/fakehw/devices && exec "$@"' _ "$SMI" --query-gpu=index --format=csv
+	assert_failure 6
+	assert_output "No devices were found"
+	assert_equal "$stderr" "$hint"
+	# A root that was named, or devices hidden by FAKEHW_VISIBLE_DEVICES:
+	# only nvidia-smi's line.
+	mkdir "$BATS_TEST_TMPDIR/empty-root"
+	run --separate-stderr "$SMI" --root "$BATS_TEST_TMPDIR/empty-root"
+	assert_failure 6
+	assert_equal "$stderr" ""
+	FAKEHW_VISIBLE_DEVICES=none run --separate-stderr "$SMI" --root "$ROOT"
+	assert_failure 6
+	assert_equal "$stderr" ""
+}
+
 @test "a --root or FAKEHW_ROOT that is no directory is named, exit 12" {
 	run "$SMI" --root /does/not/exist -L
 	assert_failure 12
