@@ -3,7 +3,8 @@
 # tests of the fakehw tree reader and watcher it shares with the driver
 # (common/fakehw_tree.c, common/fakehw_watch.c).
 
-SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_select.c
+SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_known_fields.c \
+  fakehw/smi/smi_select.c
 
 # fakegpu-smi runs inside arbitrary containers (busybox too): linked -static
 # against libc and the common library only, and never with sanitizers (they

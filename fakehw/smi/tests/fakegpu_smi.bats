@@ -292,10 +292,66 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
 	assert_output "3"
 }
 
+@test "the fields scripts ask nvidia-smi for most: values, zeros and [N/A]" {
+	echo static >"$ROOT/devices/gpu-7/migMode"
+	echo off >"$ROOT/devices/gpu-5/migMode"
+	run "$SMI" --root "$ROOT" --format=csv \
+		--query-gpu=name,uuid,index,pci.bus_id,pci.domain,pci.bus,pci.device,driver_version,memory.total,memory.reserved,memory.used,memory.free
+	assert_success
+	assert_output "name, uuid, index, pci.bus_id, pci.domain, pci.bus, pci.device, driver_version, memory.total [MiB], memory.reserved [MiB], memory.used [MiB], memory.free [MiB]
+NVIDIA A100-SXM4-80GB, $U0, 0, 00000000:13:00.0, 0x0000, 0x13, 0x00, 550.127.05, 81920 MiB, 0 MiB, 0 MiB, 81920 MiB
+NVIDIA A100-SXM4-80GB, $U1, 1, 00000000:15:00.0, 0x0000, 0x15, 0x00, 550.127.05, 81920 MiB, 0 MiB, 0 MiB, 81920 MiB
+NVIDIA H100 80GB HBM3, $U2, 2, 00000000:AF:00.0, 0x0000, 0xAF, 0x00, 550.127.05, 81559 MiB, 0 MiB, 0 MiB, 81559 MiB"
+	# Values fakehw has no source for are nvidia-smi's [N/A], with or
+	# without units; a tree without migMode (gpu-3) has no MIG mode.
+	run "$SMI" --root "$ROOT" --format=csv \
+		--query-gpu=temperature.gpu,utilization.gpu,utilization.memory,mig.mode.current,mig.mode.pending,serial,gpu_serial,compute_cap,power.draw,power.limit
+	assert_success
+	assert_output "temperature.gpu, utilization.gpu [%], utilization.memory [%], mig.mode.current, mig.mode.pending, serial, serial, compute_cap, power.draw [W], power.limit [W]
+[N/A], 0 %, 0 %, [N/A], [N/A], [N/A], [N/A], 8.0, [N/A], [N/A]
+[N/A], 0 %, 0 %, Disabled, Disabled, [N/A], [N/A], 8.0, [N/A], [N/A]
+[N/A], 0 %, 0 %, Enabled, Enabled, [N/A], [N/A], 8.0, [N/A], [N/A]"
+	run "$SMI" --root "$ROOT" -i 2 --format=csv,noheader,nounits --query-gpu=memory.used,utilization.gpu,power.draw,temperature.gpu
+	assert_success
+	assert_output "0, 0, [N/A], [N/A]"
+	# A share: total and free are the memory it was granted.
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=21474836480 \
+		run "$SMI" --root "$ROOT" --query-gpu=memory.total,memory.used,memory.free --format=csv,noheader
+	assert_output "20480 MiB, 0 MiB, 20480 MiB"
+	# timestamp: nvidia-smi's YYYY/MM/DD HH:MM:SS.msec, now.
+	run "$SMI" --root "$ROOT" -i 0 --query-gpu=timestamp --format=csv,noheader
+	assert_success
+	assert_output --regexp '^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}$'
+	[[ ${output:0:10} == "$(date +%Y/%m/%d)" ]] || fail "timestamp $output is not today"
+}
+
+@test "an nvidia-smi field fakegpu-smi lacks is not supported; a name nvidia-smi lacks is not valid" {
+	local f
+	for f in fan.speed pstate clocks.sm ecc.errors.uncorrected.aggregate.total clocks_throttle_reasons.active; do
+		run --separate-stderr "$SMI" --root "$ROOT" --query-gpu="index,$f" --format=csv
+		assert_failure 2
+		assert_output ""
+		[[ $stderr == "fakegpu-smi: Field \"$f\" is not supported by fakegpu-smi (supported: timestamp, driver_version, count, name, "*", mig.mode.current, mig.mode.pending, minor_number, numa_node, health, health.reason)"* ]] ||
+			fail "$f: $stderr"
+	done
+	for f in temperature.cpu ecc.errors.uncorrected.aggregate.bogus Name gpu_index; do
+		run --separate-stderr "$SMI" --root "$ROOT" --query-gpu="index,$f" --format=csv
+		assert_failure 2
+		[[ $stderr == "fakegpu-smi: Field \"$f\" is not a valid field to query."* ]] || fail "$f: $stderr"
+	done
+	# Every field --help-query-gpu lists is accepted.
+	local all
+	all=$("$SMI" --help-query-gpu | sed -n 's/^  \([a-z][a-z0-9._]*\) .*/\1/p' | paste -sd, -)
+	[[ $(tr -cd , <<<"$all" | wc -c) -ge 26 ]] || fail "fields listed: $all"
+	run "$SMI" --root "$ROOT" --query-gpu="$all" --format=csv,noheader
+	assert_success
+	assert_equal "${#lines[@]}" 3
+}
+
 @test "bad flags and values exit 2 with a message" {
-	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index,temperature.gpu --format=csv
+	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index,temperature.cpu --format=csv
 	assert_failure 2
-	[[ $stderr == *'Field "temperature.gpu" is not a valid field to query.'* ]]
+	[[ $stderr == *'Field "temperature.cpu" is not a valid field to query.'* ]]
 	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index --format=xml
 	assert_failure 2
 	[[ $stderr == *'"xml" is not supported'* ]]
