@@ -4,7 +4,7 @@
 # (common/fakehw_tree.c, common/fakehw_watch.c).
 
 SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_known_fields.c \
-  fakehw/smi/smi_select.c
+  fakehw/smi/smi_report.c fakehw/smi/smi_select.c
 
 # fakegpu-smi runs inside arbitrary containers (busybox too): linked -static
 # against libc and the common library only, and never with sanitizers (they
