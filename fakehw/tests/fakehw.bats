@@ -214,6 +214,7 @@ print(repr(first + rest), repr(again))' "$MNT"
 # (an empty tmpfs over /var/run in a private mount namespace), whatever
 # this machine runs.
 no_default_tree() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
 	unshare -m --propagation private bash -c 'mount -t tmpfs none "$(readlink -f /var/run)" && exec "$@"' _ "$@"
 }
 

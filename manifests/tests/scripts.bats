@@ -223,6 +223,7 @@ EOF
     assert_success
     run grep -A1 -x -- --build-arg "$t/docker.args"
     assert_line "FAKEHW_GIT_COMMIT=$(git describe --always --dirty)"
+    # shellcheck disable=SC2016 # the Dockerfile's text, not an expansion
     run grep -c 'FAKEHW_GIT_COMMIT="$FAKEHW_GIT_COMMIT"' Dockerfile
     assert_output 1
 }

@@ -107,6 +107,7 @@ GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
 # mount namespace), so the default root holds nothing whatever this
 # machine runs.
 no_default_tree() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
 	unshare -m --propagation private bash -c 'mount -t tmpfs none "$(readlink -f /var/run)" && exec "$@"' _ "$@"
 }
 
