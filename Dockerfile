@@ -24,7 +24,10 @@ COPY Makefile ./
 COPY scripts/install-deps.sh scripts/
 RUN make deps-debian DEPS_ONLY=1 && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN make -j"$(nproc)" BUILD=build/image \
+# The commit the programs report (--version, the plugin's build_info): the
+# context has no .git, so scripts/image.sh passes git describe's answer.
+ARG FAKEHW_GIT_COMMIT=
+RUN make -j"$(nproc)" BUILD=build/image FAKEHW_GIT_COMMIT="$FAKEHW_GIT_COMMIT" \
         build/image/bin/fakehw build/image/bin/fakehw-kubelet-plugin build/image/bin/fakegpu-smi \
         build/image/bin/fakehw-podresources \
     && mkdir -p /out/bin \

@@ -126,33 +126,49 @@ demo: all ## run the README's tour on this machine, no cluster needed (root; scr
 readme-tour: all ## regenerate the README's tour from scripts/demo.sh (make test checks it)
 	FAKEHW_BIN=$(abspath $(BIN)) scripts/readme-tour.sh update
 
-# make install: the three programs into $(DESTDIR)$(PREFIX)/bin and a man
-# page each, made from its --help by help2man, into share/man/man1.
+# make install: the programs into $(DESTDIR)$(PREFIX)/bin, a man page each,
+# made from its --help and --version by help2man, into share/man/man1, and
+# the documents the --help texts and man pages name into share/doc/fakehw-dra.
 PREFIX  ?= /usr/local
 DESTDIR ?=
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 INSTALL_PROGRAMS := fakehw fakehw-kubelet-plugin fakegpu-smi fakehw-podresources
+INSTALL_DOCS     := fakehw.md driver.md fakegpu-smi.md podresources.md metrics.md prepare.md troubleshooting.md
+DOC_DIR          := $(PREFIX)/share/doc/fakehw-dra
 MAN_NAME_fakehw                := fake GPUs served as a FUSE filesystem
 MAN_NAME_fakehw-kubelet-plugin := DRA kubelet plugin for fakehw's fake GPUs
 MAN_NAME_fakegpu-smi           := show the fake GPUs a container was given
 MAN_NAME_fakehw-podresources   := list the DRA devices of a node's pods from the kubelet's PodResources API
-install: $(INSTALL_PROGRAMS:%=$(BIN)/%) ## install the programs and their man pages (PREFIX=$(PREFIX) DESTDIR=)
+# The document of each program, named in its man page's SEE ALSO.
+MAN_DOC_fakehw                := fakehw.md
+MAN_DOC_fakehw-kubelet-plugin := driver.md
+MAN_DOC_fakegpu-smi           := fakegpu-smi.md
+MAN_DOC_fakehw-podresources   := podresources.md
+install: $(INSTALL_PROGRAMS:%=$(BIN)/%) ## install the programs, their man pages and documents (PREFIX=$(PREFIX) DESTDIR=)
 	@command -v help2man >/dev/null || { echo "install: help2man is needed for the man pages (make deps)" >&2; exit 1; }
-	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(DOC_DIR)"
 	install -m 0755 $^ "$(DESTDIR)$(PREFIX)/bin/"
-	@set -e; for p in $(INSTALL_PROGRAMS); do \
+	install -m 0644 $(INSTALL_DOCS:%=docs/%) "$(DESTDIR)$(DOC_DIR)/"
+	@set -e; seealso=$$(mktemp); trap 'rm -f "$$seealso"' EXIT; \
+	for p in $(INSTALL_PROGRAMS); do \
 	  echo "help2man $$p > $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1"; \
 	  case $$p in \
-	  fakehw) n="$(MAN_NAME_fakehw)" ;; \
-	  fakehw-kubelet-plugin) n="$(MAN_NAME_fakehw-kubelet-plugin)" ;; \
-	  fakegpu-smi) n="$(MAN_NAME_fakegpu-smi)" ;; \
-	  fakehw-podresources) n="$(MAN_NAME_fakehw-podresources)" ;; \
+	  fakehw) n="$(MAN_NAME_fakehw)"; d=$(MAN_DOC_fakehw) ;; \
+	  fakehw-kubelet-plugin) n="$(MAN_NAME_fakehw-kubelet-plugin)"; d=$(MAN_DOC_fakehw-kubelet-plugin) ;; \
+	  fakegpu-smi) n="$(MAN_NAME_fakegpu-smi)"; d=$(MAN_DOC_fakegpu-smi) ;; \
+	  fakehw-podresources) n="$(MAN_NAME_fakehw-podresources)"; d=$(MAN_DOC_fakehw-podresources) ;; \
 	  esac; \
-	  help2man -N --no-discard-stderr --version-string="$(VERSION)" --name="$$n" \
+	  { echo "[SEE ALSO]"; \
+	    for o in $(INSTALL_PROGRAMS); do [ $$o = $$p ] || echo ".BR $$o (1)"; done | sed '$$!s/$$/,/'; \
+	    echo ".PP"; echo "The full reference: $(DOC_DIR)/$$d; the other documents of fakehw-dra are next to it."; \
+	  } >"$$seealso"; \
+	  v=$$("$(BIN)/$$p" --version); v=$${v#* }; v=$${v%% (*}; \
+	  help2man -N --no-discard-stderr --version-string="$$v" --name="$$n" --include="$$seealso" \
 	    --output="$(DESTDIR)$(PREFIX)/share/man/man1/$$p.1" "$(BIN)/$$p"; done
 
 uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
-	rm -f $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/bin/%") $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/share/man/man1/%.1")
+	rm -f $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/bin/%") $(INSTALL_PROGRAMS:%="$(DESTDIR)$(PREFIX)/share/man/man1/%.1") \
+	  $(INSTALL_DOCS:%="$(DESTDIR)$(DOC_DIR)/%")
+	rmdir "$(DESTDIR)$(DOC_DIR)" 2>/dev/null || true
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))

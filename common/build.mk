@@ -19,3 +19,18 @@ UNIT_TESTS += $(BIN)/test_idiom
 $(BIN)/test_idiom: $(OBJ)/common/tests/test_idiom.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# The commit the programs report (common/version.h): FAKEHW_GIT_COMMIT when
+# given (the image build, whose context has no .git), else git describe.
+# The header is rewritten only when the text changes, so an unchanged commit
+# rebuilds nothing.  Characters other than [A-Za-z0-9._+-] are dropped: it
+# becomes a C string and a Prometheus label value.
+FAKEHW_GIT_COMMIT ?= $(shell git describe --always --dirty 2>/dev/null)
+FAKEHW_GIT_HEADER := $(GEN)/fakehw_git.h
+.PHONY: FORCE
+$(FAKEHW_GIT_HEADER): FORCE
+	@mkdir -p $(dir $@)
+	@c=$$(printf '%s' '$(subst ',,$(FAKEHW_GIT_COMMIT))' | tr -cd 'A-Za-z0-9._+-' | cut -c1-40); \
+	  printf '#define FAKEHW_GIT_COMMIT "%s"\n' "$${c:-unknown}" >$@.tmp; \
+	  if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OBJ)/common/version.o: $(FAKEHW_GIT_HEADER)

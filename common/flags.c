@@ -38,6 +38,8 @@ static int set_value(const struct flag *f, const char *text, const char *origin,
         if (parse_bool(text, (bool *)f->value) < 0)
             return error_set(err, "%s: \"%s\" is not a boolean (true or false)", origin, text);
         return 0;
+    case FLAG_VERSION:
+        return error_set(err, "%s takes no value", origin);
     }
     return error_set(err, "%s: unknown flag type", origin);
 }
@@ -55,7 +57,7 @@ int flags_parse(const struct flag *flags, size_t nflags, int argc, char **argv, 
                 struct error *err)
 {
     for (size_t i = 0; i < nflags; i++) {
-        const char *v = flags[i].env ? getenv(flags[i].env) : NULL;
+        const char *v = flags[i].env && flags[i].type != FLAG_VERSION ? getenv(flags[i].env) : NULL;
         if (v != NULL && *v != '\0') {
             char origin[128];
             snprintf(origin, sizeof(origin), "environment variable %s", flags[i].env);
@@ -83,7 +85,9 @@ int flags_parse(const struct flag *flags, size_t nflags, int argc, char **argv, 
                              a);
         char origin[128];
         snprintf(origin, sizeof(origin), "flag --%s", f->name);
-        if (eq != NULL) {
+        if (f->type == FLAG_VERSION && eq == NULL) {
+            return FLAGS_VERSION;
+        } else if (eq != NULL) {
             if (set_value(f, eq + 1, origin, err) < 0)
                 return -1;
         } else if (f->type == FLAG_BOOL) {
@@ -106,6 +110,8 @@ void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *
             synopsis, description);
     for (size_t i = 0; i < nflags; i++) {
         const struct flag *f = &flags[i];
+        if (f->type == FLAG_VERSION)
+            continue;
         char lhs[96];
         snprintf(lhs, sizeof(lhs), "%s%s%s", strlen(f->name) == 1 ? "-" : "--", f->name,
                  f->type == FLAG_BOOL  ? ""
@@ -129,8 +135,13 @@ void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *
         case FLAG_BOOL:
             fprintf(out, " (default %s)", *(bool *)f->value ? "true" : "false");
             break;
+        case FLAG_VERSION:
+            break;
         }
         fputc('\n', out);
     }
     fprintf(out, "  %-34s %s\n", "-h, --help", "show this help and exit");
+    for (size_t i = 0; i < nflags; i++)
+        if (flags[i].type == FLAG_VERSION)
+            fprintf(out, "  --%-32s %s\n", flags[i].name, flags[i].help);
 }

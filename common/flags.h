@@ -19,6 +19,7 @@ enum flag_type {
     FLAG_STRING, /* value is const char ** */
     FLAG_INT,    /* value is long * */
     FLAG_BOOL,   /* value is bool * */
+    FLAG_VERSION /* --version: flags_parse returns FLAGS_VERSION; value unused */
 };
 
 struct flag {
@@ -29,15 +30,25 @@ struct flag {
     const char *help;
 };
 
-#define FLAGS_HELP 1 /* flags_parse result: --help/-h was given */
+#define FLAGS_HELP    1 /* flags_parse result: --help/-h was given */
+#define FLAGS_VERSION 2 /* flags_parse result: the FLAG_VERSION flag was given */
+
+/* The --version flag of a program's table: the program prints
+ * version_print's line (version.h) when flags_parse returns FLAGS_VERSION. */
+#define FLAG_VERSION_ENTRY                                                                         \
+    {                                                                                              \
+        "version", NULL, FLAG_VERSION, NULL, "print the version and exit"                          \
+    }
 
 /* Parses argv[1..]. On return *next is the index of the first positional
- * argument. Returns 0, FLAGS_HELP, or -1 with err naming the flag or variable. */
+ * argument. Returns 0, FLAGS_HELP, FLAGS_VERSION, or -1 with err naming the
+ * flag or variable. */
 int flags_parse(const struct flag *flags, size_t nflags, int argc, char **argv, int *next,
                 struct error *err);
 
 /* Prints "Usage: <prog> <synopsis>", the description, and one line per flag
- * with its environment variable and default. */
+ * with its environment variable and default; -h/--help and a FLAG_VERSION
+ * flag come last. */
 void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *description,
                  const struct flag *flags, size_t nflags);
 

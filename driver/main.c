@@ -37,6 +37,7 @@
 #include "error.h"
 #include "flags.h"
 #include "log.h"
+#include "version.h"
 #include "xalloc.h"
 
 struct options {
@@ -89,7 +90,7 @@ struct plugin {
     struct rpc_server *reg_srv;
     struct metrics *metrics; /* NULL unless --metrics-address */
     struct metrics_server *metrics_srv;
-    struct device_snapshot *last_snap; /* for counting health flips (metrics) */
+    struct device_snapshot *last_snap; /* the previous snapshot: what a flip is against */
 };
 
 static const char description[] =
@@ -216,16 +217,15 @@ static void on_inventory(void *ctx, struct device_snapshot *snap)
 {
     struct plugin *p = ctx;
     long long seen = monotonic_ns();
+    /* The first snapshot (start-up) has nothing to flip from. */
     struct flip_count flips = {.old = p->last_snap, .new = snap};
-    if (p->metrics != NULL) {
-        if (flips.old != NULL)
-            device_health_diff(flips.old->devs, flips.old->n, flips.old->tree_up, snap->devs,
-                               snap->n, snap->tree_up, count_flip, &flips);
-        metrics_health_flips(p->metrics, flips.n);
-        device_snapshot_put(p->last_snap);
-        p->last_snap = device_snapshot_get(snap);
-    }
-    slice_publisher_update(p->pub, snap);
+    if (flips.old != NULL)
+        device_health_diff(flips.old->devs, flips.old->n, flips.old->tree_up, snap->devs, snap->n,
+                           snap->tree_up, count_flip, &flips);
+    metrics_health_flips(p->metrics, flips.n);
+    device_snapshot_put(p->last_snap);
+    p->last_snap = device_snapshot_get(snap);
+    slice_publisher_update(p->pub, snap, flips.n > 0);
     if (p->status != NULL)
         claim_status_devices_changed(p->status, snap);
     binder_devices_changed(p->binder, snap);
@@ -409,6 +409,7 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         {"grpc-workers", "GRPC_WORKERS", FLAG_INT, &o->workers,
          "handler threads of the DRA socket"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -416,6 +417,10 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
     if (rc == FLAGS_HELP) {
         flags_usage(stdout, "fakehw-kubelet-plugin", "[flags]", description, flags, nflags);
+        exit(0);
+    }
+    if (rc == FLAGS_VERSION) {
+        version_print(stdout, "fakehw-kubelet-plugin");
         exit(0);
     }
     if (rc < 0) {
@@ -494,14 +499,19 @@ static int start_servers(struct plugin *p, struct error *err)
 static int start(struct plugin *p, struct error *err)
 {
     struct options *o = &p->opt;
-    struct kube_config kcfg = {0};
-    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
-        return error_prefix(err, "loading the Kubernetes client configuration");
+    /* First: a bad or taken --metrics-address fails the start before any
+     * API call, and the port is held until serving begins below. */
     if (o->metrics_address != NULL && *o->metrics_address != '\0') {
+        p->metrics_srv = metrics_server_bind(o->metrics_address, err);
+        if (p->metrics_srv == NULL)
+            return error_prefix(err, "--metrics-address");
         p->metrics = metrics_new(err);
         if (p->metrics == NULL)
             return -1;
     }
+    struct kube_config kcfg = {0};
+    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
+        return error_prefix(err, "loading the Kubernetes client configuration");
     struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin",
                                         .on_response = p->metrics ? metrics_on_api_response : NULL,
                                         .on_response_ctx = p->metrics};
@@ -577,13 +587,10 @@ static int start(struct plugin *p, struct error *err)
 
     if (start_servers(p, err) < 0)
         return -1;
-    if (p->metrics != NULL) {
-        p->metrics_srv =
-            metrics_server_start(o->metrics_address, p->metrics, metrics_state, p, err);
-        if (p->metrics_srv == NULL)
+    if (p->metrics_srv != NULL) {
+        if (metrics_server_serve(p->metrics_srv, p->metrics, metrics_state, p, err) < 0)
             return error_prefix(err, "--metrics-address");
-        LOG_I("metrics: serving http://%s/metrics (port %u)", o->metrics_address,
-              metrics_server_port(p->metrics_srv));
+        LOG_I("metrics: serving %s", metrics_server_url(p->metrics_srv));
     }
     return 0;
 }
@@ -695,12 +702,14 @@ int main(int argc, char **argv)
     if (p.opt.ready_file != NULL && *p.opt.ready_file)
         unlink(p.opt.ready_file);
     if (strcmp(p.opt.fakehw_host_root, p.opt.fakehw_root) == 0)
-        LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s",
-              p.opt.driver_name, p.opt.node_name, p.opt.fakehw_root);
+        LOG_I("starting fakehw-kubelet-plugin %s (git %s): driver %s, node %s, fakehw tree %s",
+              FAKEHW_DRA_VERSION, fakehw_git_commit, p.opt.driver_name, p.opt.node_name,
+              p.opt.fakehw_root);
     else
-        LOG_I("starting fakehw-kubelet-plugin: driver %s, node %s, fakehw tree %s (%s on the "
-              "host)",
-              p.opt.driver_name, p.opt.node_name, p.opt.fakehw_root, p.opt.fakehw_host_root);
+        LOG_I("starting fakehw-kubelet-plugin %s (git %s): driver %s, node %s, fakehw tree %s "
+              "(%s on the host)",
+              FAKEHW_DRA_VERSION, fakehw_git_commit, p.opt.driver_name, p.opt.node_name,
+              p.opt.fakehw_root, p.opt.fakehw_host_root);
     struct error err;
     if (start(&p, &err) < 0) {
         LOG_E("%s", err.msg);

@@ -22,7 +22,7 @@ static const char description[] =
     "delay DURATION (e.g. 30s, 1h).  With \"all\", commands go to the attachable devices\n"
     "only.  Prints DEVICE: STATE (attachFailure FAILURE, attachDelayMs MS) for each device.  Exit\n"
     "status 1 when a device is missing, not attachable or refused the command, 2 for bad\n"
-    "usage.  Reference: docs/fakehw.md, \"Attachable devices\".";
+    "usage.  Reference: \"Attachable devices\" in fakehw.md of the fakehw-dra documentation.";
 
 static const char name[] = "fakehw attach";
 
@@ -107,7 +107,7 @@ static int run_attachable(const char *mount, const char *device, void *ctx)
 
 int attach_main(int argc, char **argv)
 {
-    const char *mount = FAKEHW_DEFAULT_ROOT;
+    const char *mount = cli_default_mount;
     const struct flag flags[] = {
         {"mount", "FAKEHW_MOUNT", FLAG_STRING, &mount, "where the fakehw tree is mounted"},
     };

@@ -42,6 +42,11 @@ int profiles_main(int argc, char **argv);
 /* The node name to use when none was given: the hostname. */
 int default_node_name(char *buf, unsigned long size);
 
+/* The default of --mount for the tree commands: a command that starts its
+ * mount from this pointer and finds no tree there says how to name
+ * another (--mount, FAKEHW_MOUNT). */
+extern const char cli_default_mount[];
+
 /* The first line of a tree file, without its newline; -1 with errno. */
 int cli_read_line(const char *path, char *buf, size_t size);
 

@@ -15,6 +15,21 @@
 #include "fakehw_tree.h"
 #include "xalloc.h"
 
+const char cli_default_mount[] = FAKEHW_DEFAULT_ROOT;
+
+/* Prints that mount holds no tree, and how to name another when nobody
+ * named this one. */
+static void report_no_tree(const char *cmd, const char *mount, const char *devices)
+{
+    if (mount == cli_default_mount)
+        fprintf(stderr,
+                "%s: no fakehw tree at %s, the default (no %s): give the mount point of a "
+                "running fakehw with --mount DIR (or FAKEHW_MOUNT)\n",
+                cmd, mount, devices);
+    else
+        fprintf(stderr, "%s: %s is not a fakehw tree (no %s)\n", cmd, mount, devices);
+}
+
 int cli_read_line(const char *path, char *buf, size_t size)
 {
     cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -48,7 +63,7 @@ void cli_report_missing(const char *cmd, const char *mount, const char *device, 
     if (e == ENOENT && access(devices, F_OK) == 0)
         fprintf(stderr, "%s: no device %s in %s\n", cmd, device, devices);
     else if (e == ENOENT)
-        fprintf(stderr, "%s: %s is not a fakehw tree (no %s)\n", cmd, mount, devices);
+        report_no_tree(cmd, mount, devices);
     else
         fprintf(stderr, "%s: %s: %s\n", cmd, path, cli_explain(e));
 }
@@ -124,7 +139,7 @@ int cli_for_each_device(const char *cmd, const char *mount,
     if (dir == NULL) {
         int e = errno;
         if (e == ENOENT)
-            fprintf(stderr, "%s: %s is not a fakehw tree (no %s)\n", cmd, mount, devices);
+            report_no_tree(cmd, mount, devices);
         else
             fprintf(stderr, "%s: %s: %s\n", cmd, devices, cli_explain(e));
         return 1;

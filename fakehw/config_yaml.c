@@ -45,7 +45,10 @@ int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, 
     }
     if (yaml_document_get_root_node(doc) == NULL) {
         yaml_document_delete(doc);
-        error_set(err, "%s:1:1: the config is empty (docs/fakehw.md describes it)", file);
+        error_set(
+            err,
+            "%s:1:1: the config is empty (fakehw.md of the fakehw-dra documentation describes it)",
+            file);
         goto out;
     }
     yaml_document_t next;

@@ -46,7 +46,7 @@ static int flip_one(const char *mount, const char *device, void *ctx)
 
 int flip_main(int argc, char **argv)
 {
-    const char *mount = FAKEHW_DEFAULT_ROOT, *reason = NULL;
+    const char *mount = cli_default_mount, *reason = NULL;
     const struct flag flags[] = {
         {"mount", "FAKEHW_MOUNT", FLAG_STRING, &mount, "where the fakehw tree is mounted"},
         {"reason", NULL, FLAG_STRING, &reason, "reason text, shown in healthReason"},

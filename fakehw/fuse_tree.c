@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuse_access.h"
 #include "log.h"
 
 enum kind { K_ROOT, K_DEVICES, K_DEVICE_DIR, K_ROOT_FILE, K_DEVICE_FILE };
@@ -489,8 +490,9 @@ struct fuse_tree *fuse_tree_mount(struct live_inventory *inv, const char *mountp
         goto fail;
     }
     if (fuse_mount(t->fuse, mountpoint) != 0) {
-        error_set(err, "mounting %s failed (see the libfuse message above; is /dev/fuse there?)",
-                  mountpoint);
+        char why[512];
+        fuse_mount_diagnose(FUSE_DEVICE, why, sizeof(why));
+        error_set(err, "mounting %s failed: %s", mountpoint, why);
         fuse_destroy(t->fuse);
         goto fail;
     }

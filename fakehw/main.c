@@ -13,21 +13,29 @@
 #include "fakehw_tree.h"
 #include "flags.h"
 #include "log.h"
+#include "version.h"
 
 /* A day: longer is a mistake, not a rolling update. */
 #define TAKEOVER_TIMEOUT_MAX 86400
 
+/* The commands: each on its line, its description on the next indented by
+ * 20 or more, which help2man turns into one tagged paragraph per command. */
 static const char description[] =
     "Serves fake GPUs, described by a YAML config, as a FUSE filesystem (the fakehw tree:\n"
     "<mount>/node, <mount>/generation, <mount>/devices/<name>/<attribute>), optionally with\n"
     "one null character device per GPU (<dev-dir>/fakegpuN).  SIGTERM/SIGINT unmount and\n"
-    "exit; SIGHUP reloads the config.  Reference: docs/fakehw.md.\n"
+    "exit; SIGHUP reloads the config.  The config and the tree are described in fakehw.md of\n"
+    "the fakehw-dra documentation (share/doc/fakehw-dra once installed, docs/ in the sources).\n"
     "\n"
     "Other commands (each has --help):\n"
     "  fakehw flip --mount DIR DEVICE|all healthy|unhealthy [--reason TEXT]\n"
-    "  fakehw attach --mount DIR DEVICE|all [attach|detach|fail next|always|never]\n"
-    "  fakehw check --config FILE [--node NAME]    validate, print the node's inventory\n"
-    "  fakehw profiles                             list the built-in GPU profiles";
+    "                      set the health of a device, or of all\n"
+    "  fakehw attach --mount DIR DEVICE|all [attach|detach|fail next|always|never|delay D]\n"
+    "                      show or change the attach state of attachable devices\n"
+    "  fakehw check --config FILE [--node NAME]\n"
+    "                      validate a config and print the node's inventory\n"
+    "  fakehw profiles\n"
+    "                      list the built-in GPU profiles";
 
 int main(int argc, char **argv)
 {
@@ -60,6 +68,7 @@ int main(int argc, char **argv)
          "serve an empty tree when no nodes entry matches --node and there is no defaults "
          "section (else that is an error)"},
         {"v", "FAKEHW_VERBOSITY", FLAG_INT, &verbosity, "log verbosity"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -67,6 +76,10 @@ int main(int argc, char **argv)
     int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
     if (rc == FLAGS_HELP) {
         flags_usage(stdout, "fakehw", "--config FILE [flags]", description, flags, nflags);
+        return 0;
+    }
+    if (rc == FLAGS_VERSION) {
+        version_print(stdout, "fakehw");
         return 0;
     }
     if (rc < 0) {

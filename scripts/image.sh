@@ -19,6 +19,9 @@ require_tools "${tool[0]}"
 build_args=()
 [[ -n ${BUILD_IMAGE:-} ]] && build_args+=(--build-arg "BUILD_IMAGE=$BUILD_IMAGE")
 [[ -n ${RUNTIME_IMAGE:-} ]] && build_args+=(--build-arg "RUNTIME_IMAGE=$RUNTIME_IMAGE")
+# The build context has no .git: the commit the programs report comes from here.
+commit=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || true)
+[[ -n $commit ]] && build_args+=(--build-arg "FAKEHW_GIT_COMMIT=$commit")
 
 log "building $IMAGE with ${tool[*]}"
 "${tool[@]}" build "${build_args[@]}" -t "$IMAGE" -f "$REPO_ROOT/Dockerfile" "$REPO_ROOT" ||

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for common/: error idiom, flags with env fallbacks, atomic writes,
- * DNS names. */
+ * DNS names, the version line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,7 @@
 #include "dns_names.h"
 #include "error.h"
 #include "flags.h"
+#include "version.h"
 
 static void test_error_prefix_chain(void **state)
 {
@@ -156,6 +157,69 @@ static void test_flags_errors(void **state)
     unsetenv("TEST_STATUS");
     char *help[] = {"prog", "--help", NULL};
     assert_int_equal(parse(&o, 2, help, &next, &err), FLAGS_HELP);
+}
+
+/* Runs fn into a memory stream: *text, malloc'ed. */
+static void capture(void (*fn)(FILE *out, void *ctx), void *ctx, char **text)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(text, &len);
+    assert_non_null(f);
+    fn(f, ctx);
+    assert_int_equal(fclose(f), 0);
+}
+
+static const struct flag version_flags[] = {
+    {"root", "TEST_ROOT", FLAG_STRING, &(const char *){"/r"}, "the root"},
+    FLAG_VERSION_ENTRY,
+};
+
+static void print_version_usage(FILE *out, void *ctx)
+{
+    (void)ctx;
+    flags_usage(out, "prog", "[flags]", "Does things.", version_flags, 2);
+}
+
+static void print_version(FILE *out, void *ctx)
+{
+    version_print(out, ctx);
+}
+
+/* --version only where the table has it, never with a value or from the
+ * environment; --help lists it after -h, --help. */
+static void test_flags_version(void **state)
+{
+    (void)state;
+    struct error err;
+    int next;
+    char *version[] = {"prog", "--root", "x", "--version", "--bogus", NULL};
+    assert_int_equal(flags_parse(version_flags, 2, 5, version, &next, &err), FLAGS_VERSION);
+    char *valued[] = {"prog", "--version=yes", NULL};
+    assert_int_equal(flags_parse(version_flags, 2, 2, valued, &next, &err), -1);
+    assert_string_equal(err.msg, "flag --version takes no value");
+    struct opts o = {NULL, 0, false};
+    char *without[] = {"prog", "--version", NULL};
+    assert_int_equal(parse(&o, 2, without, &next, &err), -1);
+    assert_string_equal(err.msg, "unknown flag --version (see --help)");
+
+    char *usage = NULL;
+    capture(print_version_usage, NULL, &usage);
+    const char *help = strstr(usage, "  -h, --help ");
+    assert_non_null(help);
+    const char *line = strstr(usage, "\n  --version ");
+    assert_non_null(line);
+    assert_true(line > help);
+    assert_non_null(strstr(line, " print the version and exit\n"));
+    assert_null(strstr(line, "default"));
+    free(usage);
+
+    char *text = NULL;
+    capture(print_version, "fakehw", &text);
+    char want[128];
+    snprintf(want, sizeof(want), "fakehw %s (git %s)\n", FAKEHW_DRA_VERSION, fakehw_git_commit);
+    assert_string_equal(text, want);
+    assert_true(fakehw_git_commit[0] != '\0');
+    free(text);
 }
 
 /* path holds exactly text, with mode. */
@@ -329,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write_replaces), cmocka_unit_test(test_atomic_write_nosync),
         cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
+        cmocka_unit_test(test_flags_version),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

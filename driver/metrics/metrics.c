@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "version.h"
 #include "xalloc.h"
 
 /* Upper bounds of the histogram buckets, in nanoseconds: 0.5 ms to 10 s.
@@ -244,6 +245,11 @@ int metrics_render(struct metrics *m, const struct metrics_state *state, char **
     FILE *f = open_memstream(text, len);
     if (f == NULL)
         xalloc_die();
+    /* Both values are [A-Za-z0-9._+-] (common/build.mk): nothing to escape. */
+    header(f, "build_info", "gauge",
+           "The plugin's release and the git commit it was built from; always 1.");
+    fprintf(f, METRICS_PREFIX "build_info{version=\"%s\",git_commit=\"%s\"} 1\n",
+            FAKEHW_DRA_VERSION, fakehw_git_commit);
     render_ops(f, m);
     render_state(f, state);
     header(f, "health_flips_total", "counter",

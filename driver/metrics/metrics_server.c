@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "metrics_test.h"
@@ -18,11 +19,13 @@
 #define CONNECTION_TIMEOUT 10 /* seconds */
 
 struct metrics_server {
-    struct MHD_Daemon *daemon;
+    int listen_fd;
+    struct MHD_Daemon *daemon; /* NULL until serving */
     struct metrics *m;
     metrics_state_fn state;
     void *state_ctx;
     unsigned port;
+    char url[96];
 };
 
 int metrics_parse_address(const char *address, struct sockaddr_storage *addr, socklen_t *len,
@@ -141,35 +144,80 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     LOG_W("metrics server: %s", msg);
 }
 
-struct metrics_server *metrics_server_start(const char *address, struct metrics *m,
-                                            metrics_state_fn state, void *state_ctx,
-                                            struct error *err)
+/* A listening TCP socket bound to addr; -1 with err. */
+static int listen_on(const struct sockaddr_storage *addr, socklen_t alen, const char *address,
+                     struct error *err)
+{
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return error_set_errno(err, errno, "metrics server: cannot listen on %s", address);
+    int on = 1;
+    /* As libmicrohttpd sets them on the sockets it opens itself. */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (addr->ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+    if (bind(fd, (const struct sockaddr *)addr, alen) < 0 || listen(fd, SOMAXCONN) < 0) {
+        int e = errno;
+        close(fd);
+        return error_set_errno(err, e,
+                               "metrics server: cannot listen on %s (in use, or not an address of "
+                               "this host?)",
+                               address);
+    }
+    return fd;
+}
+
+struct metrics_server *metrics_server_bind(const char *address, struct error *err)
 {
     struct sockaddr_storage addr;
     socklen_t alen;
     if (metrics_parse_address(address, &addr, &alen, err) < 0)
         return NULL;
+    int fd = listen_on(&addr, alen, address, err);
+    if (fd < 0)
+        return NULL;
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+    if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0) {
+        if (bound.ss_family == AF_INET6) {
+            const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&bound;
+            inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
+            port = ntohs(v6->sin6_port);
+        } else {
+            const struct sockaddr_in *v4 = (const struct sockaddr_in *)&bound;
+            inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
+            port = ntohs(v4->sin_port);
+        }
+    }
     struct metrics_server *s = xcalloc(1, sizeof(*s));
-    *s = (struct metrics_server){.m = m, .state = state, .state_ctx = state_ctx};
+    *s = (struct metrics_server){.listen_fd = fd, .port = port};
+    snprintf(s->url, sizeof(s->url), "http://%s%s%s:%u/metrics",
+             bound.ss_family == AF_INET6 ? "[" : "", host, bound.ss_family == AF_INET6 ? "]" : "",
+             port);
+    return s;
+}
+
+int metrics_server_serve(struct metrics_server *s, struct metrics *m, metrics_state_fn state,
+                         void *state_ctx, struct error *err)
+{
+    s->m = m;
+    s->state = state;
+    s->state_ctx = state_ctx;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
-    if (addr.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
     s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
-                                 mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                 mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
                                  MHD_OPTION_END);
     if (s->daemon == NULL) {
-        error_set(err,
-                  "metrics server: cannot listen on %s (in use, or not an address of this "
-                  "host?)",
-                  address);
-        free(s);
-        return NULL;
+        /* Whether libmicrohttpd closed the socket is not documented: never
+         * close it twice (the plugin exits after this failure anyway). */
+        s->listen_fd = -1;
+        return error_set(err, "metrics server: cannot start serving %s", s->url);
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : 0;
-    return s;
+    return 0;
 }
 
 unsigned metrics_server_port(const struct metrics_server *s)
@@ -177,10 +225,19 @@ unsigned metrics_server_port(const struct metrics_server *s)
     return s->port;
 }
 
+const char *metrics_server_url(const struct metrics_server *s)
+{
+    return s->url;
+}
+
 void metrics_server_stop(struct metrics_server *s)
 {
     if (s == NULL)
         return;
-    MHD_stop_daemon(s->daemon);
+    /* A running daemon closes the socket it was given; else it is ours. */
+    if (s->daemon != NULL)
+        MHD_stop_daemon(s->daemon);
+    else if (s->listen_fd >= 0)
+        close(s->listen_fd);
     free(s);
 }

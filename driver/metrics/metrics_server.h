@@ -2,7 +2,12 @@
 /* A small HTTP server for the metrics: GET /metrics answers the Prometheus
  * text exposition, anything else 404 (405 for other methods).  libmicrohttpd
  * with one internal thread, at most 16 connections, 10 s per connection:
- * a scraper cannot hold the plugin's resources. */
+ * a scraper cannot hold the plugin's resources.
+ *
+ * Binding and serving are two steps, so the plugin can check its
+ * --metrics-address (and hold the port) before it starts anything else,
+ * and serve once the parts a scrape reads exist.  Connections that come in
+ * between wait in the listen queue. */
 #ifndef FAKEHW_DRIVER_METRICS_SERVER_H
 #define FAKEHW_DRIVER_METRICS_SERVER_H
 
@@ -16,16 +21,28 @@ typedef void (*metrics_state_fn)(void *ctx, struct metrics_state *state);
 
 struct metrics_server;
 
-/* Starts serving m on address.  state (may be NULL) runs on each scrape, on
- * the server's thread. */
-struct metrics_server *metrics_server_start(const char *address, struct metrics *m,
-                                            metrics_state_fn state, void *state_ctx,
-                                            struct error *err);
+/* Parses address (HOST:PORT, metrics_test.h) and binds a listening socket
+ * to it; serves nothing yet.  NULL with err when the address is malformed
+ * or cannot be bound (in use, not an address of this host). */
+struct metrics_server *metrics_server_bind(const char *address, struct error *err);
 
-/* The port it listens on. */
+/* Starts serving m on the bound socket.  state (may be NULL) runs on each
+ * scrape, on the server's thread.  -1 with err when the server thread
+ * cannot start. */
+int metrics_server_serve(struct metrics_server *s, struct metrics *m, metrics_state_fn state,
+                         void *state_ctx, struct error *err);
+
+/* The port it is bound to: the one the kernel picked when the address
+ * asked for port 0. */
 unsigned metrics_server_port(const struct metrics_server *s);
 
-/* Stops the thread and closes the socket.  NULL is fine. */
+/* Where to scrape it, with the address and port really bound:
+ * "http://127.0.0.1:41234/metrics", "http://[::1]:9400/metrics",
+ * "http://0.0.0.0:9400/metrics" for every interface. */
+const char *metrics_server_url(const struct metrics_server *s);
+
+/* Stops serving and closes the socket, whether it served or not.  NULL is
+ * fine. */
 void metrics_server_stop(struct metrics_server *s);
 
 #endif

@@ -3,7 +3,8 @@
 # PodResources API (v1 List and Get) that prints the pods' DRA devices.  Its
 # own grpc core client code; it shares the grpc core helpers of the plugin's
 # server (driver/grpc/rpc_wire.c), common/ and the generated proto.
-PODRES_SRCS := driver/podresources/podresources_client.c driver/podresources/podresources_print.c
+PODRES_SRCS := driver/podresources/podresources_client.c driver/podresources/podresources_print.c \
+  driver/podresources/podresources_reach.c
 PODRES_OBJS := $(PODRES_SRCS:%.c=$(OBJ)/%.o)
 PODRES_MAIN := $(OBJ)/driver/podresources/main.o
 
@@ -14,10 +15,11 @@ $(BIN)/fakehw-podresources: $(PODRES_MAIN) $(PODRES_OBJS) $(DRIVER_GRPC_WIRE_OBJ
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_GRPC) $(PKG_PROTOBUF) -ljansson -lpthread $(LDLIBS)
 
-# Unit tests: the table and JSON output.
+# Unit tests: the table and JSON output, why a socket does not answer.
 UNIT_TESTS += $(BIN)/test_podresources
 $(BIN)/test_podresources: $(OBJ)/driver/podresources/tests/test_podresources.o \
-    $(OBJ)/driver/podresources/podresources_print.o $(PROTO_LIB) $(COMMON_LIB)
+    $(OBJ)/driver/podresources/podresources_print.o $(OBJ)/driver/podresources/podresources_reach.o \
+    $(PROTO_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PKG_PROTOBUF) -ljansson $(LDLIBS)
 

@@ -12,6 +12,7 @@
 #include "podresources_client.h"
 #include "podresources_print.h"
 #include "proto/podresources_v1.pb-c.h"
+#include "version.h"
 
 #define DEFAULT_SOCKET "/var/lib/kubelet/pod-resources/kubelet.sock"
 
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
          "the kubelet's PodResources socket"},
         {"json", "PODRESOURCES_JSON", FLAG_BOOL, &as_json, "print JSON instead of a table"},
         {"timeout", "PODRESOURCES_TIMEOUT", FLAG_INT, &timeout, "seconds to wait for the kubelet"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -60,6 +62,10 @@ int main(int argc, char **argv)
     if (rc == FLAGS_HELP) {
         flags_usage(stdout, "fakehw-podresources", "[flags] [list | get NAMESPACE/POD]",
                     description, flags, nflags);
+        return 0;
+    }
+    if (rc == FLAGS_VERSION) {
+        version_print(stdout, "fakehw-podresources");
         return 0;
     }
     if (rc < 0) {

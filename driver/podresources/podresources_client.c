@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "driver/grpc/rpc_wire.h"
+#include "podresources_reach.h"
 #include "xalloc.h"
 
 /* The channel, queue and call of one unary call, released by scope (the
@@ -108,6 +109,16 @@ int podres_call(const char *socket_path, const char *method, const ProtobufCMess
     grpc_event ev = grpc_completion_queue_next(u.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     if (ev.type != GRPC_OP_COMPLETE || !ev.success)
         return error_set(err, "%s %s: the call did not complete", socket_path, method);
+    if (r.status == GRPC_STATUS_UNAVAILABLE) {
+        char why[1024];
+        if (podres_explain_unreachable(socket_path, why, sizeof(why)))
+            return error_set(err, "%s", why);
+    }
+    if (r.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+        return error_set(err,
+                         "%s %s: the kubelet did not answer within %g s (--timeout); is it "
+                         "overloaded or hung?",
+                         socket_path, method, timeout_s);
     if (r.status != GRPC_STATUS_OK) {
         cleanup_free char *text = rpc_slice_to_string(r.details);
         return error_set(err, "%s %s: %s: %s", socket_path, method, rpc_status_name(r.status),

@@ -56,7 +56,7 @@ struct slice_publisher {
     bool dirty;               /* a sync is wanted */
     long long kick_at;        /* a watch event asks for a sync at this time; -1: none */
     long long next_resync;    /* periodic sync */
-    long long pending_since;  /* first update not yet published; -1: none */
+    long long pending_since;  /* first flip not yet published; -1: none */
     long long uid_checked_at; /* when the node's uid was last read */
     char node_uid[128];
     bool taints_dropped;
@@ -78,7 +78,7 @@ struct slice_publisher {
 
 /* --- input side --- */
 
-void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *snap)
+void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *snap, bool flip)
 {
     if (p == NULL || snap == NULL)
         return;
@@ -88,7 +88,7 @@ void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *s
     p->snap = snap;
     p->have_desired = true;
     p->dirty = true;
-    if (p->pending_since < 0)
+    if (flip && p->pending_since < 0)
         p->pending_since = retry_now_ms();
     p->st.in_sync = false;
     pthread_cond_broadcast(&p->cond);

@@ -56,9 +56,10 @@ struct slice_publisher_options {
     int retry_base_ms; /* first retry delay after a failure; 0 = 200 */
     int retry_max_ms;  /* cap of the doubling delay; 0 = 10000 */
     /* Called on the publisher's thread, lock held, when a sync published
-     * an update: ms from the slice_publisher_update to the end of that sync
-     * (flip-to-taint latency).  Must not block or call the publisher.
-     * NULL = none. */
+     * a health change: ms from the slice_publisher_update that brought it
+     * (flip set) to the end of that sync (flip-to-taint latency).  Other
+     * updates, the first snapshot at start-up among them, are no sample.
+     * Must not block or call the publisher.  NULL = none. */
     void (*on_published)(void *ctx, long latency_ms);
     void *on_published_ctx;
 };
@@ -80,8 +81,9 @@ struct slice_publisher_status {
     bool removing_unhealthy;     /* unhealthy devices are being left out */
     unsigned long syncs, creates, updates, deletes, conflicts, failures;
     unsigned long echoes;           /* syncs skipped: the watch only saw our own writes */
-    long last_update_latency_ms;    /* from a slice_publisher_update to the end of the
-                                       sync that published it (flip-to-taint latency) */
+    long last_update_latency_ms;    /* from a slice_publisher_update with a flip to the
+                                       end of the sync that published it (flip-to-taint
+                                       latency) */
     char last_error[ERROR_MSG_MAX]; /* of the last failed sync, "" after a success */
 };
 
@@ -96,9 +98,12 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
                                               struct error *err);
 
 /* The new device snapshot (its tree_up says whether the fakehw tree is up);
- * the publisher takes its own reference, no copy.  Never blocks on the API
- * server; safe from any thread, e.g. the inventory listener. */
-void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *snap);
+ * the publisher takes its own reference, no copy.  flip: the snapshot
+ * carries a device health change, whose time to the slices is measured
+ * (on_published); the first snapshot, a reload or an attach state is no
+ * flip.  Never blocks on the API server; safe from any thread, e.g. the
+ * inventory listener. */
+void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *snap, bool flip);
 
 /* Blocks until a sync has succeeded at least once (0) or timeout_ms passed
  * (-1).  For the ready file. */

@@ -3,7 +3,8 @@
 # tests of the fakehw tree reader and watcher it shares with the driver
 # (common/fakehw_tree.c, common/fakehw_watch.c).
 
-SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_select.c
+SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_known_fields.c \
+  fakehw/smi/smi_report.c fakehw/smi/smi_select.c
 
 # fakegpu-smi runs inside arbitrary containers (busybox too): linked -static
 # against libc and the common library only, and never with sanitizers (they
@@ -18,6 +19,8 @@ SMI_COMMON_LIB  := $(BUILD)/lib/libcommon-static.a
 $(SMI_OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(SMI_CFLAGS) -c $< -o $@
+
+$(SMI_OBJ)/common/version.o: $(FAKEHW_GIT_HEADER)
 
 $(SMI_COMMON_LIB): $(SMI_COMMON_OBJS)
 	@mkdir -p $(dir $@)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* fakegpu-smi: shows the fake GPUs a container was given, in the style of
- * nvidia-smi -L and nvidia-smi --query-gpu=... --format=csv.  Linked
- * statically so it runs in any image (busybox too); docs/fakegpu-smi.md. */
+ * nvidia-smi -L, nvidia-smi -q and nvidia-smi --query-gpu=... --format=csv.
+ * Linked statically so it runs in any image (busybox too);
+ * docs/fakegpu-smi.md. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -16,7 +17,9 @@
 #include "fakehw_tree_read.h"
 #include "flags.h"
 #include "smi_fields.h"
+#include "smi_report.h"
 #include "smi_select.h"
+#include "version.h"
 
 /* nvidia-smi's exit codes where one fits. */
 #define EXIT_USAGE      2   /* bad flag or value */
@@ -26,15 +29,17 @@
 #define EXIT_OTHER      255 /* the tree is malformed, output failed */
 
 static const char synopsis[] =
-    "[-L | --query-gpu=FIELD,... --format=csv[,noheader][,nounits]] [-i ID,...] [--root DIR]";
+    "[-L | -q | --query-gpu=FIELD,... --format=csv[,noheader][,nounits]] "
+    "[-i ID,...] [--root DIR]";
 
 static const char description[] =
     "Shows the fake GPUs this container was given: the devices of the fakehw tree\n"
     "(<root>/devices/<name>/), filtered by the FAKEHW_DEVICE_<i>_UUID variables the\n"
     "driver sets per device or, without those, by FAKEHW_VISIBLE_DEVICES (comma-separated\n"
     "UUIDs; unset or \"all\" = every device), and numbered 0..n-1 in the order of their fakehw\n"
-    "index, as nvidia-smi numbers the GPUs of a container.  Without -L or --query-gpu\n"
-    "it lists the GPUs as -L does.";
+    "index, as nvidia-smi numbers the GPUs of a container.  -q prints nvidia-smi -q's\n"
+    "report of them (N/A where fakehw has no value).  Without -L, -q or --query-gpu it\n"
+    "lists the GPUs as -L does.";
 
 static const char epilogue[] =
     "\nExit codes: 0 success; 2 bad flag or value; 6 no devices were found (none\n"
@@ -57,6 +62,17 @@ static int no_devices(void)
     return EXIT_NO_DEVICES;
 }
 
+/* Nothing under the default root: say where fakegpu-smi looked and how to
+ * look elsewhere (stderr; stdout stays nvidia-smi's line). */
+static int no_devices_at_default(const char *root)
+{
+    fprintf(stderr,
+            "fakegpu-smi: no fakehw devices under %s, the default root: give the tree's root "
+            "with --root DIR or FAKEHW_ROOT (on a node, fakehw's --mount directory)\n",
+            root);
+    return no_devices();
+}
+
 /* A dead FUSE mount answers with these; anything else means bad contents. */
 static bool tree_unreachable(int e)
 {
@@ -68,6 +84,7 @@ struct options {
     const char *root;
     bool root_given; /* by --root or FAKEHW_ROOT, not the default */
     bool list;
+    bool report; /* -q */
     const char *query;
     const char *format;
     const char *ids;
@@ -101,7 +118,9 @@ static int run(const struct options *o)
         }
     }
     if (stat(devdir, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
-        return no_devices(); /* nothing of fakehw was given to this container */
+        /* nothing of fakehw was given to this container, or this is a host
+         * whose tree is elsewhere */
+        return o->root_given ? no_devices() : no_devices_at_default(o->root);
 
     struct fakehw_device *devs = NULL;
     size_t n = 0;
@@ -131,7 +150,7 @@ static int run(const struct options *o)
     smi_shares(gpus, count, stderr);
     size_t shown = count;
     if (count == 0) {
-        rc = no_devices();
+        rc = n == 0 && !o->root_given ? no_devices_at_default(o->root) : no_devices();
         goto out;
     }
     if (o->ids != NULL && smi_select_ids(gpus, &shown, o->ids, &err) < 0) {
@@ -141,6 +160,8 @@ static int run(const struct options *o)
     }
     if (o->query != NULL)
         smi_print_csv(stdout, &o->q, &o->f, gpus, shown, count);
+    else if (o->report)
+        smi_print_report(stdout, gpus, shown, count);
     else
         smi_print_list(stdout, gpus, shown);
 out:
@@ -156,6 +177,9 @@ int main(int argc, char **argv)
     const struct flag flags[] = {
         {"L", NULL, FLAG_BOOL, &o.list, "list the GPUs: GPU <i>: <name> (UUID: <uuid>)"},
         {"list-gpus", NULL, FLAG_BOOL, &o.list, "same as -L"},
+        {"q", NULL, FLAG_BOOL, &o.report,
+         "print nvidia-smi -q's report of the GPUs: its sections, N/A where fakehw has no value"},
+        {"query", NULL, FLAG_BOOL, &o.report, "same as -q"},
         {"query-gpu", NULL, FLAG_STRING, &o.query,
          "print these fields of each GPU (see --help-query-gpu); needs --format"},
         {"format", NULL, FLAG_STRING, &o.format,
@@ -165,6 +189,7 @@ int main(int argc, char **argv)
         {"id", NULL, FLAG_STRING, &o.ids, "same as -i"},
         {"root", "FAKEHW_ROOT", FLAG_STRING, &o.root, "root of the fakehw tree"},
         {"help-query-gpu", NULL, FLAG_BOOL, &o.help_query, "list the fields of --query-gpu"},
+        FLAG_VERSION_ENTRY,
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
@@ -173,6 +198,10 @@ int main(int argc, char **argv)
     if (r == FLAGS_HELP) {
         flags_usage(stdout, "fakegpu-smi", synopsis, description, flags, nflags);
         fputs(epilogue, stdout);
+        return 0;
+    }
+    if (r == FLAGS_VERSION) {
+        version_print(stdout, "fakegpu-smi");
         return 0;
     }
     if (r < 0)
@@ -186,8 +215,8 @@ int main(int argc, char **argv)
         smi_print_fields_help(stdout);
         return 0;
     }
-    if (o.list && o.query != NULL)
-        return usage_error("-L and --query-gpu cannot be used together");
+    if ((o.list ? 1 : 0) + (o.report ? 1 : 0) + (o.query != NULL ? 1 : 0) > 1)
+        return usage_error("-L, -q and --query-gpu cannot be used together");
     if (o.query != NULL && o.format == NULL)
         return usage_error("--query-gpu needs --format=csv[,noheader][,nounits]");
     if (o.format != NULL && o.query == NULL)

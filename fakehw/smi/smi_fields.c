@@ -6,16 +6,34 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "smi_known_fields.h"
 
 enum field_id {
-    F_INDEX,
-    F_COUNT,
-    F_UUID,
-    F_NAME,
-    F_MEMORY_TOTAL,
-    F_PCI_BUS_ID,
+    F_TIMESTAMP,
     F_DRIVER_VERSION,
+    F_COUNT,
+    F_NAME,
+    F_SERIAL,
+    F_UUID,
+    F_PCI_BUS_ID,
+    F_PCI_DOMAIN,
+    F_PCI_BUS,
+    F_PCI_DEVICE,
+    F_INDEX,
+    F_MEMORY_TOTAL,
+    F_MEMORY_RESERVED,
+    F_MEMORY_USED,
+    F_MEMORY_FREE,
     F_COMPUTE_CAP,
+    F_UTILIZATION_GPU,
+    F_UTILIZATION_MEMORY,
+    F_TEMPERATURE_GPU,
+    F_POWER_DRAW,
+    F_POWER_LIMIT,
+    F_MIG_MODE_CURRENT,
+    F_MIG_MODE_PENDING,
     F_MINOR_NUMBER,
     F_NUMA_NODE,
     F_HEALTH,
@@ -27,25 +45,51 @@ struct smi_field {
     const char *name;
     const char *alias; /* nvidia-smi's other spelling, or NULL */
     const char *unit;  /* "MiB": header "name [MiB]", value "N MiB" */
+    bool fakehw;       /* fakehw's addition, not nvidia-smi's */
     const char *help;
 };
 
-/* nvidia-smi's names for index .. compute_cap; the rest are fakehw's additions. */
+/* In the order of nvidia-smi's --help-query-gpu; fakehw's additions last. */
 static const struct smi_field fields[] = {
-    {F_INDEX, "index", NULL, NULL,
-     "GPU number as this container sees it: 0..n-1 in the order of the devices' fakehw index"},
-    {F_COUNT, "count", NULL, NULL, "number of GPUs visible to this container"},
-    {F_UUID, "uuid", "gpu_uuid", NULL, "GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)"},
-    {F_NAME, "name", "gpu_name", NULL, "product name, e.g. NVIDIA A100-SXM4-80GB"},
-    {F_MEMORY_TOTAL, "memory.total", NULL, "MiB", "total memory in MiB"},
-    {F_PCI_BUS_ID, "pci.bus_id", "gpu_bus_id", NULL,
+    {F_TIMESTAMP, "timestamp", NULL, NULL, false,
+     "when the query was made: YYYY/MM/DD HH:MM:SS.msec, local time"},
+    {F_DRIVER_VERSION, "driver_version", NULL, NULL, false, "driver version, e.g. 550.127.05"},
+    {F_COUNT, "count", NULL, NULL, false, "number of GPUs visible to this container"},
+    {F_NAME, "name", "gpu_name", NULL, false, "product name, e.g. NVIDIA A100-SXM4-80GB"},
+    {F_SERIAL, "serial", "gpu_serial", NULL, false, "board serial number: [N/A], fakehw has none"},
+    {F_UUID, "uuid", "gpu_uuid", NULL, false,
+     "GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)"},
+    {F_PCI_BUS_ID, "pci.bus_id", "gpu_bus_id", NULL, false,
      "PCI bus id as nvidia-smi prints it: 00000000:18:00.0"},
-    {F_DRIVER_VERSION, "driver_version", NULL, NULL, "driver version, e.g. 550.127.05"},
-    {F_COMPUTE_CAP, "compute_cap", NULL, NULL, "CUDA compute capability, e.g. 9.0"},
-    {F_MINOR_NUMBER, "minor_number", NULL, NULL, "device node minor: /dev/fakegpu<N>"},
-    {F_NUMA_NODE, "numa_node", "numa", NULL, "NUMA node ([N/A] when the device has none)"},
-    {F_HEALTH, "health", NULL, NULL, "fakehw health: healthy or unhealthy"},
-    {F_HEALTH_REASON, "health.reason", NULL, NULL,
+    {F_PCI_DOMAIN, "pci.domain", NULL, NULL, false, "PCI domain, in hex: 0x0000"},
+    {F_PCI_BUS, "pci.bus", NULL, NULL, false, "PCI bus, in hex: 0x18"},
+    {F_PCI_DEVICE, "pci.device", NULL, NULL, false, "PCI device, in hex: 0x00"},
+    {F_INDEX, "index", NULL, NULL, false,
+     "GPU number as this container sees it: 0..n-1 in the order of the devices' fakehw index"},
+    {F_MEMORY_TOTAL, "memory.total", NULL, "MiB", false,
+     "total memory in MiB (a share's: the memory it was granted)"},
+    {F_MEMORY_RESERVED, "memory.reserved", NULL, "MiB", false,
+     "memory the driver reserves: 0 MiB, fakehw reserves none"},
+    {F_MEMORY_USED, "memory.used", NULL, "MiB", false,
+     "memory in use: 0 MiB, nothing runs on a fake GPU"},
+    {F_MEMORY_FREE, "memory.free", NULL, "MiB", false, "free memory: memory.total"},
+    {F_COMPUTE_CAP, "compute_cap", NULL, NULL, false, "CUDA compute capability, e.g. 9.0"},
+    {F_UTILIZATION_GPU, "utilization.gpu", NULL, "%", false,
+     "GPU utilization: 0 %, nothing runs on a fake GPU"},
+    {F_UTILIZATION_MEMORY, "utilization.memory", NULL, "%", false,
+     "memory utilization: 0 %, nothing runs on a fake GPU"},
+    {F_TEMPERATURE_GPU, "temperature.gpu", NULL, NULL, false,
+     "core temperature: [N/A], fakehw has no sensor"},
+    {F_POWER_DRAW, "power.draw", NULL, "W", false, "power draw: [N/A], fakehw has no sensor"},
+    {F_POWER_LIMIT, "power.limit", NULL, "W", false, "power limit: [N/A], fakehw has none"},
+    {F_MIG_MODE_CURRENT, "mig.mode.current", NULL, NULL, false,
+     "Enabled (fakehw migMode static or dynamic), Disabled (off), [N/A] (a tree without it)"},
+    {F_MIG_MODE_PENDING, "mig.mode.pending", NULL, NULL, false,
+     "as mig.mode.current: fakehw has no pending mode"},
+    {F_MINOR_NUMBER, "minor_number", NULL, NULL, true, "device node minor: /dev/fakegpu<N>"},
+    {F_NUMA_NODE, "numa_node", "numa", NULL, true, "NUMA node ([N/A] when the device has none)"},
+    {F_HEALTH, "health", NULL, NULL, true, "fakehw health: healthy or unhealthy"},
+    {F_HEALTH_REASON, "health.reason", NULL, NULL, true,
      "reason of the last health flip ([N/A] when none)"},
 };
 
@@ -92,6 +136,15 @@ static int add_field(const char *item, size_t len, void *ctx)
 {
     struct query_ctx *c = ctx;
     const struct smi_field *f = find_field(item, len);
+    if (f == NULL && smi_known_field(item, len)) {
+        char supported[1024] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < NFIELDS && used < sizeof(supported); i++)
+            used += (size_t)snprintf(supported + used, sizeof(supported) - used, "%s%s",
+                                     i ? ", " : "", fields[i].name);
+        return error_set(c->err, "Field \"%.*s\" is not supported by fakegpu-smi (supported: %s)",
+                         (int)len, item, supported);
+    }
     if (f == NULL)
         return error_set(c->err, "Field \"%.*s\" is not a valid field to query.", (int)len, item);
     if (c->q->n == SMI_QUERY_MAX)
@@ -147,47 +200,115 @@ int smi_format_parse(const char *text, struct smi_format *f, struct error *err)
     return 0;
 }
 
+int smi_pci_parts(const char *id, unsigned parts[4])
+{
+    int used = 0;
+    if (sscanf(id, "%8x:%2x:%2x.%1x%n", &parts[0], &parts[1], &parts[2], &parts[3], &used) != 4 ||
+        id[used] != '\0')
+        return -1;
+    return 0;
+}
+
 int smi_pci_bus_id(const char *id, char *out, size_t size)
 {
-    unsigned domain, bus, dev, fn;
-    int used = 0;
-    if (sscanf(id, "%8x:%2x:%2x.%1x%n", &domain, &bus, &dev, &fn, &used) != 4 || id[used] != '\0')
+    unsigned p[4];
+    if (smi_pci_parts(id, p) < 0)
         return -1;
-    snprintf(out, size, "%08X:%02X:%02X.%X", domain, bus, dev, fn);
+    snprintf(out, size, "%08X:%02X:%02X.%X", p[0], p[1], p[2], p[3]);
     return 0;
+}
+
+uint64_t smi_memory_mib(const struct smi_gpu *g)
+{
+    return (g->share.memory ? g->share.memory : g->dev->memory_bytes) / (1024 * 1024);
+}
+
+const char *smi_mig_mode(const struct fakehw_device *d)
+{
+    if (!strcmp(d->mig_mode, FAKEHW_MIG_STATIC) || !strcmp(d->mig_mode, FAKEHW_MIG_DYNAMIC))
+        return "Enabled";
+    if (!strcmp(d->mig_mode, FAKEHW_MIG_OFF))
+        return "Disabled";
+    return NULL;
+}
+
+/* "2026/11/28 12:00:00.123", local time, as nvidia-smi's timestamp. */
+static void timestamp(char *out, size_t size)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    localtime_r(&ts.tv_sec, &tm);
+    char date[32];
+    strftime(date, sizeof(date), "%Y/%m/%d %H:%M:%S", &tm);
+    snprintf(out, size, "%s.%03ld", date, ts.tv_nsec / 1000000);
+}
+
+/* value with its unit (" MiB") unless nounits; "[N/A]" never has one. */
+static void with_unit(char *out, size_t size, const char *value, const struct smi_field *f,
+                      bool units)
+{
+    snprintf(out, size, "%s%s%s", value, units && f->unit ? " " : "",
+             units && f->unit ? f->unit : "");
 }
 
 static void field_value(const struct smi_field *f, const struct smi_gpu *g, size_t count,
                         bool units, char *out, size_t size)
 {
     const struct fakehw_device *d = g->dev;
+    char num[32];
+    unsigned pci[4] = {0, 0, 0, 0};
+    const char *mig;
     switch (f->id) {
-    case F_INDEX:
-        snprintf(out, size, "%u", g->index);
+    case F_TIMESTAMP:
+        timestamp(out, size);
+        return;
+    case F_DRIVER_VERSION:
+        snprintf(out, size, "%s", d->driver_version);
         return;
     case F_COUNT:
         snprintf(out, size, "%zu", count);
         return;
-    case F_UUID:
-        snprintf(out, size, "%s", d->uuid);
-        return;
     case F_NAME:
         snprintf(out, size, "%s", d->product_name);
         return;
-    case F_MEMORY_TOTAL:
-        snprintf(out, size, "%" PRIu64 "%s",
-                 (g->share.memory ? g->share.memory : d->memory_bytes) / (1024 * 1024),
-                 units ? " MiB" : "");
+    case F_UUID:
+        snprintf(out, size, "%s", d->uuid);
         return;
     case F_PCI_BUS_ID:
         if (smi_pci_bus_id(d->pci_bus_id, out, size) < 0)
             snprintf(out, size, "%s", d->pci_bus_id); /* the reader checked it: not reached */
         return;
-    case F_DRIVER_VERSION:
-        snprintf(out, size, "%s", d->driver_version);
+    case F_PCI_DOMAIN:
+    case F_PCI_BUS:
+    case F_PCI_DEVICE:
+        smi_pci_parts(d->pci_bus_id, pci); /* the reader checked it */
+        if (f->id == F_PCI_DOMAIN)
+            snprintf(out, size, "0x%04X", pci[0]);
+        else
+            snprintf(out, size, "0x%02X", f->id == F_PCI_BUS ? pci[1] : pci[2]);
+        return;
+    case F_INDEX:
+        snprintf(out, size, "%u", g->index);
+        return;
+    case F_MEMORY_TOTAL:
+    case F_MEMORY_FREE:
+        snprintf(num, sizeof(num), "%" PRIu64, smi_memory_mib(g));
+        with_unit(out, size, num, f, units);
+        return;
+    case F_MEMORY_RESERVED:
+    case F_MEMORY_USED:
+    case F_UTILIZATION_GPU:
+    case F_UTILIZATION_MEMORY:
+        with_unit(out, size, "0", f, units);
         return;
     case F_COMPUTE_CAP:
         snprintf(out, size, "%s", d->compute_capability[0] ? d->compute_capability : NA);
+        return;
+    case F_MIG_MODE_CURRENT:
+    case F_MIG_MODE_PENDING:
+        mig = smi_mig_mode(d);
+        snprintf(out, size, "%s", mig ? mig : NA);
         return;
     case F_MINOR_NUMBER:
         snprintf(out, size, "%ld", d->minor);
@@ -204,6 +325,11 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
     case F_HEALTH_REASON:
         snprintf(out, size, "%s", d->health_reason[0] ? d->health_reason : NA);
         return;
+    case F_SERIAL:
+    case F_TEMPERATURE_GPU:
+    case F_POWER_DRAW:
+    case F_POWER_LIMIT:
+        break; /* fakehw has no such value */
     }
     snprintf(out, size, NA);
 }
@@ -258,7 +384,8 @@ void smi_print_fields_help(FILE *out)
         char lhs[64];
         snprintf(lhs, sizeof(lhs), "%s%s%s%s", fields[i].name, fields[i].alias ? " [" : "",
                  fields[i].alias ? fields[i].alias : "", fields[i].alias ? "]" : "");
-        fprintf(out, "  %-28s %s\n", lhs, fields[i].help);
+        fprintf(out, "  %-28s %s%s\n", lhs, fields[i].fakehw ? "(fakehw) " : "", fields[i].help);
     }
-    fprintf(out, "\nminor_number, numa_node, health and health.reason are fakehw's additions.\n");
+    fprintf(out, "\nThe others of nvidia-smi's fields are refused as not supported by "
+                 "fakegpu-smi;\n(fakehw) marks fakehw's additions.\n");
 }

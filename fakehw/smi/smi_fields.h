@@ -54,8 +54,10 @@ struct smi_format {
     bool units;
 };
 
-/* Parses "index,uuid,name" (blanks around names allowed).  An unknown name
- * fails with nvidia-smi's words: Field "x" is not a valid field to query. */
+/* Parses "index,uuid,name" (blanks around names allowed).  A name that is
+ * no nvidia-smi field fails with nvidia-smi's words: Field "x" is not a
+ * valid field to query.  One of nvidia-smi's that fakegpu-smi does not
+ * implement fails naming the fields it does. */
 int smi_query_parse(const char *list, struct smi_query *q, struct error *err);
 
 /* Parses "csv", "csv,noheader", "csv,nounits", "csv,noheader,nounits" (any order). */
@@ -83,5 +85,16 @@ int smi_each_item(const char *list, int (*fn)(const char *item, size_t len, void
 /* "0000:18:00.0" -> "00000000:18:00.0" as nvidia-smi prints it (8-digit
  * domain, upper-case hex).  Returns -1 when id is not a PCI bus id. */
 int smi_pci_bus_id(const char *id, char *out, size_t size);
+
+/* "0000:18:00.0" -> domain, bus, device, function; -1 when id is not a
+ * PCI bus id. */
+int smi_pci_parts(const char *id, unsigned parts[4]);
+
+/* The GPU's memory in MiB, rounded down: its share's when it has one. */
+uint64_t smi_memory_mib(const struct smi_gpu *g);
+
+/* nvidia-smi's MIG mode of a GPU: "Enabled" (fakehw migMode static or
+ * dynamic), "Disabled" (off), NULL when the tree has no migMode. */
+const char *smi_mig_mode(const struct fakehw_device *d);
 
 #endif

@@ -210,6 +210,32 @@ print(repr(first + rest), repr(again))' "$MNT"
 	assert_equal "$(cat "$MNT/generation")" 3
 }
 
+# no_default_tree CMD...: CMD where the default mount point holds no tree
+# (an empty tmpfs over /var/run in a private mount namespace), whatever
+# this machine runs.
+no_default_tree() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	unshare -m --propagation private bash -c 'mount -t tmpfs none "$(readlink -f /var/run)" && exec "$@"' _ "$@"
+}
+
+@test "flip and attach without --mount, and no tree at the default, name --mount" {
+	command -v unshare >/dev/null || skip "needs unshare"
+	local hint="no fakehw tree at /var/run/fakehw, the default (no /var/run/fakehw/devices): give the mount point of a running fakehw with --mount DIR (or FAKEHW_MOUNT)"
+	run no_default_tree env -u FAKEHW_MOUNT "$FAKEHW" flip gpu-0 unhealthy
+	assert_failure 1
+	assert_output "fakehw flip: $hint"
+	run no_default_tree env -u FAKEHW_MOUNT "$FAKEHW" flip all healthy
+	assert_failure 1
+	assert_output "fakehw flip: $hint"
+	run no_default_tree env -u FAKEHW_MOUNT "$FAKEHW" attach gpu-0
+	assert_failure 1
+	assert_output "fakehw attach: $hint"
+	# A mount point that was named is only said to hold no tree.
+	FAKEHW_MOUNT=$BATS_TEST_TMPDIR run "$FAKEHW" flip gpu-0 healthy
+	assert_failure 1
+	assert_output "fakehw flip: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
+}
+
 @test "a scheduled flip happens on time and flips back" {
 	start=$(date +%s%N)
 	fakehw_start --config "$CONFIGS/bats-flips.yaml" --node n
@@ -257,6 +283,36 @@ print(repr(first + rest), repr(again))' "$MNT"
 	run "$FAKEHW" check --config "$CONFIGS/bad-health.yaml" --node n
 	assert_failure 1
 	assert_output --partial 'defaults.devices[0].health: "sick" is not a health state'
+}
+
+# fakehw_no_privileges ARGS...: fakehw as root with every capability
+# dropped, as in a container that is not privileged.
+fakehw_no_privileges() {
+	setpriv --inh-caps=-all --bounding-set=-all "$FAKEHW" "$@"
+}
+
+@test "a failed mount says whether the FUSE device is missing or it is a permission problem" {
+	command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "needs unshare and setpriv"
+	local args=(--config "$CONFIGS/bats-small.yaml" --node n --mount "$MNT" --foreground)
+	# /dev/fuse opens, the mount is refused: no CAP_SYS_ADMIN.
+	run fakehw_no_privileges "${args[@]}"
+	assert_failure 1
+	assert_output --partial "mounting $MNT failed: /dev/fuse opens: a permission problem: mounting needs root or CAP_SYS_ADMIN"
+	# /dev/fuse cannot be opened (a private mount namespace puts a file of
+	# mode 0 over it): a permission problem, not a missing device.
+	: >"$BATS_TEST_TMPDIR/fuse"
+	chmod 0 "$BATS_TEST_TMPDIR/fuse"
+	run unshare -m --propagation private bash -c "mount --bind \"\$1\" /dev/fuse && shift && exec setpriv --inh-caps=-all --bounding-set=-all \"\$@\"" \
+		_ "$BATS_TEST_TMPDIR/fuse" "$FAKEHW" "${args[@]}"
+	assert_failure 1
+	assert_output --partial "opening /dev/fuse: Permission denied: a permission problem, not a missing device: run fakehw as root or with CAP_SYS_ADMIN; in a container, run it privileged"
+	refute_output --partial "modprobe"
+	# No /dev/fuse at all (an empty /dev).
+	run unshare -m --propagation private bash -c 'mount -t tmpfs none /dev && shift && exec "$@"' _ _ "$FAKEHW" "${args[@]}"
+	assert_failure 1
+	assert_output --partial "opening /dev/fuse: No such file or directory: there is no FUSE device: load the fuse module (modprobe fuse)"
+	is_mounted "$MNT" && fail "something is mounted at $MNT"
+	true
 }
 
 @test "a --node that no section matches is an error unless --allow-empty" {

@@ -315,7 +315,9 @@ static const struct {
      "bad-duplicate-key.yaml:5:7: defaults.devices[0].count: duplicate key (first at line 3)"},
     {"bad-syntax.yaml", "bad-syntax.yaml:4:6: YAML syntax error: did not find expected '-' "
                         "indicator while parsing a block collection"},
-    {"bad-empty.yaml", "bad-empty.yaml:1:1: the config is empty (docs/fakehw.md describes it)"},
+    {"bad-empty.yaml",
+     "bad-empty.yaml:1:1: the config is empty (fakehw.md of the fakehw-dra documentation "
+     "describes it)"},
     {"bad-flip-device.yaml", "bad-flip-device.yaml:7:17: nodes[0].flips[0].device: no device "
                              "\"gpu-2\" in nodes[0] (kind-worker) (2 devices)"},
     {"bad-flip-duration.yaml",

@@ -214,6 +214,20 @@ EOF
     assert_line .git
 }
 
+@test "image.sh passes the commit git describes to the build, which has no .git" {
+    local t=$BATS_TEST_TMPDIR
+    mkdir -p "$t/bin"
+    printf '#!/usr/bin/env bash\nprintf "%%s\\n" "$@" >"%s/docker.args"\n' "$t" >"$t/bin/docker"
+    chmod +x "$t/bin/docker"
+    PATH="$t/bin:$PATH" IMAGE=x/fakehw-dra:t run scripts/image.sh
+    assert_success
+    run grep -A1 -x -- --build-arg "$t/docker.args"
+    assert_line "FAKEHW_GIT_COMMIT=$(git describe --always --dirty)"
+    # shellcheck disable=SC2016 # the Dockerfile's text, not an expansion
+    run grep -c 'FAKEHW_GIT_COMMIT="$FAKEHW_GIT_COMMIT"' Dockerfile
+    assert_output 1
+}
+
 # --- node-image: the Go toolchain of a release, refused modules -----------------
 
 # toolchain_for VERSION GO_MOD_TEXT: GOTOOLCHAIN after use_kube_toolchain, with

@@ -70,5 +70,36 @@ mk() {
     assert_success
     run find "$dest" -type f
     assert_output ""
+    [[ ! -e $dest/opt/fakehw/share/doc/fakehw-dra ]] || fail "uninstall left the document directory"
+}
+
+@test "make install: the man pages list --version, name documents that are installed, one paragraph per fakehw command" {
+    command -v help2man >/dev/null || fail "help2man not installed (make deps)"
+    local dest=$BATS_TEST_TMPDIR/dest p page doc release
+    release=$(sed -n 's/^#define FAKEHW_DRA_VERSION "\(.*\)"$/\1/p' common/version.h)
+    run mk install PREFIX=/opt/fakehw DESTDIR="$dest"
+    assert_success
+    for p in fakehw fakehw-kubelet-plugin fakegpu-smi fakehw-podresources; do
+        page=$dest/opt/fakehw/share/man/man1/$p.1
+        run grep -x -A1 '.TP' "$page"
+        assert_line '\fB\-\-version\fR'
+        run grep -c "^.TH ${p^^} \"1\" \".*\" \"$p $release\"" "$page"
+        assert_output 1
+        # SEE ALSO names the other programs and a document that is there.
+        run sed -n '/^.SH "SEE ALSO"/,$p' "$page"
+        run grep -c '^\.BR [a-z-]* (1)' <<<"$output"
+        assert_output 3
+        run sed -n '/^.SH "SEE ALSO"/,$p' "$page"
+        doc=$(grep -o '/opt/fakehw/share/doc/fakehw-dra/[a-z-]*\.md' <<<"$output" | head -n 1)
+        [[ -n $doc && -f $dest$doc ]] || fail "$p.1 names '$doc', which make install did not install: $output"
+        run grep -c 'docs/' "$page"
+        [[ $output == 0 || $p == fakehw ]] || fail "$p.1 points at docs/ of the sources"
+    done
+    # Each fakehw command is a paragraph of its own: the command as the tag,
+    # its description under it.
+    run grep -x -A1 '.TP' "$dest/opt/fakehw/share/man/man1/fakehw.1"
+    assert_line 'fakehw flip \fB\-\-mount\fR DIR DEVICE|all healthy|unhealthy [\-\-reason TEXT]'
+    assert_line 'fakehw check \fB\-\-config\fR FILE [\-\-node NAME]'
+    assert_line 'fakehw profiles'
 }
 

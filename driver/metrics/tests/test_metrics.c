@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests of driver/metrics: the text exposition (every sample has its
  * TYPE, histograms are cumulative and agree with _count, names and labels
- * follow the conventions), recording from many threads, the address
- * parser, and the HTTP endpoint over a real socket. */
+ * follow the conventions, build_info), recording from many threads, the
+ * address parser, and the HTTP endpoint over a real socket: bound before
+ * it serves, its real URL, the port given back. */
+#include <errno.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "version.h"
 #include "driver/metrics/metrics.h"
 #include "driver/metrics/metrics_server.h"
 #include "driver/metrics/metrics_test.h"
@@ -128,6 +131,12 @@ static void test_exposition_values(void **state)
     assert_true(sample(t, "fakehw_dra_api_requests_total{verb=\"other\",code=\"418\"}") == 1);
     /* Combinations never seen are not printed. */
     assert_null(strstr(t, "verb=\"GET\""));
+    char build_info[128];
+    snprintf(build_info, sizeof(build_info),
+             "fakehw_dra_build_info{version=\"%s\",git_commit=\"%s\"}", FAKEHW_DRA_VERSION,
+             fakehw_git_commit);
+    assert_true(sample(t, build_info) == 1);
+    assert_non_null(strstr(t, "\n# TYPE fakehw_dra_build_info gauge\n"));
     free(t);
     metrics_free(m);
 }
@@ -278,6 +287,52 @@ static void fill_state(void *ctx, struct metrics_state *st)
     st->claims_prepared = *(size_t *)ctx;
 }
 
+/* Bound and not serving yet: a connection waits in the listen queue, the
+ * URL names the port the kernel picked, and stop gives the port back. */
+static void test_bind_before_serving(void **state)
+{
+    (void)state;
+    struct error err;
+    struct metrics_server *s = metrics_server_bind("127.0.0.1:0", &err);
+    assert_non_null(s);
+    unsigned port = metrics_server_port(s);
+    assert_true(port > 0);
+    char want[64];
+    snprintf(want, sizeof(want), "http://127.0.0.1:%u/metrics", port);
+    assert_string_equal(metrics_server_url(s), want);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    close(fd);
+
+    /* Taken: a second bind names the address and the reason. */
+    char addr[32];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+    assert_null(metrics_server_bind(addr, &err));
+    assert_non_null(strstr(err.msg, "cannot listen on 127.0.0.1:"));
+    assert_non_null(strstr(err.msg, strerror(EADDRINUSE)));
+    metrics_server_stop(s);
+    s = metrics_server_bind(addr, &err);
+    assert_non_null(s);
+    metrics_server_stop(s);
+
+    /* Every interface: the URL says 0.0.0.0; IPv6 in brackets. */
+    s = metrics_server_bind(":0", &err);
+    assert_non_null(s);
+    snprintf(want, sizeof(want), "http://0.0.0.0:%u/metrics", metrics_server_port(s));
+    assert_string_equal(metrics_server_url(s), want);
+    metrics_server_stop(s);
+    s = metrics_server_bind("[::1]:0", &err);
+    if (s != NULL) { /* hosts without IPv6 have no ::1 */
+        snprintf(want, sizeof(want), "http://[::1]:%u/metrics", metrics_server_port(s));
+        assert_string_equal(metrics_server_url(s), want);
+        metrics_server_stop(s);
+    }
+    assert_null(metrics_server_bind("9400", &err));
+    assert_non_null(strstr(err.msg, "want HOST:PORT"));
+}
+
 static void test_server(void **state)
 {
     (void)state;
@@ -285,8 +340,9 @@ static void test_server(void **state)
     struct metrics *m = metrics_new(&err);
     size_t prepared = 3;
     metrics_health_flips(m, 1);
-    struct metrics_server *s = metrics_server_start("127.0.0.1:0", m, fill_state, &prepared, &err);
+    struct metrics_server *s = metrics_server_bind("127.0.0.1:0", &err);
     assert_non_null(s);
+    assert_int_equal(metrics_server_serve(s, m, fill_state, &prepared, &err), 0);
     unsigned port = metrics_server_port(s);
     assert_true(port > 0);
 
@@ -303,11 +359,12 @@ static void test_server(void **state)
     assert_non_null(strstr(r, " 405 "));
     free(r);
 
-    /* The port is taken now: a second server says so. */
+    /* Stopping a server that served closes its socket too. */
     char addr[32];
     snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-    assert_null(metrics_server_start(addr, m, NULL, NULL, &err));
-    assert_non_null(strstr(err.msg, "cannot listen on 127.0.0.1:"));
+    metrics_server_stop(s);
+    s = metrics_server_bind(addr, &err);
+    assert_non_null(s);
     metrics_server_stop(s);
     metrics_free(m);
 }
@@ -319,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_exposition_format),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_addresses),
+        cmocka_unit_test(test_bind_before_serving),
         cmocka_unit_test(test_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,7 +65,7 @@ teardown() {
     assert_output --partial "/v1.PodResourcesLister/Get: NOT_FOUND: pod nobody not found in default"
 }
 
-@test "bad usage and an absent socket are explained" {
+@test "bad usage, an absent socket, one nobody listens on and a silent kubelet are explained" {
     run -2 "$CLIENT" --socket "$SOCK" get trainer
     assert_output --partial '"trainer" is not NAMESPACE/POD'
     run -2 "$CLIENT" --socket "$SOCK" watch
@@ -73,5 +73,28 @@ teardown() {
     run -2 "$CLIENT" --timeout 0
     assert_output --partial '--timeout 0: must be 1..3600 seconds'
     run -1 "$CLIENT" --socket "$BATS_TEST_TMPDIR/none.sock" --timeout 2
-    assert_output --partial "none.sock /v1.PodResourcesLister/List: UNAVAILABLE"
+    assert_output "fakehw-podresources: cannot reach the kubelet's PodResources API at $BATS_TEST_TMPDIR/none.sock: there is no such socket. Is the kubelet running on this node, and is its PodResources API enabled? --socket (or PODRESOURCES_SOCKET) names another socket."
+    # The default socket, when nothing is there, is named the same way.
+    if [[ ! -e /var/lib/kubelet/pod-resources/kubelet.sock ]]; then
+        run -1 env -u PODRESOURCES_SOCKET "$CLIENT" --timeout 2
+        assert_output --partial "cannot reach the kubelet's PodResources API at /var/lib/kubelet/pod-resources/kubelet.sock: there is no such socket. Is the kubelet running"
+    fi
+    # A socket file that nobody listens on (the server is gone).
+    /usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$BATS_TEST_TMPDIR/stale.sock"
+    run -1 "$CLIENT" --socket "$BATS_TEST_TMPDIR/stale.sock" --timeout 2
+    assert_output --partial "stale.sock: nothing listens there (a socket left by a kubelet that is gone?). Is the kubelet running"
+    refute_output --partial "UNAVAILABLE"
+    # A server that accepts and never answers: the deadline, named.
+    /usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+time.sleep(30)' "$BATS_TEST_TMPDIR/silent.sock" &
+    local silent=$!
+    local i
+    for ((i = 0; i < 50; i++)); do [[ -S $BATS_TEST_TMPDIR/silent.sock ]] && break; sleep 0.1; done
+    run -1 "$CLIENT" --socket "$BATS_TEST_TMPDIR/silent.sock" --timeout 1
+    kill "$silent"
+    wait "$silent" 2>/dev/null || true
+    assert_output --partial "silent.sock /v1.PodResourcesLister/List: the kubelet did not answer within 1 s (--timeout)"
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for fakehw-podresources' output: the JSON shape and the table
- * (padding, rows per device, claims without devices, pods left out). */
+ * (padding, rows per device, claims without devices, pods left out); and
+ * what it says when the socket does not answer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "driver/podresources/podresources_print.h"
+#include "driver/podresources/podresources_reach.h"
 
 static V1__CDIDevice cdi0 = {PROTOBUF_C_MESSAGE_INIT(&v1__cdidevice__descriptor), "k8s.d/gpu=a"};
 static V1__CDIDevice cdi1 = {PROTOBUF_C_MESSAGE_INIT(&v1__cdidevice__descriptor), "d/meta=b"};
@@ -122,11 +129,86 @@ static void test_json(void **state)
     json_decref(doc);
 }
 
+/* A unix socket bound at path; listening when listen_too.  Its fd. */
+static int bound_socket(const char *path, bool listen_too)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    if (listen_too)
+        assert_int_equal(listen(fd, 1), 0);
+    return fd;
+}
+
+static void assert_explained(const char *path, const char *what)
+{
+    char buf[1024];
+    assert_true(podres_explain_unreachable(path, buf, sizeof(buf)));
+    char want[512];
+    snprintf(want, sizeof(want), "cannot reach the kubelet's PodResources API at %s: %s", path,
+             what);
+    if (strncmp(buf, want, strlen(want)) != 0)
+        fail_msg("got \"%s\", want it to start with \"%s\"", buf, want);
+}
+
+static void test_unreachable(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_podres.XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/kubelet.sock", dir);
+    char buf[1024];
+
+    assert_explained(path, "there is no such socket. Is the kubelet running on this node, and is "
+                           "its PodResources API enabled? --socket (or PODRESOURCES_SOCKET) names "
+                           "another socket.");
+    assert_explained(dir, "that is not a socket.");
+    /* A socket file nobody listens on: what a kubelet that is gone leaves. */
+    close(bound_socket(path, false));
+    assert_explained(path, "nothing listens there (a socket left by a kubelet that is gone?). Is "
+                           "the kubelet running");
+    unlink(path);
+    /* A socket that answers: the call failed for another reason. */
+    int fd = bound_socket(path, true);
+    assert_false(podres_explain_unreachable(path, buf, sizeof(buf)));
+    close(fd);
+
+    /* Not root's: a child that became nobody cannot enter the directory. */
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(dir, 0700), 0);
+        int pipefd[2];
+        assert_int_equal(pipe(pipefd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(pipefd[0]);
+            if (setgid(65534) != 0 || setuid(65534) != 0)
+                _exit(2);
+            bool told = podres_explain_unreachable(path, buf, sizeof(buf));
+            _exit(told && write(pipefd[1], buf, strlen(buf)) > 0 ? 0 : 3);
+        }
+        close(pipefd[1]);
+        char got[1024] = {0};
+        ssize_t n = read(pipefd[0], got, sizeof(got) - 1);
+        close(pipefd[0]);
+        int status;
+        waitpid(pid, &status, 0);
+        assert_true(n > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_non_null(strstr(got, ": permission denied: the kubelet's socket and its directory "
+                                    "belong to root: run as root"));
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_unreachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # fakehw-kubelet-plugin's Prometheus endpoint (--metrics-address): after a
 # prepare, an unprepare and a health flip, the counters and histograms a
-# driver author reads have moved.
+# driver author reads have moved; the address is checked before anything
+# starts, and the log names the URL really bound.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
 
 bats_require_minimum_version 1.5.0
@@ -18,9 +19,9 @@ teardown() {
     node_teardown
 }
 
-# metrics_port: the port the plugin logged it serves the metrics on.
+# metrics_port: the port of the URL the plugin logged it serves the metrics at.
 metrics_port() {
-    sed -n 's/.*metrics: serving http:.* (port \([0-9]*\))$/\1/p' "$PLUGIN_LOG" | tail -n 1 | grep .
+    sed -n 's|.*metrics: serving http://127\.0\.0\.1:\([0-9]*\)/metrics$|\1|p' "$PLUGIN_LOG" | tail -n 1 | grep .
 }
 
 scrape() {
@@ -40,13 +41,25 @@ value() {
     kubelet_register
     wait_pool_published 4
     wait_for 5 "the metrics port in the plugin log" metrics_port
+    # Port 0 was asked for: the log names the one the kernel picked.
+    [[ $(metrics_port) -gt 0 ]] || fail "logged port $(metrics_port)"
 
     SCRAPE=$(scrape)
+    # The version --version prints, in the start line and as build_info.
+    local release commit
+    read -r _ release commit < <("$NODE_BIN/fakehw-kubelet-plugin" --version)
+    commit=${commit#(git }
+    commit=${commit%)}
+    run -0 grep -F "starting fakehw-kubelet-plugin $release (git $commit): driver " "$PLUGIN_LOG"
+    assert_equal "$(value "fakehw_dra_build_info{version=\"$release\",git_commit=\"$commit\"}")" 1
     assert_equal "$(value 'fakehw_dra_node_prepare_claims_total{result="success"}')" 0
     assert_equal "$(value fakehw_dra_claims_prepared)" 0
     assert_equal "$(value fakehw_dra_resourceslices)" 1
     assert_equal "$(value fakehw_dra_devices_published)" 4
     assert_equal "$(value fakehw_dra_health_flips_total)" 0
+    # Publishing the pool at start-up is no flip: no latency sample.
+    assert_equal "$(value fakehw_dra_health_change_to_slice_seconds_count)" 0
+    assert_equal "$(value fakehw_dra_health_change_to_health_stream_seconds_count)" 0
     [[ $(value 'fakehw_dra_api_requests_total{verb="POST",code="201"}') -ge 1 ]] ||
         fail "no slice create counted: $(grep api_requests <<<"$SCRAPE")"
 
@@ -65,12 +78,13 @@ value() {
     fakehw_flip gpu-0 unhealthy "XID 79: GPU has fallen off the bus"
     wait_for 10 "the taint and the claim condition" eval '[[ $(claim_condition c1 gpu-0) == "False XID79" ]] && slices ".[].spec.devices[] | select(.name == \"gpu-0\") | .taints" -e >/dev/null'
     # (wait_for runs its command in a subshell: SCRAPE is read again after.)
-    wait_for 5 "the flip in the metrics" eval 'SCRAPE=$(scrape) && [[ $(value fakehw_dra_health_change_to_claim_status_seconds_count) -ge 1 ]]'
+    wait_for 5 "the flip in the metrics" eval 'SCRAPE=$(scrape) && [[ $(value fakehw_dra_health_change_to_claim_status_seconds_count) -ge 1 && $(value fakehw_dra_health_change_to_slice_seconds_count) -ge 1 ]]'
     SCRAPE=$(scrape)
     assert_equal "$(value fakehw_dra_health_flips_total)" 1
     assert_equal "$(value fakehw_dra_devices_tainted)" 1
     assert_equal "$(value fakehw_dra_health_change_to_health_stream_seconds_count)" 1
-    [[ $(value fakehw_dra_health_change_to_slice_seconds_count) -ge 1 ]] || fail "no slice latency recorded"
+    # One flip, one sample: the flip's sync, not the start-up publish too.
+    assert_equal "$(value fakehw_dra_health_change_to_slice_seconds_count)" 1
     [[ $(value fakehw_dra_claim_status_writes_total) -ge 2 ]] || fail "claim status writes not counted"
 
     run unprepare_claims "$(ref c2)"
@@ -125,7 +139,7 @@ value() {
     assert_equal "$(value 'fakehw_dra_prepare_claim_reads_total{source="get"}')" 2
 }
 
-@test "metrics: off by default; a bad --metrics-address is refused naming the flag [fake-driver]" {
+@test "metrics: off by default; a bad or taken --metrics-address is refused naming the flag, before any API call [fake-driver]" {
     fakehw_config 1
     fakehw_start
     api_start
@@ -135,9 +149,20 @@ value() {
     run grep -c 'metrics: serving' "$PLUGIN_LOG"
     assert_output 0
     plugin_stop TERM
+    standin_clear_requests
     run "$NODE_BIN/fakehw-kubelet-plugin" --node-name "$NODE" --kubeconfig "$KUBECONFIG_FILE" \
         --fakehw-root "$MNT" --kubelet-registrar-directory-path "$REG_DIR" \
         --kubelet-plugins-directory-path "$PLUGINS_DIR" --cdi-root "$CDI_ROOT" --metrics-address 9400
     assert_failure
     assert_output --partial 'metrics address "9400": want HOST:PORT'
+    # The API stand-in's own port is taken.
+    local taken=127.0.0.1:${API##*:}
+    run "$NODE_BIN/fakehw-kubelet-plugin" --node-name "$NODE" --kubeconfig "$KUBECONFIG_FILE" \
+        --fakehw-root "$MNT" --kubelet-registrar-directory-path "$REG_DIR" \
+        --kubelet-plugins-directory-path "$PLUGINS_DIR" --cdi-root "$CDI_ROOT" --metrics-address "$taken"
+    assert_failure
+    assert_output --partial "--metrics-address: metrics server: cannot listen on $taken"
+    assert_output --partial "Address already in use"
+    run standin_requests
+    assert_output ''
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# fakegpu-smi against plain-directory fakehw trees: exact output of -L and the
-# CSV formats, numbering, FAKEHW_VISIBLE_DEVICES, -i, exit codes, and that
-# the binary is static.
+# fakegpu-smi against plain-directory fakehw trees: exact output of -L, -q
+# and the CSV formats, numbering, FAKEHW_VISIBLE_DEVICES, -i, exit codes,
+# and that the binary is static.
 # shellcheck disable=SC2154 # $stderr is set by bats' run --separate-stderr
 
 bats_require_minimum_version 1.5.0
@@ -101,6 +101,39 @@ GPU 2: NVIDIA H100 80GB HBM3 (UUID: $U2)"
 	run "$SMI" --root "$BATS_TEST_TMPDIR/empty-root"
 	assert_failure 6
 	assert_output "No devices were found"
+}
+
+# no_default_tree CMD...: CMD with an empty tmpfs over /var/run (a private
+# mount namespace), so the default root holds nothing whatever this
+# machine runs.
+no_default_tree() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	unshare -m --propagation private bash -c 'mount -t tmpfs none "$(readlink -f /var/run)" && exec "$@"' _ "$@"
+}
+
+@test "nothing under the default root: where it looked and how to look elsewhere, on stderr" {
+	if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null; then
+		skip "needs root and unshare"
+	fi
+	local hint="fakegpu-smi: no fakehw devices under /var/run/fakehw, the default root: give the tree's root with --root DIR or FAKEHW_ROOT (on a node, fakehw's --mount directory)"
+	run --separate-stderr no_default_tree "$SMI" -L
+	assert_failure 6
+	assert_output "No devices were found"
+	assert_equal "$stderr" "$hint"
+	# An empty devices directory there says the same.
+	run --separate-stderr no_default_tree bash -c 'mkdir -p /var/run/fakehw/devices && exec "$@"' _ "$SMI" --query-gpu=index --format=csv
+	assert_failure 6
+	assert_output "No devices were found"
+	assert_equal "$stderr" "$hint"
+	# A root that was named, or devices hidden by FAKEHW_VISIBLE_DEVICES:
+	# only nvidia-smi's line.
+	mkdir "$BATS_TEST_TMPDIR/empty-root"
+	run --separate-stderr "$SMI" --root "$BATS_TEST_TMPDIR/empty-root"
+	assert_failure 6
+	assert_equal "$stderr" ""
+	FAKEHW_VISIBLE_DEVICES=none run --separate-stderr "$SMI" --root "$ROOT"
+	assert_failure 6
+	assert_equal "$stderr" ""
 }
 
 @test "a --root or FAKEHW_ROOT that is no directory is named, exit 12" {
@@ -224,6 +257,27 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
 	assert_output "81920 MiB"
 }
 
+@test "-L lists a GPU's MIG devices in fakehw index order (the config's), not by placement" {
+	local m4=MIG-00000000-0000-5000-8000-000000000004 m0=MIG-00000000-0000-5000-8000-000000000000 d
+	# The config put the instance at placement 4 first: it has the lower index.
+	make_device "$ROOT" gpu-5-mig-3g40gb-4 1005 "$m4" "NVIDIA A100-SXM4-80GB" 42949672960 0000:15:00.0
+	make_device "$ROOT" gpu-5-mig-3g40gb-0 1006 "$m0" "NVIDIA A100-SXM4-80GB" 42949672960 0000:15:00.0
+	for d in gpu-5-mig-3g40gb-4:4 gpu-5-mig-3g40gb-0:0; do
+		echo gpu-5 >"$ROOT/devices/${d%:*}/parent"
+		echo 3g.40gb >"$ROOT/devices/${d%:*}/migProfile"
+		echo "${d#*:}:4" >"$ROOT/devices/${d%:*}/migPlacement"
+	done
+	echo static >"$ROOT/devices/gpu-5/migMode"
+	run "$SMI" --root "$ROOT" -L -i 1
+	assert_success
+	assert_output "GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
+  MIG 3g.40gb     Device  0: (UUID: $m4)
+  MIG 3g.40gb     Device  1: (UUID: $m0)"
+	run "$SMI" --root "$ROOT" -q -i 1
+	assert_line "        MIG Device 0                      : 3g.40gb (UUID: $m4)"
+	assert_line "        MIG Device 1                      : 3g.40gb (UUID: $m0)"
+}
+
 @test "FAKEHW_VISIBLE_DEVICES naming an absent GPU warns on stderr" {
 	FAKEHW_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000,$U0" \
 		run --separate-stderr "$SMI" --root "$ROOT" -L
@@ -260,10 +314,200 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
 	assert_output "3"
 }
 
-@test "bad flags and values exit 2 with a message" {
-	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index,temperature.gpu --format=csv
+@test "the fields scripts ask nvidia-smi for most: values, zeros and [N/A]" {
+	echo static >"$ROOT/devices/gpu-7/migMode"
+	echo off >"$ROOT/devices/gpu-5/migMode"
+	run "$SMI" --root "$ROOT" --format=csv \
+		--query-gpu=name,uuid,index,pci.bus_id,pci.domain,pci.bus,pci.device,driver_version,memory.total,memory.reserved,memory.used,memory.free
+	assert_success
+	assert_output "name, uuid, index, pci.bus_id, pci.domain, pci.bus, pci.device, driver_version, memory.total [MiB], memory.reserved [MiB], memory.used [MiB], memory.free [MiB]
+NVIDIA A100-SXM4-80GB, $U0, 0, 00000000:13:00.0, 0x0000, 0x13, 0x00, 550.127.05, 81920 MiB, 0 MiB, 0 MiB, 81920 MiB
+NVIDIA A100-SXM4-80GB, $U1, 1, 00000000:15:00.0, 0x0000, 0x15, 0x00, 550.127.05, 81920 MiB, 0 MiB, 0 MiB, 81920 MiB
+NVIDIA H100 80GB HBM3, $U2, 2, 00000000:AF:00.0, 0x0000, 0xAF, 0x00, 550.127.05, 81559 MiB, 0 MiB, 0 MiB, 81559 MiB"
+	# Values fakehw has no source for are nvidia-smi's [N/A], with or
+	# without units; a tree without migMode (gpu-3) has no MIG mode.
+	run "$SMI" --root "$ROOT" --format=csv \
+		--query-gpu=temperature.gpu,utilization.gpu,utilization.memory,mig.mode.current,mig.mode.pending,serial,gpu_serial,compute_cap,power.draw,power.limit
+	assert_success
+	assert_output "temperature.gpu, utilization.gpu [%], utilization.memory [%], mig.mode.current, mig.mode.pending, serial, serial, compute_cap, power.draw [W], power.limit [W]
+[N/A], 0 %, 0 %, [N/A], [N/A], [N/A], [N/A], 8.0, [N/A], [N/A]
+[N/A], 0 %, 0 %, Disabled, Disabled, [N/A], [N/A], 8.0, [N/A], [N/A]
+[N/A], 0 %, 0 %, Enabled, Enabled, [N/A], [N/A], 8.0, [N/A], [N/A]"
+	run "$SMI" --root "$ROOT" -i 2 --format=csv,noheader,nounits --query-gpu=memory.used,utilization.gpu,power.draw,temperature.gpu
+	assert_success
+	assert_output "0, 0, [N/A], [N/A]"
+	# A share: total and free are the memory it was granted.
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=21474836480 \
+		run "$SMI" --root "$ROOT" --query-gpu=memory.total,memory.used,memory.free --format=csv,noheader
+	assert_output "20480 MiB, 0 MiB, 20480 MiB"
+	# timestamp: nvidia-smi's YYYY/MM/DD HH:MM:SS.msec, now.
+	run "$SMI" --root "$ROOT" -i 0 --query-gpu=timestamp --format=csv,noheader
+	assert_success
+	assert_output --regexp '^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}$'
+	[[ ${output:0:10} == "$(date +%Y/%m/%d)" ]] || fail "timestamp $output is not today"
+}
+
+@test "an nvidia-smi field fakegpu-smi lacks is not supported; a name nvidia-smi lacks is not valid" {
+	local f
+	for f in fan.speed pstate clocks.sm ecc.errors.uncorrected.aggregate.total clocks_throttle_reasons.active; do
+		run --separate-stderr "$SMI" --root "$ROOT" --query-gpu="index,$f" --format=csv
+		assert_failure 2
+		assert_output ""
+		[[ $stderr == "fakegpu-smi: Field \"$f\" is not supported by fakegpu-smi (supported: timestamp, driver_version, count, name, "*", mig.mode.current, mig.mode.pending, minor_number, numa_node, health, health.reason)"* ]] ||
+			fail "$f: $stderr"
+	done
+	for f in temperature.cpu ecc.errors.uncorrected.aggregate.bogus Name gpu_index; do
+		run --separate-stderr "$SMI" --root "$ROOT" --query-gpu="index,$f" --format=csv
+		assert_failure 2
+		[[ $stderr == "fakegpu-smi: Field \"$f\" is not a valid field to query."* ]] || fail "$f: $stderr"
+	done
+	# Every field --help-query-gpu lists is accepted.
+	local all
+	all=$("$SMI" --help-query-gpu | sed -n 's/^  \([a-z][a-z0-9._]*\) .*/\1/p' | paste -sd, -)
+	[[ $(tr -cd , <<<"$all" | wc -c) -ge 26 ]] || fail "fields listed: $all"
+	run "$SMI" --root "$ROOT" --query-gpu="$all" --format=csv,noheader
+	assert_success
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "-q prints nvidia-smi -q's report: its sections and order, N/A where fakehw has no value" {
+	echo static >"$ROOT/devices/gpu-7/migMode"
+	echo unhealthy >"$ROOT/devices/gpu-7/health"
+	echo "XID 79: fallen off the bus" >"$ROOT/devices/gpu-7/healthReason"
+	local mig=MIG-1c2d3e4f-5a6b-5c7d-8e9f-0a1b2c3d4e5f
+	make_device "$ROOT" gpu-7-mig-3g40gb-4 1007 "$mig" "NVIDIA H100 80GB HBM3" 42949672960 0000:af:00.0
+	echo gpu-7 >"$ROOT/devices/gpu-7-mig-3g40gb-4/parent"
+	echo 3g.40gb >"$ROOT/devices/gpu-7-mig-3g40gb-4/migProfile"
+	echo 4:4 >"$ROOT/devices/gpu-7-mig-3g40gb-4/migPlacement"
+	run "$SMI" --root "$ROOT" -q -i 2
+	assert_success
+	assert_line --index 0 "==============NVSMI LOG=============="
+	assert_line --index 1 --regexp '^Timestamp                                 : [A-Z][a-z]{2} [A-Z][a-z]{2} [ 1-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}$'
+	# bats' lines drop empty ones: compare the text after the timestamp.
+	assert_equal "$(sed '1,4d' <<<"$output")" "Driver Version                            : 550.127.05
+CUDA Version                              : 12.4
+
+Attached GPUs                             : 3
+GPU 00000000:AF:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Product Brand                         : Nvidia
+    Product Architecture                  : Ampere
+    Display Mode                          : N/A
+    Display Active                        : N/A
+    Persistence Mode                      : N/A
+    Addressing Mode                       : N/A
+    MIG Mode
+        Current                           : Enabled
+        Pending                           : Enabled
+    Accounting Mode                       : N/A
+    Accounting Mode Buffer Size           : N/A
+    Driver Model
+        Current                           : N/A
+        Pending                           : N/A
+    Serial Number                         : N/A
+    GPU UUID                              : $U2
+    Minor Number                          : 7
+    VBIOS Version                         : N/A
+    MultiGPU Board                        : N/A
+    Board ID                              : N/A
+    Board Part Number                     : N/A
+    GPU Part Number                       : N/A
+    FRU Part Number                       : N/A
+    Module ID                             : N/A
+    GPU Operation Mode
+        Current                           : N/A
+        Pending                           : N/A
+    GSP Firmware Version                  : N/A
+    GPU Virtualization Mode
+        Virtualization Mode               : N/A
+        Host VGPU Mode                    : N/A
+    PCI
+        Bus                               : 0xAF
+        Device                            : 0x00
+        Domain                            : 0x0000
+        Device Id                         : N/A
+        Bus Id                            : 00000000:AF:00.0
+        Sub System Id                     : N/A
+    Fan Speed                             : N/A
+    Performance State                     : N/A
+    FB Memory Usage
+        Total                             : 81559 MiB
+        Reserved                          : 0 MiB
+        Used                              : 0 MiB
+        Free                              : 81559 MiB
+    Compute Mode                          : N/A
+    Utilization
+        Gpu                               : 0 %
+        Memory                            : 0 %
+        Encoder                           : N/A
+        Decoder                           : N/A
+    ECC Mode
+        Current                           : N/A
+        Pending                           : N/A
+    Temperature
+        GPU Current Temp                  : N/A
+    GPU Power Readings
+        Power Draw                        : N/A
+        Current Power Limit               : N/A
+    Clocks
+        Graphics                          : N/A
+        SM                                : N/A
+        Memory                            : N/A
+    Processes                             : None
+    fakehw
+        Device                            : gpu-7
+        Health                            : unhealthy
+        Health Reason                     : XID 79: fallen off the bus
+        NUMA Node                         : 0
+        MIG Device 0                      : 3g.40gb (UUID: $mig)"
+	# The text starts with an empty line and ends each GPU with one, as
+	# nvidia-smi's does.
+	[[ $("$SMI" --root "$ROOT" -q -i 2 | head -n 1) == "" ]] || fail "no empty first line"
+	[[ $("$SMI" --root "$ROOT" -q -i 2 | tail -c 2 | od -An -c | tr -d ' ') == '\n\n' ]] || fail "no empty last line"
+}
+
+@test "-q and --query: every GPU, Attached GPUs counts the visible ones, a share, labels to column 42" {
+	run "$SMI" --root "$ROOT" --query
+	assert_success
+	run grep -c '^GPU 00000000:' <<<"$output"
+	assert_output 3
+	# Every "label : value" line puts its colon after 42 columns of label.
+	run bash -c '"$1" --root "$2" -q | grep " : " | grep -v "^.\{42\}: "' _ "$SMI" "$ROOT"
+	assert_output ""
+	FAKEHW_DEVICE_5_UUID="$U1" FAKEHW_DEVICE_5_MEMORY=21474836480 FAKEHW_DEVICE_5_SHARE_ID=s-1 \
+		run "$SMI" --root "$ROOT" -q
+	assert_success
+	assert_line "Attached GPUs                             : 1"
+	assert_line "        Total                             : 20480 MiB"
+	assert_line "        Share                             : s-1: 20480 MiB"
+	assert_line "    Product Architecture                  : Ampere"
+	# A tree without brand or architecture, and a GPU without MIG mode.
+	echo >"$ROOT/devices/gpu-3/brand"
+	echo -1 >"$ROOT/devices/gpu-3/numaNode"
+	run "$SMI" --root "$ROOT" -q -i 0
+	assert_line "    Product Brand                         : N/A"
+	assert_line "        NUMA Node                         : N/A"
+	assert_line "        Health Reason                     : N/A"
+	assert_line "        Current                           : N/A"
+	assert_line "Attached GPUs                             : 3"
+	# Nothing to show, and the flags it does not go with.
+	FAKEHW_VISIBLE_DEVICES=none run "$SMI" --root "$ROOT" -q
+	assert_failure 6
+	assert_output "No devices were found"
+	run --separate-stderr "$SMI" --root "$ROOT" -q -L
 	assert_failure 2
-	[[ $stderr == *'Field "temperature.gpu" is not a valid field to query.'* ]]
+	[[ $stderr == "fakegpu-smi: -L, -q and --query-gpu cannot be used together"* ]]
+	run --separate-stderr "$SMI" --root "$ROOT" -q --query-gpu=index --format=csv
+	assert_failure 2
+	run --separate-stderr "$SMI" --root "$ROOT" -q --format=csv
+	assert_failure 2
+	[[ $stderr == *"--format only applies to --query-gpu"* ]]
+}
+
+@test "bad flags and values exit 2 with a message" {
+	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index,temperature.cpu --format=csv
+	assert_failure 2
+	[[ $stderr == *'Field "temperature.cpu" is not a valid field to query.'* ]]
 	run --separate-stderr "$SMI" --root "$ROOT" --query-gpu=index --format=xml
 	assert_failure 2
 	[[ $stderr == *'"xml" is not supported'* ]]
@@ -274,6 +518,7 @@ GPU 1: NVIDIA A100-SXM4-80GB (UUID: $U1)
 	assert_failure 2
 	run --separate-stderr "$SMI" --root "$ROOT" -L --query-gpu=index --format=csv
 	assert_failure 2
+	[[ $stderr == *"-L, -q and --query-gpu cannot be used together"* ]]
 	run --separate-stderr "$SMI" --colour
 	assert_failure 2
 	[[ $stderr == "fakegpu-smi: unknown flag --colour (see --help)" ]]
