@@ -32,11 +32,12 @@ upgrade_artifacts() {
         set -e
         nohup containerd >/tmp/containerd.log 2>&1 &
         for i in $(seq 1 30); do ctr version >/dev/null 2>&1 && break; sleep 1; done
-        ctr --namespace=k8s.io images export --platform linux/amd64 /tmp/images.tar $(ctr --namespace=k8s.io images list -q)
+        ctr --namespace=k8s.io images list -q >/tmp/images.txt
+        ctr --namespace=k8s.io images export --platform linux/amd64 /tmp/images.tar $(cat /tmp/images.txt)
         pkill containerd
     ' >&2 || die "exporting the images of $image failed (see above)"
     docker cp "$id:/tmp/images.tar" "$dir/images.tar" >/dev/null || die "copying the images of $image failed"
-    docker exec "$id" ctr --namespace=k8s.io images list -q 2>/dev/null >"$dir/images.txt" || true
+    docker cp "$id:/tmp/images.txt" "$dir/images.txt" >/dev/null || die "copying the image list of $image failed"
 }
 
 # node_import_images NODE DIR: DIR/images.tar into NODE's containerd,

@@ -54,20 +54,14 @@ compare_now() {
     compare_now uuids
 }
 
-# free_device NODE: "uuid<TAB>tolerate" of a device on NODE no claim holds,
-# a plain one if there is one, else one shared by capacity; empty if none.
+# free_device NODE: a free device of NODE (free_device_in, hold.bash); a
+# device held only with admin access is free for others.
 free_device() {
     local slices taken
     slices=$(driver_slices) || return 1
     taken=$(kc get resourceclaims -A -o json | jq -c --arg d "$CONFORMANCE_DRIVER" \
-        '[.items[].status.allocation.devices.results[]? | select(.driver == $d) | "\(.pool)/\(.device)"]') || return 1
-    jq -r --arg n "$1" --arg d "$CONFORMANCE_DRIVER" --argjson taken "$taken" "$JQ_LOOKUP"'
-        [.[] | select(.spec.nodeName == $n and ((.spec.skipNodeOperations // false) | not))
-         | .spec.pool.name as $p | .spec.devices[]?
-         | select(((.bindingConditions // []) | length) == 0 and ((.consumesCounters // []) | length) == 0)
-         | select((.allowMultipleAllocations // false) or ($taken | index("\($p)/\(.name)") | not))
-         | {uuid: (lookup(.attributes; "uuid") | .string // empty), shared: (.allowMultipleAllocations // false)}]
-        | sort_by(.shared) | .[0] // empty | .uuid' <<<"$slices"
+        '[.items[].status.allocation.devices.results[]? | select(.driver == $d and ((.adminAccess // false) | not)) | "\(.pool)/\(.device)"]') || return 1
+    free_device_in "$slices" "$taken" "$1"
 }
 
 # requires: none
@@ -91,8 +85,10 @@ free_device() {
         is_fake_driver && assert_container_sees_claim "$ns" "$pod" ctr "$claim"
         # The kubelet's health stream from the driver: reopened after the
         # kubelet restarted (the kubelet reports generated claims from 1.35).
+        local health="health not checked (fake driver, ResourceHealthStatus and a 1.35+ control plane needed)"
         if is_fake_driver && ! gate_missing ResourceHealthStatus >/dev/null && server_minor_at_least 35 &&
             [[ $(fakehw_health "$node" "$device" 2>/dev/null) == healthy ]]; then
+            health="its health flip reached the pod (Unhealthy, then Healthy)"
             flip_unhealthy "$node" "$device"
             wait_for "allocatedResourcesStatus Unhealthy in pod $pod on $node" "$CONFORMANCE_HEALTH_TIMEOUT" \
                 pod_device_health "$ns" "$pod" ctr Unhealthy >/dev/null
@@ -102,6 +98,7 @@ free_device() {
         fi
         delete_pod "$ns" "$pod"
         wait_gone resourceclaim -n "$ns" "$claim"
+        printf '# node %s: %s prepared and released; %s\n' "$node" "$device" "$health" >&3
     done
     ((n > 0)) || skip "no node had a free device to claim"
 }

@@ -20,7 +20,8 @@ HOLD_LABEL=conformance.fakehw.example.com/upgrade-hold
 
 # hold_plan SLICES NODES: which device each hold item takes, as TSV lines
 # "item node uuid extra" (extra: the selector value for "all", the memory
-# for "share"), or "skip item reason" when the inventory has no room for it.
+# for "share"; "-" for none, since read collapses empty tab-separated
+# fields), or "skip item reason" when the inventory has no room for it.
 # SLICES is driver_slices output; NODES the schedulable, untainted nodes,
 # one per line.  Template, shared and attach go to the node with the most
 # plain devices, All mode and admin access to another one, where All takes
@@ -59,7 +60,23 @@ hold_plan() {
            | if $x then ["partition", $x.node, $x.uuid, ""] else skip("partition"; "no partition (a device with counters and a profile)") end),
           ([$devs[] | select(.kind == "shared")][0] as $x
            | if $x then ["share", $x.node, $x.uuid, $x.memory] else skip("share"; "no device is shared by memory capacity") end)
-        | @tsv' <<<"$1"
+        | map(if . == "" then "-" else . end) | @tsv' <<<"$1"
+}
+
+# free_device_in SLICES TAKEN NODE: the uuid of a device on NODE that no
+# claim holds (TAKEN: a JSON array of "pool/device"), a plain one if there
+# is one, else one shared by capacity (always allocatable once more); empty
+# if there is none.  Devices with counters or binding conditions and
+# virtual ones are never chosen.
+free_device_in() {
+    jq -r --arg n "$3" --arg d "$CONFORMANCE_DRIVER" --argjson taken "$2" "$JQ_LOOKUP"'
+        [.[] | select(.spec.nodeName == $n and ((.spec.skipNodeOperations // false) | not))
+         | .spec.pool.name as $p | .spec.devices[]?
+         | select(((.bindingConditions // []) | length) == 0 and ((.consumesCounters // []) | length) == 0)
+         | "\($p)/\(.name)" as $key
+         | select((.allowMultipleAllocations // false) or ($taken | index($key) | not))
+         | {uuid: (lookup(.attributes; "uuid") | .string // empty), shared: (.allowMultipleAllocations // false)}]
+        | sort_by(.shared) | .[0] // empty | .uuid' <<<"$1"
 }
 
 # hold_namespace NAME [admin]: the namespace, labelled as a hold namespace
@@ -92,6 +109,8 @@ hold_create() {
     local held=() TEST_NAMESPACE=$ns
     while IFS=$'\t' read -r item node uuid extra; do
         local by_uuid="" pin
+        [[ $uuid == - ]] && uuid=
+        [[ $extra == - ]] && extra=
         [[ -n $uuid ]] && by_uuid=$(cel_attribute_equals "$CONFORMANCE_UNIQUE_ATTRIBUTE" string "$uuid")
         pin=$(pin_to "$node")
         case $item in

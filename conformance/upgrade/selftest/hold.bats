@@ -48,14 +48,14 @@ kind_inventory() {
     run hold_plan "$(kind_inventory)" $'w1\nw2'
     assert_success
     assert_output "$(printf '%s\t%s\t%s\t%s\n' \
-        template w1 U0 '' shared w1 U1 '' all w2 '' H100 admin w2 '' '' \
-        attach w1 U4 '' partition w3 W0M1 '' share w3 W1 10Gi)"
+        template w1 U0 - shared w1 U1 - all w2 - H100 admin w2 - - \
+        attach w1 U4 - partition w3 W0M1 - share w3 W1 10Gi)"
 }
 
 @test "hold plan: what the inventory has no room for is skipped with the reason" {
     run hold_plan "$(slice w1 "$(dev gpu-0 U0 A100)" | jq -cs .)" w1
     assert_success
-    assert_line --index 0 $'template\tw1\tU0\t'
+    assert_line --index 0 $'template\tw1\tU0\t-'
     assert_line --partial $'skip\tshared\tno schedulable node has two devices'
     assert_line --partial $'skip\tall\tno second schedulable node'
     assert_line --partial $'skip\tattach\tno device has bindingConditions'
@@ -73,7 +73,20 @@ kind_inventory() {
     assert_line --partial $'skip\tall\t'
     # A tainted node (not in NODES) never gets the plain-device workloads.
     run hold_plan "$inv" w2
-    assert_line --index 0 $'template\tw2\tV0\t'
+    assert_line --index 0 $'template\tw2\tV0\t-'
+}
+
+@test "free device: a plain one no claim holds, else a shared one, never a partition or an attachable one" {
+    local inv
+    inv=$(kind_inventory)
+    run free_device_in "$inv" '["w1/gpu-0", "w1/gpu-1"]' w1
+    assert_output U2
+    run free_device_in "$inv" '["w1/gpu-0", "w1/gpu-1", "w1/gpu-2", "w1/gpu-3"]' w1
+    assert_output ""
+    run free_device_in "$inv" '["w3/gpu-1"]' w3
+    assert_output W1
+    run free_device_in "$inv" '[]' nowhere
+    assert_output ""
 }
 
 baseline() {
