@@ -94,6 +94,25 @@ upgrade_control_plane() {
     docker exec "$node" kubeadm upgrade apply "$version" "${args[@]}" >&2 ||
         die "kubeadm upgrade apply $version on $node failed (see above)"
     node_upgrade_kubelet "$node" "$dir" "$version"
+    # kubeadm returns when the new static pods run; the controller manager
+    # may still be taking over its lease, and until it does a new namespace
+    # gets no default ServiceAccount, so no pod.  The step ends when one does.
+    wait_until "the controller manager to serve (a new namespace gets its ServiceAccount)" 300 \
+        controller_manager_serves || die "the controller manager did not come back after the upgrade"
+}
+
+# controller_manager_serves: a probe namespace gets its default
+# ServiceAccount (the namespace is deleted again either way).
+controller_manager_serves() {
+    local ns=fakehw-upgrade-probe rc=1
+    kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null || return 1
+    kubectl get serviceaccount -n "$ns" default >/dev/null 2>&1 && rc=0
+    if ((rc == 0)); then
+        kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
+    else
+        echo "namespace $ns has no default ServiceAccount yet"
+    fi
+    return $rc
 }
 
 # upgrade_node NODE DIR VERSION: kubeadm upgrade node on NODE (its kubelet

@@ -17,6 +17,8 @@
 #   FINAL_FILTER           the same for the upgraded cluster
 #   JOBS                   parallel scenarios in the suite runs (default 2)
 #   UPGRADE_REPORT_DIR     reports (default conformance/reports/upgrade-FROM-TO)
+#   UPGRADE_CACHE          the TO programs and images, per node image (default
+#                          ~/.cache/fakehw-dra/upgrade)
 #   CONFORMANCE_IMAGE      the suite's test image, loaded into the nodes
 # Every variable of kind-up (KIND_CLUSTER_NAME, IMAGE, SKIP_IMAGE_BUILD, ...)
 # and of the suite passes through.  Exit status 1 if any check or scenario
@@ -64,9 +66,18 @@ record() {
 
 # The TO release's programs and images; its kubectl is the one every step
 # uses (within one minor of both control planes).
-art=$dir/artifacts
-log "=== the $to programs and images from $to_image"
-upgrade_artifacts "$to_image" "$art"
+# Kept per image, so the next run of the same TO reuses them.
+to_id=$(docker image inspect -f '{{.Id}}' "$to_image" 2>/dev/null) ||
+    die "node image $to_image is not in the engine's store: make node-image K8S_VERSION=$to (docs/install.md)"
+to_id=${to_id#sha256:}
+art=${UPGRADE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fakehw-dra/upgrade}/$to-${to_id:0:12}
+if [[ -f $art/version && -f $art/images.tar ]]; then
+    log "=== the $to programs and images of $to_image, from $art"
+else
+    log "=== the $to programs and images from $to_image into $art"
+    rm -rf "$art"
+    upgrade_artifacts "$to_image" "$art"
+fi
 [[ $(<"$art/version") == "$to" ]] || die "$to_image holds Kubernetes $(<"$art/version"), not $to"
 export PATH=$art/bin:$PATH
 mkdir -p "$art/bin" && ln -sf ../kubectl "$art/bin/kubectl"
@@ -86,11 +97,16 @@ suite_run() { # NAME FILTER
 }
 watch_pid=
 watch_start() { # STATE_DIR
-    UPGRADE_STATE_DIR=$1 upgrade_run watch &
+    # run.sh itself in the background (not a function), so that $! is the
+    # process the kill below stops.
+    UPGRADE_STATE_DIR=$1 "$REPO_ROOT/conformance/upgrade/run.sh" watch &
     watch_pid=$!
 }
 watch_stop() { # STATE_DIR -> gaps.json
-    [[ -n $watch_pid ]] && kill "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null
+    if [[ -n $watch_pid ]]; then
+        kill "$watch_pid" 2>/dev/null || true
+        wait "$watch_pid" 2>/dev/null || true
+    fi
     watch_pid=
     UPGRADE_STATE_DIR=$1 upgrade_run gaps >"$1/gaps.json"
 }
