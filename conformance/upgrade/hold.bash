@@ -175,7 +175,9 @@ hold_create() {
 
 # hold_namespaces: the hold namespaces that exist, one per line.
 hold_namespaces() {
-    kc get namespaces -l "$HOLD_LABEL=true" -o json | jq -r '.items[].metadata.name'
+    local json
+    json=$(kc get namespaces -l "$HOLD_LABEL=true" -o json) || return 1
+    jq -r '.items[].metadata.name' <<<"$json"
 }
 
 # hold_state: the held pods, their claims and the driver's devices per node,
@@ -188,8 +190,11 @@ hold_namespaces() {
 # lists], unless the argument is "quick" (cheap enough to run every few
 # seconds during an upgrade).
 hold_state() {
-    local ns pods='[]' claims='[]' json slices uuids='{}'
-    for ns in $(hold_namespaces); do
+    local ns pods='[]' claims='[]' json slices uuids='{}' namespaces
+    # A failed query is no answer, not "no namespaces": right after an API
+    # server restart, requests are refused until its authorizer has synced.
+    namespaces=$(hold_namespaces) || return 1
+    for ns in $namespaces; do
         json=$(kc get pods -n "$ns" -o json) || return 1
         pods=$(jq -c --argjson acc "$pods" '$acc + .items' <<<"$json") || return 1
         json=$(kc get resourceclaims -n "$ns" -o json) || return 1
@@ -277,7 +282,8 @@ hold_release() {
 }
 
 # hold_sample BASELINE: one line for the availability log: "ok", or "gap"
-# and what is missing, or "unreachable" when the API server does not answer.
+# and what is missing, or "unreachable" when the API server does not answer
+# or refuses (nothing can be told then).
 # A held pod counts as having its devices while it is Ready in the same
 # containers and its claims stay allocated and reserved for it.
 hold_sample() {

@@ -138,6 +138,21 @@ baseline() {
     assert_output "pod h/a is not Ready"
 }
 
+@test "availability: a sample the API server refuses is unreachable, not a gap" {
+    # Only the namespace query is refused (the authorizer right after an
+    # API server restart); every other query answers.
+    kc() {
+        if [[ $* == "get namespaces "* ]]; then
+            echo 'Error from server (Forbidden): namespaces is forbidden' >&2
+            return 1
+        fi
+        kubectl "$@"
+    }
+    run hold_sample "$(baseline)"
+    assert_success
+    assert_output unreachable
+}
+
 @test "availability: gaps last until the next sample; API outages are counted apart" {
     run availability_summary <<<$'100 ok\n102 unreachable\n106 gap pod h/a is not Ready\n109 gap pod h/a is not Ready\n110 ok\n120 gap claim h/x is gone\n121 ok'
     assert_success
