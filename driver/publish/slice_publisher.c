@@ -72,6 +72,7 @@ struct slice_publisher {
     json_t *unexplained;               /* keys of events not matched yet */
     bool foreign;                      /* a change that is not ours, or too many to track */
     json_t *equivalents;               /* sync thread only */
+    bool synced_once;                  /* sync thread only: a sync succeeded */
     char last_rejected[ERROR_MSG_MAX]; /* sync thread only: what was last logged */
     struct slice_publisher_status st;
 };
@@ -421,6 +422,40 @@ static enum step apply_one(struct slice_publisher *p, enum slice_sync_op op, con
     return out;
 }
 
+/* slice_sync_input.would_store: a dry-run PUT of obj; the spec the server
+ * answers is what it would store, and is remembered as stored for what was
+ * sent, as after a real write. */
+static int dry_run_update(void *ctx, const json_t *obj, json_t **stored_spec)
+{
+    struct slice_publisher *p = ctx;
+    char path[KUBE_PATH_MAX];
+    const char *name = str_at(obj, "metadata", "name");
+    struct error err = {0};
+    long status = 0;
+    json_t *answer = NULL;
+    int n = kube_path_resourceslice(path, sizeof(path), name ? name : "");
+    if (n < 0 || strlen(path) + sizeof("?dryRun=All") > sizeof(path))
+        return -1;
+    strcat(path, "?dryRun=All");
+    if (kube_request(p->kc, KUBE_PUT, path, obj, NULL, &status, &answer, &err) < 0) {
+        LOG_V(2, "slice publisher: dry-run PUT %s: %ld: %s", name ? name : "?", status, err.msg);
+        json_decref(answer);
+        return -1;
+    }
+    json_t *spec = json_object_get(answer, "spec");
+    if (!json_is_object(spec)) {
+        json_decref(answer);
+        return -1;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->st.dry_runs++;
+    pthread_mutex_unlock(&p->lock);
+    remember_equivalent(p, json_object_get(obj, "spec"), spec);
+    *stored_spec = json_incref(spec);
+    json_decref(answer);
+    return 0;
+}
+
 struct sync_input {
     struct device_snapshot *snap; /* a reference */
     char node_uid[128];
@@ -493,6 +528,10 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .existing = items,
             .ignore_taints = ignore_taints,
             .equivalents = p->equivalents,
+            /* Until this process has synced once: afterwards what the
+             * server stored for what it sent is remembered (equivalents). */
+            .would_store = p->synced_once ? NULL : dry_run_update,
+            .would_store_ctx = p,
         };
         struct sync_call call = {p, &bin, &layout, ignore_taints};
         struct slice_sync_summary sum;
@@ -500,6 +539,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
         json_decref(items); /* the biggest thing a sync holds: freed first */
         pthread_mutex_unlock(&p->list_lock);
         if (rc == 0) {
+            p->synced_once = true;
             bool wrote = sum.updates + sum.creates + sum.deletes > 0;
             pthread_mutex_lock(&p->lock);
             bool changed_shape = p->st.generation != sum.generation ||

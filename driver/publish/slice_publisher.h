@@ -80,6 +80,7 @@ struct slice_publisher_status {
     size_t counted;              /* published devices that consume counters */
     bool removing_unhealthy;     /* unhealthy devices are being left out */
     unsigned long syncs, creates, updates, deletes, conflicts, failures;
+    unsigned long dry_runs;         /* dry-run updates asking what the server would store */
     unsigned long echoes;           /* syncs skipped: the watch only saw our own writes */
     long last_update_latency_ms;    /* from a slice_publisher_update with a flip to the
                                        end of the sync that published it (flip-to-taint

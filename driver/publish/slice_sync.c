@@ -366,12 +366,74 @@ static json_t *build_at(slice_sync_build_fn build_fn, void *ctx, size_t index, i
     return want;
 }
 
-static bool slice_changed(const json_t *existing, const json_t *want,
-                          const struct slice_sync_input *in)
+/* want with every member removed that existing lacks, at any depth of maps
+ * (lists element by element when their lengths agree): what a server that
+ * drops fields it does not serve would leave of it.  A new reference; NULL
+ * when out of memory. */
+static json_t *without_absent(const json_t *want, const json_t *existing)
 {
-    return !equivalent(json_object_get(existing, "spec"), json_object_get(want, "spec"),
-                       in->equivalents, in->ignore_taints) ||
-           !owner_ok(existing, in->node, in->node_uid);
+    size_t i;
+    json_t *v, *out;
+    if (json_is_object(want) && json_is_object(existing)) {
+        const char *key;
+        out = json_object();
+        json_object_foreach((json_t *)want, key, v)
+        {
+            const json_t *e = json_object_get(existing, key);
+            if (e == NULL || out == NULL)
+                continue;
+            json_t *c = without_absent(v, e);
+            if (c == NULL || json_object_set_new(out, key, c) < 0) {
+                json_decref(out);
+                out = NULL;
+            }
+        }
+        return out;
+    }
+    if (json_is_array(want) && json_is_array(existing) &&
+        json_array_size(want) == json_array_size(existing)) {
+        out = json_array();
+        json_array_foreach((json_t *)want, i, v)
+        {
+            json_t *c = out ? without_absent(v, json_array_get(existing, i)) : NULL;
+            if (c == NULL || json_array_append_new(out, c) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    return json_incref((json_t *)want);
+}
+
+/* The desired spec differs from the stored one only by members the stored
+ * one lacks. */
+static bool only_absent_members(const json_t *existing_spec, const json_t *want_spec,
+                                bool drop_taints)
+{
+    json_t *pruned = without_absent(want_spec, existing_spec);
+    bool same = pruned != NULL && norm_equal(existing_spec, pruned, drop_taints, false);
+    json_decref(pruned);
+    return same;
+}
+
+static bool slice_changed(const json_t *existing, json_t *want, const struct slice_sync_input *in)
+{
+    const json_t *es = json_object_get(existing, "spec");
+    const json_t *ws = json_object_get(want, "spec");
+    if (!owner_ok(existing, in->node, in->node_uid))
+        return true;
+    if (equivalent(es, ws, in->equivalents, in->ignore_taints))
+        return false;
+    if (in->would_store == NULL || !only_absent_members(es, ws, in->ignore_taints))
+        return true;
+    json_t *obj = updated_object(existing, want);
+    json_t *stored = NULL;
+    bool same = obj != NULL && in->would_store(in->would_store_ctx, obj, &stored) == 0 &&
+                norm_equal(stored, es, in->ignore_taints, false);
+    json_decref(stored);
+    json_decref(obj);
+    return !same;
 }
 
 int slice_sync_run(const struct slice_sync_input *in, size_t n_slices, slice_sync_build_fn build_fn,

@@ -17,7 +17,9 @@
  *  - A matched slice is unchanged when its spec equals the desired one
  *    (taint timeAdded ignored; empty lists and maps equal missing ones;
  *    taints ignored altogether with ignore_taints) and its owner reference
- *    is ours.
+ *    is ours.  When the desired spec has members the stored one lacks and
+ *    nothing else differs, it is also unchanged if a dry-run update says
+ *    the server would store what it has (would_store).
  *  - The generation stays G when there is nothing to create, at most one
  *    slice to update and (stricter than the Go helper) no obsolete slice at
  *    G, so a consumer never sees two slices of one generation that disagree;
@@ -60,6 +62,17 @@ struct slice_sync_input {
      * "stored" counts as equal to "sent", so a server that rewrites a field
      * does not make the publisher write the same slice again and again. */
     const json_t *equivalents;
+    /* What the server would store for an update object, asked without
+     * storing it (a dry run; may be NULL).  Asked only for a slice whose
+     * desired spec differs from the stored one by nothing but members the
+     * stored one lacks: a server that drops a field it does not serve (its
+     * feature gate off) stored an earlier process's slice without it, and a
+     * new process would otherwise write that slice once more (the
+     * publisher asks until its first sync succeeded).  Fills
+     * *stored_spec (a new reference) and returns 0, or returns -1 when it
+     * cannot tell (the slice is then written). */
+    int (*would_store)(void *ctx, const json_t *obj, json_t **stored_spec);
+    void *would_store_ctx;
 };
 
 struct slice_sync_plan {

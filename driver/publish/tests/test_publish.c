@@ -478,7 +478,11 @@ static void plan_for(struct world *w)
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&in, &r, &err), 0);
-    struct slice_sync_input sin = {DRIVER, NODE, NODE_UID, w->server, r.slices, false, NULL};
+    struct slice_sync_input sin = {.driver = DRIVER,
+                                   .node = NODE,
+                                   .node_uid = NODE_UID,
+                                   .existing = w->server,
+                                   .desired = r.slices};
     slice_sync_plan_free(&w->plan);
     if (slice_sync_plan(&sin, &w->plan, &err) < 0)
         fail_msg("plan: %s", err.msg);
@@ -686,7 +690,11 @@ static void test_plan_dropped_taints_and_equivalents(void **state)
     assert_true(slice_taints_dropped(json_array_get(r.slices, 0), server_obj));
     assert_false(slice_taints_dropped(json_array_get(r.slices, 0), json_array_get(r.slices, 0)));
     json_t *server = json_pack("[o]", server_obj);
-    struct slice_sync_input sin = {DRIVER, NODE, NODE_UID, server, r.slices, false, NULL};
+    struct slice_sync_input sin = {.driver = DRIVER,
+                                   .node = NODE,
+                                   .node_uid = NODE_UID,
+                                   .existing = server,
+                                   .desired = r.slices};
     struct slice_sync_plan plan;
     assert_int_equal(slice_sync_plan(&sin, &plan, &err), 0);
     assert_int_equal(count(plan.updates), 1); /* would write again and again... */

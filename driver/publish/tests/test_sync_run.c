@@ -96,7 +96,31 @@ struct world {
     int stop_at; /* the call (1-based) that gets stop_rc; 0: none */
     int stop_rc;
     struct slice_sync_summary sum;
+    /* The dry run (slice_sync_input.would_store): 0 none, else what the
+     * fake server answers; dry_runs counts the questions. */
+    enum { DRY_NONE, DRY_DROPS_CAPACITY, DRY_KEEPS, DRY_FAILS } dry;
+    int dry_runs;
 };
+
+/* Removes capacity from the first device of a slice spec, as a server that
+ * does not serve a field drops it. */
+static void drop_first_capacity(json_t *spec)
+{
+    json_object_del(json_array_get(json_object_get(spec, "devices"), 0), "capacity");
+}
+
+static int fake_would_store(void *ctx, const json_t *obj, json_t **stored_spec)
+{
+    struct world *w = ctx;
+    w->dry_runs++;
+    if (w->dry == DRY_FAILS)
+        return -1;
+    json_t *spec = json_deep_copy(json_object_get(obj, "spec"));
+    if (w->dry == DRY_DROPS_CAPACITY)
+        drop_first_capacity(spec);
+    *stored_spec = spec;
+    return 0;
+}
 
 static json_t *record_build(void *ctx, size_t index, struct error *err)
 {
@@ -158,7 +182,12 @@ static int sync_world(struct world *w)
     assert_int_equal(slice_layout_make(&w->bin, &w->layout, &err), 0);
     json_t *existing = json_deep_copy(w->server);
     json_t *before = json_deep_copy(existing);
-    struct slice_sync_input in = {DRIVER, NODE, NODE_UID, existing, NULL, false, NULL};
+    struct slice_sync_input in = {
+        .driver = DRIVER, .node = NODE, .node_uid = NODE_UID, .existing = existing};
+    if (w->dry != DRY_NONE) {
+        in.would_store = fake_would_store;
+        in.would_store_ctx = w;
+    }
     for (size_t i = 0; i < w->n_built; i++)
         json_decref(w->built[i]);
     w->n_built = 0;
@@ -314,7 +343,8 @@ static void test_update_shares_and_keeps(void **state)
     d[0].memory_bytes = 1ULL << 30; /* a change elsewhere in the slice */
     assert_int_equal(slice_build(&bin, &r, &err), 0);
     struct update_check c = {.desired = r.slices, .existing = existing_obj};
-    struct slice_sync_input in = {DRIVER, NODE, NODE_UID, server, NULL, false, NULL};
+    struct slice_sync_input in = {
+        .driver = DRIVER, .node = NODE, .node_uid = NODE_UID, .existing = server};
     struct slice_sync_summary sum;
     assert_int_equal(slice_sync_run(&in, 1, plain_build, check_write, &c, &sum, &err), 0);
     assert_int_equal(sum.updates, 1);
@@ -337,6 +367,68 @@ static void test_update_shares_and_keeps(void **state)
     json_decref(server);
     slice_build_result_free(&r);
     free(d);
+}
+
+/* A slice stored without a member the desired one has (a server that does
+ * not serve the field) is written again only when a dry run says the server
+ * would keep the member; a real change is written without asking. */
+static void test_dropped_member_dry_run(void **state)
+{
+    (void)state;
+    struct world w = {.devs = gpus(2), .n = 2, .server = json_array()};
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "C");
+    drop_first_capacity(json_object_get(json_array_get(w.server, 0), "spec"));
+
+    /* Without a dry run: written. */
+    json_t *saved = json_deep_copy(w.server);
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "U");
+    json_decref(w.server);
+    w.server = json_deep_copy(saved);
+
+    /* The server would drop it again: left alone, one question. */
+    w.dry = DRY_DROPS_CAPACITY;
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "");
+    assert_int_equal(w.sum.unchanged, 1);
+    assert_int_equal(w.dry_runs, 1);
+
+    /* The server would keep it (the gate is on now): written. */
+    w.dry = DRY_KEEPS;
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "U");
+    json_decref(w.server);
+    w.server = json_deep_copy(saved);
+
+    /* The dry run cannot tell: written. */
+    w.dry = DRY_FAILS;
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "U");
+    json_decref(w.server);
+    w.server = json_deep_copy(saved);
+
+    /* A new member besides (a flip's taint), which the server keeps:
+     * asked, and written. */
+    w.dry = DRY_DROPS_CAPACITY;
+    w.dry_runs = 0;
+    flip(&w.devs[1], "XID 79");
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "U");
+    assert_int_equal(w.dry_runs, 1);
+    json_decref(w.server);
+    w.server = json_deep_copy(saved);
+    flip(&w.devs[1], NULL);
+
+    /* A changed value: written without asking. */
+    w.dry_runs = 0;
+    w.devs[1].memory_bytes = 1ULL << 30;
+    assert_int_equal(sync_world(&w), 0);
+    assert_string_equal(w.ops, "U");
+    assert_int_equal(w.dry_runs, 0);
+
+    json_decref(saved);
+    world_free(&w);
 }
 
 /* Slices built one by one, in any order, are those of slice_build. */
@@ -557,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_one_slice_at_a_time),
         cmocka_unit_test(test_order_and_stop),
         cmocka_unit_test(test_update_shares_and_keeps),
+        cmocka_unit_test(test_dropped_member_dry_run),
         cmocka_unit_test(test_layout_matches_build),
         cmocka_unit_test(test_comparison_matches_the_copying_one),
         cmocka_unit_test(test_comparison_cases),
