@@ -18,8 +18,7 @@ teardown() { scenario_teardown; }
 
 # How long the DaemonSet keeps both pods after the new one is Ready
 # (spec.minReadySeconds, set for the update and restored after): the window
-# in which the overlap is exercised.  The update surges on every node at
-# once (maxSurge 100%, restored after too).
+# in which the overlap is exercised.
 OVERLAP_SECONDS=15
 
 # driver_daemonset NODE: the DaemonSet that owns NODE's driver pod.
@@ -159,7 +158,7 @@ restore_ds() {
 # requires: none
 # bats test_tags=generic, serial, disruptive
 @test "driver rolling update: both instances serve during the overlap; claims stay prepared; slices stay" {
-    local ns=$TEST_NAMESPACE ds old_pod claim devices versions restore
+    local ns=$TEST_NAMESPACE ds old_pod min_ready claim devices versions
     use_test_node
     ds=$(driver_daemonset "$TEST_NODE") || skip "the driver pod of $TEST_NODE has no DaemonSet to update"
     require_surge "$ds"
@@ -174,16 +173,12 @@ restore_ds() {
     local -a old_pods
     mapfile -t old_pods < <(all_driver_pods)
 
-    # The DaemonSet surges on every node at once for the test (maxSurge
-    # 100%): each node sees the same overlap as with the DaemonSet's own
-    # maxSurge, in the time of one node instead of one after another.
-    restore=$(ds_json "$ds" | jq -c '{spec: {minReadySeconds: (.spec.minReadySeconds // 0),
-        updateStrategy: {rollingUpdate: {maxSurge: .spec.updateStrategy.rollingUpdate.maxSurge}}}}')
-    defer restore_ds "$ds" "$restore"
+    min_ready=$(ds_json "$ds" | jq '.spec.minReadySeconds // 0')
+    defer restore_ds "$ds" "{\"spec\":{\"minReadySeconds\":$min_ready}}"
     # A changed template annotation is what `kubectl rollout restart` does.
     patch_ds "$ds" "$(jq -cn --argjson s $OVERLAP_SECONDS --arg t "$(date -u +%FT%TZ)" \
-        '{spec: {minReadySeconds: $s, updateStrategy: {rollingUpdate: {maxSurge: "100%"}},
-            template: {metadata: {annotations: {"conformance.fakehw.example.com/restarted-at": $t}}}}}')"
+        '{spec: {minReadySeconds: $s, template: {metadata: {annotations:
+            {"conformance.fakehw.example.com/restarted-at": $t}}}}}')"
     wait_for "a second driver pod beside $old_pod on $TEST_NODE, both Ready" "$CONFORMANCE_RESTART_TIMEOUT" \
         overlapping "$TEST_NODE" "$old_pod" >/dev/null
 
