@@ -111,7 +111,7 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man unzip \
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man unzip shfmt \
   clang libclang-rt-dev
 deps: deps-debian deps-node-image ## install every Debian package the build, the tests and make node-image need, then helm and kustomize (root)
 	scripts/install-go-tools.sh

@@ -94,7 +94,7 @@ NODE_IMAGE_NEEDS="docker -
 go -
 gcc gcc
 libc.a libc6-dev
-pkg-config pkg-config
+pkg-config pkgconf
 libseccomp libseccomp-dev
 debootstrap debootstrap"
 # As scripts/install-go-tools.sh's GO_MIN_MINOR: the Go it fetches will do.
