@@ -68,7 +68,7 @@ include fuzz/build.mk
 include scripts/build.mk
 endif
 
-.PHONY: all test unit bats check valgrind clean deps deps-debian help format lint fuzz install uninstall demo readme-tour
+.PHONY: all test unit bats check valgrind clean deps deps-debian deps-node-image deps-cluster deps-check help format lint fuzz install uninstall demo readme-tour
 
 all: $(BINS) ## build every program into build/bin
 
@@ -111,10 +111,25 @@ DEBIAN_PACKAGES := build-essential pkg-config clang-format valgrind \
   libgrpc-dev protobuf-compiler-grpc libprotobuf-c-dev protobuf-c-compiler \
   libfuse3-dev fuse3 libyaml-dev libcmocka-dev libcurl4-openssl-dev libjansson-dev \
   libmicrohttpd-dev bats bats-support bats-assert bats-file parallel shellcheck yamllint \
-  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man unzip \
+  busybox-static runc podman jq curl python3-grpcio python3-yaml openssl libgnutls28-dev help2man unzip shfmt \
   clang libclang-rt-dev
-deps: deps-debian ## install every Debian package the build and the tests need, then helm and kustomize (root)
+deps: deps-debian deps-node-image ## install every Debian package the build, the tests and make node-image need, then helm and kustomize (root)
 	scripts/install-go-tools.sh
+
+# The other install paths (docs/install.md).  make deps runs deps-node-image
+# (a few Debian packages, and Go when there is none); deps-cluster builds
+# kubectl from the k8s.io/kubernetes module, minutes of CPU that CI, which
+# runs no cluster, does without: make deps-check proves it by a dry run.
+deps-node-image: ## what make node-image and make base-image need: debootstrap, libseccomp-dev, gcc, ... (scripts/node-image/prereqs.sh) and Go 1.26 (root)
+	scripts/install-deps.sh $$(scripts/node-image/prereqs.sh packages)
+	scripts/install-go-tools.sh go
+
+deps-cluster: ## kind v0.33.0 and kubectl KUBECTL_VERSION=$(KUBECTL_VERSION), for make kind-up and make conformance, built with Go from the module proxy (root)
+	KUBECTL_VERSION="$(KUBECTL_VERSION)" scripts/install-go-tools.sh kind kubectl
+
+deps-check: ## every install path without a cluster: the pinned modules of make deps and deps-cluster resolve on the module proxy, make node-image has what it needs
+	KUBECTL_VERSION="$(KUBECTL_VERSION)" scripts/install-go-tools.sh --dry-run helm kustomize kind kubectl
+	scripts/node-image/prereqs.sh check
 
 # The Debian packages alone: what building the programs needs (the image).
 deps-debian:
@@ -185,7 +200,7 @@ clean: ## remove build/
 	rm -rf build
 
 # $(VAR) in a target's text shows the variable's value.
-HELP_VARS := IMAGE K8S_VERSION PREFIX BUILD
+HELP_VARS := IMAGE K8S_VERSION KUBECTL_VERSION PREFIX BUILD
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
 	  sed $(foreach v,$(HELP_VARS),-e 's|$$($(v))|$($(v))|g') | \

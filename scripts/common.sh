@@ -28,8 +28,8 @@ install_hint() {
     case $1 in
     docker) echo "Docker Engine or Docker Desktop: https://docs.docker.com/engine/install/" ;;
     podman) echo "podman: https://podman.io/docs/installation" ;;
-    kind) echo "kind v0.32.0 or newer: https://kind.sigs.k8s.io/docs/user/quick-start/#installation" ;;
-    kubectl) echo "kubectl 1.34 or newer: https://kubernetes.io/docs/tasks/tools/#kubectl" ;;
+    kind) echo "kind v0.33.0 (v0.32.0 will do for 1.34 to 1.36): make deps-cluster, or go install sigs.k8s.io/kind@v0.33.0" ;;
+    kubectl) echo "kubectl 1.34 or newer: make deps-cluster builds one, or https://kubernetes.io/docs/tasks/tools/#kubectl" ;;
     *) echo "$1" ;;
     esac
 }

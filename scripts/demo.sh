@@ -131,7 +131,7 @@ cd "$REPO"
 export COLUMNS=80
 say "Everything below runs on one machine as root, with no cluster, from the
 repository's top directory after \`make\`: the programs are in \`build/bin\`
-(\`make install\` copies the three user programs to \`/usr/local/bin\`). This
+(\`make install\` copies the four user programs to \`/usr/local/bin\`). This
 transcript is the real output of \`make demo\` (\`scripts/demo.sh\`), which runs
 these same commands; \`make readme-tour\` regenerates it and \`make test\`
 checks that it still matches."

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A kind cluster with the fake GPUs published and ready for claims:
-#   1. checks the tools (docker, kind v0.32.0+ (v0.33.0+ from 1.37), kubectl),
+#   1. checks the tools (docker, kind v0.32.0+ (v0.33.0+ from 1.37), kubectl)
+#      and, on a restricted host, that the engine can start kind's nodes,
 #   2. creates the cluster from kind/cluster-<minor>.yaml, or reuses a running
 #      one of the same name,
 #   3. builds the image and loads it into the nodes,
@@ -134,11 +135,6 @@ if [[ $(printf '%s\n%s\n' "$MIN_KIND_VERSION" "$kind_version" | sort -t. -k1,1n 
     die "kind $kind_version is older than v$MIN_KIND_VERSION, which built the node image $(basename "$config") pins: install $(install_hint kind)"
 fi
 
-# An image of make node-image is never pulled: it must be in the engine.
-if [[ $node_image == fakehw-dra/kind-node:* ]] && ! "${tool[@]}" image inspect "$node_image" >/dev/null 2>&1; then
-    die "node image $node_image is not in ${tool[0]}'s local store; kind publishes none for Kubernetes $minor: build it with make node-image K8S_VERSION=$version (docs/install.md, Without a registry)"
-fi
-
 # A restricted host gets a derived config: containerd may not lower
 # oom_score_adj without CAP_SYS_RESOURCE, and kubelets from 1.35 refuse
 # cgroup v1 unless told not to.
@@ -164,15 +160,57 @@ if ((no_sys_resource || cgroup_v1)); then
     ((cgroup_v1)) && what+=("cgroup v1: kubelet failCgroupV1 false")
     log "restricted host ($(IFS=';'; echo "${what[*]}")): using a derived kind config"
     config=$derived
-    # Docker 20.10 grants --privileged containers capabilities the host lacks
-    # and runc then refuses them; say what to do before kind fails obscurely.
-    if ((no_sys_resource)) && [[ ${tool[0]} == docker ]] && "${tool[@]}" image inspect "$node_image" >/dev/null 2>&1; then
+fi
+
+# fakehw-dra's own engine (scripts/restricted-host/docker.sh) runs runc
+# through its wrapper, in a network namespace that reaches no registry, no
+# Debian mirror and no module proxy: its images come from the system engine.
+own_engine=0
+if [[ ${tool[0]} == docker && $("${tool[@]}" info -f '{{.DefaultRuntime}}' 2>/dev/null) == fakehw-runc ]]; then
+    own_engine=1
+fi
+node_image_here=0
+"${tool[@]}" image inspect "$node_image" >/dev/null 2>&1 && node_image_here=1
+
+# What to run instead, for the messages below.
+restricted_recipe() {
+    printf '%s' "with the system engine, make the images (make image; make node-image K8S_VERSION=$version" \
+        " where no registry serves $node_image), then" \
+        " scripts/restricted-host/docker.sh start;" \
+        " scripts/restricted-host/docker.sh load $IMAGE $node_image;" \
+        " scripts/restricted-host/docker.sh exec make kind-up K8S_VERSION=$version KIND_NODE_IMAGE=$node_image SKIP_IMAGE_BUILD=1" \
+        " (docs/install.md, Restricted hosts)"
+}
+
+# Docker before 23 grants a --privileged container every capability it
+# knows, and runc then refuses those the host lacks ("unable to apply caps",
+# moby issue 42906); kind's nodes are privileged.  Say what to do before kind
+# fails obscurely: from a privileged test container when the node image is
+# here, else from the engine's version.
+if ((no_sys_resource)) && [[ ${tool[0]} == docker ]] && ((!own_engine)); then
+    if ((node_image_here)); then
         if ! probe=$("${tool[@]}" run --rm --privileged --entrypoint true "$node_image" 2>&1); then
             [[ $probe == *"apply caps"* ]] &&
-                die "this Docker Engine cannot start privileged containers on a host without CAP_SYS_RESOURCE (moby issue 42906); start fakehw-dra's own engine with scripts/restricted-host/docker.sh start and run make through 'scripts/restricted-host/docker.sh exec' (docs/install.md, Restricted hosts)"
+                die "this Docker Engine cannot start privileged containers on a host without CAP_SYS_RESOURCE (moby issue 42906): run kind in fakehw-dra's own engine: $(restricted_recipe)"
             die "a privileged test container of $node_image failed: $probe"
         fi
+    else
+        server=$("${tool[@]}" version -f '{{.Server.Version}}' 2>/dev/null || true)
+        if [[ ${server%%.*} =~ ^[0-9]+$ ]] && ((${server%%.*} < 23)); then
+            die "Docker Engine $server cannot start privileged containers on a host without CAP_SYS_RESOURCE (moby issue 42906, fixed in Docker 23), and kind's nodes are privileged: run kind in fakehw-dra's own engine: $(restricted_recipe)"
+        fi
     fi
+fi
+
+if ((own_engine)); then
+    [[ ${SKIP_IMAGE_BUILD:-0} == 1 ]] ||
+        die "this is fakehw-dra's own engine, whose builds reach no Debian mirror: build $IMAGE with the system engine (make image), copy it here (scripts/restricted-host/docker.sh load $IMAGE) and pass SKIP_IMAGE_BUILD=1"
+    ((node_image_here)) ||
+        die "node image $node_image is not in this engine, which pulls from no registry: build or pull it with the system engine (make node-image K8S_VERSION=$version where kind publishes none), then scripts/restricted-host/docker.sh load $node_image"
+fi
+# An image of make node-image is never pulled: it must be in the engine.
+if [[ $node_image == fakehw-dra/kind-node:* ]] && ((!node_image_here)); then
+    die "node image $node_image is not in ${tool[0]}'s local store; kind publishes none for Kubernetes $minor: build it with make node-image K8S_VERSION=$version (docs/install.md, Without a registry)"
 fi
 
 # --- cluster -------------------------------------------------------------------

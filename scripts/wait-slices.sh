@@ -57,7 +57,7 @@ fi
 nodes=$(kc -n "$NAMESPACE" get pods -l "$selector" \
     -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u | sed '/^$/d')
 [[ -n $nodes ]] ||
-    die "no pod of $NAMESPACE/$DAEMONSET runs on any node (are all nodes tainted? the DaemonSet tolerates no taints)"
+    die "no pod of $NAMESPACE/$DAEMONSET runs on any node (are all nodes tainted? the DaemonSet tolerates only fakehw.example.com/partitions)"
 
 # Succeeds when every node in $nodes has a slice of $driver; else says which not.
 all_published() {

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # bats runs setup_suite once before the first test of the cluster suite:
 # fail fast with a clear message when the cluster, the DRA API, the driver's
-# DeviceClass or its ResourceSlices are not there, then decide which feature
-# gates are on (lib/features.bash) and export the answers to every test.
+# DeviceClass or its ResourceSlices are not there, or when the test image
+# cannot run on the nodes, then decide which feature gates are on
+# (lib/features.bash) and export the answers to every test.
 
 CONFORMANCE_SUITE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

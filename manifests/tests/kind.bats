@@ -140,7 +140,13 @@ echo "docker \$*" >>"$t/calls.log"
 case "\$1 \$2" in
 "image inspect") [[ " \$* " != *" \${STUB_MISSING_IMAGE:-none} "* ]] || exit 1; echo sha256:1234 ;;
 "inspect -f") echo "\${STUB_RUNNING:-true}" ;;
-"info -f") echo "\${STUB_CGROUP_VERSION:-2}" ;;
+"info -f")
+    case \$3 in
+    *CgroupVersion*) echo "\${STUB_CGROUP_VERSION:-2}" ;;
+    *DefaultRuntime*) echo "\${STUB_RUNTIME:-runc}" ;;
+    *) echo "docker stand-in: unexpected info format \$3" >&2; exit 1 ;;
+    esac ;;
+"version -f") echo "\${STUB_SERVER_VERSION:-28.2.2}" ;;
 "run --rm") [[ -z \${STUB_RUN_ERROR:-} ]] || { echo "\$STUB_RUN_ERROR" >&2; exit 125; } ;;
 esac
 exit 0
@@ -290,7 +296,8 @@ kind_up() {
     assert_failure
     assert_output --partial "missing required tools: docker kind kubectl"
     assert_output --partial "https://docs.docker.com/engine/install/"
-    assert_output --partial "https://kind.sigs.k8s.io/docs/user/quick-start/#installation"
+    assert_output --partial "make deps-cluster, or go install sigs.k8s.io/kind@v0.33.0"
+    assert_output --partial "kubectl 1.34 or newer: make deps-cluster builds one"
     assert_output --partial "https://kubernetes.io/docs/tasks/tools/#kubectl"
 }
 
@@ -362,6 +369,58 @@ created_config() {
     assert_output --partial "scripts/restricted-host/docker.sh start"
     run grep -c '^kind create' "$BATS_TEST_TMPDIR/calls.log"
     assert_output 0
+}
+
+@test "kind-up.sh on a restricted host says what to do when the node image is not here, from Docker's version" {
+    make_sandbox
+    printf 'CapBnd:\t000001fffeffffff\n' >"$BATS_TEST_TMPDIR/status"
+    local pinned
+    pinned=$(sed -n 's/^ *image: //p' kind/cluster-1.37.yaml | sort -u)
+    # Debian 12's docker.io: no test container to run, the version tells.
+    STUB_MISSING_IMAGE=$pinned STUB_SERVER_VERSION=20.10.24+dfsg1 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status \
+        RESTRICTED_HOST=auto run kind_up
+    assert_failure
+    assert_output --partial "Docker Engine 20.10.24+dfsg1 cannot start privileged containers on a host without CAP_SYS_RESOURCE"
+    assert_output --partial "scripts/restricted-host/docker.sh start;"
+    assert_output --partial "scripts/restricted-host/docker.sh load localhost/fakehw-dra:dev $pinned;"
+    run grep -cE '^(kind create|docker run)' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+    # Docker 23 and newer grant only what the host has: kind goes ahead.
+    : >"$BATS_TEST_TMPDIR/calls.log"
+    STUB_MISSING_IMAGE=$pinned STUB_SERVER_VERSION=28.2.2 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status \
+        RESTRICTED_HOST=auto run kind_up
+    assert_success
+    run grep -c '^kind create' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 1
+    # A normal host is not asked.
+    : >"$BATS_TEST_TMPDIR/calls.log"
+    printf 'CapBnd:\t000001ffffffffff\n' >"$BATS_TEST_TMPDIR/status"
+    STUB_MISSING_IMAGE=$pinned STUB_SERVER_VERSION=20.10.24 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status \
+        RESTRICTED_HOST=auto run kind_up
+    assert_success
+    run grep -c '^docker version' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+}
+
+@test "kind-up.sh in fakehw-dra's own engine: no probe, and images come from the system engine" {
+    make_sandbox
+    printf 'CapBnd:\t000001fffeffffff\n' >"$BATS_TEST_TMPDIR/status"
+    STUB_RUNTIME=fakehw-runc STUB_SERVER_VERSION=20.10.24 PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status \
+        RESTRICTED_HOST=auto K8S_VERSION=v1.37.2 KIND_NODE_IMAGE=fakehw-dra/kind-node:v1.37.2 run kind_up
+    assert_success
+    run grep -cE '^docker (run|version)' "$BATS_TEST_TMPDIR/calls.log"
+    assert_output 0
+    # A node image that is not there: the engine pulls from nowhere.
+    STUB_MISSING_IMAGE=fakehw-dra/kind-node:v1.37.2 STUB_RUNTIME=fakehw-runc PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status \
+        RESTRICTED_HOST=auto K8S_VERSION=v1.37.2 KIND_NODE_IMAGE=fakehw-dra/kind-node:v1.37.2 run kind_up
+    assert_failure
+    assert_output --partial "then scripts/restricted-host/docker.sh load fakehw-dra/kind-node:v1.37.2"
+    # Its builds reach no Debian mirror: the driver image is loaded, not built.
+    STUB_RUNTIME=fakehw-runc PROC_SELF_STATUS=$BATS_TEST_TMPDIR/status RESTRICTED_HOST=auto \
+        KIND_NODE_IMAGE=fakehw-dra/kind-node:v1.37.2 PATH="$BATS_TEST_TMPDIR/bin:$PATH" SKIP_IMAGE_BUILD=0 \
+        run "$BATS_TEST_TMPDIR/repo/scripts/kind-up.sh"
+    assert_failure
+    assert_output --partial "(scripts/restricted-host/docker.sh load localhost/fakehw-dra:dev) and pass SKIP_IMAGE_BUILD=1"
 }
 
 @test "kind-up.sh refuses a RESTRICTED_HOST it does not know" {

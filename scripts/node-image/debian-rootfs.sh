@@ -22,8 +22,7 @@ if docker image inspect "$image" >/dev/null 2>&1; then
     log "$image exists"
     exit 0
 fi
-((EUID == 0)) || die "debootstrap needs root"
-command -v debootstrap >/dev/null || die "debootstrap not found: apt-get install debootstrap"
+check_prereqs docker debootstrap
 
 base=$(cache_dir)/rootfs-$suite
 if [[ ! -x $base/bin/bash ]]; then

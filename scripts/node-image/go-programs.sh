@@ -41,6 +41,7 @@ build() {
     done
 }
 
+use_local_go || die "no Go 1.$NODE_IMAGE_GO_MIN_MINOR or newer here: make deps-node-image fetches one"
 programs=$(cache_dir)/programs
 case ${1:-} in
 node)

@@ -22,6 +22,7 @@ source "$NODE_IMAGE_DIR/versions.sh"
 version=${1:?usage: kube-binaries.sh VERSION OUTDIR}
 out=${2:?usage: kube-binaries.sh VERSION OUTDIR}
 parse_kube_version "$version"
+use_local_go || die "no Go 1.$NODE_IMAGE_GO_MIN_MINOR or newer here: make deps-node-image fetches one"
 
 read -ra programs <<<"${KUBE_PROGRAMS:-kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl}"
 ((${#programs[@]} > 0)) || die "KUBE_PROGRAMS names no program"

@@ -78,3 +78,103 @@ use_kube_toolchain() {
     export GOTOOLCHAIN
     log "k8s.io/kubernetes@$1 needs Go $need, this is Go $have: GOTOOLCHAIN=$GOTOOLCHAIN (from the module proxy)"
 }
+
+# --- what the scripts need on this machine ----------------------------------------
+
+# What the node-image scripts run or build with, besides Debian's essential
+# tools (coreutils, tar, sed, grep, mount, findutils, ...): one "NAME PACKAGE"
+# a line. NAME is a command, or libseccomp (pkg-config finds it for runc's
+# seccomp support), or libc.a (gcc -static, for the pause image). PACKAGE is
+# the Debian package that brings it, "-" for docker (a Docker Engine:
+# docs/install.md) and go (Go 1.$NODE_IMAGE_GO_MIN_MINOR or newer). make
+# deps-node-image installs the packages and Go (prereqs.sh packages); every
+# build checks the list first (check_prereqs); scripts/tests/install_paths.bats
+# fails when a script runs a command that is not here.
+NODE_IMAGE_NEEDS="docker -
+go -
+gcc gcc
+libc.a libc6-dev
+pkg-config pkgconf
+libseccomp libseccomp-dev
+debootstrap debootstrap"
+# As scripts/install-go-tools.sh's GO_MIN_MINOR: the Go it fetches will do.
+NODE_IMAGE_GO_MIN_MINOR=26
+
+# go_ok GO: GO runs and is new enough.
+go_ok() {
+    local v
+    v=$("$1" env GOVERSION 2>/dev/null) || return 1
+    [[ $v =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= NODE_IMAGE_GO_MIN_MINOR))
+}
+
+# use_local_go: when the go on PATH is missing or too old, puts the first
+# new enough one of /usr/local/go and the toolchain install-go-tools.sh
+# fetches (GO_TOOLCHAIN_DIR) first on PATH.
+use_local_go() {
+    local g
+    g=$(command -v go 2>/dev/null) && go_ok "$g" && return 0
+    for g in /usr/local/go/bin/go "${GO_TOOLCHAIN_DIR:-/usr/local/lib/fakehw-dra-go}/go/bin/go"; do
+        if [[ -x $g ]] && go_ok "$g"; then
+            PATH=$(dirname "$g"):$PATH
+            export PATH
+            return 0
+        fi
+    done
+    return 1
+}
+
+# need_packages NAME...: the Debian packages of those NAMEs of NODE_IMAGE_NEEDS.
+# shellcheck disable=SC2120 # prereqs.sh calls it with no arguments: every package
+need_packages() {
+    local name pkg
+    while read -r name pkg; do
+        [[ $pkg != - ]] || continue
+        (($# == 0)) || [[ " $* " == *" $name "* ]] || continue
+        echo "$pkg"
+    done <<<"$NODE_IMAGE_NEEDS"
+}
+
+# have_need NAME: NAME of NODE_IMAGE_NEEDS is here.
+have_need() {
+    case $1 in
+    go) use_local_go ;;
+    libc.a) [[ $(gcc -print-file-name=libc.a 2>/dev/null) == /* ]] ;;
+    libseccomp) pkg-config --exists libseccomp 2>/dev/null ;;
+    *) command -v "$1" >/dev/null 2>&1 ;;
+    esac
+}
+
+# check_prereqs NAME...: fails naming every missing NAME and how to get it,
+# then that this is root (debootstrap, chroot) and that the Docker Engine
+# answers and is not fakehw-dra's restricted one, whose network namespace
+# cannot reach the Debian mirror or the module proxy.
+check_prereqs() {
+    local name absent=() pkg
+    for name in "$@"; do
+        have_need "$name" || absent+=("$name")
+    done
+    if ((${#absent[@]} > 0)); then
+        {
+            printf '%s: error: missing what it needs: %s\n' "$PROG" "${absent[*]}"
+            for name in "${absent[@]}"; do
+                case $name in
+                docker) printf '  %-12s a Docker Engine: https://docs.docker.com/engine/install/\n' "$name" ;;
+                go) printf '  %-12s Go 1.%s or newer: make deps-node-image fetches it from the module proxy\n' "$name" "$NODE_IMAGE_GO_MIN_MINOR" ;;
+                *)
+                    pkg=$(need_packages "$name")
+                    printf '  %-12s Debian package %s: make deps-node-image installs it\n' "$name" "$pkg"
+                    ;;
+                esac
+            done
+        } >&2
+        exit 1
+    fi
+    ((EUID == 0)) || die "debootstrap and chroot need root"
+    if [[ " $* " == *" docker "* ]]; then
+        docker info >/dev/null 2>&1 || die "the Docker Engine does not answer (DOCKER_HOST=${DOCKER_HOST:-unset})"
+        [[ $(docker info -f '{{.DefaultRuntime}}' 2>/dev/null) != fakehw-runc ]] ||
+            die "this is fakehw-dra's restricted engine (scripts/restricted-host/docker.sh), whose network" \
+                "namespace cannot reach the Debian mirror or the Go module proxy: build with the system engine" \
+                "(outside docker.sh exec), then copy the image over: scripts/restricted-host/docker.sh load IMAGE"
+    fi
+}

@@ -27,10 +27,10 @@ base_image=fakehw-dra/kind-base:kind-$KIND_MODULE_VERSION-containerd-$CONTAINERD
 rootfs_image=fakehw-dra/kind-rootfs:bookworm
 kindnet_image=docker.io/fakehw-dra/kindnet-lite:v1
 
-command -v docker >/dev/null || die "docker not found"
-docker info >/dev/null 2>&1 || die "the Docker Engine does not answer (DOCKER_HOST=${DOCKER_HOST:-unset})"
-command -v go >/dev/null || die "go not found: the programs are built from their Go modules"
-command -v gcc >/dev/null || die "gcc not found: the pause image is built from C"
+# Everything it needs, before the first build step (minutes into a build is
+# a poor time to learn that libseccomp-dev is missing).
+# shellcheck disable=SC2046 # one word a name
+check_prereqs $(cut -d' ' -f1 <<<"$NODE_IMAGE_NEEDS")
 
 # The Kubernetes programs first: the longest step, and the one that fails
 # (in seconds) when the module proxy lacks a module the release needs.

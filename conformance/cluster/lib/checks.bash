@@ -156,6 +156,102 @@ check_driver_pods_ready() {
     }
 }
 
+# --- the test image -----------------------------------------------------------
+
+IMAGE_CHECK_LABEL=conformance.fakehw.example.com/image-check=true
+
+# image_check_nodes: the nodes the scenarios' pods run on, one a line: those
+# with devices of the driver, Ready and not cordoned (taints do not matter:
+# some scenarios tolerate them).  Reads driver_slices output on stdin, $1 is
+# `kubectl get nodes -o json`.
+image_check_nodes() {
+    jq -r --argjson nodes "$1" '[.[].spec.nodeName // empty] | unique as $with
+        | $nodes.items[] | select(.metadata.name as $n | $with | index($n))
+        | select((.spec.unschedulable // false) | not)
+        | select([.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 1)
+        | .metadata.name'
+}
+
+# start_image_check NAMESPACE NODE...: one pod per node that runs
+# CONFORMANCE_IMAGE (templates/image-check-pod.yaml); wait_image_check
+# reads the outcome, so the pods start while the gates are decided.
+start_image_check() {
+    local ns=$1 node manifest='' i=0 pod out
+    shift
+    for node in "$@"; do
+        pod=$(render_template image-check-pod NAMESPACE="$ns" POD="image-check-$i" NODE="$node") || return 1
+        manifest+=$pod$'\n---\n'
+        i=$((i + 1))
+    done
+    out=$(kc create -f - <<<"$manifest" 2>&1) || {
+        fail "cannot create the pods that check the test image $CONFORMANCE_IMAGE: $out"
+        return 1
+    }
+}
+
+# The state of each image-check pod, one line each: "ok NODE", "wait NODE
+# WHY" or "bad NODE WHY".  A pull that failed, or an image that cannot run
+# the scenarios' command, is bad at once: no scenario could do better.
+# shellcheck disable=SC2016 # jq program
+JQ_IMAGE_CHECK='.items[] | .spec.nodeName as $node
+    | ((.status.containerStatuses // [])[0].state // {}) as $st
+    | if .status.phase == "Succeeded" then "ok \($node)"
+      elif .status.phase == "Failed" then
+        "bad \($node) the image ran, but sh -c \"cat /dev/null && env\" failed: " +
+        ($st.terminated | if . then "\(.reason // "Error"), exit code \(.exitCode)\(if .message then ": " + .message else "" end)"
+                          else "pod failed: \(.status.reason // "")" end)
+      elif ($st.waiting.reason // "") | test("^(ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName|CreateContainerError|RunContainerError)$") then
+        "bad \($node) \($st.waiting.reason): \($st.waiting.message // "")"
+      else "wait \($node) \($st.waiting.reason // .status.phase // "Pending")" end'
+
+# load_hint NODE NODES_JSON: how to put the test image on NODE.  kind names
+# its nodes' provider kind://<runtime>/<cluster>/<node>.
+load_hint() {
+    local cluster
+    cluster=$(jq -r --arg n "$1" '.items[] | select(.metadata.name == $n) | .spec.providerID // ""
+        | capture("^kind://[^/]+/(?<c>[^/]+)/") | .c' <<<"$2" 2>/dev/null) || cluster=
+    if [[ -n $cluster ]]; then
+        printf 'kind load docker-image %s --name %s' "$CONFORMANCE_IMAGE" "$cluster"
+    else
+        printf "import it into the node's container runtime, or push it to a registry the node can pull from"
+    fi
+}
+
+# wait_image_check NAMESPACE COUNT NODES_JSON: every image-check pod
+# succeeded, within CONFORMANCE_TIMEOUT; fails at the first bad one, naming
+# the image, the node and how to get the image there.
+wait_image_check() {
+    local ns=$1 count=$2 nodes_json=$3 json states bad node why deadline=$((SECONDS + CONFORMANCE_TIMEOUT))
+    while :; do
+        json=$(kc get pods -n "$ns" -l "$IMAGE_CHECK_LABEL" -o json 2>&1) || {
+            fail "cannot read the pods that check the test image: $json"
+            return 1
+        }
+        states=$(jq -r "$JQ_IMAGE_CHECK" <<<"$json") || return 1
+        bad=$(grep -m1 '^bad ' <<<"$states") || bad=
+        if [[ -n $bad ]]; then
+            read -r _ node why <<<"$bad"
+            fail "the test image $CONFORMANCE_IMAGE (CONFORMANCE_IMAGE) cannot run on node $node: $why." \
+                "The scenarios' pods pull it only when the node does not have it (imagePullPolicy IfNotPresent);" \
+                "with no registry, put it on every node: $(load_hint "$node" "$nodes_json")" \
+                "(scripts/node-image/busybox-image.sh builds one from Debian's busybox-static), or set" \
+                "CONFORMANCE_IMAGE to an image the nodes have (sh, cat and env). CONFORMANCE_IMAGE_CHECK=false" \
+                "skips this check."
+            return 1
+        fi
+        if (($(grep -c '^ok ' <<<"$states") == count)); then
+            return 0
+        fi
+        if ((SECONDS >= deadline)); then
+            fail "the test image $CONFORMANCE_IMAGE (CONFORMANCE_IMAGE) did not run on every node within" \
+                "${CONFORMANCE_TIMEOUT}s (CONFORMANCE_TIMEOUT): $(grep -v '^ok ' <<<"$states" | sed 's/^wait //' | paste -sd';' -)." \
+                "CONFORMANCE_IMAGE_CHECK=false skips this check."
+            return 1
+        fi
+        sleep "$CONFORMANCE_POLL_INTERVAL"
+    done
+}
+
 # suite_preflight: everything setup_suite does, in order, failing fast.  Prints
 # the parameters and the capability decisions as TAP comments on stdout.
 suite_preflight() {
@@ -195,14 +291,37 @@ suite_preflight() {
         printf '# cannot create namespace %s: feature gates decided without dry-run probes\n' "$probe_ns"
         probe_ns=
     fi
-    nodes=$(driver_slices | jq -r '[.[].spec.nodeName // empty] | unique[]')
+    local slices nodes_json check_nodes=() image_check=$CONFORMANCE_IMAGE_CHECK started
+    slices=$(driver_slices)
+    nodes=$(jq -r '[.[].spec.nodeName // empty] | unique[]' <<<"$slices")
+    # The test image must run on the nodes (a cluster with no registry gets
+    # it loaded): checked once here, not by every scenario timing out.
+    if [[ $image_check == true && -z $probe_ns ]]; then
+        printf '# test image %s not checked: no namespace to run its pods in\n' "$CONFORMANCE_IMAGE"
+        image_check=false
+    fi
+    if [[ $image_check == true ]]; then
+        nodes_json=$(kc get nodes -o json) || return 1
+        mapfile -t check_nodes < <(image_check_nodes "$nodes_json" <<<"$slices")
+        started=$SECONDS
+        start_image_check "$probe_ns" "${check_nodes[@]}" || image_check=failed
+    fi
     # shellcheck disable=SC2086 # one argument per node
     decide_all_gates "$probe_ns" $nodes
+    if [[ $image_check == true ]] && ! wait_image_check "$probe_ns" "${#check_nodes[@]}" "$nodes_json"; then
+        image_check=failed
+    fi
     [[ -z $probe_ns ]] || kc delete namespace "$probe_ns" --wait=false >/dev/null 2>&1 || true
+    [[ $image_check != failed ]] || return 1
 
     params_print | sed 's/^/# param /'
     print_capabilities
     printf '# test node: %s (%s devices)\n' "${picked%%$'\t'*}" "${picked#*$'\t'}"
+    if [[ $image_check == true ]]; then
+        printf '# test image %s runs on %s (%ss)\n' "$CONFORMANCE_IMAGE" "${check_nodes[*]}" "$((SECONDS - started))"
+    elif [[ $CONFORMANCE_IMAGE_CHECK == false ]]; then
+        printf '# test image %s not checked (CONFORMANCE_IMAGE_CHECK=false)\n' "$CONFORMANCE_IMAGE"
+    fi
     local leftovers
     leftovers=$(kc get namespaces -l app.kubernetes.io/part-of=fakehw-dra-conformance -o name 2>/dev/null |
         grep -v "/$CONFORMANCE_NAMESPACE_PREFIX-probe-$CONFORMANCE_RUN_ID\$" | sed 's|.*/||' | tr '\n' ' ')

@@ -12,7 +12,7 @@ FAKE_DRIVER_NAME=gpu.fakehw.example.com
 # Every parameter of the scenarios (run.sh has its own few: FILTER, JOBS and
 # the report paths), in the order docs/conformance.md lists them.
 PARAM_NAMES=(
-    CONFORMANCE_DRIVER CONFORMANCE_DEVICE_CLASS CONFORMANCE_NAMESPACE_PREFIX CONFORMANCE_IMAGE
+    CONFORMANCE_DRIVER CONFORMANCE_DEVICE_CLASS CONFORMANCE_NAMESPACE_PREFIX CONFORMANCE_IMAGE CONFORMANCE_IMAGE_CHECK
     CONFORMANCE_FAKE_DRIVER CONFORMANCE_DRIVER_NAMESPACE CONFORMANCE_DRIVER_POD_SELECTOR
     CONFORMANCE_PLUGIN_CONTAINER CONFORMANCE_FAKEHW_CONTAINER CONFORMANCE_FAKEHW_MOUNT
     CONFORMANCE_FAKEHW_BIN CONFORMANCE_FAKEHW_EXEC CONFORMANCE_FAKE_CONFIG_API_VERSION
@@ -31,6 +31,7 @@ params_defaults() {
     : "${CONFORMANCE_DEVICE_CLASS:=$CONFORMANCE_DRIVER}"
     : "${CONFORMANCE_NAMESPACE_PREFIX:=dra-conf}"
     : "${CONFORMANCE_IMAGE:=busybox:1.36}"
+    : "${CONFORMANCE_IMAGE_CHECK:=true}"
     : "${CONFORMANCE_FAKE_DRIVER:=auto}"
     : "${CONFORMANCE_DRIVER_NAMESPACE:=fakehw-dra}"
     : "${CONFORMANCE_DRIVER_POD_SELECTOR:=app.kubernetes.io/name=fakehw-dra,app.kubernetes.io/component=kubelet-plugin}"
@@ -145,8 +146,9 @@ params_validate() {
     for name in CONFORMANCE_FAKE_DRIVER CONFORMANCE_DEVICE_STATUS CONFORMANCE_DEVICE_METADATA; do
         [[ ${!name} =~ ^(true|false|auto)$ ]] || _param_error "$name" "must be true, false or auto"
     done
-    [[ $CONFORMANCE_KEEP_NAMESPACES =~ ^(true|false)$ ]] ||
-        _param_error CONFORMANCE_KEEP_NAMESPACES "must be true or false"
+    for name in CONFORMANCE_KEEP_NAMESPACES CONFORMANCE_IMAGE_CHECK; do
+        [[ ${!name} =~ ^(true|false)$ ]] || _param_error "$name" "must be true or false"
+    done
     # A pod's extended resource name: domain/name outside kubernetes.io.
     if [[ -n $CONFORMANCE_EXTENDED_RESOURCE_NAME ]]; then
         if [[ $CONFORMANCE_EXTENDED_RESOURCE_NAME != */* || $CONFORMANCE_EXTENDED_RESOURCE_NAME == *kubernetes.io/* ]] ||

@@ -173,3 +173,88 @@ setup() { selftest_setup; }
     assert_success
     assert_line "# note: namespaces of earlier runs still exist and may hold devices: dra-conf-templates-1-abcde "
 }
+
+# --- the test image ---------------------------------------------------------------
+
+# The image-check pods the preflight created, as "<node> <image> <pull policy>".
+image_check_pods() {
+    python3 -c '
+import sys, yaml
+for path in sys.argv[1:]:
+    for doc in yaml.safe_load_all(open(path)):
+        if doc and "conformance.fakehw.example.com/image-check" in doc["metadata"].get("labels", {}):
+            c = doc["spec"]["containers"][0]
+            print(doc["spec"]["nodeName"], c["image"], c["imagePullPolicy"], " ".join(c["command"]))
+' "$FAKE_CLUSTER"/created-*.yaml
+}
+
+@test "preflight: the test image runs on every node with devices, one pod each, before any scenario" {
+    CONFORMANCE_IMAGE=fakehw-dra/busybox:1.35.0
+    run suite_preflight
+    assert_success
+    assert_line --regexp '^# test image fakehw-dra/busybox:1.35.0 runs on control-plane worker-1 worker-2 \([0-9]+s\)$'
+    run image_check_pods
+    assert_output "control-plane fakehw-dra/busybox:1.35.0 IfNotPresent sh -c cat /dev/null && env >/dev/null
+worker-1 fakehw-dra/busybox:1.35.0 IfNotPresent sh -c cat /dev/null && env >/dev/null
+worker-2 fakehw-dra/busybox:1.35.0 IfNotPresent sh -c cat /dev/null && env >/dev/null"
+    # A cordoned node runs no scenario and is not asked.
+    rm "$FAKE_CLUSTER"/created-*.yaml
+    jq '(.items[] | select(.metadata.name == "worker-2") | .spec.unschedulable) = true' "$FAKE_CLUSTER/nodes.json" >"$FAKE_CLUSTER/n" &&
+        mv "$FAKE_CLUSTER/n" "$FAKE_CLUSTER/nodes.json"
+    run suite_preflight
+    assert_success
+    assert_line --regexp '^# test image fakehw-dra/busybox:1.35.0 runs on control-plane worker-1 \('
+}
+
+@test "preflight: a test image a node cannot pull stops the run at once, naming image, node and kind load" {
+    echo ErrImagePull >"$FAKE_CLUSTER/image-check-worker-2"
+    jq '(.items[] | select(.metadata.name == "worker-2") | .spec.providerID) = "kind://docker/fakehw-dra/worker-2"' \
+        "$FAKE_CLUSTER/nodes.json" >"$FAKE_CLUSTER/n" && mv "$FAKE_CLUSTER/n" "$FAKE_CLUSTER/nodes.json"
+    CONFORMANCE_TIMEOUT=100
+    local start=$SECONDS
+    run suite_preflight
+    assert_failure
+    ((SECONDS - start < 30)) || fail "the preflight waited $((SECONDS - start))s for a pull that had failed"
+    assert_output --partial "the test image busybox:1.36 (CONFORMANCE_IMAGE) cannot run on node worker-2: ErrImagePull: failed to pull"
+    assert_output --partial "put it on every node: kind load docker-image busybox:1.36 --name fakehw-dra"
+    assert_output --partial "scripts/node-image/busybox-image.sh"
+    assert_output --partial "CONFORMANCE_IMAGE_CHECK=false skips this check"
+    # Its pods go with the probe namespace.
+    run kubectl_calls
+    assert_line --regexp '^delete namespace dra-conf-probe-[a-z0-9]{8} --wait=false$'
+    # Off kind, the hint is generic.
+    echo ImagePullBackOff >"$FAKE_CLUSTER/image-check-worker-1"
+    run suite_preflight
+    assert_failure
+    assert_output --partial "cannot run on node worker-1: ImagePullBackOff"
+    assert_output --partial "import it into the node's container runtime, or push it to a registry the node can pull from"
+}
+
+@test "preflight: a test image without sh, cat or env is named" {
+    echo Failed >"$FAKE_CLUSTER/image-check-worker-1"
+    run suite_preflight
+    assert_failure
+    assert_output --partial 'cannot run on node worker-1: the image ran, but sh -c "cat /dev/null && env" failed: StartError, exit code 127'
+}
+
+@test "preflight: a test image that never starts times out after CONFORMANCE_TIMEOUT" {
+    echo Pending >"$FAKE_CLUSTER/image-check-worker-1"
+    CONFORMANCE_TIMEOUT=2
+    run suite_preflight
+    assert_failure
+    assert_output --partial "did not run on every node within 2s (CONFORMANCE_TIMEOUT): worker-1 ContainerCreating"
+}
+
+@test "preflight: CONFORMANCE_IMAGE_CHECK=false skips the test image check" {
+    echo ErrImagePull >"$FAKE_CLUSTER/image-check-worker-2"
+    CONFORMANCE_IMAGE_CHECK=false
+    run suite_preflight
+    assert_success
+    assert_line "# test image busybox:1.36 not checked (CONFORMANCE_IMAGE_CHECK=false)"
+    run image_check_pods
+    assert_output ""
+    CONFORMANCE_IMAGE_CHECK=maybe
+    run suite_preflight
+    assert_failure
+    assert_output --partial "CONFORMANCE_IMAGE_CHECK=maybe must be true or false"
+}

@@ -146,9 +146,13 @@ run_suite() {
     assert_line "1..13"
     assert_equal "$(grep -c '# skip fake-driver check; the driver under test (gpu.example.com) is not the fake driver' \
         "$BATS_TEST_TMPDIR/reports/cluster.tap")" 13
-    # Skipped before any namespace was made.
+    # Skipped before any namespace was made: the two creations are the
+    # preflight's probe namespace and its test-image pods, one per node with
+    # devices.
     run grep -c '^create -f -$' "$FAKE_CLUSTER/calls.log"
-    assert_output 1
+    assert_output 2
+    run grep -c 'conformance.fakehw.example.com/image-check: "true"' "$FAKE_CLUSTER/created-1.yaml"
+    assert_output 3
 }
 
 @test "run.sh: on a 1.35 cluster without the gates, the 1.37 scenarios skip with the reason, in the JUnit report" {
