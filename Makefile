@@ -127,9 +127,9 @@ deps-node-image: ## what make node-image and make base-image need: debootstrap, 
 deps-cluster: ## kind v0.33.0 and kubectl KUBECTL_VERSION=$(KUBECTL_VERSION), for make kind-up and make conformance, built with Go from the module proxy (root)
 	KUBECTL_VERSION="$(KUBECTL_VERSION)" scripts/install-go-tools.sh kind kubectl
 
-deps-check: ## every install path without a cluster: the pinned modules of make deps and deps-cluster resolve on the module proxy, make node-image has what it needs
+deps-check: ## every install path without a cluster: the pinned modules of make deps and deps-cluster resolve on the module proxy, make node-image has what it needs (but a Docker Engine)
 	KUBECTL_VERSION="$(KUBECTL_VERSION)" scripts/install-go-tools.sh --dry-run helm kustomize kind kubectl
-	scripts/node-image/prereqs.sh check
+	scripts/node-image/prereqs.sh check-tools
 
 # The Debian packages alone: what building the programs needs (the image).
 deps-debian:

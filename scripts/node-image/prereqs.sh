@@ -7,6 +7,8 @@
 #   prereqs.sh needs               the table: NAME PACKAGE ("-": not a Debian package)
 #   prereqs.sh check [rootfs]      fails naming what is missing; rootfs: only
 #                                  what make base-image needs (debian-rootfs.sh)
+#   prereqs.sh check-tools         the same without the Docker Engine (what CI
+#                                  can check: it runs no engine of its own)
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -23,5 +25,10 @@ check)
     fi
     log "everything it needs is here"
     ;;
-*) die "usage: prereqs.sh packages | needs | check [rootfs]" ;;
+check-tools)
+    # shellcheck disable=SC2046 # one word a name
+    check_prereqs $(cut -d' ' -f1 <<<"$NODE_IMAGE_NEEDS" | grep -vx docker)
+    log "everything it needs but the Docker Engine is here"
+    ;;
+*) die "usage: prereqs.sh packages | needs | check [rootfs] | check-tools" ;;
 esac

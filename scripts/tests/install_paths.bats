@@ -174,6 +174,21 @@ EOF
     assert_success
 }
 
+@test "deps-check: what make node-image needs, checked without asking a Docker Engine" {
+    ((EUID == 0)) || skip "the checks want root (debootstrap)"
+    command -v debootstrap >/dev/null || fail "debootstrap not installed (make deps)"
+    local bin
+    # An engine that does not answer (CI has none of its own).
+    bin=$(stub_path)
+    printf '#!/bin/sh\necho "Cannot connect to the Docker daemon" >&2\nexit 1\n' >"$bin/docker"
+    PATH=$bin run scripts/node-image/prereqs.sh check
+    assert_failure
+    assert_output --partial "the Docker Engine does not answer"
+    PATH=$bin run scripts/node-image/prereqs.sh check-tools
+    assert_success
+    assert_output --partial "everything it needs but the Docker Engine is here"
+}
+
 # The kind release kind-up asks for at Kubernetes minor $1 (its case table).
 kind_up_min_kind() {
     # shellcheck disable=SC2016 # a sed address, not an expansion
