@@ -138,7 +138,9 @@ record pre-pull $((SECONDS - start)) ok
 
 log "=== held workloads on $from"
 state1=$dir/state-control-plane
+start=$SECONDS
 UPGRADE_STATE_DIR=$state1 upgrade_run create >&2 || die "placing the held workloads failed"
+record hold-control-plane $((SECONDS - start)) ok
 watch_start "$state1"
 
 log "=== control plane $control_plane to $to"
@@ -150,12 +152,17 @@ watch_stop "$state1"
 record control-plane "$cp_seconds" ok "$state1/gaps.json"
 
 log "=== the suite on the skewed cluster ($to control plane, $from kubelets)"
-UPGRADE_STATE_DIR=$state1 upgrade_run release >&2 || record release-control-plane 0 failed
+start=$SECONDS
+status=ok
+UPGRADE_STATE_DIR=$state1 upgrade_run release >&2 || status=failed
+record release-control-plane $((SECONDS - start)) "$status"
 suite_run suite-skew "${SKEW_FILTER:-}"
 
 log "=== held workloads again, prepared by the $from kubelets"
 state2=$dir/state-nodes
+start=$SECONDS
 UPGRADE_STATE_DIR=$state2 upgrade_run create >&2 || die "placing the held workloads again failed"
+record hold-nodes $((SECONDS - start)) ok
 watch_start "$state2"
 for n in "${nodes[@]}"; do
     [[ $n != "$control_plane" ]] || continue
