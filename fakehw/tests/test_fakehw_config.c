@@ -446,7 +446,7 @@ static void test_whole_file_bounds(void **state)
         used += (size_t)snprintf(text + used, size - used,
                                  "  - name: n%d\n    devices: [{count: 4096, profile: L4}]\n", i);
     expect_error(text, "t.yaml:35:15: nodes[16].devices[0]: the config has more than 65536 "
-                       "devices over all sections; use globs");
+                       "devices (GPUs and MIG partitions) over all sections; use globs");
 
     used = (size_t)snprintf(text, size, "nodes:\n");
     for (int i = 0; i < 5; i++) {
