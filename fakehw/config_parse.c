@@ -288,15 +288,8 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
         e->has_health = true;
         return health_value(y, v, path, &e->healthy);
     }
-    if (!strcmp(key, "virtual")) {
-        const char *text;
-        if (ytext(y, v, path, &text) < 0)
-            return -1;
-        if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
-            return yfail(y, v, path, "\"%.64s\" is not a boolean (true or false)", text);
-        e->virtual_gpu = !strcmp(text, "true");
-        return 0;
-    }
+    if (!strcmp(key, "virtual"))
+        return ybool(y, v, path, &e->virtual_gpu);
     if (!strcmp(key, "attach")) {
         e->attach.attachable = true;
         return ymap_each(y, v, path, attach_keys, attach_key, &e->attach);
