@@ -234,9 +234,11 @@ enum fakehw_attach_failure {
  * build file paths with PATH_MAX. */
 #define FAKEHW_PATH_MAX 256
 
-/* Most devices a reader takes from one tree (fakehw's config allows 4,096
- * per node); more is refused, so a hostile tree cannot make a reader hold
- * more than 4,096 device structs (about 8 MiB). */
+/* Most devices on one node, GPUs and MIG partitions together: the one
+ * limit of fakehw's config (per node section), of the tree reader (the
+ * plugin, fakegpu-smi) and so of what the plugin publishes.  A config past
+ * it is refused, and a hostile tree cannot make a reader hold more than
+ * 4,096 device structs (about 8 MiB). */
 #define FAKEHW_TREE_MAX_DEVICES 4096
 
 /* One device as read from <root>/devices/<name>/. */

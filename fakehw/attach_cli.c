@@ -129,6 +129,8 @@ int attach_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *device = pos[0];
+    if (cli_check_device(name, device, true) != 0)
+        return EXIT_USAGE;
     char cmd[32];
     const char *command = NULL;
     if (npos > 1) {

@@ -74,6 +74,12 @@ struct cli_command {
  * after a message. */
 int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos);
 
+/* Checks a device argument before any path is built from it: "all" when
+ * all_ok, else a device name as fakehw makes them (a DNS label), so that
+ * "../x" cannot reach files outside the tree.  0, or EXIT_USAGE after a
+ * message for cmd. */
+int cli_check_device(const char *cmd, const char *device, bool all_ok);
+
 /* <mount>/devices/<device>/<attr> into buf; -1 when it does not fit, with a
  * message for cmd (none when cmd is NULL). */
 int cli_device_path(char *buf, size_t size, const char *cmd, const char *mount, const char *device,

@@ -12,6 +12,8 @@
 
 #include "cleanup.h"
 #include "cli.h"
+#include "config.h"
+#include "dns_names.h"
 #include "fakehw_tree.h"
 #include "xalloc.h"
 
@@ -100,6 +102,17 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, in
         /* argv[i] becomes the argv[0] flags_parse skips on the next round. */
     }
     return -1;
+}
+
+int cli_check_device(const char *cmd, const char *device, bool all_ok)
+{
+    if ((all_ok && !strcmp(device, FLIP_ALL_DEVICES)) || dns_label_valid(device))
+        return 0;
+    fprintf(stderr,
+            "%s: \"%.80s%s\" is not a device name (a DNS label: lowercase letters, digits and '-', "
+            "at most 63)%s\n",
+            cmd, device, strlen(device) > 80 ? "..." : "", all_ok ? " or \"all\"" : "");
+    return EXIT_USAGE;
 }
 
 int cli_device_path(char *buf, size_t size, const char *cmd, const char *mount, const char *device,

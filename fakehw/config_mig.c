@@ -74,6 +74,10 @@ static int mig_key(const struct yctx *y, const char *key, yaml_node_t *v, const 
     if (n > MIG_COMPUTE_SLICES)
         return yfail(y, v, path, "%zu instances, more than the %d a GPU can hold", n,
                      MIG_COMPUTE_SLICES);
+    if (n == 0)
+        return yfail(y, v, path,
+                     "an empty list: mode static needs at least one instance (mode off for "
+                     "none)");
     m->instances = calloc(n ? n : 1, sizeof(*m->instances));
     if (m->instances == NULL)
         return yfail(y, v, path, "out of memory");
@@ -128,7 +132,22 @@ static unsigned span(const struct mig_profile *p, long start)
     return ((1u << p->memory_slices) - 1) << start;
 }
 
-int config_mig_check(const struct yctx *y, struct device_entry *e)
+/* The memory each memory slice gets, cut to whole MiB as the driver
+ * reports it: a GPU with less than this per slice would have empty
+ * partitions. */
+#define MIG_MIN_MEMORY ((uint64_t)MIG_MEMORY_SLICES << 20)
+
+size_t config_mig_partitions(const struct device_entry *e)
+{
+    if (!e->mig.set || e->mig.mode == GPU_MIG_OFF)
+        return 0;
+    if (e->mig.mode == GPU_MIG_STATIC)
+        return e->mig.ninstances;
+    const struct mig_geometry *g = e->profile ? mig_geometry_find(e->profile->name) : NULL;
+    return g ? mig_placement_count(g) : 0;
+}
+
+int config_mig_check(const struct yctx *y, struct device_entry *e, uint64_t memory)
 {
     struct mig_spec *m = &e->mig;
     if (!m->set || m->mode == GPU_MIG_OFF)
@@ -140,6 +159,14 @@ int config_mig_check(const struct yctx *y, struct device_entry *e)
                          "(A100, H100, H200, B200, GB200)%s%s",
                          y->file, m->pos.line, m->pos.column, m->pos.path,
                          e->profile ? "; not " : "", e->profile ? e->profile->name : "");
+    if (memory < MIG_MIN_MEMORY)
+        return error_set(y->err,
+                         "%s:%zu:%zu: %s: MIG needs at least %llu bytes of memory (1Mi for each "
+                         "of the %d memory slices); this GPU has %llu, which leaves its smallest "
+                         "partitions empty",
+                         y->file, m->pos.line, m->pos.column, m->pos.path,
+                         (unsigned long long)MIG_MIN_MEMORY, MIG_MEMORY_SLICES,
+                         (unsigned long long)memory);
     for (size_t i = 0; i < m->ninstances; i++) {
         struct mig_instance_spec *in = &m->instances[i];
         const struct mig_profile *p = mig_profile_find(g, in->profile);
@@ -249,9 +276,12 @@ int config_mig_expand(const char *file, const char *label, struct gpu_device **d
     }
     if (extra == 0)
         return 0;
-    if (ngpus + extra > (size_t)GPU_MAX_DEVICES * 8)
-        return error_set(err, "%s: %s: %zu MIG partitions are more than %d", file, label, extra,
-                         GPU_MAX_DEVICES * 8);
+    /* The parser counted them already; this keeps the allocation bounded
+     * whatever calls it. */
+    if (ngpus + extra > FAKEHW_TREE_MAX_DEVICES)
+        return error_set(err,
+                         "%s: %s: %zu GPUs and %zu MIG partitions make %zu devices, more than %d",
+                         file, label, ngpus, extra, ngpus + extra, FAKEHW_TREE_MAX_DEVICES);
     struct gpu_device *nd = realloc(*devs, (ngpus + extra) * sizeof(*nd));
     if (nd == NULL)
         return error_set(err, "%s: out of memory for %zu MIG partitions", file, extra);

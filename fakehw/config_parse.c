@@ -288,15 +288,8 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
         e->has_health = true;
         return health_value(y, v, path, &e->healthy);
     }
-    if (!strcmp(key, "virtual")) {
-        const char *text;
-        if (ytext(y, v, path, &text) < 0)
-            return -1;
-        if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
-            return yfail(y, v, path, "\"%.64s\" is not a boolean (true or false)", text);
-        e->virtual_gpu = !strcmp(text, "true");
-        return 0;
-    }
+    if (!strcmp(key, "virtual"))
+        return ybool(y, v, path, &e->virtual_gpu);
     if (!strcmp(key, "attach")) {
         e->attach.attachable = true;
         return ymap_each(y, v, path, attach_keys, attach_key, &e->attach);
@@ -349,12 +342,12 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
                          "computeCapability must be set (missing: %s)",
                          missing);
     }
-    if (config_sharing_check(y, e,
-                             e->has_memory ? e->memory_bytes
-                             : e->profile  ? e->profile->memory_mib * 1024 * 1024
-                                           : 0) < 0)
+    uint64_t memory = e->has_memory ? e->memory_bytes
+                      : e->profile  ? e->profile->memory_mib * 1024 * 1024
+                                    : 0;
+    if (config_sharing_check(y, e, memory) < 0)
         return -1;
-    return config_mig_check(y, e);
+    return config_mig_check(y, e, memory);
 }
 
 static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *path,
@@ -363,9 +356,9 @@ static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *pa
     size_t n;
     if (yexpect_list(y, node, path, &n) < 0)
         return -1;
-    if (n > GPU_MAX_DEVICES)
+    if (n > FAKEHW_TREE_MAX_DEVICES)
         return yfail(y, node, path, "%zu entries, more than the %d devices a node may have", n,
-                     GPU_MAX_DEVICES);
+                     FAKEHW_TREE_MAX_DEVICES);
     spec->total_entries += n;
     if (spec->total_entries > MAX_TOTAL_ENTRIES)
         return yfail(y, node, path,
@@ -375,7 +368,9 @@ static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *pa
     s->entries = calloc(n ? n : 1, sizeof(*s->entries));
     if (s->entries == NULL)
         return yfail(y, node, path, "out of memory");
-    long total = 0;
+    /* MIG partitions are devices of the tree like GPUs: every limit counts
+     * them, so what passes here is what readers of the tree take. */
+    long gpus = 0, partitions = 0;
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *item = ylist_item(y, node, i);
         char ipath[YPATH_MAX];
@@ -388,14 +383,23 @@ static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *pa
             return -1;
         if (device_entry_check(y, item, ipath, e) < 0)
             return -1;
-        total += e->count;
-        if (total > GPU_MAX_DEVICES)
-            return yfail(y, item, ipath, "this brings the node to %ld devices, more than %d", total,
-                         GPU_MAX_DEVICES);
-        spec->total_devices += e->count;
+        long mine = e->count * (long)config_mig_partitions(e);
+        gpus += e->count;
+        partitions += mine;
+        if (gpus + partitions > FAKEHW_TREE_MAX_DEVICES) {
+            if (partitions == 0)
+                return yfail(y, item, ipath, "this brings the node to %ld devices, more than %d",
+                             gpus, FAKEHW_TREE_MAX_DEVICES);
+            return yfail(y, item, ipath,
+                         "this brings the node to %ld devices (%ld GPUs and %ld MIG partitions), "
+                         "more than %d",
+                         gpus + partitions, gpus, partitions, FAKEHW_TREE_MAX_DEVICES);
+        }
+        spec->total_devices += e->count + mine;
         if (spec->total_devices > MAX_TOTAL_DEVICES)
             return yfail(y, item, ipath,
-                         "the config has more than %d devices over all sections; use globs",
+                         "the config has more than %d devices (GPUs and MIG partitions) over all "
+                         "sections; use globs",
                          MAX_TOTAL_DEVICES);
     }
     return 0;

@@ -21,7 +21,7 @@ struct spec_pos {
 };
 
 /* Most devices one `count` may ask for. */
-#define SPEC_MAX_COUNT GPU_MAX_DEVICES
+#define SPEC_MAX_COUNT FAKEHW_TREE_MAX_DEVICES
 
 /* One instance of a static `mig` list; start -1 until the check picks the
  * first free placement. */
@@ -131,13 +131,15 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
 size_t config_resolve_flip_lookups(void);
 
 /* config_mig.c: the `mig` key of a device entry, its check once every key
- * of the entry is read (the profile must have MIG geometry; static
- * instances must fit), and the partitions a resolved GPU offers, appended
- * after the GPUs (index = *n onwards).  mig_spec_free frees the list. */
+ * of the entry is read (the profile must have MIG geometry, the memory
+ * room for every slice; static instances must fit), and the partitions a resolved GPU offers,
+ * appended after the GPUs (index = *n onwards).  mig_spec_free frees the list. */
 struct yctx;
 int config_mig_parse(const struct yctx *y, yaml_node_t *node, const char *path,
                      struct device_entry *e);
-int config_mig_check(const struct yctx *y, struct device_entry *e);
+int config_mig_check(const struct yctx *y, struct device_entry *e, uint64_t memory);
+/* The partitions one GPU of a checked entry offers (0 with MIG off). */
+size_t config_mig_partitions(const struct device_entry *e);
 void mig_spec_free(struct mig_spec *m);
 
 /* config_sharing.c: the `sharing` key of a device entry, and its check once

@@ -249,3 +249,18 @@ int ylong(const struct yctx *y, const yaml_node_t *node, const char *path, long 
     *out = n;
     return 0;
 }
+
+int ybool(const struct yctx *y, const yaml_node_t *node, const char *path, bool *out)
+{
+    const char *v;
+    if (ytext(y, node, path, &v) < 0)
+        return -1;
+    bool t = !strcmp(v, "true"), f = !strcmp(v, "false");
+    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return yfail(y, node, path, "\"%.64s\" is quoted, so it is a string, not a boolean%s", v,
+                     t || f ? " (write it without quotes)" : "");
+    if (!t && !f)
+        return yfail(y, node, path, "\"%.64s\" is not a boolean (true or false)", v);
+    *out = t;
+    return 0;
+}

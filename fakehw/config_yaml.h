@@ -74,4 +74,8 @@ int ystring(const struct yctx *y, const yaml_node_t *node, const char *path, cha
 int ylong(const struct yctx *y, const yaml_node_t *node, const char *path, long min, long max,
           const char *what, long *out);
 
+/* A plain (unquoted) true or false: quoted it is a string, refused as a
+ * quoted integer is; YAML 1.1's yes/no/on/off are refused too. */
+int ybool(const struct yctx *y, const yaml_node_t *node, const char *path, bool *out);
+
 #endif

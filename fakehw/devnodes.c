@@ -48,9 +48,9 @@ struct devnodes *devnodes_new(const char *dir, struct error *err)
     /* Readers take devicePath into FAKEHW_PATH_MAX bytes: every node's path must fit. */
     char longest[FAKEHW_PATH_MAX];
     if (snprintf(dn->dir, sizeof(dn->dir), "%s", dir) >= (int)sizeof(dn->dir) ||
-        devnode_path(dir, GPU_MAX_DEVICES - 1, longest, sizeof(longest)) < 0) {
+        devnode_path(dir, FAKEHW_TREE_MAX_DEVICES - 1, longest, sizeof(longest)) < 0) {
         error_set(err, "device node directory %s: path too long (at most %d bytes with /%s%d)", dir,
-                  FAKEHW_PATH_MAX - 1, DEVNODE_PREFIX, GPU_MAX_DEVICES - 1);
+                  FAKEHW_PATH_MAX - 1, DEVNODE_PREFIX, FAKEHW_TREE_MAX_DEVICES - 1);
         free(dn);
         return NULL;
     }

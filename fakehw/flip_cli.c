@@ -69,6 +69,8 @@ int flip_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *device = pos[0], *state = pos[1];
+    if (cli_check_device(command.name, device, true) != 0)
+        return EXIT_USAGE;
     if (strcmp(state, FAKEHW_HEALTHY) != 0 && strcmp(state, FAKEHW_UNHEALTHY) != 0) {
         fprintf(stderr, "fakehw flip: \"%s\" is not a health state (healthy or unhealthy)\n",
                 state);

@@ -13,9 +13,6 @@
 #include "fakehw_tree.h"
 #include "uuid.h"
 
-/* Upper bound of devices on one node (benchmarks use 4096). */
-#define GPU_MAX_DEVICES 4096
-
 /* Driver pair every device gets unless the config says otherwise: a real
  * R580 datacenter driver and the CUDA version it reports. */
 #define GPU_DEFAULT_DRIVER_VERSION      "580.95.05"

@@ -93,6 +93,16 @@ static int fetch_404(void *ctx, const struct claim_ref *ref, json_t **claim, str
                      ref->ns, ref->name);
 }
 
+/* MIG partitions of gpu-0 for prepare's lookups: overlapping ones, so the
+ * allocation checks have something to find. */
+static const struct {
+    const char *name;
+    long start, size;
+} fuzz_partitions[] = {
+    {"gpu-0-mig-7g80gb-0", 0, 8}, {"gpu-0-mig-4g40gb-0", 0, 4}, {"gpu-0-mig-3g40gb-4", 4, 4},
+    {"gpu-0-mig-2g20gb-2", 2, 2}, {"gpu-0-mig-1g10gb-3", 3, 1},
+};
+
 static int lookup(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
 {
     (void)ctx;
@@ -101,8 +111,26 @@ static int lookup(void *ctx, const char *name, struct fakehw_device *dev, struct
         snprintf(n, sizeof(n), "gpu-%zu", i);
         if (!strcmp(n, name)) {
             fuzz_device(i, dev);
+            /* gpu-2 is shared by memory: default 10Gi, min 1Gi, step 1Gi. */
+            if (i == 2) {
+                dev->memory_sharing[0] = 10ULL << 30;
+                dev->memory_sharing[1] = 1ULL << 30;
+                dev->memory_sharing[2] = 1ULL << 30;
+            }
             return 0;
         }
+    }
+    for (size_t k = 0; k < sizeof(fuzz_partitions) / sizeof(fuzz_partitions[0]); k++) {
+        if (strcmp(fuzz_partitions[k].name, name) != 0)
+            continue;
+        fuzz_device(0, dev);
+        snprintf(dev->name, sizeof(dev->name), "%s", name);
+        snprintf(dev->parent, sizeof(dev->parent), "gpu-0");
+        dev->index = (long)(FUZZ_NDEVS + k);
+        dev->mig_placement[0] = fuzz_partitions[k].start;
+        dev->mig_placement[1] = fuzz_partitions[k].size;
+        dev->memory_bytes = dev->memory_bytes / 8 * (uint64_t)fuzz_partitions[k].size;
+        return 0;
     }
     return error_set(err, "device %s not found", name);
 }

@@ -195,8 +195,15 @@ static int get_pem(struct kc *k, yaml_node_t *map, const char *what, const char 
                          key_line(k, map, file_key), what, file_key, data_key);
     if (data) {
         unsigned long line = key_line(k, map, data_key);
-        if (kube_base64_decode(data, data_out, NULL, err) < 0)
+        size_t len;
+        if (kube_base64_decode(data, data_out, &len, err) < 0)
             return error_prefix(err, "kubeconfig %s:%lu: %s: %s", k->path, line, what, data_key);
+        /* The same bound as for the file form. */
+        if (len > (size_t)KUBE_MAX_PEM)
+            return error_set(err,
+                             "kubeconfig %s:%lu: %s: %s: %zu bytes decoded, more than the "
+                             "limit of %ld",
+                             k->path, line, what, data_key, len, KUBE_MAX_PEM);
         if (check_pem(*data_out, err) < 0)
             return error_prefix(err, "kubeconfig %s:%lu: %s: %s", k->path, line, what, data_key);
     }
@@ -224,6 +231,13 @@ static int load_cluster(struct kc *k, yaml_node_t *cluster, const char *name,
     if (server == NULL)
         return error_set(err, "kubeconfig %s:%lu: %s: server is not set", k->path, line_of(cluster),
                          what);
+    for (const char *c = server; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return error_set(err,
+                             "kubeconfig %s:%lu: %s: server contains a control character (0x%02x) "
+                             "at byte %td",
+                             k->path, key_line(k, cluster, "server"), what, (unsigned char)*c,
+                             c - server);
     /* A bare host:port means https, as in client-go. */
     if (strstr(server, "://") == NULL) {
         cfg->server = xasprintf("https://%s", server);
@@ -268,8 +282,13 @@ static int load_user(struct kc *k, yaml_node_t *user, const char *name, struct k
     if (get_string(k, user, "token", what, &token, err) < 0 ||
         get_string(k, user, "tokenFile", what, &token_file, err) < 0)
         return -1;
-    if (token)
+    if (token) {
+        /* Checked as a token file's content is: it goes into every request. */
+        if (kube_check_token(token, strlen(token), err) < 0)
+            return error_prefix(err, "kubeconfig %s:%lu: %s: token", k->path,
+                                key_line(k, user, "token"), what);
         cfg->token = xstrdup(token);
+    }
     if (token_file) {
         cleanup_free char *t = NULL;
         cfg->token_file = resolve_path(k->dir, token_file);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Reading credentials: whole files with a size bound, token files, base64. */
+/* Reading credentials: whole regular files with a size bound, tokens,
+ * base64. */
 #include "kube_internal.h"
 
 #include <errno.h>
@@ -12,14 +13,39 @@
 #include "cleanup.h"
 #include "xalloc.h"
 
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a plain file";
+}
+
 int kube_read_file(const char *path, long max, char **out, size_t *out_len, struct error *err)
 {
     *out = NULL;
     if (out_len)
         *out_len = 0;
-    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer, with
+     * the plugin's SIGTERM handling not yet in place. */
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return error_set_errno(err, errno, "%s", path);
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return error_set_errno(err, errno, "%s", path);
+    if (!S_ISREG(st.st_mode))
+        return error_set(err, "%s: %s, not a regular file", path, file_kind(st.st_mode));
+    if (st.st_size > max)
+        return error_set(err, "%s: %lld bytes, more than the limit of %ld", path,
+                         (long long)st.st_size, max);
     cleanup_free char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -36,13 +62,26 @@ int kube_read_file(const char *path, long max, char **out, size_t *out_len, stru
         if (r == 0)
             break;
         len += (size_t)r;
+        /* The file may grow after the fstat. */
         if ((long)len > max)
-            return error_set(err, "%s: larger than %ld bytes", path, max);
+            return error_set(err, "%s: more than the limit of %ld bytes", path, max);
     }
     buf[len] = '\0';
     *out = steal_pointer(&buf);
     if (out_len)
         *out_len = len;
+    return 0;
+}
+
+int kube_check_token(const char *token, size_t len, struct error *err)
+{
+    if (len > KUBE_MAX_TOKEN)
+        return error_set(err, "the token has %zu bytes, more than the limit of %ld", len,
+                         KUBE_MAX_TOKEN);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)token[i] < 0x20 || token[i] == 0x7f)
+            return error_set(err, "the token contains a control character (0x%02x) at byte %zu",
+                             (unsigned char)token[i], i);
     return 0;
 }
 
@@ -57,12 +96,8 @@ int kube_read_token(const char *path, char **token, struct error *err)
         len--;
     if (len == start)
         return error_set(err, "%s: the token file is empty", path);
-    for (size_t i = start; i < len; i++) {
-        /* A token goes into an HTTP header: no control characters. */
-        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-            return error_set(err, "%s: the token contains a control character at byte %zu", path,
-                             i);
-    }
+    if (kube_check_token(buf + start, len - start, err) < 0)
+        return error_prefix(err, "%s", path);
     memmove(buf, buf + start, len - start);
     buf[len - start] = '\0';
     *token = steal_pointer(&buf);

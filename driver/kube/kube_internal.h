@@ -109,10 +109,19 @@ void kube_sleep_ms(long ms);
 /* Decodes standard base64 (padding optional, whitespace ignored).  *out is
  * NUL-terminated, caller frees.  err says which character is wrong. */
 int kube_base64_decode(const char *in, char **out, size_t *out_len, struct error *err);
-/* Reads a whole file of at most max bytes, NUL-terminated; caller frees.
- * err: "<path>: <strerror>" or "<path>: larger than N bytes". */
+/* Reads a whole regular file of at most max bytes, NUL-terminated; caller
+ * frees.  It is opened with O_NONBLOCK and checked with fstat before any
+ * read, so a FIFO (or a device) named in a kubeconfig is an error, not a
+ * start-up blocked in open(2).  err: "<path>: <strerror>", "<path>: a FIFO,
+ * not a regular file" or "<path>: N bytes, more than the limit of M". */
 int kube_read_file(const char *path, long max, char **out, size_t *out_len, struct error *err);
-/* Reads a bearer token file: surrounding whitespace trimmed; empty is an error. */
+/* Reads a bearer token file: surrounding whitespace trimmed; empty is an
+ * error, and so is a token kube_check_token refuses. */
 int kube_read_token(const char *path, char **token, struct error *err);
+/* A bearer token goes into a header line of every request: at most
+ * KUBE_MAX_TOKEN bytes, no control characters (a CR or LF would start a
+ * header of its own).  err: "the token has N bytes, more than the limit of
+ * M" or "the token contains a control character (0x0a) at byte N". */
+int kube_check_token(const char *token, size_t len, struct error *err);
 
 #endif

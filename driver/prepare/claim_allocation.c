@@ -43,6 +43,74 @@ static const char *string_field(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
+/* "a number", for a field that should have been a string. */
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "a list";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        break;
+    }
+    return "null";
+}
+
+/* A string field of result i; optional ones may be absent or null (NULL). */
+static int result_string(const json_t *r, const char *key, bool optional, size_t i,
+                         const char **out, struct error *err)
+{
+    const json_t *v = json_object_get(r, key);
+    *out = json_string_value(v);
+    if (*out != NULL || (optional && (v == NULL || json_is_null(v))))
+        return 0;
+    if (v == NULL)
+        return error_set(err, "allocation result %zu: %s is missing", i, key);
+    return error_set(err, "allocation result %zu: %s is %s, not a string", i, key, json_kind(v));
+}
+
+/* consumedCapacity: memory only, a quantity of bytes. */
+static int parse_consumed(const json_t *r, size_t i, struct claim_result *cr, struct error *err)
+{
+    const json_t *consumed = json_object_get(r, "consumedCapacity");
+    if (consumed == NULL || json_is_null(consumed))
+        return 0;
+    if (!json_is_object(consumed))
+        return error_set(err,
+                         "allocation result %zu (device %.64s): consumedCapacity is %s, not "
+                         "a map",
+                         i, cr->device, json_kind(consumed));
+    const char *name;
+    const json_t *value;
+    json_object_foreach((json_t *)consumed, name, value)
+    {
+        if (strcmp(name, "memory") != 0)
+            return error_set(err,
+                             "allocation result %zu (device %.64s): consumedCapacity.%.64s: the "
+                             "device has no such capacity (only memory)",
+                             i, cr->device, name);
+    }
+    const json_t *mem = json_object_get(consumed, "memory");
+    if (mem == NULL || json_is_null(mem))
+        return 0;
+    struct error qerr;
+    const char *q = json_string_value(mem);
+    if (q == NULL || quantity_parse_bytes(q, &cr->consumed_memory, &qerr) < 0)
+        return error_set(err, "allocation result %zu (device %.64s): consumedCapacity.memory: %s",
+                         i, cr->device, q ? qerr.msg : "not a quantity string");
+    cr->has_consumed_memory = true;
+    return 0;
+}
+
 int claim_allocation_parse(const json_t *claim, const char *uid, const char *driver,
                            const char *pool, struct claim_allocation *out, struct error *err)
 {
@@ -90,16 +158,11 @@ int claim_allocation_parse(const json_t *claim, const char *uid, const char *dri
         if (strcmp(drv, driver) != 0)
             continue;
         struct claim_result *cr = &out->results[out->n_results];
-        cr->request = string_field(r, "request");
-        cr->pool = string_field(r, "pool");
-        cr->device = string_field(r, "device");
-        const json_t *share = json_object_get(r, "shareID");
-        cr->share_id = json_is_null(share) ? NULL : json_string_value(share);
-        if (cr->request == NULL || cr->pool == NULL || cr->device == NULL ||
-            (share != NULL && !json_is_null(share) && cr->share_id == NULL)) {
-            error_set(err, "allocation result %zu: request, pool and device must be strings", i);
+        if (result_string(r, "request", false, i, &cr->request, err) < 0 ||
+            result_string(r, "pool", false, i, &cr->pool, err) < 0 ||
+            result_string(r, "device", false, i, &cr->device, err) < 0 ||
+            result_string(r, "shareID", true, i, &cr->share_id, err) < 0)
             goto fail;
-        }
         if (!claim_request_split(cr->request, cr->base_request)) {
             error_set(err,
                       "allocation result %zu: request \"%.300s\" is not a request name (a DNS "
@@ -121,17 +184,15 @@ int claim_allocation_parse(const json_t *claim, const char *uid, const char *dri
         }
         if (cr->share_id != NULL && check_share_id(cr->share_id, i, err) < 0)
             goto fail;
-        const json_t *consumed = json_object_get(r, "consumedCapacity");
-        const json_t *mem = json_object_get(consumed, "memory");
-        if (mem != NULL && !json_is_null(mem)) {
-            struct error qerr;
-            const char *q = json_string_value(mem);
-            if (q == NULL || quantity_parse_bytes(q, &cr->consumed_memory, &qerr) < 0) {
-                error_set(err, "allocation result %zu (device %.64s): consumedCapacity.memory: %s",
-                          i, cr->device, q ? qerr.msg : "not a quantity string");
-                goto fail;
-            }
+        if (parse_consumed(r, i, cr, err) < 0)
+            goto fail;
+        const json_t *admin = json_object_get(r, "adminAccess");
+        if (admin != NULL && !json_is_null(admin) && !json_is_boolean(admin)) {
+            error_set(err, "allocation result %zu (device %.64s): adminAccess is %s, not a boolean",
+                      i, cr->device, json_kind(admin));
+            goto fail;
         }
+        cr->admin_access = json_is_true(admin);
         const json_t *bc = json_object_get(r, "bindingConditions");
         if (bc != NULL && !json_is_null(bc)) {
             const json_t *first = json_array_get(bc, 0);

@@ -14,7 +14,10 @@
  *   shareID at most 64 letters, digits and '-', and the annotation
  *   resource.kubernetes.io/pod-claim-name a DNS label: all of them reach
  *   file names, CDI names or env values;
- * - bindingConditions, when present, must be a list of strings. */
+ * - bindingConditions, when present, must be a list of strings;
+ * - consumedCapacity names only memory, a quantity (the only capacity the
+ *   driver publishes); adminAccess is a boolean.
+ * What the device can hold is allocation_checks.h's. */
 #ifndef FAKEHW_PREPARE_CLAIM_ALLOCATION_H
 #define FAKEHW_PREPARE_CLAIM_ALLOCATION_H
 
@@ -40,6 +43,8 @@ struct claim_result {
     /* consumedCapacity.memory in bytes (consumable capacity: the part of a
      * shared GPU this share got); 0 when the result has none. */
     uint64_t consumed_memory;
+    bool has_consumed_memory;
+    bool admin_access; /* adminAccess: true (may be given a device in use) */
     /* The first of the result's bindingConditions (KEP-5007), NULL when it
      * has none (a scheduler without DRADeviceBindingConditions drops them). */
     const char *binding_condition;

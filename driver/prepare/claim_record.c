@@ -27,6 +27,7 @@ void claim_record_free(struct claim_record *r)
     free(r->cdi_specs);
     prepared_claim_free(&r->devices);
     free(r->metadata_dir);
+    free(r->holds);
     free(r->uid);
     free(r->ns);
     free(r->name);

@@ -9,6 +9,7 @@
  *   devices                ->  devices (struct prepared_claim, the answer)
  *   cdiSpecs               ->  cdi_specs
  *   metadataDir            ->  metadata_dir (NULL when absent)
+ *   (none)                 ->  holds (in memory only)
  *
  * struct claim_records is the set of them, keyed by uid. */
 #ifndef FAKEHW_PREPARE_CLAIM_RECORD_H
@@ -27,6 +28,8 @@ enum claim_state {
     CLAIM_PREPARE_COMPLETED, /* its journal line is durable */
 };
 
+struct device_hold;
+
 struct claim_record {
     char *uid, *ns, *name;
     enum claim_state state;
@@ -34,6 +37,12 @@ struct claim_record {
     char **cdi_specs;              /* file names in the CDI root, in write order */
     size_t n_cdi_specs;
     char *metadata_dir; /* "<ns>_<name>" below the metadata root; NULL = none */
+    /* What its devices hold of their GPUs, one per device, for the checks
+     * of later prepares (allocation_checks.h).  In memory only: NULL for a
+     * record read from the checkpoint, which keeps neither MIG placements
+     * nor adminAccess. */
+    struct device_hold *holds;
+    size_t n_holds;
 };
 
 /* A new record of the claim with no device and no file. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "allocation_checks.h"
 #include "atomic_file.h"
 #include "checkpoint.h"
 #include "checkpoint_journal.h"
@@ -246,6 +247,23 @@ static const char *same_name_uid(const struct prepare_state *st, const struct cl
     return NULL;
 }
 
+/* The devices of rec against what the node's other claims hold
+ * (allocation_checks.h): the records prepared, or being prepared, since
+ * the start.  Lock held, so two prepares in parallel see each other. */
+static int check_node_holds(const struct prepare_state *st, const struct claim_record *rec,
+                            struct error *err)
+{
+    cleanup_free struct claim_holds *others = xcalloc(st->claims.n + 1, sizeof(*others));
+    size_t n = 0;
+    for (size_t i = 0; i < st->claims.n; i++) {
+        const struct claim_record *o = st->claims.v[i];
+        if (o->holds != NULL && strcmp(o->uid, rec->uid) != 0)
+            others[n++] = (struct claim_holds){o->ns, o->name, o->uid, o->holds, o->n_holds};
+    }
+    const struct claim_holds mine = {NULL, NULL, NULL, rec->holds, rec->n_holds};
+    return allocation_check_node(&mine, others, n, err);
+}
+
 /* Removes a claim's files, then its record: through the journal when it is
  * in the checkpoint, from memory only when it is not.  On failure the record
  * stays, so a retry (or the next start) cleans up.  for_unprepare: only
@@ -351,6 +369,8 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     const char *other = same_name_uid(st, c);
     if (other != NULL)
         rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
+    else if (check_node_holds(st, rec, err) < 0)
+        rc = -1;
     else
         claim_records_put(&st->claims, steal_pointer(&plan.record));
     pthread_mutex_unlock(&st->lock);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocation_checks.h"
 #include "claim_allocation.h"
 #include "claim_files.h"
 #include "cleanup.h"
@@ -145,8 +146,11 @@ static int check_attached(const struct claim_result *r, const struct fakehw_devi
                      d->name, fakehw_attach_name(d->attach), r->binding_condition);
 }
 
+/* Looks up each result's device and checks that it can hold the result
+ * (allocation_checks.h), within the claim; holds gets one entry per
+ * result. */
 static int lookup_devices(const struct prepare_state *st, const struct claim_allocation *a,
-                          struct fakehw_device *devs, struct error *err)
+                          struct fakehw_device *devs, struct device_hold *holds, struct error *err)
 {
     for (size_t i = 0; i < a->n_results; i++) {
         if (st->cfg.lookup_device(st->cfg.fetch_ctx, a->results[i].device, &devs[i], err) < 0)
@@ -154,10 +158,12 @@ static int lookup_devices(const struct prepare_state *st, const struct claim_all
         if (strcmp(devs[i].name, a->results[i].device) != 0)
             return error_set(err, "looking up device %s found device %s", a->results[i].device,
                              devs[i].name);
-        if (check_attached(&a->results[i], &devs[i], err) < 0)
+        if (check_attached(&a->results[i], &devs[i], err) < 0 ||
+            allocation_check_result(&a->results[i], i, &devs[i], &holds[i], err) < 0)
             return -1;
     }
-    return 0;
+    const struct claim_holds mine = {NULL, NULL, NULL, holds, a->n_results};
+    return allocation_check_claim(&mine, err);
 }
 
 int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *ref,
@@ -180,12 +186,17 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
     p->files = xcalloc(2 * n + 1, sizeof(*p->files));
     for (size_t i = 0; i < n; i++)
         requests[i] = a.results[i].request;
-    if (lookup_devices(st, &a, devs, err) < 0 ||
-        gpu_config_resolve(st->cfg.driver_name, a.config, requests, n, configs, err) < 0)
+    struct device_hold *holds = xcalloc(n ? n : 1, sizeof(*holds));
+    if (lookup_devices(st, &a, devs, holds, err) < 0 ||
+        gpu_config_resolve(st->cfg.driver_name, a.config, requests, n, configs, err) < 0) {
+        free(holds);
         goto out;
+    }
     have_configs = true;
 
     p->record = claim_record_new(ref, CLAIM_PREPARE_STARTED);
+    p->record->holds = holds;
+    p->record->n_holds = n;
     struct cdi_claim cc = {
         st->cfg.driver_name, ref->ns, ref->name, ref->uid, st->cfg.fakehw_host_root,
         st->cfg.fakegpu_smi, cdevs,   n};

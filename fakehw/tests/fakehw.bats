@@ -236,6 +236,29 @@ no_default_tree() {
 	assert_output "fakehw flip: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
 }
 
+@test "flip and attach take device names only: no path outside the tree, usage errors exit 2" {
+	# A plain directory as the tree, and files named health and attach beside it.
+	mkdir -p "$BATS_TEST_TMPDIR/tree/devices/gpu-0" "$BATS_TEST_TMPDIR/x"
+	echo keep >"$BATS_TEST_TMPDIR/x/health"
+	echo keep >"$BATS_TEST_TMPDIR/x/attach"
+	local rule="is not a device name (a DNS label: lowercase letters, digits and '-', at most 63) or \"all\""
+	run "$FAKEHW" flip --mount "$BATS_TEST_TMPDIR/tree" ../../x unhealthy
+	assert_failure 2
+	assert_output "fakehw flip: \"../../x\" $rule"
+	run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR/tree" ../../x detach
+	assert_failure 2
+	assert_output "fakehw attach: \"../../x\" $rule"
+	run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR/tree" ../../x
+	assert_failure 2
+	for bad in "" . .. "gpu-0/../../../x" GPU-0 "gpu-0 " "-gpu"; do
+		run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR/tree" "$bad"
+		assert_failure 2
+		run "$FAKEHW" flip --mount "$BATS_TEST_TMPDIR/tree" "$bad" healthy
+		assert_failure 2
+	done
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/x/health" "$BATS_TEST_TMPDIR/x/attach")" "$(printf 'keep\nkeep')"
+}
+
 @test "a scheduled flip happens on time and flips back" {
 	start=$(date +%s%N)
 	fakehw_start --config "$CONFIGS/bats-flips.yaml" --node n

@@ -446,7 +446,7 @@ static void test_whole_file_bounds(void **state)
         used += (size_t)snprintf(text + used, size - used,
                                  "  - name: n%d\n    devices: [{count: 4096, profile: L4}]\n", i);
     expect_error(text, "t.yaml:35:15: nodes[16].devices[0]: the config has more than 65536 "
-                       "devices over all sections; use globs");
+                       "devices (GPUs and MIG partitions) over all sections; use globs");
 
     used = (size_t)snprintf(text, size, "nodes:\n");
     for (int i = 0; i < 5; i++) {
@@ -592,6 +592,16 @@ static void test_yaml_typing(void **state)
                  "reads it as octal, YAML 1.2 as decimal); write it without");
     expect_error("defaults: {devices: [{count: 0x2, profile: L4}]}\n",
                  "t.yaml:1:30: defaults.devices[0].count: \"0x2\" is not an integer");
+    /* Booleans follow the same rule as integers: quoted, they are strings. */
+    expect_error("defaults: {devices: [{profile: L4, virtual: \"true\"}]}\n",
+                 "t.yaml:1:45: defaults.devices[0].virtual: \"true\" is quoted, so it is a string, "
+                 "not a boolean (write it without quotes)");
+    expect_error("defaults: {devices: [{profile: L4, virtual: 'false'}]}\n",
+                 "t.yaml:1:45: defaults.devices[0].virtual: \"false\" is quoted, so it is a "
+                 "string, not a boolean (write it without quotes)");
+    expect_error("defaults: {devices: [{profile: L4, virtual: yes}]}\n",
+                 "t.yaml:1:45: defaults.devices[0].virtual: \"yes\" is not a boolean (true or "
+                 "false)");
     struct config c;
     load_text("defaults: {devices: [{count: 0, profile: L4}, {count: +2, profile: L4, numaNode: "
               "-0}]}\n",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "fakehw_tree.h"
 #include "inventory.h"
 #include "mig_profiles.h"
 
@@ -226,6 +227,74 @@ static void test_config_errors(void **state)
                  "would be longer than 63 characters");
 }
 
+/* Partitions are devices: the node limit the tree reader shares
+ * (FAKEHW_TREE_MAX_DEVICES) and the limit over the file count them, before
+ * any of them is made. */
+static void test_config_partitions_counted(void **state)
+{
+    (void)state;
+    struct config c;
+    struct error err;
+    /* 215 dynamic A100s offer 215 * 18 partitions: with 11 plain GPUs that
+     * is exactly the limit, and the reader takes all of it. */
+    const char *full = "defaults:\n"
+                       "  devices:\n"
+                       "    - {count: 215, profile: A100-SXM4-80GB, mig: {mode: dynamic}}\n"
+                       "    - {count: 11, profile: L4}\n";
+    if (load(full, &c, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.ndevices, FAKEHW_TREE_MAX_DEVICES);
+    config_free(&c);
+    expect_error("defaults:\n"
+                 "  devices:\n"
+                 "    - {count: 216, profile: A100-SXM4-80GB, mig: {mode: dynamic}}\n",
+                 "t.yaml:3:7: defaults.devices[0]: this brings the node to 4104 devices (216 GPUs "
+                 "and 3888 MIG partitions), more than 4096");
+    expect_error("defaults:\n"
+                 "  devices:\n"
+                 "    - {count: 4090, profile: L4}\n"
+                 "    - {profile: H200, mig: {mode: static, instances: [{profile: 1g.18gb}, "
+                 "{profile: 1g.18gb}, {profile: 1g.18gb}, {profile: 1g.18gb}, {profile: 1g.18gb}, "
+                 "{profile: 1g.18gb}]}}\n",
+                 "t.yaml:4:7: defaults.devices[1]: this brings the node to 4097 devices (4091 GPUs "
+                 "and 6 MIG partitions), more than 4096");
+    /* Over the file: 16 sections of 4085 devices fit in 65536, a 17th does not. */
+    char text[4096];
+    size_t used = (size_t)snprintf(text, sizeof(text), "nodes:\n");
+    for (int i = 0; i < 17; i++)
+        used += (size_t)snprintf(text + used, sizeof(text) - used,
+                                 "  - {name: n%d, devices: [{count: 215, profile: A100-SXM4-80GB, "
+                                 "mig: {mode: dynamic}}]}\n",
+                                 i);
+    assert_true(used < sizeof(text));
+    expect_error(text, "t.yaml:18:27: nodes[16].devices[0]: the config has more than 65536 "
+                       "devices (GPUs and MIG partitions) over all sections; use globs");
+}
+
+/* Every partition gets at least a MiB; an empty list of instances is a mistake. */
+static void test_config_mig_minimums(void **state)
+{
+    (void)state;
+    struct config c;
+    struct error err;
+    expect_error("defaults:\n  devices:\n    - profile: H200\n      memory: 1Mi\n"
+                 "      mig: {mode: dynamic}\n",
+                 "t.yaml:5:12: defaults.devices[0].mig: MIG needs at least 8388608 bytes of memory "
+                 "(1Mi for each of the 8 memory slices); this GPU has 1048576, which leaves its "
+                 "smallest partitions empty");
+    const char *eight = "defaults:\n  devices:\n    - profile: H200\n      memory: 8Mi\n"
+                        "      mig: {mode: dynamic}\n";
+    if (load(eight, &c, &err) != 0)
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < c.ndevices; i++)
+        assert_true(c.devices[i].memory_bytes >= 1024 * 1024);
+    config_free(&c);
+    expect_error("defaults:\n  devices:\n    - profile: H200\n"
+                 "      mig: {mode: static, instances: []}\n",
+                 "t.yaml:4:38: defaults.devices[0].mig.instances: an empty list: mode static needs "
+                 "at least one instance (mode off for none)");
+}
+
 /* A parent's flip reaches its partitions; a partition's own flip stays its own. */
 static void test_parent_health_reaches_partitions(void **state)
 {
@@ -282,6 +351,8 @@ int main(void)
         cmocka_unit_test(test_config_dynamic),
         cmocka_unit_test(test_config_static),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_config_partitions_counted),
+        cmocka_unit_test(test_config_mig_minimums),
         cmocka_unit_test(test_parent_health_reaches_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

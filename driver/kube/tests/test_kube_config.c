@@ -288,6 +288,90 @@ static void test_other_errors(void **state)
                  "kubeconfig %s:2: contexts must be a list");
 }
 
+#define USER_CONFIG(user_body)                                                                     \
+    "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"                 \
+    "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"                                     \
+    "users:\n- name: u\n  user:\n" user_body
+
+/* Every value and file of a kubeconfig is checked alike: a token inline or
+ * in a file (size, control characters), files of any kind (regular files
+ * only: a FIFO would block the start in open(2)), *-data sizes. */
+static void test_untrusted_values(void **state)
+{
+    (void)state;
+    /* A CR LF in a token would add a header line to every request. */
+    expect_error(USER_CONFIG("    token: \"abc\\r\\nX-Injected: 1\"\n"),
+                 "kubeconfig %s:11: user \"u\": token: the token contains a control character "
+                 "(0x0d) at byte 3");
+    size_t big = 3u << 20;
+    char *text = malloc(big + 512);
+    assert_non_null(text);
+    int n = snprintf(text, 512, USER_CONFIG("    token: "));
+    memset(text + n, 'a', big);
+    snprintf(text + n + big, 16, "\n");
+    expect_error(text, "kubeconfig %s:11: user \"u\": token: the token has 3145728 bytes, more "
+                       "than the limit of 65536");
+    /* A token file past the limit: its size is named. */
+    memset(text, 'a', 70000);
+    text[70000] = '\0';
+    write_file("big-token", text);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "kubeconfig %%s:11: user \"u\": tokenFile: %s/big-token: 70000 bytes, more than the "
+             "limit of 65536",
+             dir);
+    expect_error(USER_CONFIG("    tokenFile: big-token\n"), want);
+    /* certificate-authority-data decoded past the PEM file limit. */
+    size_t raw = (1u << 20) + 3, b64 = raw / 3 * 4;
+    n = snprintf(text, 512,
+                 "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: https://x\n"
+                 "    certificate-authority-data: ");
+    char *big_text = realloc(text, (size_t)n + b64 + 16);
+    assert_non_null(big_text);
+    text = big_text;
+    memset(text + n, 'A', b64);
+    snprintf(text + n + b64, 16, "\n");
+    expect_error(text, "kubeconfig %s:9: cluster \"c\": certificate-authority-data: 1048578 "
+                       "bytes decoded, more than the limit of 1048576");
+    free(text);
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: \"https://x\\r\\nHost: y\"\n",
+                 "kubeconfig %s:8: cluster \"c\": server contains a control character (0x0d) at "
+                 "byte 9");
+
+    /* FIFOs and directories: refused at once, never opened for a blocking
+     * read (the alarm ends the test if one blocks). */
+    char fifo[256];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(10);
+    snprintf(want, sizeof(want),
+             "kubeconfig %%s:11: user \"u\": tokenFile: %s/fifo: a FIFO, not a regular file", dir);
+    expect_error(USER_CONFIG("    tokenFile: fifo\n"), want);
+    snprintf(want, sizeof(want),
+             "kubeconfig %%s:8: cluster \"c\": certificate-authority: %s/fifo: a FIFO, not a "
+             "regular file",
+             dir);
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster:\n    certificate-authority: fifo\n"
+                 "    server: https://x\n",
+                 want);
+    snprintf(want, sizeof(want),
+             "kubeconfig %%s:11: user \"u\": client-certificate: %s/sub: a directory, not a "
+             "regular file",
+             dir);
+    expect_error(USER_CONFIG("    client-certificate: sub\n    client-key: sub/client.key\n"),
+                 want);
+    struct kube_config cfg;
+    struct error err = {{0}};
+    assert_int_equal(kube_config_load(fifo, &cfg, &err), -1);
+    snprintf(want, sizeof(want), "kubeconfig: %s: a FIFO, not a regular file", fifo);
+    assert_string_equal(err.msg, want);
+    alarm(0);
+    unlink(fifo);
+}
+
 /* Nesting and anchors are bounded before libyaml's loader sees the file:
  * its scanner is quadratic in flow nesting, its loader in anchors. */
 static void test_yaml_bounds(void **state)
@@ -403,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_file_not_found),
         cmocka_unit_test(test_other_errors),
         cmocka_unit_test(test_yaml_bounds),
+        cmocka_unit_test(test_untrusted_values),
         cmocka_unit_test(test_in_cluster),
         cmocka_unit_test(test_in_cluster_errors),
     };

@@ -116,7 +116,8 @@ static void test_read_token(void **state)
     fclose(f);
     assert_int_equal(kube_read_token(path, &t, &err), -1);
     char want[256];
-    snprintf(want, sizeof(want), "%s: the token contains a control character at byte 1", path);
+    snprintf(want, sizeof(want), "%s: the token contains a control character (0x01) at byte 1",
+             path);
     assert_string_equal(err.msg, want);
     unlink(path);
     assert_int_equal(kube_read_token(path, &t, &err), -1);

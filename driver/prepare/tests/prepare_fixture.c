@@ -90,6 +90,12 @@ static void make_device(struct fixture *f, int i)
     snprintf(path, sizeof(path), "%s/dev/fakegpu%d", f->root, i);
     memcpy(d->device_path, path, sizeof(path));
     d->healthy = true;
+    /* gpu-2 is shared by memory, so claims may hold shares of it. */
+    if (i == 2) {
+        d->memory_sharing[0] = 10ull << 30;
+        d->memory_sharing[1] = 1ull << 30;
+        d->memory_sharing[2] = 1ull << 30;
+    }
 }
 
 int fixture_setup(void **state)
