@@ -269,6 +269,7 @@ static void metrics_state(void *ctx, struct metrics_state *st)
     st->tainted = ps.tainted;
     st->slice_syncs = ps.syncs;
     st->slice_sync_errors = ps.failures;
+    st->slice_syncs_skipped = ps.skipped;
     if (p->status != NULL) {
         struct claim_status_stats cs;
         claim_status_get_stats(p->status, &cs);

@@ -70,6 +70,7 @@ static void test_exposition_values(void **state)
                                .tainted = 1,
                                .slice_syncs = 5,
                                .slice_sync_errors = 3,
+                               .slice_syncs_skipped = 11,
                                .claim_status_writes = 7,
                                .claim_status_errors = 1};
     char *t = render(m, &st);
@@ -113,6 +114,7 @@ static void test_exposition_values(void **state)
     assert_true(sample(t, "fakehw_dra_resourceslices") == 1);
     assert_true(sample(t, "fakehw_dra_devices_tainted") == 1);
     assert_true(sample(t, "fakehw_dra_resourceslice_sync_errors_total") == 3);
+    assert_true(sample(t, "fakehw_dra_resourceslice_syncs_skipped_total") == 11);
     assert_true(sample(t, "fakehw_dra_claim_status_writes_total") == 7);
     assert_true(sample(t, "fakehw_dra_health_flips_total") == 2);
     assert_true(sample(t, "fakehw_dra_health_change_to_slice_seconds_bucket{le=\"0.025\"}") == 0);
