@@ -1016,11 +1016,13 @@ void slice_publisher_halt(struct slice_publisher *p)
 {
     if (p == NULL)
         return;
+    /* The cancel first: the watch loop ends on it, and while stopping is
+     * set without it a listing that fails at once would loop. */
+    kube_cancel_fire(p->watch_cancel);
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
-    kube_cancel_fire(p->watch_cancel);
     if (p->watch_started)
         pthread_join(p->watch_thread, NULL);
     if (p->sync_started)
