@@ -12,6 +12,7 @@
 #include "fakehw_tree_read.h"
 #include "fakehw_watch.h"
 #include "log.h"
+#include "thread_end.h"
 
 struct tree_inventory {
     char *root;
@@ -22,6 +23,11 @@ struct tree_inventory {
     pthread_t thread;
     bool thread_started;
     atomic_bool stopping;
+    struct thread_end end;
+    /* Held while the listeners run: once inventory_stop_by has taken it
+     * with stopping set, no listener runs again, even from a thread left
+     * behind that comes back later. */
+    pthread_mutex_t listen_lock;
 
     pthread_mutex_t lock;         /* guards snap (the pointer, not what it points to) */
     struct device_snapshot *snap; /* the current snapshot; one reference */
@@ -37,8 +43,11 @@ static void publish(struct tree_inventory *inv, struct device_snapshot *snap)
     inv->snap = snap;
     pthread_mutex_unlock(&inv->lock);
     device_snapshot_put(old);
-    for (size_t i = 0; i < inv->n_listeners; i++)
-        inv->listeners[i].on_change(inv->listeners[i].ctx, snap);
+    pthread_mutex_lock(&inv->listen_lock);
+    if (!inv->stopping) /* every listener or none */
+        for (size_t i = 0; i < inv->n_listeners; i++)
+            inv->listeners[i].on_change(inv->listeners[i].ctx, snap);
+    pthread_mutex_unlock(&inv->listen_lock);
 }
 
 /* Re-reads the tree; on failure keeps the previous snapshot (the watcher
@@ -155,6 +164,8 @@ static void on_back(struct tree_inventory *inv, struct grace *g)
     reload(inv);
 }
 
+static void inventory_free(struct tree_inventory *inv);
+
 static void *watch_thread(void *arg)
 {
     struct tree_inventory *inv = arg;
@@ -189,6 +200,8 @@ static void *watch_thread(void *arg)
             break;
         }
     }
+    if (thread_end_mark(&inv->end))
+        inventory_free(inv); /* left behind by inventory_stop_by */
     return NULL;
 }
 
@@ -202,6 +215,14 @@ struct tree_inventory *inventory_start(const struct inventory_options *opts,
         return NULL;
     }
     pthread_mutex_init(&inv->lock, NULL);
+    pthread_mutex_init(&inv->listen_lock, NULL);
+    if (thread_end_init(&inv->end) < 0) {
+        pthread_mutex_destroy(&inv->listen_lock);
+        pthread_mutex_destroy(&inv->lock);
+        free(inv);
+        error_set(err, "cannot create a condition variable");
+        return NULL;
+    }
     inv->root = strdup(opts->root);
     if (n_listeners > 0) {
         inv->listeners = calloc(n_listeners, sizeof(*listeners));
@@ -239,21 +260,42 @@ fail:
     return NULL;
 }
 
-void inventory_stop(struct tree_inventory *inv)
+static void inventory_free(struct tree_inventory *inv)
 {
-    if (inv == NULL)
-        return;
-    if (inv->thread_started) {
-        inv->stopping = true;
-        fakehw_watch_wake(inv->watch);
-        pthread_join(inv->thread, NULL);
-    }
     fakehw_watch_close(inv->watch);
+    thread_end_destroy(&inv->end);
+    pthread_mutex_destroy(&inv->listen_lock);
     pthread_mutex_destroy(&inv->lock);
     device_snapshot_put(inv->snap);
     free(inv->listeners);
     free(inv->root);
     free(inv);
+}
+
+int inventory_stop_by(struct tree_inventory *inv, long long deadline_ms)
+{
+    if (inv == NULL)
+        return 0;
+    if (inv->thread_started) {
+        inv->stopping = true;
+        fakehw_watch_wake(inv->watch);
+        /* Waits for a listener call in progress; none starts after it. */
+        pthread_mutex_lock(&inv->listen_lock);
+        pthread_mutex_unlock(&inv->listen_lock);
+        if (!thread_end_wait(&inv->end, inv->thread, deadline_ms)) {
+            LOG_W("fakehw tree %s: the inventory thread is still blocked in it (a hung or "
+                  "stopped fakehw?); leaving it behind",
+                  inv->root);
+            return -1;
+        }
+    }
+    inventory_free(inv);
+    return 0;
+}
+
+void inventory_stop(struct tree_inventory *inv)
+{
+    inventory_stop_by(inv, -1);
 }
 
 struct device_snapshot *inventory_current(struct tree_inventory *inv)

@@ -60,6 +60,14 @@ struct tree_inventory *inventory_start(const struct inventory_options *opts,
 /* Stops the thread and frees everything.  NULL is fine. */
 void inventory_stop(struct tree_inventory *inv);
 
+/* The same, waiting for the thread only until deadline_ms (retry_now_ms
+ * clock; < 0: no deadline).  A thread still blocked in the tree then (a
+ * read of a FUSE mount whose fakehw is stopped or hung: no signal ends it)
+ * is left behind and frees the inventory itself if it ever comes back; -1
+ * then.  Either way no listener is called once this returns, and inv must
+ * not be used again. */
+int inventory_stop_by(struct tree_inventory *inv, long long deadline_ms);
+
 /* Copies the device called name from the current snapshot.  -1 with err when
  * there is none. */
 int inventory_lookup(struct tree_inventory *inv, const char *name, struct fakehw_device *dev,

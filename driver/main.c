@@ -34,6 +34,7 @@
 #include "driver/metrics/metrics_server.h"
 #include "driver/prepare/prepare.h"
 #include "driver/publish/slice_publisher.h"
+#include "driver/shutdown.h"
 #include "error.h"
 #include "flags.h"
 #include "log.h"
@@ -269,6 +270,7 @@ static void metrics_state(void *ctx, struct metrics_state *st)
     st->tainted = ps.tainted;
     st->slice_syncs = ps.syncs;
     st->slice_sync_errors = ps.failures;
+    st->slice_syncs_skipped = ps.skipped;
     if (p->status != NULL) {
         struct claim_status_stats cs;
         claim_status_get_stats(p->status, &cs);
@@ -602,14 +604,33 @@ static int start(struct plugin *p, struct error *err)
  * (docs/reliability.md). */
 #define SHUTDOWN_BUDGET_MS 2000
 #define CLEANUP_END_MS     1600 /* after SIGTERM; the rest of the budget is local work */
+/* The last resort (driver/shutdown.h): the exit itself gets the rest. */
+#define WATCHDOG_MS (SHUTDOWN_BUDGET_MS - 100)
+/* Threads still blocked in the fakehw tree this long after SIGTERM (a read
+ * of a stopped or hung fakehw, which no signal ends) are left behind. */
+#define TREE_STOP_MS 1000
+/* ...but a thread gets at least this long once asked to stop. */
+#define TREE_STOP_MIN_MS 100
+
+static long long tree_deadline(long long t0)
+{
+    long long at = t0 + TREE_STOP_MS, soonest = kube_client_now_ms() + TREE_STOP_MIN_MS;
+    return at > soonest ? at : soonest;
+}
 
 /* Stops in reverse order: the kubelet loses the plugin first (registration
  * socket removed), then the DRA socket, then the background parts.
- * t0: when SIGTERM came (kube_client_now_ms), 0 after a failed start. */
-static int stop(struct plugin *p, long long t0)
+ * t0: when SIGTERM came (kube_client_now_ms), 0 after a failed start.
+ * *left: a thread was left behind in the fakehw tree; what it may still
+ * touch (the API client, the metrics) is not freed, and the caller must end
+ * the process with _exit (no exit handlers run under its feet). */
+static int stop(struct plugin *p, long long t0, bool *left)
 {
+    bool signalled = t0 != 0;
+    if (!signalled)
+        t0 = kube_client_now_ms();
     if (p->kc != NULL)
-        kube_client_set_deadline(p->kc, t0 ? t0 : kube_client_now_ms());
+        kube_client_set_deadline(p->kc, t0);
     int rc = 0;
     if (p->opt.ready_file != NULL && *p->opt.ready_file)
         unlink(p->opt.ready_file);
@@ -619,27 +640,32 @@ static int stop(struct plugin *p, long long t0)
     rpc_server_free(p->dra_srv);
     registration_service_free(p->reg);
     dra_service_free(p->dra);
-    inventory_stop(p->inv);
+    /* Past its deadline a thread blocked in the tree is left behind: the
+     * checkpoint below is local and must be folded whatever fakehw does. */
+    *left = inventory_stop_by(p->inv, tree_deadline(t0)) < 0;
     claim_status_stop(p->status);
     p->status = NULL;
-    binder_stop(p->binder);
+    *left = (binder_stop_by(p->binder, tree_deadline(t0)) < 0) || *left;
     p->binder = NULL;
     struct error err;
     slice_publisher_halt(p->pub);
     if (p->kc != NULL && p->opt.cleanup_on_exit) /* the API again, until CLEANUP_END_MS */
-        kube_client_set_deadline(p->kc, (t0 ? t0 : kube_client_now_ms()) + CLEANUP_END_MS);
+        kube_client_set_deadline(p->kc, t0 + CLEANUP_END_MS);
     if (p->pub != NULL && slice_publisher_stop(p->pub, p->opt.cleanup_on_exit, &err) < 0) {
         LOG_E("deleting ResourceSlices on exit: %s", err.msg);
         rc = -1;
     }
     health_service_free(p->health);
     prepare_state_close(p->prep);
-    kube_client_free(p->kc);
     device_snapshot_put(p->last_snap);
-    if (t0)
-        LOG_I("stopped %lld ms after the signal (budget %d ms)", kube_client_now_ms() - t0,
-              SHUTDOWN_BUDGET_MS);
-    metrics_free(p->metrics);
+    if (signalled)
+        LOG_I("stopped %lld ms after the signal (budget %d ms)%s", kube_client_now_ms() - t0,
+              SHUTDOWN_BUDGET_MS,
+              *left ? "; a thread blocked in the fakehw tree was left behind" : "");
+    if (!*left) {
+        kube_client_free(p->kc);
+        metrics_free(p->metrics);
+    }
     return rc;
 }
 
@@ -688,13 +714,14 @@ int main(int argc, char **argv)
     if (parse_options(&p, argc, argv) < 0)
         return 2;
 
-    /* Signals are taken synchronously by the main thread; every other thread
-     * inherits the blocked mask. */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    /* Before any other thread: they all inherit the blocked signals, which
+     * the signal thread takes; from a signal on, the process ends within
+     * SHUTDOWN_BUDGET_MS whatever a thread is blocked on. */
+    struct error err;
+    if (shutdown_start(WATCHDOG_MS, &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
+        return 1;
+    }
     signal(SIGPIPE, SIG_IGN);
 
     /* A ready file left by a crashed run (an emptyDir survives a container
@@ -710,10 +737,13 @@ int main(int argc, char **argv)
               "(%s on the host)",
               FAKEHW_DRA_VERSION, fakehw_git_commit, p.opt.driver_name, p.opt.node_name,
               p.opt.fakehw_root, p.opt.fakehw_host_root);
-    struct error err;
+    bool left = false;
     if (start(&p, &err) < 0) {
         LOG_E("%s", err.msg);
-        stop(&p, 0);
+        stop(&p, 0, &left);
+        shutdown_finished();
+        if (left)
+            _exit(1);
         return 1;
     }
     LOG_I("serving: registration %s, DRA %s%s", p.sockets.registration, p.sockets.dra,
@@ -724,21 +754,18 @@ int main(int argc, char **argv)
      * publishing closely; then one a second, only to notice a lost
      * registration, so an idle plugin hardly wakes up. */
     bool ready = false;
-    long long t0 = 0;
     for (;;) {
-        struct timespec tick = {.tv_sec = ready ? 1 : 0, .tv_nsec = ready ? 0 : 20 * 1000 * 1000};
-        int sig = sigtimedwait(&sigs, NULL, &tick);
-        if (sig == SIGTERM || sig == SIGINT) {
-            t0 = kube_client_now_ms();
+        int sig = shutdown_wait(ready ? 1000 : 20);
+        if (sig != 0) {
             LOG_I("%s: shutting down%s", strsignal(sig),
                   p.opt.cleanup_on_exit ? " and deleting this node's ResourceSlices" : "");
             break;
         }
-        if (sig < 0 && errno != EAGAIN && errno != EINTR) {
-            LOG_E("waiting for signals: %s", strerror(errno));
-            break;
-        }
         update_ready_file(&p, &ready);
     }
-    return stop(&p, t0) < 0 ? 1 : 0;
+    int status = stop(&p, shutdown_signal_ms(), &left) < 0 ? 1 : 0;
+    shutdown_finished();
+    if (left)
+        _exit(status); /* the thread left behind may still run: no exit handlers */
+    return status;
 }

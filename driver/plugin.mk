@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# fakehw-kubelet-plugin: driver/main.c and the inventory, linked with every
-# driver part.  Order matters for static libraries: users before providers.
-PLUGIN_OBJS := $(OBJ)/driver/main.o $(OBJ)/driver/inventory.o
+# fakehw-kubelet-plugin: driver/main.c, the inventory and the signal thread,
+# linked with every driver part.  Order matters for static libraries: users
+# before providers.
+PLUGIN_OBJS := $(OBJ)/driver/main.o $(OBJ)/driver/inventory.o $(OBJ)/driver/shutdown.o
 PLUGIN_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
                $(DEVICE_LIB) $(KUBE_LIB) $(METRICS_LIB) $(COMMON_LIB)
 

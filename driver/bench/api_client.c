@@ -117,6 +117,12 @@ static int api_call(struct api_client *c, const char *method, const char *path,
     return 0;
 }
 
+int api_request(struct api_client *c, const char *method, const char *path, const char *body,
+                json_t **resp, struct error *err)
+{
+    return api_call(c, method, path, NULL, body, resp, err);
+}
+
 int api_get_discard(struct api_client *c, const char *path, struct error *err)
 {
     long code = 0;

@@ -24,6 +24,12 @@ void api_client_free(struct api_client *c);
 /* GET whose body is read and dropped: the round-trip floor.  0 on 200. */
 int api_get_discard(struct api_client *c, const char *path, struct error *err);
 
+/* One request with an optional JSON body: 0 on a 2xx answer, with *resp
+ * the decoded body (NULL when empty; resp may be NULL); -1 with err naming
+ * the method, path, status and answer. */
+int api_request(struct api_client *c, const char *method, const char *path, const char *body,
+                json_t **resp, struct error *err);
+
 /* Creates ResourceClaim ns/name (request "gpu" of `n` devices of the
  * driver's DeviceClass), then sets status.allocation to those devices of
  * pool `pool` and reserves it for a pod, as the scheduler would.  uid gets

@@ -34,10 +34,9 @@ struct suite {
 };
 
 static const struct suite all_suites[] = {
-    {"floors", suite_floors, false},
-    {"prepare", suite_prepare, true},
-    {"startup", suite_startup, true},
-    {"health", suite_health, true},
+    {"floors", suite_floors, false},  {"prepare", suite_prepare, true},
+    {"startup", suite_startup, true}, {"health", suite_health, true},
+    {"flap", suite_flap, true},
 };
 #define N_SUITES (sizeof(all_suites) / sizeof(all_suites[0]))
 
@@ -60,7 +59,7 @@ static int pick_suites(const char *list, bool picked[N_SUITES], struct error *er
         if (!found)
             return error_set(err,
                              "--suites: unknown suite \"%s\" (known: floors, prepare, "
-                             "startup, health)",
+                             "startup, health, flap)",
                              t);
     }
     return 0;
@@ -101,7 +100,7 @@ static int check_programs(const char *bin, bool plugin, struct error *err)
 
 static int cmd_run(int argc, char **argv, const char *self)
 {
-    const char *bin = NULL, *out = NULL, *suites = "floors,prepare,startup,health";
+    const char *bin = NULL, *out = NULL, *suites = "floors,prepare,startup,health,flap";
     const char *sizes = "8,128,1024,4096";
     const char *work = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     const char *cdi_dir = NULL;
@@ -113,7 +112,7 @@ static int cmd_run(int argc, char **argv, const char *self)
         {"out", "BENCH_OUT", FLAG_STRING, &out, "write results.md and results.json here"},
         {"runs", "BENCH_RUNS", FLAG_INT, &runs, "repetitions of every figure (3..64)"},
         {"suites", "BENCH_SUITES", FLAG_STRING, &suites,
-         "comma-separated: floors, prepare, startup, health"},
+         "comma-separated: floors, prepare, startup, health, flap"},
         {"sizes", "BENCH_SIZES", FLAG_STRING, &sizes,
          "GPU counts of the start-up suite, comma-separated (1..4096, at most 8)"},
         {"quick", "BENCH_QUICK", FLAG_BOOL, &quick,

@@ -32,11 +32,13 @@ struct bench {
 #define GROUP_MEMORY  "Peak RSS (VmHWM, whole process)"
 #define GROUP_HEALTH  "Health flips"
 #define GROUP_IDLE    "Idle"
+#define GROUP_FLAP    "API requests from tree changes"
 
 int suite_floors(struct bench *b, struct error *err);
 int suite_prepare(struct bench *b, struct error *err);
 int suite_startup(struct bench *b, struct error *err);
 int suite_health(struct bench *b, struct error *err); /* flips, then idle CPU */
+int suite_flap(struct bench *b, struct error *err);   /* a flapping device's API requests */
 
 /* `fakehw-bench echo-server`: the bare gRPC server of the floor. */
 int echo_server_main(int argc, char **argv);

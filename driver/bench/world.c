@@ -98,10 +98,14 @@ int world_start_fakehw(struct world *w, int gpus, struct error *err)
     PATHF(config, "%s/fakehw.yaml", w->dir);
     PATHF(log, "%s/fakehw.log", w->dir);
     PATHF(gen, "%s/generation", w->mount);
-    char yaml[256];
+    char yaml[512];
+    int plain = w->last_attachable ? gpus - 1 : gpus;
     int n = snprintf(yaml, sizeof(yaml),
-                     "defaults:\n  devices:\n    - count: %d\n      profile: H100-SXM5-80GB\n%s",
-                     gpus, w->mig_dynamic ? "      mig: {mode: dynamic}\n" : "");
+                     "defaults:\n  devices:\n    - count: %d\n      profile: H100-SXM5-80GB\n%s%s",
+                     plain, w->mig_dynamic ? "      mig: {mode: dynamic}\n" : "",
+                     w->last_attachable
+                         ? "    - profile: H100-SXM5-80GB\n      attach: {failure: never}\n"
+                         : "");
     if (atomic_write_file(config, yaml, (size_t)n, 0644, err) < 0)
         return -1;
     char *argv[] = {exe,      "--config", config,         "--mount", w->mount,

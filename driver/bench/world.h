@@ -29,6 +29,8 @@ struct world {
     const char *plugin_flags[4]; /* extra plugin flags (NULL-terminated; set after world_init) */
     struct health_watch *health;
     bool mig_dynamic;         /* fakehw's H100s in dynamic MIG mode (set after world_init) */
+    bool last_attachable;     /* the last GPU is attachable (fakehw `attach`; set after
+                               * world_init) */
     bool tls;                 /* the API stand-in serves HTTPS, clients authenticate with
                                * certificates, as against a kube-apiserver (set after world_init) */
     struct world_certs certs; /* with tls: made by world_start_api */

@@ -192,6 +192,8 @@ static void settle_locked(struct binder *b, struct claim_work *it, enum claim_wr
     }
 }
 
+static void binder_free(struct binder *b);
+
 static void *worker_main(void *arg)
 {
     struct binder *b = arg;
@@ -223,6 +225,8 @@ static void *worker_main(void *arg)
         settle_locked(b, it, out, &err);
     }
     pthread_mutex_unlock(&b->lock);
+    if (thread_end_mark(&b->worker_end))
+        binder_free(b); /* left behind by binder_stop_by */
     return NULL;
 }
 
@@ -282,8 +286,14 @@ struct binder *binder_start(struct kube_client *kc, const struct binder_options 
         error_set(err, "binder: cannot create a condition variable");
         goto fail;
     }
+    if (thread_end_init(&b->worker_end) < 0) {
+        error_set(err, "binder: cannot create a condition variable");
+        pthread_cond_destroy(&b->cond);
+        goto fail;
+    }
     if (pthread_create(&b->worker_thread, NULL, worker_main, b) != 0) {
         error_set(err, "binder: cannot start its worker thread");
+        thread_end_destroy(&b->worker_end);
         pthread_cond_destroy(&b->cond);
         goto fail;
     }
@@ -307,19 +317,9 @@ fail:
     return NULL;
 }
 
-void binder_stop(struct binder *b)
+static void binder_free(struct binder *b)
 {
-    if (b == NULL)
-        return;
-    kube_cancel_fire(b->watch_cancel);
-    pthread_mutex_lock(&b->lock);
-    b->stopping = true;
-    pthread_cond_broadcast(&b->cond);
-    pthread_mutex_unlock(&b->lock);
-    if (b->watch_started)
-        pthread_join(b->watch_thread, NULL);
-    if (b->worker_started)
-        pthread_join(b->worker_thread, NULL);
+    thread_end_destroy(&b->worker_end);
     claim_queue_clear(&b->queue);
     device_snapshot_put(b->snap);
     json_decref(b->claims);
@@ -331,4 +331,31 @@ void binder_stop(struct binder *b)
     free(b->root);
     kube_cancel_free(b->watch_cancel);
     free(b);
+}
+
+int binder_stop_by(struct binder *b, long long deadline_ms)
+{
+    if (b == NULL)
+        return 0;
+    kube_cancel_fire(b->watch_cancel);
+    pthread_mutex_lock(&b->lock);
+    b->stopping = true;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+    /* The watch only waits on the API server, whose calls are cancelled. */
+    if (b->watch_started)
+        pthread_join(b->watch_thread, NULL);
+    if (b->worker_started && !thread_end_wait(&b->worker_end, b->worker_thread, deadline_ms)) {
+        LOG_W("binder: its worker is still blocked in the fakehw tree %s (a hung or stopped "
+              "fakehw?); leaving it behind",
+              b->root);
+        return -1;
+    }
+    binder_free(b);
+    return 0;
+}
+
+void binder_stop(struct binder *b)
+{
+    binder_stop_by(b, -1);
 }

@@ -79,4 +79,12 @@ json_t *binder_allocated_claim(struct binder *b, const char *ns, const char *nam
 /* Stops and joins both threads, frees everything.  NULL is fine. */
 void binder_stop(struct binder *b);
 
+/* The same, waiting for the worker (which reads and writes the fakehw
+ * tree) only until deadline_ms (retry_now_ms clock; < 0: no deadline).  A
+ * worker still blocked in the tree then is left behind and frees the binder
+ * itself if it ever comes back; -1 then.  It may still use the kube client
+ * then, which must outlive it (the plugin exits instead of freeing it).
+ * Either way b must not be used again. */
+int binder_stop_by(struct binder *b, long long deadline_ms);
+
 #endif

@@ -14,6 +14,7 @@
 #include "binder.h"
 #include "binding_conditions.h"
 #include "driver/health/claim_queue.h"
+#include "thread_end.h"
 
 struct binder {
     struct kube_client *kc;
@@ -23,6 +24,9 @@ struct binder {
 
     pthread_t watch_thread, worker_thread;
     bool watch_started, worker_started;
+    /* The worker reads and writes the fakehw tree, where a hung fakehw can
+     * hold it for good: binder_stop_by may leave it behind (thread_end.h). */
+    struct thread_end worker_end;
     struct kube_cancel *watch_cancel; /* ends the claim watch */
 
     pthread_mutex_t lock; /* guards everything below */

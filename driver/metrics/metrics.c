@@ -227,6 +227,10 @@ static void render_state(FILE *f, const struct metrics_state *st)
     header(f, "resourceslice_sync_errors_total", "counter",
            "ResourceSlice sync attempts that failed (retried with backoff).");
     fprintf(f, METRICS_PREFIX "resourceslice_sync_errors_total %lu\n", st->slice_sync_errors);
+    header(f, "resourceslice_syncs_skipped_total", "counter",
+           "Syncs left out because the device changes since the last one left the "
+           "ResourceSlices as they were: no API request.");
+    fprintf(f, METRICS_PREFIX "resourceslice_syncs_skipped_total %lu\n", st->slice_syncs_skipped);
     header(f, "claim_status_writes_total", "counter",
            "ResourceClaim status.devices written (PATCH answered 2xx).");
     fprintf(f, METRICS_PREFIX "claim_status_writes_total %lu\n", st->claim_status_writes);

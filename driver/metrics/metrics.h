@@ -60,13 +60,14 @@ void metrics_on_claim_status_written(void *ctx, long latency_ms);
 
 /* What other parts keep, read when a scrape comes. */
 struct metrics_state {
-    size_t claims_prepared;          /* claims prepared on this node now */
-    size_t claims_watched;           /* allocated claims of this pool the watch keeps */
-    size_t slices;                   /* ResourceSlices of the last successful sync */
-    size_t devices;                  /* devices in them */
-    size_t tainted;                  /* of which tainted */
-    unsigned long slice_syncs;       /* sync attempts */
-    unsigned long slice_sync_errors; /* failed sync attempts */
+    size_t claims_prepared;            /* claims prepared on this node now */
+    size_t claims_watched;             /* allocated claims of this pool the watch keeps */
+    size_t slices;                     /* ResourceSlices of the last successful sync */
+    size_t devices;                    /* devices in them */
+    size_t tainted;                    /* of which tainted */
+    unsigned long slice_syncs;         /* sync attempts */
+    unsigned long slice_sync_errors;   /* failed sync attempts */
+    unsigned long slice_syncs_skipped; /* device updates that changed nothing published */
     unsigned long claim_status_writes;
     unsigned long claim_status_errors;
 };

@@ -6,17 +6,37 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "metrics_test.h"
+#include "retry.h"
 #include "xalloc.h"
 
-#define MAX_CONNECTIONS    16
-#define CONNECTION_TIMEOUT 10 /* seconds */
+/* Connections served at once.  One past it is refused at once (closed as
+ * soon as it is accepted) rather than left in the listen queue, where a
+ * burst of idle connections kept scrapes waiting for minutes. */
+#define MAX_CONNECTIONS 16
+/* A connection without a request in progress for this long (one that sent
+ * half a request and stopped, or a keep-alive between scrapes) is closed
+ * to make room for a new one, whatever it still trickles in. */
+#define IDLE_EVICT_MS 1000
+/* libmicrohttpd closes a connection idle this long by itself (seconds). */
+#define CONNECTION_TIMEOUT 2
+
+/* One accepted connection; the server's thread alone touches these. */
+struct conn {
+    struct conn *next;
+    int fd;
+    long long idle_since; /* retry_now_ms: accepted, or its last answer done */
+    bool busy;            /* a request has come in and is not answered yet */
+    bool closing;         /* shut down to make room */
+};
 
 struct metrics_server {
     int listen_fd;
@@ -26,6 +46,9 @@ struct metrics_server {
     void *state_ctx;
     unsigned port;
     char url[96];
+    unsigned max_connections;
+    long idle_evict_ms;
+    struct conn *conns; /* the server's thread only */
 };
 
 int metrics_parse_address(const char *address, struct sockaddr_storage *addr, socklen_t *len,
@@ -93,6 +116,84 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, cons
     return rc;
 }
 
+/* --- the connection limit --- */
+
+static struct conn *conn_of(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* Accept policy: called for every new connection before it counts.  Past
+ * the limit, the connection idle the longest makes room if it has been
+ * idle long enough; otherwise the new one is refused (closed at once). */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addr;
+    (void)addrlen;
+    struct metrics_server *s = cls;
+    unsigned live = 0;
+    struct conn *oldest = NULL;
+    for (struct conn *c = s->conns; c != NULL; c = c->next) {
+        if (c->closing)
+            continue;
+        live++;
+        if (!c->busy && (oldest == NULL || c->idle_since < oldest->idle_since))
+            oldest = c;
+    }
+    if (live < s->max_connections)
+        return MHD_YES;
+    if (oldest == NULL || retry_now_ms() - oldest->idle_since < s->idle_evict_ms)
+        return MHD_NO;
+    /* The server sees the end of the stream and closes it, as if the
+     * client had. */
+    shutdown(oldest->fd, SHUT_RDWR);
+    oldest->closing = true;
+    return MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct metrics_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn *c = xcalloc(1, sizeof(*c));
+        *c = (struct conn){.next = s->conns,
+                           .fd = ci != NULL ? (int)ci->connect_fd : -1,
+                           .idle_since = retry_now_ms()};
+        s->conns = c;
+        *socket_ctx = c;
+        return;
+    }
+    struct conn *gone = *socket_ctx;
+    for (struct conn **at = &s->conns; *at != NULL; at = &(*at)->next) {
+        if (*at == gone) {
+            *at = gone->next;
+            free(gone);
+            break;
+        }
+    }
+    *socket_ctx = NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection, void **req_ctx,
+                         enum MHD_RequestTerminationCode code)
+{
+    (void)cls;
+    (void)req_ctx;
+    (void)code;
+    struct conn *c = conn_of(connection);
+    if (c != NULL) {
+        c->busy = false;
+        c->idle_since = retry_now_ms();
+    }
+}
+
+/* --- requests --- */
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **req_ctx)
@@ -103,6 +204,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* The first call only announces the request; answer on the second. */
     if (*req_ctx == NULL) {
         *req_ctx = s;
+        struct conn *c = conn_of(conn);
+        if (c != NULL)
+            c->busy = true; /* its headers are in: not idle */
         return MHD_YES;
     }
     if (*upload_size != 0) {
@@ -192,7 +296,10 @@ struct metrics_server *metrics_server_bind(const char *address, struct error *er
         }
     }
     struct metrics_server *s = xcalloc(1, sizeof(*s));
-    *s = (struct metrics_server){.listen_fd = fd, .port = port};
+    *s = (struct metrics_server){.listen_fd = fd,
+                                 .port = port,
+                                 .max_connections = MAX_CONNECTIONS,
+                                 .idle_evict_ms = IDLE_EVICT_MS};
     snprintf(s->url, sizeof(s->url), "http://%s%s%s:%u/metrics",
              bound.ss_family == AF_INET6 ? "[" : "", host, bound.ss_family == AF_INET6 ? "]" : "",
              port);
@@ -206,11 +313,14 @@ int metrics_server_serve(struct metrics_server *s, struct metrics *m, metrics_st
     s->state = state;
     s->state_ctx = state_ctx;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
-    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
-                                 mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
-                                 MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(
+        flags, 0, on_accept, s, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        /* libmicrohttpd's own limit, never reached: it leaves room for the
+         * connections closed to make room until it has seen them go. */
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+        2 * s->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+        s, MHD_OPTION_END);
     if (s->daemon == NULL) {
         /* Whether libmicrohttpd closed the socket is not documented: never
          * close it twice (the plugin exits after this failure anyway). */
@@ -230,11 +340,19 @@ const char *metrics_server_url(const struct metrics_server *s)
     return s->url;
 }
 
+void metrics_server_test_limits(struct metrics_server *s, unsigned max_connections,
+                                long idle_evict_ms)
+{
+    s->max_connections = max_connections;
+    s->idle_evict_ms = idle_evict_ms;
+}
+
 void metrics_server_stop(struct metrics_server *s)
 {
     if (s == NULL)
         return;
-    /* A running daemon closes the socket it was given; else it is ours. */
+    /* A running daemon closes the socket it was given (and every
+     * connection, each with its notification); else it is ours. */
     if (s->daemon != NULL)
         MHD_stop_daemon(s->daemon);
     else if (s->listen_fd >= 0)

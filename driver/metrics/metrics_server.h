@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* A small HTTP server for the metrics: GET /metrics answers the Prometheus
  * text exposition, anything else 404 (405 for other methods).  libmicrohttpd
- * with one internal thread, at most 16 connections, 10 s per connection:
- * a scraper cannot hold the plugin's resources.
+ * with one internal thread and at most 16 connections, so a scraper cannot
+ * hold the plugin's resources, and idle connections cannot keep a scrape
+ * out: past the limit a new connection takes the place of one that has had
+ * no request in progress for 1 s, or is refused at once (never queued); an
+ * idle connection is closed after 2 s anyway.
  *
  * Binding and serving are two steps, so the plugin can check its
  * --metrics-address (and hold the port) before it starts anything else,

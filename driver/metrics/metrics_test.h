@@ -32,4 +32,12 @@ void metrics_api_request(struct metrics *m, const char *verb, long status);
 int metrics_parse_address(const char *address, struct sockaddr_storage *addr, socklen_t *len,
                           struct error *err);
 
+struct metrics_server;
+
+/* Changes the connection limit (16) and how long a connection without a
+ * request in progress is kept when a new one needs its place (1000 ms);
+ * before metrics_server_serve. */
+void metrics_server_test_limits(struct metrics_server *s, unsigned max_connections,
+                                long idle_evict_ms);
+
 #endif

@@ -13,6 +13,7 @@
 #include "retry.h"
 #include "log.h"
 #include "slice_builder.h"
+#include "slice_fingerprint.h"
 #include "slice_sync.h"
 
 /* Re-plans at once after a conflict this many times, then backs off. */
@@ -22,6 +23,9 @@
 #define WATCH_DEBOUNCE_MS 100
 /* How long stop() keeps trying to delete the slices. */
 #define CLEANUP_BUDGET_MS 10000
+/* Syncs start at least this far apart by default: a device that flaps
+ * costs at most twenty syncs a second, not one per flip. */
+#define MIN_SYNC_INTERVAL_MS 50
 /* Kept "sent vs stored" spec pairs (see slice_sync_input.equivalents). */
 #define EQUIVALENTS_MAX 16
 /* Own writes whose watch events may still come (see "echoes" below), and
@@ -37,7 +41,7 @@ struct slice_publisher {
     char *watch_path; /* list_path&limit=1: the watch's LIST only wants the resourceVersion */
     enum taint_effect effect;
     enum unhealthy_policy policy;
-    int resync_ms, retry_base_ms, retry_max_ms;
+    int resync_ms, retry_base_ms, retry_max_ms, min_sync_interval_ms;
     void (*on_published)(void *ctx, long latency_ms);
     void *on_published_ctx;
 
@@ -58,6 +62,7 @@ struct slice_publisher {
     long long next_resync;    /* periodic sync */
     long long pending_since;  /* first flip not yet published; -1: none */
     long long uid_checked_at; /* when the node's uid was last read */
+    long long last_sync_at;   /* when the last sync (or skipped one) started; 0: none yet */
     char node_uid[128];
     bool taints_dropped;
     bool partitions_refused;     /* partitionable devices off: see partitions_refused() */
@@ -68,11 +73,15 @@ struct slice_publisher {
      * nothing yet (an event can come before the write's answer) wait in
      * unexplained; a sync that only they asked for is skipped when they all
      * turn out to be echoes. */
-    json_t *echoes;                    /* key -> time (ms) */
-    json_t *unexplained;               /* keys of events not matched yet */
-    bool foreign;                      /* a change that is not ours, or too many to track */
-    json_t *equivalents;               /* sync thread only */
-    bool synced_once;                  /* sync thread only: a sync succeeded */
+    json_t *echoes;      /* key -> time (ms) */
+    json_t *unexplained; /* keys of events not matched yet */
+    bool foreign;        /* a change that is not ours, or too many to track */
+    json_t *equivalents; /* sync thread only */
+    bool synced_once;    /* sync thread only: a sync succeeded */
+    /* Sync thread only: the digest of what the last successful sync
+     * published; unset after a failure (the pool may be half written). */
+    struct slice_fingerprint published;
+    bool have_published;
     char last_rejected[ERROR_MSG_MAX]; /* sync thread only: what was last logged */
     struct slice_publisher_status st;
 };
@@ -459,7 +468,14 @@ static int dry_run_update(void *ctx, const json_t *obj, json_t **stored_spec)
 struct sync_input {
     struct device_snapshot *snap; /* a reference */
     char node_uid[128];
+    /* Only a device update asked for this sync (no watch event, no resync):
+     * when it leaves the pool as the last successful sync published it,
+     * nothing needs reading or writing. */
+    bool may_skip;
 };
+
+/* sync_once's answer when nothing published changed: no request made. */
+#define SYNC_SKIPPED 1
 
 /* The run's builder and writer (slice_sync_run): one slice of the layout at
  * a time, one API call at a time. */
@@ -513,6 +529,25 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
         if (slice_layout_make(&bin, &layout, err) < 0)
             return -1;
         log_rejected(p, layout.rejected);
+        struct slice_fingerprint fp;
+        struct error ferr;
+        bool have_fp = slice_fingerprint_make(&bin, &layout, ignore_taints, &fp, &ferr) == 0;
+        if (!have_fp)
+            LOG_W("slice publisher: %s", ferr.msg);
+        if (round == 0 && in->may_skip && have_fp && p->have_published &&
+            slice_fingerprint_equal(&fp, &p->published)) {
+            slice_layout_free(&layout);
+            return SYNC_SKIPPED;
+        }
+        p->have_published = false; /* until this sync succeeds */
+        if (round == 0) {
+            /* The LIST below sees every change so far: the watch events
+             * that came before it need no sync of their own. */
+            pthread_mutex_lock(&p->lock);
+            p->kick_at = -1;
+            start_sync_locked(p, retry_now_ms());
+            pthread_mutex_unlock(&p->lock);
+        }
 
         json_t *items = NULL;
         pthread_mutex_lock(&p->list_lock);
@@ -540,6 +575,8 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
         pthread_mutex_unlock(&p->list_lock);
         if (rc == 0) {
             p->synced_once = true;
+            p->published = fp;
+            p->have_published = have_fp;
             bool wrote = sum.updates + sum.creates + sum.deletes > 0;
             pthread_mutex_lock(&p->lock);
             bool changed_shape = p->st.generation != sum.generation ||
@@ -639,7 +676,8 @@ static void *sync_thread(void *arg)
             continue;
         }
         bool kicked = p->kick_at >= 0 && now >= p->kick_at;
-        bool due = p->have_desired && (p->dirty || kicked || now >= p->next_resync);
+        bool resync = now >= p->next_resync;
+        bool due = p->have_desired && (p->dirty || kicked || resync);
         if (!due) {
             long long deadline = p->have_desired ? p->next_resync : -1;
             if (p->kick_at >= 0 && (deadline < 0 || p->kick_at < deadline))
@@ -647,12 +685,23 @@ static void *sync_thread(void *arg)
             retry_cond_wait_until(&p->cond, &p->lock, deadline);
             continue;
         }
-        if (!p->dirty && now < p->next_resync && only_echoes_locked(p)) {
+        if (kicked && !resync && only_echoes_locked(p)) {
             /* Only our own writes came back through the watch: the pool is
              * as the last sync left it. */
             p->kick_at = -1;
             p->st.echoes++;
-            pthread_cond_broadcast(&p->cond);
+            kicked = false;
+            if (!p->dirty) {
+                pthread_cond_broadcast(&p->cond);
+                continue;
+            }
+        }
+        /* At most one sync per interval: what comes meanwhile waits for the
+         * next one, which takes the newest snapshot (every change in
+         * between is merged into it). */
+        long long earliest = p->last_sync_at + p->min_sync_interval_ms;
+        if (p->last_sync_at > 0 && now < earliest) {
+            retry_cond_wait_until(&p->cond, &p->lock, earliest);
             continue;
         }
         if (now - p->uid_checked_at >= p->resync_ms) {
@@ -665,12 +714,11 @@ static void *sync_thread(void *arg)
             continue;
         }
         /* A reference, not a copy: the snapshot never changes. */
-        struct sync_input in = {.snap = device_snapshot_get(p->snap)};
+        struct sync_input in = {.snap = device_snapshot_get(p->snap),
+                                .may_skip = !kicked && !resync};
         snprintf(in.node_uid, sizeof(in.node_uid), "%s", p->node_uid);
         p->dirty = false;
-        p->kick_at = -1;
-        start_sync_locked(p, now);
-        p->st.syncs++;
+        p->last_sync_at = now;
         long long since = p->pending_since;
         p->pending_since = -1;
         pthread_mutex_unlock(&p->lock);
@@ -681,6 +729,15 @@ static void *sync_thread(void *arg)
 
         pthread_mutex_lock(&p->lock);
         now = retry_now_ms();
+        if (rc == SYNC_SKIPPED) {
+            /* What the slices say already: no request, and no latency
+             * sample (a flip and its flip back merged into nothing). */
+            p->st.skipped++;
+            p->st.in_sync = !p->dirty;
+            pthread_cond_broadcast(&p->cond);
+            continue;
+        }
+        p->st.syncs++;
         if (rc == 0) {
             failures = 0;
             p->st.published = true;
@@ -817,6 +874,8 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->resync_ms = opts->resync_ms > 0 ? opts->resync_ms : 30000;
     p->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
     p->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 10000;
+    p->min_sync_interval_ms =
+        opts->min_sync_interval_ms > 0 ? opts->min_sync_interval_ms : MIN_SYNC_INTERVAL_MS;
     p->on_published = opts->on_published;
     p->on_published_ctx = opts->on_published_ctx;
     p->kick_at = -1;
@@ -957,11 +1016,13 @@ void slice_publisher_halt(struct slice_publisher *p)
 {
     if (p == NULL)
         return;
+    /* The cancel first: the watch loop ends on it, and while stopping is
+     * set without it a listing that fails at once would loop. */
+    kube_cancel_fire(p->watch_cancel);
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
-    kube_cancel_fire(p->watch_cancel);
     if (p->watch_started)
         pthread_join(p->watch_thread, NULL);
     if (p->sync_started)

@@ -28,6 +28,13 @@
  *    name of a slice it deleted) start no sync, so a write costs one LIST,
  *    not two;
  *  - resync_ms passed since the last successful sync (safety net).
+ * Syncs start at least min_sync_interval_ms apart (50 ms): changes that
+ * come meanwhile are merged, and the next sync publishes the newest
+ * snapshot, so a device that flaps as fast as fakehw allows costs at most
+ * twenty syncs a second.  A sync that only a device update asked for, whose
+ * slices come out as the last successful sync published them
+ * (slice_fingerprint.h: a flip undone before it was synced, an attribute
+ * that is not published), makes no request at all.
  *
  * Unhealthy devices: with policy taint they carry the taint
  * <driver>/unhealthy; with policy remove they are left out of the slices;
@@ -55,6 +62,9 @@ struct slice_publisher_options {
     int resync_ms;     /* periodic full sync; 0 = 30000 */
     int retry_base_ms; /* first retry delay after a failure; 0 = 200 */
     int retry_max_ms;  /* cap of the doubling delay; 0 = 10000 */
+    /* Syncs start at least this far apart, whatever asks for them; the
+     * changes that come meanwhile are merged into the next.  0 = 50. */
+    int min_sync_interval_ms;
     /* Called on the publisher's thread, lock held, when a sync published
      * a health change: ms from the slice_publisher_update that brought it
      * (flip set) to the end of that sync (flip-to-taint latency).  Other
@@ -82,6 +92,8 @@ struct slice_publisher_status {
     unsigned long syncs, creates, updates, deletes, conflicts, failures;
     unsigned long dry_runs;         /* dry-run updates asking what the server would store */
     unsigned long echoes;           /* syncs skipped: the watch only saw our own writes */
+    unsigned long skipped;          /* device updates that changed nothing published: no
+                                       request made */
     long last_update_latency_ms;    /* from a slice_publisher_update with a flip to the
                                        end of the sync that published it (flip-to-taint
                                        latency) */

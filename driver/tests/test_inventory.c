@@ -3,14 +3,17 @@
  * tree: every listener gets the same shared snapshot (no copies), a change
  * or the tree going away makes a new snapshot and leaves the old one as it
  * was for whoever still holds it, references keep snapshots alive after
- * the inventory has moved on or stopped, and a tree back within the grace
- * turns nothing unhealthy. */
+ * the inventory has moved on or stopped, a tree back within the grace
+ * turns nothing unhealthy, and a stop does not wait past its deadline for
+ * a thread whose read of the tree never ends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "driver/inventory.h"
+#include "retry.h"
 
 #define N_DEVICES 3
 #define KEPT_MAX  64
@@ -364,12 +368,79 @@ static void test_tree_missing_at_start(void **state)
     rmdir(root);
 }
 
+/* The threads of this process, from /proc/self/status. */
+static int threads_now(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* A read of the tree that never ends, as from a FUSE mount whose fakehw is
+ * stopped (here the snapshot file is a FIFO: its reader waits for a
+ * writer, then for data): the stop leaves the thread behind at its
+ * deadline, no listener runs after it, and the thread frees the inventory
+ * itself once its read ends. */
+static void test_stop_leaves_a_stuck_reader_behind(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/test-inventory-XXXXXX";
+    char devices[PATH_MAX], moved[PATH_MAX], fifo[PATH_MAX], dir[PATH_MAX];
+    make_tree(root, devices, moved);
+    int threads_before = threads_now();
+    struct keeper k = {.n = 0};
+    pthread_mutex_init(&k.lock, NULL);
+    pthread_cond_init(&k.cond, NULL);
+    struct inventory_listener l = {keep, &k};
+    struct inventory_options opts = {.root = root, .retry_ms = 50};
+    struct error err;
+    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
+    assert_non_null(inv);
+
+    snprintf(fifo, sizeof(fifo), "%s/" FAKEHW_FILE_SNAPSHOT, root);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    snprintf(dir, sizeof(dir), "%s/gpu-1", devices);
+    put_file(dir, FAKEHW_ATTR(HEALTH), FAKEHW_UNHEALTHY);
+    /* A writer can open the FIFO without blocking once the reader waits in
+     * its open; then the reader waits in read(2) for as long as it stays. */
+    int w = -1;
+    long long give_up = retry_now_ms() + WAIT_MS;
+    while ((w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO &&
+           retry_now_ms() < give_up)
+        sleep_ms(10);
+    assert_true(w >= 0);
+    size_t seen = kept_count(&k);
+
+    assert_int_equal(inventory_stop_by(inv, retry_now_ms() + 200), -1);
+    close(w); /* the read ends (an empty snapshot: an error), then the thread */
+    give_up = retry_now_ms() + WAIT_MS;
+    while (threads_now() > threads_before && retry_now_ms() < give_up)
+        sleep_ms(10);
+    assert_int_equal(threads_now(), threads_before);
+    assert_int_equal(kept_count(&k), seen);
+
+    pthread_mutex_lock(&k.lock);
+    for (size_t i = 0; i < k.n; i++)
+        device_snapshot_put(k.kept[i]);
+    pthread_mutex_unlock(&k.lock);
+    pthread_cond_destroy(&k.cond);
+    pthread_mutex_destroy(&k.lock);
+    remove_tree(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_immutable_snapshots),
         cmocka_unit_test(test_tree_missing_at_start),
         cmocka_unit_test(test_gone_grace),
+        cmocka_unit_test(test_stop_leaves_a_stuck_reader_behind),
     };
     return cmocka_run_group_tests_name("driver inventory", tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * TYPE, histograms are cumulative and agree with _count, names and labels
  * follow the conventions, build_info), recording from many threads, the
  * address parser, and the HTTP endpoint over a real socket: bound before
- * it serves, its real URL, the port given back. */
+ * it serves, its real URL, the port given back, and its connection limit
+ * (refused at once past it; idle connections make room). */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -70,6 +73,7 @@ static void test_exposition_values(void **state)
                                .tainted = 1,
                                .slice_syncs = 5,
                                .slice_sync_errors = 3,
+                               .slice_syncs_skipped = 11,
                                .claim_status_writes = 7,
                                .claim_status_errors = 1};
     char *t = render(m, &st);
@@ -113,6 +117,7 @@ static void test_exposition_values(void **state)
     assert_true(sample(t, "fakehw_dra_resourceslices") == 1);
     assert_true(sample(t, "fakehw_dra_devices_tainted") == 1);
     assert_true(sample(t, "fakehw_dra_resourceslice_sync_errors_total") == 3);
+    assert_true(sample(t, "fakehw_dra_resourceslice_syncs_skipped_total") == 11);
     assert_true(sample(t, "fakehw_dra_claim_status_writes_total") == 7);
     assert_true(sample(t, "fakehw_dra_health_flips_total") == 2);
     assert_true(sample(t, "fakehw_dra_health_change_to_slice_seconds_bucket{le=\"0.025\"}") == 0);
@@ -369,6 +374,81 @@ static void test_server(void **state)
     metrics_free(m);
 }
 
+/* A connection that sent half a request and waits. */
+static int half_request(unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    static const char half[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    assert_int_equal(write(fd, half, sizeof(half) - 1), (ssize_t)(sizeof(half) - 1));
+    return fd;
+}
+
+/* Whether the server closed fd, waiting up to ms: 1 closed (end of stream
+ * or reset), 0 still open. */
+static int closed_within(int fd, long ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char c;
+    ssize_t n = read(fd, &c, 1);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Past the limit a new connection is refused at once (closed, not queued)
+ * while the others are fresh; once one has been idle long enough it makes
+ * room, and a scrape is answered. */
+static void test_server_connection_limit(void **state)
+{
+    (void)state;
+    struct error err;
+    struct metrics *m = metrics_new(&err);
+    struct metrics_server *s = metrics_server_bind("127.0.0.1:0", &err);
+    assert_non_null(s);
+    metrics_server_test_limits(s, 4, 60000);
+    assert_int_equal(metrics_server_serve(s, m, NULL, NULL, &err), 0);
+    unsigned port = metrics_server_port(s);
+    int held[4];
+    for (int i = 0; i < 4; i++)
+        held[i] = half_request(port);
+    int extra = half_request(port);
+    assert_true(closed_within(extra, 5000));
+    close(extra);
+    assert_false(closed_within(held[0], 100));
+    for (int i = 0; i < 4; i++)
+        close(held[i]);
+    metrics_server_stop(s);
+
+    s = metrics_server_bind("127.0.0.1:0", &err);
+    assert_non_null(s);
+    metrics_server_test_limits(s, 4, 200);
+    assert_int_equal(metrics_server_serve(s, m, NULL, NULL, &err), 0);
+    port = metrics_server_port(s);
+    for (int i = 0; i < 4; i++)
+        held[i] = half_request(port);
+    sleep_ms(300);
+    char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n");
+    assert_non_null(strstr(r, " 200 OK\r\n"));
+    free(r);
+    int evicted = 0;
+    for (int i = 0; i < 4; i++) {
+        evicted += closed_within(held[i], 100);
+        close(held[i]);
+    }
+    assert_int_equal(evicted, 1);
+    metrics_server_stop(s);
+    metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_bind_before_serving),
         cmocka_unit_test(test_server),
+        cmocka_unit_test(test_server_connection_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,6 +147,9 @@ static char *status_json(struct driver *d)
         "deletes", (json_int_t)st.deletes, "conflicts", (json_int_t)st.conflicts, "failures",
         (json_int_t)st.failures, "echoes", (json_int_t)st.echoes, "latency_ms",
         (json_int_t)st.last_update_latency_ms, "last_error", st.last_error);
+    if (j != NULL)
+        json_object_set_new(json_object_get(j, "publisher"), "skipped",
+                            json_integer((json_int_t)st.skipped));
     if (j != NULL && d->status != NULL) {
         struct claim_status_stats cs;
         claim_status_get_stats(d->status, &cs);

@@ -209,6 +209,58 @@ teardown() {
     assert_success
 }
 
+# The ResourceSlice LISTs the stand-in answered since its request log was
+# last cleared (the watch's own LIST asks for limit=1 and is left out).
+slice_lists() {
+    api GET /standin/requests | jq --arg p "$SLICES" \
+        '[.requests[] | select(.method == "GET" and .path == $p and (.query | test("watch=|limit=") | not))] | length'
+}
+
+@test "a flapping device: at most one sync per 50 ms, and the last state is the one published" {
+    make_tree "$TREE" 4
+    start_standin
+    start_driver --resync-ms 600000
+    wait_for 10 pool_is 4 1
+    wait_for 5 status_is .publisher.in_sync true
+    sleep 0.6 # past the watch debounce: any sync the start caused has run
+    api DELETE /standin/requests >/dev/null
+    local t0 ms i
+    t0=$(date +%s%N)
+    for ((i = 0; i < 300; i++)); do
+        flip "$TREE" 1 unhealthy "XID 79"
+        flip "$TREE" 1 healthy
+    done
+    flip "$TREE" 1 unhealthy "XID 48: DBE"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    wait_for 5 taint_value_is gpu-1 XID-48
+    wait_for 5 status_is .publisher.in_sync true
+    local lists
+    lists=$(slice_lists)
+    echo "# 601 flips in $ms ms: $lists LISTs, $(status_field .publisher.skipped) syncs skipped" >&3
+    # One sync per 50 ms of flapping, the one after it, and the taint's echo.
+    ((lists <= ms / 50 + 3)) || fail "$lists LISTs for $ms ms of flapping"
+}
+
+@test "a device change that publishes nothing makes no API request" {
+    make_tree "$TREE" 4
+    start_standin
+    start_driver --resync-ms 600000
+    wait_for 10 pool_is 4 1
+    wait_for 5 status_is .publisher.in_sync true
+    sleep 0.6
+    api DELETE /standin/requests >/dev/null
+    local i
+    # devicePath goes into CDI specs, not into the slices.
+    for ((i = 0; i < 40; i++)); do
+        printf '/dev/fakegpu%s\n' $((i % 2 + 8)) >"$TREE/devices/gpu-2/devicePath"
+        sleep 0.02
+    done
+    sleep 0.3
+    wait_for 5 status_is .publisher.in_sync true
+    assert_equal "$(api GET /standin/requests | jq '.requests | length')" 0
+    status_at_least .publisher.skipped 1 || fail "no sync was skipped: $(cat "$BATS_TEST_TMPDIR/status.json")"
+}
+
 @test "fakehw gone: every device tainted fakehw-unavailable, clean again when it returns" {
     make_tree "$TREE" 3
     start_standin

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for driver/publish: API name rules, slice building and
  * splitting at the API limits, and the pool sync plan (generation rules,
- * matching, what is updated, created and deleted). */
+ * matching, what is updated, created and deleted), and the digest that
+ * tells a change worth a sync from one that publishes nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include "dns_names.h"
 #include "driver/publish/api_names.h"
 #include "driver/publish/slice_builder.h"
+#include "driver/publish/slice_fingerprint.h"
 #include "driver/publish/slice_sync.h"
 
 #define DRIVER   "gpu.fakehw.example.com"
@@ -897,6 +899,54 @@ static void test_partition_type_attribute(void **state)
     slice_build_result_free(&r);
 }
 
+static struct slice_fingerprint fingerprint(const struct slice_build_input *in, bool ignore_taints)
+{
+    struct slice_layout l;
+    struct error err;
+    struct slice_fingerprint fp;
+    assert_int_equal(slice_layout_make(in, &l, &err), 0);
+    assert_int_equal(slice_fingerprint_make(in, &l, ignore_taints, &fp, &err), 0);
+    slice_layout_free(&l);
+    return fp;
+}
+
+static void test_fingerprint(void **state)
+{
+    (void)state;
+    struct fakehw_device *d = gpus(200); /* two slices */
+    struct slice_build_input in = input(d, 200);
+    const struct slice_fingerprint base = fingerprint(&in, false);
+    assert_true(slice_fingerprint_equal(&base, &base));
+
+    /* What the slices do not carry changes nothing. */
+    snprintf(d[150].device_path, sizeof(d[150].device_path), "/dev/fakegpu150");
+    d[150].health_since = 1732252380;
+    d[150].attach_failure = FAKEHW_ATTACH_FAIL_ALWAYS;
+    snprintf(d[150].health_reason, sizeof(d[150].health_reason), "a reason of a healthy device");
+    struct slice_fingerprint same = fingerprint(&in, false);
+    assert_true(slice_fingerprint_equal(&base, &same));
+
+    /* A taint in the second slice, a published attribute, the owner, the
+     * comparison flag: each makes another digest. */
+    d[150].healthy = false;
+    struct slice_fingerprint tainted = fingerprint(&in, false);
+    assert_false(slice_fingerprint_equal(&base, &tainted));
+    d[150].healthy = true;
+    same = fingerprint(&in, false);
+    assert_true(slice_fingerprint_equal(&base, &same));
+    snprintf(d[3].product_name, sizeof(d[3].product_name), "NVIDIA H200");
+    struct slice_fingerprint renamed = fingerprint(&in, false);
+    assert_false(slice_fingerprint_equal(&base, &renamed));
+    snprintf(d[3].product_name, sizeof(d[3].product_name), "NVIDIA H100 80GB HBM3");
+    in.node_uid = "6f9ab1a2-0000-4000-8000-000000000002";
+    struct slice_fingerprint owner = fingerprint(&in, false);
+    assert_false(slice_fingerprint_equal(&base, &owner));
+    in.node_uid = NODE_UID;
+    struct slice_fingerprint ignoring = fingerprint(&in, true);
+    assert_false(slice_fingerprint_equal(&base, &ignoring));
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -919,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_plan_dropped_taints_and_equivalents),
         cmocka_unit_test(test_plan_remove_policy),
         cmocka_unit_test(test_partitions_layout),
+        cmocka_unit_test(test_fingerprint),
     };
     return cmocka_run_group_tests_name("driver/publish", tests, NULL, NULL);
 }

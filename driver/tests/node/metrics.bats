@@ -3,7 +3,8 @@
 # fakehw-kubelet-plugin's Prometheus endpoint (--metrics-address): after a
 # prepare, an unprepare and a health flip, the counters and histograms a
 # driver author reads have moved; the address is checked before anything
-# starts, and the log names the URL really bound.
+# starts, the log names the URL really bound, and idle connections cannot
+# keep a scrape out.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
 
 bats_require_minimum_version 1.5.0
@@ -165,4 +166,38 @@ value() {
     assert_output --partial "Address already in use"
     run standin_requests
     assert_output ''
+}
+
+# scrape_answered: one scrape, given a second.
+scrape_answered() {
+    curl -sS --max-time 1 "http://127.0.0.1:$(metrics_port)/metrics" | grep -q '^fakehw_dra_build_info'
+}
+
+@test "metrics: a burst of 160 idle connections does not keep a scrape out [fake-driver]" {
+    fakehw_config 2
+    fakehw_start
+    api_start
+    plugin_start --metrics-address 127.0.0.1:0
+    kubelet_register
+    wait_pool_published 2
+    wait_for 5 "the metrics port in the plugin log" metrics_port
+    local port fd fds=() i t0 ms
+    port=$(metrics_port)
+    # Each sends half a request and waits: the kernel takes every
+    # connection; the server holds 16 and must not let the rest queue.
+    for ((i = 0; i < 160; i++)); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+        # In a subshell: a connection the server closed at once may refuse
+        # the write with SIGPIPE.
+        (printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n' >&"$fd") 2>/dev/null || true
+        fds+=("$fd")
+    done
+    t0=$(_ne_now)
+    wait_for 3 "a scrape to be answered" scrape_answered
+    ms=$((($(_ne_now) - t0) / 1000))
+    echo "# a scrape answered ${ms} ms after a burst of 160 half-sent requests" >&3
+    for fd in "${fds[@]}"; do
+        exec {fd}>&-
+    done
+    plugin_alive || fail "the plugin died"
 }

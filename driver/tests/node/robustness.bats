@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The plugin's own policies and shutdown: --unhealthy-device-policy auto on a
 # server that drops taints, --cleanup-on-exit, and SIGTERM while every API
-# request is slow.
+# request is slow or while fakehw is stopped in the middle of a read.
 # White-box: these read fakehw-kubelet-plugin's own log, so they live with the
 # driver, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
@@ -11,13 +11,49 @@ bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 load ../../../conformance/node/lib/node_env
+load ../../../conformance/node/lib/binding
 
 setup() {
     node_setup
+    JOURNAL=${CHECKPOINT%.json}.journal # next to checkpoint.json
 }
 
 teardown() {
+    # A stopped fakehw goes on first: what waits on it could not end.
+    [[ -z ${FAKEHW_PID-} ]] || kill -CONT "$FAKEHW_PID" 2>/dev/null || true
     node_teardown
+}
+
+# plugin_fuse_waiters: how many of the plugin's threads wait for the answer
+# of a FUSE daemon (the kernel's request_wait_answer); fails when none does.
+plugin_fuse_waiters() {
+    local t n=0
+    for t in /proc/"$PLUGIN_PID"/task/*; do
+        [[ $(cat "$t/wchan" 2>/dev/null) =~ request_wait_answer|fuse ]] && n=$((n + 1))
+    done
+    echo "$n"
+    ((n > 0))
+}
+
+# plugin_exited: the plugin has exited and can be reaped (a zombie whose
+# other threads are still in the kernel cannot be yet).
+plugin_exited() {
+    local status
+    status=$(cat "/proc/$PLUGIN_PID/status" 2>/dev/null) || return 0
+    [[ $status =~ State:[[:space:]]+Z && $status =~ Threads:[[:space:]]+1$'\n' ]]
+}
+
+# stopped_within_budget: the plugin's last stop took at most NODE_STOP_SECONDS
+# (2) and a half.
+stopped_within_budget() {
+    awk -v t="$PLUGIN_STOP_SECONDS" -v max="$NODE_STOP_SECONDS" 'BEGIN { exit !(t <= max + 0.5) }' ||
+        fail "the plugin took ${PLUGIN_STOP_SECONDS}s to stop (budget ${NODE_STOP_SECONDS}s)"
+}
+
+# checkpoint_folded UID: the journal is empty and checkpoint.json has the claim.
+checkpoint_folded() {
+    [[ ! -s $JOURNAL ]] || fail "the journal was not folded: $(cat "$JOURNAL")"
+    jq -e --arg u "$1" '.claims | has($u)' "$CHECKPOINT" >/dev/null || fail "claim $1 is not in $CHECKPOINT"
 }
 
 @test "robustness: --unhealthy-device-policy auto on a server that drops taints leaves unhealthy devices out [fake-driver,fakehw]" {
@@ -103,4 +139,92 @@ gpu-3"
     run -0 prepare_claims "$(ref c1)"
     run -0 files_mentioning "$CDI_ROOT" "$CLAIM_UID"
     refute_output ""
+}
+
+@test "robustness: SIGTERM ends the plugin within 2 s while fakehw is stopped (SIGSTOP); the checkpoint is folded [fake-driver,fakehw]" {
+    node_up
+    claim_new c1 gpu-1
+    run -0 prepare_claims "$(ref c1)"
+    [[ -s $JOURNAL ]] || fail "the prepare left no journal line to fold"
+    kill -STOP "$FAKEHW_PID"
+    # The stop wakes the inventory thread, whose next poll(2) of the tree
+    # asks the stopped fakehw and waits for good.
+    plugin_stop TERM 10 || fail "the plugin did not stop within 10 s of SIGTERM"
+    stopped_within_budget
+    assert_equal "$PLUGIN_STATUS" 0
+    grep -q "the inventory thread is still blocked in it" "$PLUGIN_LOG"
+    run -0 grep -E "stopped [0-9]+ ms after the signal \(budget 2000 ms\); a thread blocked in the fakehw tree was left behind" "$PLUGIN_LOG"
+    echo "# ${PLUGIN_STOP_SECONDS}s from SIGTERM to exit; $output" >&3
+    checkpoint_folded "$CLAIM_UID"
+}
+
+@test "robustness: SIGTERM while fakehw is stopped in the middle of a read of the plugin's: stopped within 2 s, folded; the exit waits for fakehw [fake-driver,fakehw]" {
+    node_up
+    claim_new c1 gpu-1
+    run -0 prepare_claims "$(ref c1)"
+    # gpu-0 flaps, so the plugin reads the tree all the time; fakehw is
+    # stopped until one of those reads waits on it.
+    _ne_spawn "$NODE_LOGS/flapper.log" bash -c 'while :; do echo unhealthy >"$1"; echo healthy >"$1"; done' flapper "$MNT/devices/gpu-0/health"
+    NODE_BG_PIDS+=("$_NE_PID")
+    sleep 0.5
+    local tries=0
+    until kill -STOP "$FAKEHW_PID" && sleep 0.2 && plugin_fuse_waiters >/dev/null; do
+        kill -CONT "$FAKEHW_PID"
+        ((++tries < 50)) || fail "no thread of the plugin waited on fakehw in 50 tries"
+        sleep "0.0$((RANDOM % 9 + 1))"
+    done
+    local t0 ms
+    t0=$(_ne_now)
+    kill -TERM "$PLUGIN_PID"
+    wait_for 3 "the plugin's stop line" grep -qE "stopped [0-9]+ ms after the signal" "$PLUGIN_LOG"
+    ms=$(sed -n 's/.*stopped \([0-9]*\) ms after the signal.*/\1/p' "$PLUGIN_LOG" | tail -n 1)
+    ((ms <= 2000)) || fail "the plugin stopped ${ms} ms after the signal (budget 2000 ms)"
+    grep -q "a thread blocked in the fakehw tree was left behind" "$PLUGIN_LOG"
+    checkpoint_folded "$CLAIM_UID"
+    # A read fakehw took before it stopped holds its thread until fakehw
+    # answers, through SIGKILL too (the kernel's uninterruptible wait for a
+    # FUSE answer): nothing in the plugin ends it, fakehw going on or away
+    # does.  A read fakehw had not taken yet ends with the process.
+    local how="fakehw had not taken the read"
+    if ! wait_for 1 "the plugin to exit" plugin_exited; then
+        run -0 plugin_fuse_waiters
+        how="fakehw had taken the read and went on $((($(_ne_now) - t0) / 1000)) ms after the signal"
+        kill -CONT "$FAKEHW_PID"
+        wait_for 5 "the plugin to exit once fakehw goes on" plugin_exited
+    fi
+    echo "# stopped ${ms} ms after the signal, exited $((($(_ne_now) - t0) / 1000)) ms after it ($how)" >&3
+    local rc=0
+    wait "$PLUGIN_PID" || rc=$?
+    PLUGIN_PID=''
+    assert_equal "$rc" 0
+}
+
+@test "robustness: SIGTERM during a start that waits on a stopped fakehw ends the plugin within 2 s [fake-driver,fakehw]" {
+    fakehw_config 2
+    fakehw_start
+    api_start
+    kill -STOP "$FAKEHW_PID"
+    plugin_start
+    wait_for 10 "the plugin's start to wait on fakehw" plugin_fuse_waiters
+    plugin_stop TERM 10 || fail "the plugin did not stop within 10 s of SIGTERM"
+    stopped_within_budget
+    # The watchdog ended it: the start cannot be interrupted.
+    assert_equal "$PLUGIN_STATUS" 1
+    echo "# ${PLUGIN_STOP_SECONDS}s from SIGTERM to exit" >&3
+    grep -q "Terminated: still not stopped 1900 ms after the signal; exiting now" "$PLUGIN_LOG"
+}
+
+@test "robustness: SIGTERM ends the plugin within 2 s while its binder waits on a stopped fakehw for an attach file [fake-driver,fakehw]" {
+    binding_node
+    claim_create c5
+    kill -STOP "$FAKEHW_PID"
+    # The binder reads gpu-1's attach file for the new allocation.
+    allocate c5 gpu-1 "2026-11-26T03:00:00Z"
+    wait_for 10 "a thread of the plugin to wait on fakehw" plugin_fuse_waiters
+    plugin_stop TERM 10 || fail "the plugin did not stop within 10 s of SIGTERM"
+    stopped_within_budget
+    assert_equal "$PLUGIN_STATUS" 0
+    echo "# ${PLUGIN_STOP_SECONDS}s from SIGTERM to exit" >&3
+    grep -q "binder: its worker is still blocked in the fakehw tree" "$PLUGIN_LOG"
+    run -0 grep -E "stopped [0-9]+ ms after the signal" "$PLUGIN_LOG"
 }
