@@ -203,6 +203,13 @@ static int sync_world(struct world *w)
     return rc;
 }
 
+/* Puts the fake server back to a saved state between runs of one test. */
+static void restore_server(struct world *w, const json_t *saved)
+{
+    json_decref(w->server);
+    w->server = json_deep_copy(saved);
+}
+
 static void world_free(struct world *w)
 {
     for (size_t i = 0; i < w->n_built; i++)
@@ -271,8 +278,7 @@ static void test_order_and_stop(void **state)
     assert_int_equal(w.sum.deletes, 1);
 
     /* The writer asks for a re-plan at the second call: nothing more. */
-    json_decref(w.server);
-    w.server = json_deep_copy(saved);
+    restore_server(&w, saved);
     w.stop_at = 2;
     w.stop_rc = 1;
     assert_int_equal(sync_world(&w), 1);
@@ -280,8 +286,7 @@ static void test_order_and_stop(void **state)
     assert_int_equal(w.sum.updates, 1);
 
     /* A failing write fails the run with the writer's error. */
-    json_decref(w.server);
-    w.server = json_deep_copy(saved);
+    restore_server(&w, saved);
     w.stop_at = 4;
     w.stop_rc = -1;
     assert_int_equal(sync_world(&w), -1);
@@ -384,8 +389,7 @@ static void test_dropped_member_dry_run(void **state)
     json_t *saved = json_deep_copy(w.server);
     assert_int_equal(sync_world(&w), 0);
     assert_string_equal(w.ops, "U");
-    json_decref(w.server);
-    w.server = json_deep_copy(saved);
+    restore_server(&w, saved);
 
     /* The server would drop it again: left alone, one question. */
     w.dry = DRY_DROPS_CAPACITY;
@@ -398,15 +402,13 @@ static void test_dropped_member_dry_run(void **state)
     w.dry = DRY_KEEPS;
     assert_int_equal(sync_world(&w), 0);
     assert_string_equal(w.ops, "U");
-    json_decref(w.server);
-    w.server = json_deep_copy(saved);
+    restore_server(&w, saved);
 
     /* The dry run cannot tell: written. */
     w.dry = DRY_FAILS;
     assert_int_equal(sync_world(&w), 0);
     assert_string_equal(w.ops, "U");
-    json_decref(w.server);
-    w.server = json_deep_copy(saved);
+    restore_server(&w, saved);
 
     /* A new member besides (a flip's taint), which the server keeps:
      * asked, and written. */
@@ -416,8 +418,7 @@ static void test_dropped_member_dry_run(void **state)
     assert_int_equal(sync_world(&w), 0);
     assert_string_equal(w.ops, "U");
     assert_int_equal(w.dry_runs, 1);
-    json_decref(w.server);
-    w.server = json_deep_copy(saved);
+    restore_server(&w, saved);
     flip(&w.devs[1], NULL);
 
     /* A changed value: written without asking. */
