@@ -47,6 +47,7 @@ find_mig_gpu() {
         | [$g.node, $g.pool, $g.name, $g.uuid, $p3.name, $p3.profile] | @tsv' <<<"$slices") || return 1
     [[ -n $line ]] || skip "no node publishes a GPU in dynamic MIG mode with 3g and 7g partitions (fakehw: mig: {mode: dynamic} on an 80GB GPU; the kind clusters have one on *-worker3, manifests/base/fakehw.yaml)"
     IFS=$'\t' read -r MIG_NODE MIG_POOL MIG_GPU MIG_UUID MIG_3G MIG_3G_PROFILE <<<"$line"
+    take_node_lock "$MIG_NODE" || return 1
 }
 
 # find_shared_gpu: a device published with allowMultipleAllocations and a
@@ -61,6 +62,7 @@ find_shared_gpu() {
          | [$n, $p, .name, attr("uuid"), .capacity.memory.value]] | first // empty | @tsv' <<<"$slices") || return 1
     [[ -n $line ]] || skip "no node publishes a GPU shared by memory (fakehw: sharing: {memory: {default: ...}}; the kind clusters have one on *-worker3, manifests/base/fakehw.yaml)"
     IFS=$'\t' read -r SHARED_NODE SHARED_POOL SHARED_GPU SHARED_UUID q <<<"$line"
+    take_node_lock "$SHARED_NODE" || return 1
     SHARED_MEMORY=$(quantity_value "$q") || return 1
 }
 

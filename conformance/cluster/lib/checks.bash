@@ -294,6 +294,9 @@ suite_preflight() {
     local slices nodes_json check_nodes=() image_check=$CONFORMANCE_IMAGE_CHECK started
     slices=$(driver_slices)
     nodes=$(jq -r '[.[].spec.nodeName // empty] | unique[]' <<<"$slices")
+    # Serial scenarios lock these nodes one by one (lib/scenario.bash).
+    # shellcheck disable=SC2086 # one name per word
+    write_lock_nodes $nodes
     # The test image must run on the nodes (a cluster with no registry gets
     # it loaded): checked once here, not by every scenario timing out.
     if [[ $image_check == true && -z $probe_ns ]]; then

@@ -51,42 +51,86 @@ has_tag() {
 
 # --- the node lock ---------------------------------------------------------------
 # Under `bats --jobs N` tests run at once.  Tests tagged "serial" need every
-# device of a node (All mode, health flips, driver restart): they take the
-# lock exclusively and wait for all others; the rest share it.  A test takes
-# it when it first uses the nodes (take_node_lock: its test node, or the
-# first object it creates), not in setup: one that skips for a missing gate
-# or parameter then never waits for the others.
+# device of a node (All mode, health flips, driver restart) and hold that
+# node's lock exclusively; the rest share every node's lock, since the
+# scheduler may place their pods anywhere.  A serial test that names its
+# node first (use_test_node, take_node_lock NODE) locks that node alone, so
+# serial tests of different nodes overlap; one that names none, or is
+# tagged "all-nodes" (a rolling update of every driver pod), locks them
+# all.  Locks are taken in node-name order, so holders never wait in a
+# circle.  A test takes its lock when it first uses the nodes, not in
+# setup: one that skips for a missing gate or parameter then never waits.
+#
+# The preflight writes the nodes with the driver's devices to
+# <lock file>.nodes; without that list (or for a node not on it) one lock
+# stands for every node.
 
 lock_mode() {
     if has_tag serial; then echo exclusive; else echo shared; fi
 }
 
-acquire_node_lock() {
-    local mode=$1 file=${CONFORMANCE_LOCK_FILE:-${BATS_RUN_TMPDIR:-/tmp}/conformance-node-devices.lock}
-    exec {CONFORMANCE_LOCK_FD}>>"$file" || {
-        fail "cannot open the lock file $file"
-        return 1
-    }
-    local flag=-s
-    [[ $mode == exclusive ]] && flag=-x
-    flock -w "$CONFORMANCE_LOCK_TIMEOUT" "$flag" "$CONFORMANCE_LOCK_FD" || {
-        fail "waited ${CONFORMANCE_LOCK_TIMEOUT}s for $mode use of the nodes' devices (CONFORMANCE_LOCK_TIMEOUT)"
-        return 1
-    }
+node_lock_file() {
+    echo "${CONFORMANCE_LOCK_FILE:-${BATS_RUN_TMPDIR:-/tmp}/conformance-node-devices.lock}"
 }
 
-# take_node_lock: the lock in the current scenario's mode, once; nothing
-# outside a scenario (preflight probes).
+# write_lock_nodes NODE...: the nodes that get a lock of their own.
+write_lock_nodes() {
+    printf '%s\n' "$@" | grep -v '^$' | LC_ALL=C sort -u >"$(node_lock_file).nodes"
+}
+
+# node_lock_files MODE [NODE]: the lock files MODE on NODE takes, in order.
+node_lock_files() {
+    local mode=$1 node=${2:-} file nodes n
+    file=$(node_lock_file)
+    nodes=$(cat "$file.nodes" 2>/dev/null) || nodes=
+    if [[ -z $nodes ]]; then
+        echo "$file"
+    elif [[ $mode == exclusive && -n $node ]] && grep -qxF -- "$node" <<<"$nodes"; then
+        echo "$file.node-$node"
+    else
+        while IFS= read -r n; do echo "$file.node-$n"; done <<<"$nodes"
+    fi
+}
+
+# acquire_node_lock MODE [NODE]: MODE (shared or exclusive) use of NODE's
+# devices, or of every node's.
+acquire_node_lock() {
+    local mode=$1 node=${2:-} files f fd flag=-s what
+    [[ $mode == exclusive ]] && flag=-x
+    files=$(node_lock_files "$mode" "$node")
+    what="$mode use of the nodes' devices"
+    [[ -n $node && $files == "$(node_lock_file).node-$node" ]] && what="$mode use of node $node's devices"
+    CONFORMANCE_LOCK_FDS=
+    while IFS= read -r f; do
+        exec {fd}>>"$f" || {
+            fail "cannot open the lock file $f"
+            return 1
+        }
+        CONFORMANCE_LOCK_FDS+="$fd "
+        flock -w "$CONFORMANCE_LOCK_TIMEOUT" "$flag" "$fd" || {
+            fail "waited ${CONFORMANCE_LOCK_TIMEOUT}s for $what (CONFORMANCE_LOCK_TIMEOUT)"
+            return 1
+        }
+    done <<<"$files"
+}
+
+# take_node_lock [NODE]: the lock in the current scenario's mode, once;
+# nothing outside a scenario (preflight probes).  NODE narrows a serial
+# scenario's lock to that node, unless it is tagged all-nodes.
 take_node_lock() {
-    [[ -n ${SCENARIO_LOCK_MODE:-} && -z ${CONFORMANCE_LOCK_FD:-} ]] || return 0
-    acquire_node_lock "$SCENARIO_LOCK_MODE"
+    [[ -n ${SCENARIO_LOCK_MODE:-} && -z ${CONFORMANCE_LOCK_FDS:-} ]] || return 0
+    local node=${1:-}
+    if [[ $SCENARIO_LOCK_MODE != exclusive ]] || has_tag all-nodes; then node=; fi
+    acquire_node_lock "$SCENARIO_LOCK_MODE" "$node"
 }
 
 release_node_lock() {
-    [[ -n ${CONFORMANCE_LOCK_FD:-} ]] || return 0
-    flock -u "$CONFORMANCE_LOCK_FD" 2>/dev/null || true
-    exec {CONFORMANCE_LOCK_FD}>&-
-    unset CONFORMANCE_LOCK_FD
+    local fd
+    for fd in ${CONFORMANCE_LOCK_FDS:-}; do
+        flock -u "$fd" 2>/dev/null || true
+        exec {fd}>&-
+    done
+    unset CONFORMANCE_LOCK_FDS
 }
 
 # --- namespace -------------------------------------------------------------------
@@ -224,9 +268,28 @@ scenario_teardown() {
 # The test node for per-node scenarios: sets TEST_NODE, TEST_NODE_POOL and
 # TEST_NODE_DEVICES (the device names, sorted, one per line).
 use_test_node() {
-    local picked slices
-    take_node_lock || return 1
-    picked=$(pick_node) || return 1
+    local picked slices again
+    if [[ ${SCENARIO_LOCK_MODE:-} == exclusive && -z ${CONFORMANCE_LOCK_FDS:-} ]]; then
+        # Pick, lock that node, and pick again under the lock: a flip of
+        # another scenario may have changed the choice meanwhile.  No
+        # stable choice in three tries: every node's lock.
+        for _ in 1 2 3; do
+            picked=$(pick_node) || return 1
+            take_node_lock "${picked%%$'\t'*}" || return 1
+            again=$(pick_node) || return 1
+            [[ ${again%%$'\t'*} == "${picked%%$'\t'*}" ]] && break
+            release_node_lock
+            again=
+        done
+        if [[ -z $again ]]; then
+            take_node_lock || return 1
+            again=$(pick_node) || return 1
+        fi
+        picked=$again
+    else
+        take_node_lock || return 1
+        picked=$(pick_node) || return 1
+    fi
     TEST_NODE=${picked%%$'\t'*}
     slices=$(driver_slices) || return 1
     # shellcheck disable=SC2034 # for the tests

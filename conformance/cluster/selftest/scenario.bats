@@ -49,6 +49,42 @@ setup() {
     assert_output exclusive-ok
 }
 
+@test "lock per node: serial scenarios of two nodes overlap; shared ones keep out both, and are kept out" {
+    export CONFORMANCE_LOCK_FILE=$BATS_TEST_TMPDIR/lock CONFORMANCE_LOCK_TIMEOUT=1
+    write_lock_nodes node-b node-a node-b
+    assert_equal "$(cat "$CONFORMANCE_LOCK_FILE.nodes")" $'node-a\nnode-b'
+    local try="source '$SUITE_DIR/lib/helpers.bash'; SCENARIO_LOCK_MODE"
+    TEST_TAGS=serial SCENARIO_LOCK_MODE=exclusive
+    take_node_lock node-a
+    # Another node's serial scenario gets in; this node's and a shared one wait.
+    run bash -c "TEST_TAGS=serial; $try=exclusive; take_node_lock node-b && echo b-ok"
+    assert_output b-ok
+    run bash -c "TEST_TAGS=serial; $try=exclusive; take_node_lock node-a"
+    assert_failure
+    assert_output --partial "waited 1s for exclusive use of node node-a's devices"
+    run bash -c "TEST_TAGS=; $try=shared; take_node_lock && echo shared-ok"
+    assert_failure
+    assert_output --partial "waited 1s for shared use of the nodes' devices"
+    # all-nodes, or a node the preflight did not list: every node's lock.
+    run bash -c "TEST_TAGS=\$'serial\nall-nodes'; $try=exclusive; take_node_lock node-b"
+    assert_failure
+    assert_output --partial "waited 1s for exclusive use of the nodes' devices"
+    run bash -c "TEST_TAGS=serial; $try=exclusive; take_node_lock node-z"
+    assert_failure
+    assert_output --partial "waited 1s for exclusive use of the nodes' devices"
+    release_node_lock
+    # A shared holder keeps every serial scenario out; shared ones coexist.
+    TEST_TAGS='' SCENARIO_LOCK_MODE=shared
+    take_node_lock
+    run bash -c "TEST_TAGS=; $try=shared; take_node_lock && echo shared-ok"
+    assert_output shared-ok
+    run bash -c "TEST_TAGS=serial; $try=exclusive; take_node_lock node-b"
+    assert_failure
+    release_node_lock
+    run bash -c "TEST_TAGS=serial; $try=exclusive; take_node_lock node-b && echo b-ok"
+    assert_output b-ok
+}
+
 @test "namespace: names are DNS labels that say prefix, file and test" {
     local name
     BATS_TEST_FILENAME=/x/20-shared-claims.bats BATS_TEST_NUMBER=7 name=$(new_namespace_name)
