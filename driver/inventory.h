@@ -3,7 +3,7 @@
  * devices as read from the fakehw tree (fakehw's own, the live model it
  * serves, is struct live_inventory).
  *
- * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after
+ * A thread watches the fakehw tree (common/fakehw/fakehw_watch.h), re-reads it after
  * every change, and hands each listener the new snapshot of the devices
  * (driver/device/device_snapshot.h: immutable, reference-counted, shared by
  * everyone instead of copied).  While the tree is gone (fakehw unmounted or

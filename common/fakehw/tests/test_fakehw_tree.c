@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the strict fakehw tree reader (common/fakehw_tree.c), on
+/* Unit tests for the strict fakehw tree reader (common/fakehw/fakehw_tree.c), on
  * plain directories built in /tmp. */
 #include <setjmp.h>
 #include <stdarg.h>
