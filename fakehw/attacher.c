@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "monotonic.h"
+
 struct attacher {
     struct live_inventory *inv;
     pthread_t thread;
@@ -32,7 +34,7 @@ static void *run(void *arg)
     while (!a->stopping) {
         a->kicked = false;
         pthread_mutex_unlock(&a->lock);
-        int64_t next = inventory_attach_tick(a->inv, attach_now_ms());
+        int64_t next = inventory_attach_tick(a->inv, monotonic_ms());
         pthread_mutex_lock(&a->lock);
         while (!a->stopping && !a->kicked) {
             if (next < 0) {

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotonic.h"
 #include "utf8.h"
 
 struct flip_scheduler {
@@ -23,14 +24,6 @@ struct flip_scheduler {
     size_t applied;
     bool stop;
 };
-
-/* Nanoseconds, so no event fires early by a rounding. */
-static int64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int compare_events(const void *a, const void *b)
 {

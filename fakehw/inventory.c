@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "devnodes.h"
+#include "monotonic.h"
 #include "utf8.h"
 #include "fakehw_attach.h"
 
@@ -471,7 +472,7 @@ int inventory_write_attach(struct live_inventory *inv, const char *device, const
     bool changed = false, pending = false;
     int rc = 0;
     if (d != NULL) {
-        rc = attach_apply(&d->attach, &d->cfg.attach, &cmd, attach_now_ms(), &changed, err);
+        rc = attach_apply(&d->attach, &d->cfg.attach, &cmd, monotonic_ms(), &changed, err);
         pending = d->attach.state == FAKEHW_ATTACH_ATTACHING;
         if (changed)
             gen = bump_locked(inv);

@@ -6,13 +6,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-long long retry_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* xorshift64*, one state per thread, seeded from the kernel. */
 static uint64_t next_random(void)
 {
@@ -20,7 +13,7 @@ static uint64_t next_random(void)
     if (state == 0) {
         uint64_t seed = 0;
         if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
-            seed = (uint64_t)retry_now_ms() * 0x9E3779B97F4A7C15ULL;
+            seed = (uint64_t)monotonic_ms() * 0x9E3779B97F4A7C15ULL;
         state = seed ? seed : 0x2545F4914F6CDD1DULL;
     }
     state ^= state >> 12;

@@ -21,6 +21,7 @@
 #include "fakehw_tree.h"
 #include "fakehw_tree_read.h"
 #include "log.h"
+#include "monotonic.h"
 
 #define FUSE_SUPER_MAGIC  0x65735546
 #define DEFAULT_RESYNC_MS 30000
@@ -77,13 +78,6 @@ struct fakehw_watch {
 /* What arming found: the tree is up, down (not there or not readable), or
  * the system refused resources (an error for the caller). */
 enum arm_result { ARM_ERROR = -1, ARM_UP = 0, ARM_DOWN = 1 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Errors that say "the system is out of something", not "the tree is not there". */
 static bool resource_errno(int e)
@@ -158,7 +152,7 @@ static void disarm(struct fakehw_watch *w, const char *reason)
         LOG_V(1, "fakehw watch %s: down: %s", w->root, reason);
     w->mode = MODE_DOWN;
     snprintf(w->down_reason, sizeof(w->down_reason), "%s", reason);
-    w->next_retry = now_ms() + w->retry_ms;
+    w->next_retry = monotonic_ms() + w->retry_ms;
 }
 
 /* Reads the counter through the open fd; the daemon counts this read as
@@ -329,7 +323,7 @@ static enum arm_result arm(struct fakehw_watch *w, struct error *err)
         disarm(w, reason);
         return rc;
     }
-    w->next_resync = now_ms() + w->resync_ms;
+    w->next_resync = monotonic_ms() + w->resync_ms;
     LOG_V(1, "fakehw watch %s: up (%s, generation %llu)", w->root, fakehw_watch_mode(w),
           (unsigned long long)w->gen);
     return ARM_UP;
@@ -347,7 +341,7 @@ static int try_back(struct fakehw_watch *w, enum fakehw_watch_event *ev, bool *r
         return 0;
     }
     snprintf(w->down_reason, sizeof(w->down_reason), "%s", why.msg);
-    w->next_retry = now_ms() + w->retry_ms;
+    w->next_retry = monotonic_ms() + w->retry_ms;
     if (rc == ARM_ERROR)
         return error_set(err, "%s", why.msg);
     return 0;
@@ -394,7 +388,7 @@ static void on_fuse_ready(struct fakehw_watch *w, bool immediate, enum fakehw_wa
               "support?); reading it every %d ms instead",
               w->root, w->genpath, w->retry_ms);
         w->mode = MODE_FUSE_INTERVAL;
-        w->next_retry = now_ms() + w->retry_ms;
+        w->next_retry = monotonic_ms() + w->retry_ms;
     }
 }
 
@@ -520,9 +514,9 @@ static int resync(struct fakehw_watch *w, enum fakehw_watch_event *ev, struct er
 int fakehw_watch_wait(struct fakehw_watch *w, int timeout_ms, enum fakehw_watch_event *ev,
                       struct error *err)
 {
-    int64_t deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : monotonic_ms() + timeout_ms;
     for (;;) {
-        int64_t now = now_ms();
+        int64_t now = monotonic_ms();
         int64_t next = deadline;
         if (w->mode == MODE_DOWN || w->mode == MODE_FUSE_INTERVAL)
             next = next < w->next_retry ? next : w->next_retry;
@@ -539,7 +533,7 @@ int fakehw_watch_wait(struct fakehw_watch *w, int timeout_ms, enum fakehw_watch_
         else if (w->mode == MODE_INOTIFY)
             p[1] = (struct pollfd){.fd = w->ino_fd, .events = POLLIN};
         int r = poll(p, 2, wait_ms);
-        bool immediate = now_ms() - now < IMMEDIATE_MS;
+        bool immediate = monotonic_ms() - now < IMMEDIATE_MS;
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -562,7 +556,7 @@ int fakehw_watch_wait(struct fakehw_watch *w, int timeout_ms, enum fakehw_watch_
                 return 0;
         }
 
-        now = now_ms();
+        now = monotonic_ms();
         if (w->mode == MODE_DOWN && now >= w->next_retry) {
             if (try_back(w, ev, &report, err) < 0)
                 return -1;

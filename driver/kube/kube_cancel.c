@@ -18,14 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "xalloc.h"
-
-long long kube_client_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static long long deadline_of(struct kube_client *c)
 {
@@ -35,7 +29,7 @@ static long long deadline_of(struct kube_client *c)
 bool kube_client_expired(struct kube_client *c)
 {
     long long d = deadline_of(c);
-    return d != 0 && kube_client_now_ms() >= d;
+    return d != 0 && monotonic_ms() >= d;
 }
 
 long kube_client_remaining_ms(struct kube_client *c, long want_ms)
@@ -43,7 +37,7 @@ long kube_client_remaining_ms(struct kube_client *c, long want_ms)
     long long d = deadline_of(c);
     if (d == 0)
         return want_ms;
-    long long left = d - kube_client_now_ms();
+    long long left = d - monotonic_ms();
     if (left < 1)
         left = 1;
     return want_ms > 0 && want_ms < left ? want_ms : (long)left;
@@ -52,7 +46,7 @@ long kube_client_remaining_ms(struct kube_client *c, long want_ms)
 void kube_client_set_deadline(struct kube_client *c, long long deadline_ms)
 {
     atomic_store_explicit(&c->deadline_ms, deadline_ms, memory_order_release);
-    if (deadline_ms == 0 || kube_client_now_ms() < deadline_ms)
+    if (deadline_ms == 0 || monotonic_ms() < deadline_ms)
         return;
     pthread_mutex_lock(&c->sock_lock);
     for (size_t i = 0; i < c->nsocks; i++)

@@ -119,7 +119,7 @@ void kube_cancel_fire(struct kube_cancel *t);
 bool kube_cancel_fired(struct kube_cancel *t);
 
 /* Shutdown: from deadline_ms on (CLOCK_MONOTONIC milliseconds, see
- * kube_client_now_ms) no request or watch of this client starts or retries,
+ * monotonic.h) no request or watch of this client starts or retries,
  * and one in flight ends with an error ("cancelled: shutting down").  A
  * deadline already past also ends the transfers in flight at once (their
  * sockets are shut down); a future one caps the timeout of the requests
@@ -127,8 +127,6 @@ bool kube_cancel_fired(struct kube_cancel *t);
 void kube_client_set_deadline(struct kube_client *c, long long deadline_ms);
 /* True once the deadline passed. */
 bool kube_client_expired(struct kube_client *c);
-/* The clock of deadlines: CLOCK_MONOTONIC in milliseconds. */
-long long kube_client_now_ms(void);
 
 /* Percent-encodes s for use in a query value (field selectors). Caller frees. */
 char *kube_query_escape(const char *s);
