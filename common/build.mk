@@ -28,6 +28,12 @@ $(BIN)/test_idiom: $(OBJ)/common/base/tests/test_idiom.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
+# Backoff, the signal-proof sleep, the monotonic clock and its waits.
+UNIT_TESTS += $(BIN)/test_retry
+$(BIN)/test_retry: $(OBJ)/common/base/tests/test_retry.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(LDLIBS)
+
 # The tree reader and watcher that fakegpu-smi and the plugin share.
 UNIT_TESTS += $(BIN)/test_fakehw_tree $(BIN)/test_fakehw_watch
 $(BIN)/test_fakehw_tree: $(OBJ)/common/fakehw/tests/test_fakehw_tree.o $(COMMON_LIB)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Retry pacing for the background threads of the plugin (publish/, health/,
- * bind/): jittered exponential backoff, and condition-variable waits until a
- * deadline of the monotonic clock (monotonic.h). */
+/* Retry pacing for the background threads and the API client: jittered
+ * exponential backoff, a signal-proof sleep, and condition-variable waits
+ * until a deadline of the monotonic clock (monotonic.h). */
 #ifndef FAKEHW_COMMON_RETRY_H
 #define FAKEHW_COMMON_RETRY_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "monotonic.h"
 
@@ -13,6 +14,17 @@
  * attempt counts from 1.  Half the delay is random so that many nodes do not
  * retry in step, and the wait never drops to zero (no hot loop). */
 long retry_backoff_ms(int attempt, long base_ms, long max_ms);
+
+/* The same delay with the random part picked by rnd (retry_random() in
+ * retry_backoff_ms): the deterministic core, for tests. */
+long retry_backoff_pick_ms(int attempt, long base_ms, long max_ms, uint64_t rnd);
+
+/* A random 64-bit number (xorshift64*, one state per thread, seeded from
+ * the kernel); thread-safe, not for secrets. */
+uint64_t retry_random(void);
+
+/* Sleeps ms milliseconds, restarting after signals; nothing when ms <= 0. */
+void retry_sleep_ms(long ms);
 
 /* Initialises cond to use CLOCK_MONOTONIC (for retry_cond_wait_until). */
 int retry_cond_init(pthread_cond_t *cond);
