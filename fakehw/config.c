@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config_spec.h"
+#include "grow.h"
 
 /* A config is a few KB; anything this big is the wrong file. */
 #define CONFIG_MAX_BYTES (16 * 1024 * 1024)
@@ -38,13 +39,7 @@ int config_load_file(const char *path, const char *node, struct config *out, str
                 error_set(err, "reading config %s: larger than %d bytes", path, CONFIG_MAX_BYTES);
                 goto out;
             }
-            cap = cap ? cap * 2 : 16384;
-            char *bigger = realloc(buf, cap);
-            if (bigger == NULL) {
-                error_set(err, "reading config %s: out of memory", path);
-                goto out;
-            }
-            buf = bigger;
+            GROW(buf, cap, len + 1);
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;

@@ -20,6 +20,7 @@
 
 #include "fakehw_tree.h"
 #include "fakehw_tree_read.h"
+#include "grow.h"
 #include "log.h"
 #include "monotonic.h"
 
@@ -234,16 +235,7 @@ static enum arm_result rescan_devices(struct fakehw_watch *w, struct error *err)
         }
         if (has_wd(wds, n, wd))
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            int *nw = realloc(wds, ncap * sizeof(*nw));
-            if (nw == NULL) {
-                error_set(err, "%s: out of memory for %zu watches", w->devices, ncap);
-                goto out;
-            }
-            wds = nw;
-            cap = ncap;
-        }
+        GROW(wds, cap, n + 1);
         wds[n++] = wd;
     }
     for (size_t i = 0; i < w->n_dev_wds; i++)

@@ -11,6 +11,7 @@
  * connection, so a descriptor leaves the list exactly when curl closes it).
  * The progress callback and the capped CURLOPT_TIMEOUT_MS cover transfers
  * that start while a future deadline runs out. */
+#include "grow.h"
 #include "kube_internal.h"
 
 #include <stdlib.h>
@@ -64,10 +65,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     if (fd < 0)
         return CURL_SOCKET_BAD;
     pthread_mutex_lock(&c->sock_lock);
-    if (c->nsocks == c->capsocks) {
-        c->capsocks = c->capsocks ? c->capsocks * 2 : 16;
-        c->socks = xrealloc(c->socks, c->capsocks * sizeof(*c->socks));
-    }
+    GROW(c->socks, c->capsocks, c->nsocks + 1);
     c->socks[c->nsocks++] = fd;
     pthread_mutex_unlock(&c->sock_lock);
     return fd;
