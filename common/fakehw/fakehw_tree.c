@@ -15,8 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "dns_names.h"
 #include "fakehw_attach.h"
+#include "grow.h"
+#include "xalloc.h"
 
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 /* Room for the longest attribute of struct fakehw_device. */
@@ -26,6 +29,13 @@
 static int fail_errno(struct error *err, int errnum, const char *path)
 {
     error_set_errno(err, errnum, "%s", path);
+    errno = errnum;
+    return -1;
+}
+
+/* Returns -1 with errno set to errnum, for callers that act on it. */
+static int fail_with(int errnum)
+{
     errno = errnum;
     return -1;
 }
@@ -199,181 +209,226 @@ const struct fakehw_attr fakehw_device_attributes[FAKEHW_ATTR_COUNT] = {
     FAKEHW_DEVICE_ATTRIBUTES(TABLE_ROW)};
 #undef TABLE_ROW
 
+/* ---- one attribute's text: a rule per kind ---- */
+
+/* Checks v, the text of an attribute of one kind, and stores the typed kinds
+ * in field; false when v is not valid.  Text kinds are copied by store_attr. */
+typedef bool kind_parse(const char *v, void *field);
+
+static bool parse_label(const char *v, void *field)
+{
+    (void)field;
+    return dns_label_valid(v);
+}
+
+static bool parse_text(const char *v, void *field)
+{
+    (void)field;
+    return *v != '\0';
+}
+
+static bool parse_text_opt(const char *v, void *field)
+{
+    (void)v;
+    (void)field;
+    return true;
+}
+
+static bool parse_uuid(const char *v, void *field)
+{
+    (void)field;
+    return *v != '\0' && strpbrk(v, " ,") == NULL;
+}
+
+static bool parse_count(const char *v, void *field)
+{
+    return parse_long_min(v, 0, field);
+}
+
+static bool parse_numa(const char *v, void *field)
+{
+    return parse_long_min(v, -1, field);
+}
+
+static bool parse_bytes(const char *v, void *field)
+{
+    return parse_u64(v, field);
+}
+
+static bool parse_pci(const char *v, void *field)
+{
+    (void)field;
+    return is_pci_bus_id(v);
+}
+
+static bool parse_cc(const char *v, void *field)
+{
+    (void)field;
+    return *v == '\0' || is_compute_capability(v);
+}
+
+static bool parse_path_opt(const char *v, void *field)
+{
+    (void)field;
+    return *v == '\0' || *v == '/';
+}
+
+static bool parse_health(const char *v, void *field)
+{
+    bool healthy = !strcmp(v, FAKEHW_HEALTHY);
+    if (!healthy && strcmp(v, FAKEHW_UNHEALTHY) != 0)
+        return false;
+    *(bool *)field = healthy;
+    return true;
+}
+
+static bool parse_seconds_or_millis(const char *v, void *field)
+{
+    long t;
+    if (!parse_long_min(v, 0, &t))
+        return false;
+    *(int64_t *)field = t;
+    return true;
+}
+
+static bool parse_attach(const char *v, void *field)
+{
+    return fakehw_attach_parse(v, field);
+}
+
+static bool parse_attach_failure(const char *v, void *field)
+{
+    return fakehw_attach_failure_parse(v, field);
+}
+
+static bool parse_bool(const char *v, void *field)
+{
+    bool yes = !strcmp(v, "true");
+    if (!yes && strcmp(v, "false") != 0)
+        return false;
+    *(bool *)field = yes;
+    return true;
+}
+
+static bool parse_label_opt(const char *v, void *field)
+{
+    (void)field;
+    return *v == '\0' || dns_label_valid(v);
+}
+
+static bool parse_mig_mode(const char *v, void *field)
+{
+    (void)field;
+    return *v == '\0' || !strcmp(v, FAKEHW_MIG_OFF) || !strcmp(v, FAKEHW_MIG_DYNAMIC) ||
+           !strcmp(v, FAKEHW_MIG_STATIC);
+}
+
+/* "START:SIZE" within 8 memory slices into long[2]; empty is 0:0. */
+static bool parse_placement(const char *v, void *field)
+{
+    long *pl = field;
+    if (*v == '\0') {
+        pl[0] = pl[1] = 0;
+        return true;
+    }
+    char num[24];
+    const char *colon = strchr(v, ':');
+    size_t k = colon ? (size_t)(colon - v) : 0;
+    long start, size;
+    if (colon == NULL || k == 0 || k >= sizeof(num))
+        return false;
+    memcpy(num, v, k);
+    num[k] = '\0';
+    if (!parse_long_min(num, 0, &start) || !parse_long_min(colon + 1, 1, &size) || start > 7 ||
+        size > 8 || start + size > 8)
+        return false;
+    pl[0] = start;
+    pl[1] = size;
+    return true;
+}
+
+/* "DEFAULT MIN STEP" bytes into uint64_t[3]; empty is all 0. */
+static bool parse_sharing(const char *v, void *field)
+{
+    uint64_t *sh = field;
+    if (*v == '\0') {
+        sh[0] = sh[1] = sh[2] = 0;
+        return true;
+    }
+    char part[3][24];
+    uint64_t x[3];
+    const char *p = v;
+    for (int k = 0; k < 3; k++) {
+        size_t len = strcspn(p, " ");
+        if (len == 0 || len >= sizeof(part[k]) || (k < 2 && p[len] != ' ') ||
+            (k == 2 && p[len] != '\0'))
+            return false;
+        memcpy(part[k], p, len);
+        part[k][len] = '\0';
+        if (!parse_u64(part[k], &x[k]))
+            return false;
+        p += len + (k < 2);
+    }
+    if (x[0] == 0 || x[1] > x[0] || x[2] == 0)
+        return false;
+    memcpy(sh, x, sizeof(x));
+    return true;
+}
+
+/* A kind's check, and what a bad value is not: "<path>: <value> is not <what>". */
+struct kind_rule {
+    kind_parse *parse;
+    const char *what;
+};
+
+#define QUOTE(s) "\"" s "\""
+static const struct kind_rule kind_rules[FAKEHW_KINDS] = {
+    [FAKEHW_KIND_LABEL] = {parse_label,
+                           "a DNS label (1-63 of a-z, 0-9, '-', alphanumeric at the ends)"},
+    [FAKEHW_KIND_TEXT] = {parse_text, NULL}, /* the one failure: "is empty" */
+    [FAKEHW_KIND_TEXT_OPT] = {parse_text_opt, NULL},
+    [FAKEHW_KIND_UUID] = {parse_uuid, "a UUID (non-empty, no blanks or commas)"},
+    [FAKEHW_KIND_COUNT] = {parse_count, "a non-negative integer"},
+    [FAKEHW_KIND_NUMA] = {parse_numa, "a NUMA node (an integer >= -1)"},
+    [FAKEHW_KIND_BYTES] = {parse_bytes, "a byte count"},
+    [FAKEHW_KIND_PCI] = {parse_pci, "a PCI bus id like \"0000:18:00.0\""},
+    [FAKEHW_KIND_CC] = {parse_cc, "a compute capability like \"9.0\""},
+    [FAKEHW_KIND_PATH_OPT] = {parse_path_opt, "an absolute path"},
+    [FAKEHW_KIND_HEALTH] = {parse_health, QUOTE(FAKEHW_HEALTHY) " or " QUOTE(FAKEHW_UNHEALTHY)},
+    [FAKEHW_KIND_UNIX_TIME] = {parse_seconds_or_millis, "a Unix time in seconds"},
+    [FAKEHW_KIND_MILLIS] = {parse_seconds_or_millis, "a number of milliseconds"},
+    [FAKEHW_KIND_ATTACH] = {parse_attach,
+                            "an attach state (none, detached, attaching, attached, failed)"},
+    [FAKEHW_KIND_ATTACH_FAILURE] = {parse_attach_failure,
+                                    "an attach failure (never, next, always)"},
+    [FAKEHW_KIND_BOOL] = {parse_bool, "\"true\" or \"false\""},
+    [FAKEHW_KIND_LABEL_OPT] = {parse_label_opt, "empty or a DNS label"},
+    [FAKEHW_KIND_MIG_MODE] = {parse_mig_mode, "a MIG mode (off, dynamic, static or empty)"},
+    [FAKEHW_KIND_PLACEMENT] = {parse_placement,
+                               "a MIG placement (START:SIZE within 8 memory slices)"},
+    [FAKEHW_KIND_SHARING] = {parse_sharing,
+                             "\"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)"},
+};
+#undef QUOTE
+
 /* Checks the text v of one attribute read from path and stores it in dev. */
 static int store_attr(const struct fakehw_attr *a, const char *path, const char *v,
                       struct fakehw_device *dev, struct error *err)
 {
-    char *base = (char *)dev;
-    char q[128];
+    char *field = (char *)dev + a->offset;
+    const struct kind_rule *rule = &kind_rules[a->kind];
     if (check_printable(path, v, err) < 0)
         return -1;
-    switch (a->kind) {
-    case FAKEHW_KIND_LABEL:
-        if (!dns_label_valid(v))
-            return error_set_and_errno(
-                err, EINVAL,
-                "%s: %s is not a DNS label (1-63 of a-z, 0-9, '-', alphanumeric at the "
-                "ends)",
-                path, quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_TEXT:
-        if (*v == '\0')
+    if (!rule->parse(v, field)) {
+        char q[128];
+        if (rule->what == NULL)
             return error_set_and_errno(err, EINVAL, "%s: is empty", path);
-        break;
-    case FAKEHW_KIND_TEXT_OPT:
-        break;
-    case FAKEHW_KIND_UUID:
-        if (*v == '\0' || strpbrk(v, " ,") != NULL)
-            return error_set_and_errno(err, EINVAL,
-                                       "%s: %s is not a UUID (non-empty, no blanks or commas)",
-                                       path, quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_COUNT:
-        if (!parse_long_min(v, 0, (long *)(base + a->offset)))
-            return error_set_and_errno(err, EINVAL, "%s: %s is not a non-negative integer", path,
-                                       quoted(q, sizeof(q), v));
-        return 0;
-    case FAKEHW_KIND_NUMA:
-        if (!parse_long_min(v, -1, (long *)(base + a->offset)))
-            return error_set_and_errno(err, EINVAL, "%s: %s is not a NUMA node (an integer >= -1)",
-                                       path, quoted(q, sizeof(q), v));
-        return 0;
-    case FAKEHW_KIND_BYTES:
-        if (!parse_u64(v, (uint64_t *)(base + a->offset)))
-            return error_set_and_errno(err, EINVAL, "%s: %s is not a byte count", path,
-                                       quoted(q, sizeof(q), v));
-        return 0;
-    case FAKEHW_KIND_PCI:
-        if (!is_pci_bus_id(v))
-            return error_set_and_errno(err, EINVAL,
-                                       "%s: %s is not a PCI bus id like \"0000:18:00.0\"", path,
-                                       quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_CC:
-        if (*v != '\0' && !is_compute_capability(v))
-            return error_set_and_errno(err, EINVAL,
-                                       "%s: %s is not a compute capability like \"9.0\"", path,
-                                       quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_PATH_OPT:
-        if (*v != '\0' && *v != '/')
-            return error_set_and_errno(err, EINVAL, "%s: %s is not an absolute path", path,
-                                       quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_HEALTH:
-        if (!strcmp(v, FAKEHW_HEALTHY))
-            *(bool *)(base + a->offset) = true;
-        else if (!strcmp(v, FAKEHW_UNHEALTHY))
-            *(bool *)(base + a->offset) = false;
-        else
-            return error_set_and_errno(err, EINVAL, "%s: %s is not \"%s\" or \"%s\"", path,
-                                       quoted(q, sizeof(q), v), FAKEHW_HEALTHY, FAKEHW_UNHEALTHY);
-        return 0;
-    case FAKEHW_KIND_LABEL_OPT:
-        if (*v != '\0' && !dns_label_valid(v))
-            return error_set_and_errno(err, EINVAL, "%s: %s is not empty or a DNS label", path,
-                                       quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_MIG_MODE:
-        if (*v != '\0' && strcmp(v, FAKEHW_MIG_OFF) != 0 && strcmp(v, FAKEHW_MIG_DYNAMIC) != 0 &&
-            strcmp(v, FAKEHW_MIG_STATIC) != 0)
-            return error_set_and_errno(err, EINVAL,
-                                       "%s: %s is not a MIG mode (off, dynamic, static or empty)",
-                                       path, quoted(q, sizeof(q), v));
-        break;
-    case FAKEHW_KIND_PLACEMENT: {
-        long *pl = (long *)(base + a->offset);
-        if (*v == '\0') {
-            pl[0] = pl[1] = 0;
-            return 0;
-        }
-        char num[24];
-        const char *colon = strchr(v, ':');
-        size_t k = colon ? (size_t)(colon - v) : 0;
-        long start, size;
-        if (colon == NULL || k == 0 || k >= sizeof(num))
-            goto bad_placement;
-        memcpy(num, v, k);
-        num[k] = '\0';
-        if (!parse_long_min(num, 0, &start) || !parse_long_min(colon + 1, 1, &size) || start > 7 ||
-            size > 8 || start + size > 8)
-            goto bad_placement;
-        pl[0] = start;
-        pl[1] = size;
-        return 0;
-    bad_placement:
-        return error_set_and_errno(
-            err, EINVAL, "%s: %s is not a MIG placement (START:SIZE within 8 memory slices)", path,
-            quoted(q, sizeof(q), v));
-    }
-    case FAKEHW_KIND_SHARING: {
-        uint64_t *sh = (uint64_t *)(base + a->offset);
-        if (*v == '\0') {
-            sh[0] = sh[1] = sh[2] = 0;
-            return 0;
-        }
-        char part[3][24];
-        uint64_t x[3];
-        const char *p = v;
-        for (int k = 0; k < 3; k++) {
-            size_t len = strcspn(p, " ");
-            if (len == 0 || len >= sizeof(part[k]) || (k < 2 && p[len] != ' ') ||
-                (k == 2 && p[len] != '\0'))
-                goto bad_sharing;
-            memcpy(part[k], p, len);
-            part[k][len] = '\0';
-            if (!parse_u64(part[k], &x[k]))
-                goto bad_sharing;
-            p += len + (k < 2);
-        }
-        if (x[0] == 0 || x[1] > x[0] || x[2] == 0)
-            goto bad_sharing;
-        memcpy(sh, x, sizeof(x));
-        return 0;
-    bad_sharing:
-        return error_set_and_errno(
-            err, EINVAL, "%s: %s is not \"DEFAULT MIN STEP\" (bytes, 0 < MIN <= DEFAULT, STEP > 0)",
-            path, quoted(q, sizeof(q), v));
-    }
-    case FAKEHW_KIND_UNIX_TIME: {
-        long t;
-        if (!parse_long_min(v, 0, &t))
-            return error_set_and_errno(err, EINVAL, "%s: %s is not a Unix time in seconds", path,
-                                       quoted(q, sizeof(q), v));
-        *(int64_t *)(base + a->offset) = t;
-        return 0;
-    }
-    case FAKEHW_KIND_MILLIS: {
-        long t;
-        if (!parse_long_min(v, 0, &t))
-            return error_set_and_errno(err, EINVAL, "%s: %s is not a number of milliseconds", path,
-                                       quoted(q, sizeof(q), v));
-        *(int64_t *)(base + a->offset) = t;
-        return 0;
-    }
-    case FAKEHW_KIND_ATTACH:
-        if (!fakehw_attach_parse(v, (enum fakehw_attach *)(base + a->offset)))
-            return error_set_and_errno(
-                err, EINVAL,
-                "%s: %s is not an attach state (none, detached, attaching, attached, failed)", path,
-                quoted(q, sizeof(q), v));
-        return 0;
-    case FAKEHW_KIND_BOOL:
-        if (!strcmp(v, "true") || !strcmp(v, "false")) {
-            *(bool *)(base + a->offset) = !strcmp(v, "true");
-            return 0;
-        }
-        return error_set_and_errno(err, EINVAL, "%s: %s is not \"true\" or \"false\"", path,
-                                   quoted(q, sizeof(q), v));
-    case FAKEHW_KIND_ATTACH_FAILURE:
-        if (!fakehw_attach_failure_parse(v, (enum fakehw_attach_failure *)(base + a->offset)))
-            return error_set_and_errno(err, EINVAL,
-                                       "%s: %s is not an attach failure (never, next, always)",
-                                       path, quoted(q, sizeof(q), v));
-        return 0;
+        return error_set_and_errno(err, EINVAL, "%s: %s is not %s", path, quoted(q, sizeof(q), v),
+                                   rule->what);
     }
     /* Text kinds: read_value already bounded v by the field size. */
-    memcpy(base + a->offset, v, strlen(v) + 1);
+    if (FAKEHW_KIND_IS_TEXT(a->kind))
+        memcpy(field, v, strlen(v) + 1);
     return 0;
 }
 
@@ -482,106 +537,81 @@ static int grow(struct fakehw_device **list, size_t count, size_t *cap, const ch
     if (count >= FAKEHW_TREE_MAX_DEVICES)
         return error_set_and_errno(err, EOVERFLOW, "%s: device %s: more than %d devices", where,
                                    name, FAKEHW_TREE_MAX_DEVICES);
-    if (count < *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 8;
-    if (ncap > FAKEHW_TREE_MAX_DEVICES)
-        ncap = FAKEHW_TREE_MAX_DEVICES;
-    struct fakehw_device *nl = realloc(*list, ncap * sizeof(*nl));
-    if (nl == NULL)
-        return error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", where, ncap);
-    *list = nl;
-    *cap = ncap;
+    GROW(*list, *cap, count + 1);
     return 0;
 }
 
-/* Sorts and checks what either way of reading found, and hands it out. */
-static int finish_list(const char *where, struct fakehw_device *list, size_t count,
+/* Sorts and checks what either way of reading found, and hands it out;
+ * takes list either way. */
+static int finish_list(const char *where, struct fakehw_device *taken, size_t count,
                        struct fakehw_device **devs, size_t *n, struct error *err)
 {
+    cleanup_free struct fakehw_device *list = taken;
     if (count > 1)
         qsort(list, count, sizeof(*list), compare_devices);
-    if (check_unique(where, list, count, err) < 0) {
-        int saved = errno;
-        free(list);
-        errno = saved;
+    if (check_unique(where, list, count, err) < 0)
         return -1;
-    }
-    if (count == 0) {
-        free(list);
-        list = NULL;
-    }
-    *devs = list;
+    *devs = count > 0 ? steal_pointer(&list) : NULL;
     *n = count;
     return 0;
 }
 
 /* ---- the per-file walk: a plain directory, or a fakehw without snapshot ---- */
 
+/* One entry of <root>/devices: a device directory, read into list[*count].
+ * 0 also for an entry gone since readdir, which adds nothing. */
+static int walk_entry(const char *root, const char *devdir, DIR *d, const char *name,
+                      struct fakehw_device **list, size_t *count, size_t *cap, struct error *err)
+{
+    char q[128];
+    if (!dns_label_valid(name))
+        return error_set_and_errno(err, EINVAL,
+                                   "%s: entry %s is not a DNS label (a device directory name)",
+                                   devdir, quoted(q, sizeof(q), name));
+    struct stat st;
+    if (fstatat(dirfd(d), name, &st, 0) < 0) {
+        if (errno == ENOENT)
+            return 0; /* removed since readdir */
+        int saved = errno;
+        error_set_errno(err, saved, "%s/%s", devdir, name);
+        return fail_with(saved);
+    }
+    if (!S_ISDIR(st.st_mode))
+        return error_set_and_errno(err, ENOTDIR, "%s/%s: is not a directory", devdir, name);
+    if (grow(list, *count, cap, devdir, name, err) < 0)
+        return -1;
+    if (fakehw_tree_read_device(root, name, &(*list)[*count], err) < 0) {
+        int saved = errno;
+        if (saved == ENOENT && fstatat(dirfd(d), name, &st, 0) < 0 && errno == ENOENT)
+            return 0; /* the whole device went away while we read it */
+        return fail_with(saved);
+    }
+    (*count)++;
+    return 0;
+}
+
 static int list_walk(const char *root, struct fakehw_device **devs, size_t *n, struct error *err)
 {
     char devdir[PATH_MAX];
     if (join(devdir, sizeof(devdir), root, FAKEHW_DIR_DEVICES, NULL, err) < 0)
         return -1;
-    struct fakehw_device *list = NULL;
-    size_t count = 0, cap = 0;
-    int saved = 0;
-    DIR *d = opendir(devdir);
+    cleanup_closedir DIR *d = opendir(devdir);
     if (d == NULL)
         return fail_errno(err, errno, devdir);
+    cleanup_free struct fakehw_device *list = NULL;
+    size_t count = 0, cap = 0;
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
-        if (de == NULL) {
-            if (errno != 0) {
-                saved = errno;
-                fail_errno(err, saved, devdir);
-                goto fail;
-            }
+        if (de == NULL && errno != 0)
+            return fail_errno(err, errno, devdir);
+        if (de == NULL)
             break;
-        }
-        if (de->d_name[0] == '.')
-            continue;
-        char q[128];
-        if (!dns_label_valid(de->d_name)) {
-            saved = EINVAL;
-            error_set_and_errno(err, saved,
-                                "%s: entry %s is not a DNS label (a device directory name)", devdir,
-                                quoted(q, sizeof(q), de->d_name));
-            goto fail;
-        }
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
-            if (errno == ENOENT)
-                continue; /* removed since readdir */
-            saved = errno;
-            error_set_errno(err, saved, "%s/%s", devdir, de->d_name);
-            goto fail;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            saved = ENOTDIR;
-            error_set_and_errno(err, saved, "%s/%s: is not a directory", devdir, de->d_name);
-            goto fail;
-        }
-        if (grow(&list, count, &cap, devdir, de->d_name, err) < 0) {
-            saved = errno;
-            goto fail;
-        }
-        if (fakehw_tree_read_device(root, de->d_name, &list[count], err) < 0) {
-            saved = errno;
-            if (saved == ENOENT && fstatat(dirfd(d), de->d_name, &st, 0) < 0 && errno == ENOENT)
-                continue; /* the whole device went away while we read it */
-            goto fail;
-        }
-        count++;
+        if (de->d_name[0] != '.' &&
+            walk_entry(root, devdir, d, de->d_name, &list, &count, &cap, err) < 0)
+            return -1;
     }
-    closedir(d);
-    return finish_list(devdir, list, count, devs, n, err);
-fail:
-    closedir(d);
-    free(list);
-    errno = saved;
-    return -1;
+    return finish_list(devdir, steal_pointer(&list), count, devs, n, err);
 }
 
 /* ---- <root>/snapshot: the whole tree in one file (format in fakehw_tree.h) ---- */
@@ -595,54 +625,35 @@ fail:
  * failure errno is the cause (ENOENT: there is no snapshot). */
 static int read_whole(const char *path, char **text, size_t *len, struct error *err)
 {
-    int fd;
+    cleanup_close int fd = -1;
     do
         fd = open(path, O_RDONLY | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return fail_errno(err, errno, path);
-    size_t cap = 256u << 10, got = 0;
-    char *buf = malloc(cap);
-    int saved = ENOMEM;
-    if (buf == NULL) {
-        error_set_and_errno(err, saved, "%s: out of memory", path);
-        goto fail;
-    }
+    cleanup_free char *buf = NULL;
+    size_t cap = 0, got = 0;
+    GROW(buf, cap, 256u << 10);
     for (;;) {
         if (got == cap) {
-            char *nb = cap < SNAPSHOT_MAX ? realloc(buf, cap * 2) : NULL;
-            if (nb == NULL) {
-                saved = cap < SNAPSHOT_MAX ? ENOMEM : EOVERFLOW;
-                error_set_and_errno(err, saved, "%s: %s", path,
-                                    saved == ENOMEM ? "out of memory" : "larger than 16 MiB");
-                goto fail;
-            }
-            buf = nb;
-            cap *= 2;
+            if (cap >= SNAPSHOT_MAX)
+                return error_set_and_errno(err, EOVERFLOW, "%s: larger than 16 MiB", path);
+            GROW(buf, cap, cap * 2);
         }
         /* The file is rendered once per open, so reading on after a short
          * read never mixes two versions: read until EOF. */
         ssize_t r = read(fd, buf + got, cap - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0) {
-            saved = errno;
-            error_set_errno(err, saved, "%s", path);
-            goto fail;
-        }
+        if (r < 0)
+            return fail_errno(err, errno, path);
         if (r == 0)
             break;
         got += (size_t)r;
     }
-    close(fd);
-    *text = buf;
+    *text = steal_pointer(&buf);
     *len = got;
     return 0;
-fail:
-    close(fd);
-    free(buf);
-    errno = saved;
-    return -1;
 }
 
 /* A cursor over the lines of a snapshot; errors name path and line. */
@@ -872,98 +883,101 @@ static int end_line(struct snap *s, size_t count, struct error *err)
     return 0;
 }
 
+/* The generation and node lines that open a snapshot. */
+static int header_lines(struct snap *s, struct error *err)
+{
+    char v[256], q[128];
+    uint64_t gen;
+    if (expect_line(s, FAKEHW_FILE_GENERATION, v, 32, err) < 0)
+        return -1;
+    if (!parse_u64(v, &gen))
+        return error_set_and_errno(
+            err, EINVAL, "%s line %zu: %s: %s is not a generation counter (decimal)", s->path,
+            s->line, FAKEHW_FILE_GENERATION, quoted(q, sizeof(q), v));
+    if (expect_line(s, FAKEHW_FILE_NODE, v, sizeof(v), err) < 0)
+        return -1;
+    snprintf(q, sizeof(q), "%s line %zu: %s", s->path, s->line, FAKEHW_FILE_NODE);
+    if (check_printable(q, v, err) < 0)
+        return -1;
+    if (v[0] == '\0')
+        return error_set_and_errno(err, EINVAL, "%s: is empty", q);
+    return 0;
+}
+
+/* The devices read so far, and the line of each one's device line. */
+struct found {
+    struct fakehw_device *list;
+    size_t *lines;
+    size_t count, cap, lines_cap;
+};
+
+static void found_clear(struct found *f)
+{
+    free(f->list);
+    free(f->lines);
+}
+
+/* A device line: ends the block before it and opens the next one.  The list
+ * grows with the blocks read (a block must be complete before the next one
+ * starts), never from the number of device lines the text claims: a hostile
+ * snapshot of bare device lines fails at its first block without reserving
+ * anything for the rest. */
+static int device_line(const struct snap *s, struct block *b, struct found *f, struct error *err)
+{
+    if (end_block(s, b, err) < 0)
+        return -1;
+    if (f->count == f->cap || f->count >= FAKEHW_TREE_MAX_DEVICES) {
+        char where[PATH_MAX + 32], name[FAKEHW_NAME_MAX];
+        snprintf(where, sizeof(where), "%s line %zu", s->path, s->line);
+        snprintf(name, sizeof(name), "%.*s", (int)s->value_len, s->value);
+        if (grow(&f->list, f->count, &f->cap, where, name, err) < 0)
+            return -1;
+    }
+    GROW(f->lines, f->lines_cap, f->count + 1);
+    memset(b, 0, sizeof(*b));
+    b->dev = &f->list[f->count];
+    b->line = s->line;
+    f->lines[f->count] = s->line;
+    memset(b->dev, 0, sizeof(*b->dev));
+    if (take_value(s, FAKEHW_SNAPSHOT_DEVICE, b->dev->name, sizeof(b->dev->name), err) < 0)
+        return -1;
+    if (!dns_label_valid(b->dev->name)) {
+        char q[128];
+        return error_set_and_errno(
+            err, EINVAL, "%s line %zu: %s: %s is not a DNS label (a device directory name)",
+            s->path, s->line, FAKEHW_SNAPSHOT_DEVICE, quoted(q, sizeof(q), b->dev->name));
+    }
+    f->count++;
+    return 0;
+}
+
 static int parse_snapshot(const char *path, const char *text, size_t len,
                           struct fakehw_device **devs, size_t *n, struct error *err)
 {
     struct snap s = {.path = path, .text = text, .len = len};
-    struct fakehw_device *list = NULL;
-    size_t *lines = NULL;
-    size_t count = 0, cap = 0;
+    if (header_lines(&s, err) < 0)
+        return -1;
+    __attribute__((cleanup(found_clear))) struct found f = {0};
     struct block b = {0};
-    char v[256], q[128], where[PATH_MAX + 32];
-    uint64_t gen;
-    /* The list grows with the blocks read (a block must be complete before
-     * the next one starts), never from the number of device lines the text
-     * claims: a hostile snapshot of bare device lines fails at its first
-     * block without reserving anything for the rest. */
-    if (expect_line(&s, FAKEHW_FILE_GENERATION, v, 32, err) < 0)
-        goto fail;
-    if (!parse_u64(v, &gen)) {
-        error_set_and_errno(err, EINVAL,
-                            "%s line %zu: %s: %s is not a generation counter (decimal)", path,
-                            s.line, FAKEHW_FILE_GENERATION, quoted(q, sizeof(q), v));
-        goto fail;
-    }
-    if (expect_line(&s, FAKEHW_FILE_NODE, v, sizeof(v), err) < 0)
-        goto fail;
-    snprintf(q, sizeof(q), "%s line %zu: %s", path, s.line, FAKEHW_FILE_NODE);
-    if (check_printable(q, v, err) < 0)
-        goto fail;
-    if (v[0] == '\0') {
-        error_set_and_errno(err, EINVAL, "%s: is empty", q);
-        goto fail;
-    }
     for (;;) {
         int r = next_line(&s, err);
         if (r < 0)
-            goto fail;
-        if (r == 0) {
-            error_set_and_errno(err, EINVAL,
-                                "%s: ends after line %zu without the %s line (cut short)", path,
-                                s.line, FAKEHW_SNAPSHOT_END);
-            goto fail;
-        }
-        if (key_is(&s, FAKEHW_SNAPSHOT_END)) {
-            if (end_block(&s, &b, err) < 0 || check_names_unique(&s, list, lines, count, err) < 0 ||
-                end_line(&s, count, err) < 0)
-                goto fail;
+            return -1;
+        if (r == 0)
+            return error_set_and_errno(err, EINVAL,
+                                       "%s: ends after line %zu without the %s line (cut short)",
+                                       path, s.line, FAKEHW_SNAPSHOT_END);
+        if (key_is(&s, FAKEHW_SNAPSHOT_END))
             break;
-        }
-        if (!key_is(&s, FAKEHW_SNAPSHOT_DEVICE)) {
-            if (attr_line(&s, &b, err) < 0)
-                goto fail;
-            continue;
-        }
-        if (end_block(&s, &b, err) < 0)
-            goto fail;
-        if (count == cap || count >= FAKEHW_TREE_MAX_DEVICES) {
-            size_t old = cap;
-            char name[FAKEHW_NAME_MAX];
-            snprintf(where, sizeof(where), "%s line %zu", path, s.line);
-            snprintf(name, sizeof(name), "%.*s", (int)s.value_len, s.value);
-            if (grow(&list, count, &cap, where, name, err) < 0)
-                goto fail;
-            size_t *nl = realloc(lines, cap * sizeof(*lines));
-            if (nl == NULL) {
-                cap = old; /* list grew, lines did not: keep them in step */
-                error_set_and_errno(err, ENOMEM, "%s: out of memory for %zu devices", path, count);
-                goto fail;
-            }
-            lines = nl;
-        }
-        memset(&b, 0, sizeof(b));
-        b.dev = &list[count];
-        b.line = s.line;
-        lines[count] = s.line;
-        memset(b.dev, 0, sizeof(*b.dev));
-        if (take_value(&s, FAKEHW_SNAPSHOT_DEVICE, b.dev->name, sizeof(b.dev->name), err) < 0)
-            goto fail;
-        if (!dns_label_valid(b.dev->name)) {
-            error_set_and_errno(
-                err, EINVAL, "%s line %zu: %s: %s is not a DNS label (a device directory name)",
-                path, s.line, FAKEHW_SNAPSHOT_DEVICE, quoted(q, sizeof(q), b.dev->name));
-            goto fail;
-        }
-        count++;
+        r = key_is(&s, FAKEHW_SNAPSHOT_DEVICE) ? device_line(&s, &b, &f, err)
+                                               : attr_line(&s, &b, err);
+        if (r < 0)
+            return -1;
     }
-    free(lines);
-    return finish_list(path, list, count, devs, n, err);
-fail:;
-    int saved = errno;
-    free(lines);
-    free(list);
-    errno = saved;
-    return -1;
+    if (end_block(&s, &b, err) < 0 || check_names_unique(&s, f.list, f.lines, f.count, err) < 0 ||
+        end_line(&s, f.count, err) < 0)
+        return -1;
+    return finish_list(path, steal_pointer(&f.list), f.count, devs, n, err);
 }
 
 int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err)
@@ -971,15 +985,11 @@ int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, s
     char path[PATH_MAX];
     if (join(path, sizeof(path), root, FAKEHW_FILE_SNAPSHOT, NULL, err) < 0)
         return -1;
-    char *text;
-    size_t len;
+    cleanup_free char *text = NULL;
+    size_t len = 0;
     if (read_whole(path, &text, &len, err) < 0)
         return errno == ENOENT ? list_walk(root, devs, n, err) : -1;
-    int rc = parse_snapshot(path, text, len, devs, n, err);
-    int saved = errno;
-    free(text);
-    errno = saved;
-    return rc;
+    return parse_snapshot(path, text, len, devs, n, err);
 }
 
 int fakehw_tree_read_node(const char *root, char *buf, size_t size, struct error *err)
@@ -987,23 +997,13 @@ int fakehw_tree_read_node(const char *root, char *buf, size_t size, struct error
     char path[PATH_MAX];
     if (join(path, sizeof(path), root, FAKEHW_FILE_NODE, NULL, err) < 0)
         return -1;
-    char *tmp = malloc(size);
-    if (tmp == NULL)
-        return error_set_and_errno(err, ENOMEM, "%s: out of memory", path);
-    int rc = -1;
+    cleanup_free char *tmp = xmalloc(size);
     if (fakehw_tree_read_value(path, tmp, size, err) < 0 || check_printable(path, tmp, err) < 0)
-        goto out;
-    if (*tmp == '\0') {
-        error_set_and_errno(err, EINVAL, "%s: is empty", path);
-        goto out;
-    }
+        return -1;
+    if (*tmp == '\0')
+        return error_set_and_errno(err, EINVAL, "%s: is empty", path);
     memcpy(buf, tmp, strlen(tmp) + 1);
-    rc = 0;
-out:;
-    int saved = errno;
-    free(tmp);
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 int fakehw_tree_parse_generation(const char *path, const char *text, size_t len, uint64_t *gen,
