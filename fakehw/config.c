@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "config_spec.h"
 #include "grow.h"
 
@@ -27,18 +28,16 @@ int config_load_string(const char *text, size_t len, const char *display_name, c
 
 int config_load_file(const char *path, const char *node, struct config *out, struct error *err)
 {
-    FILE *f = fopen(path, "rb");
+    cleanup_fclose FILE *f = fopen(path, "rb");
     if (f == NULL)
         return error_set_errno(err, errno, "reading config %s", path);
-    char *buf = NULL;
+    cleanup_free char *buf = NULL;
     size_t len = 0, cap = 0;
-    int rc = -1;
     for (;;) {
         if (len == cap) {
-            if (cap >= CONFIG_MAX_BYTES) {
-                error_set(err, "reading config %s: larger than %d bytes", path, CONFIG_MAX_BYTES);
-                goto out;
-            }
+            if (cap >= CONFIG_MAX_BYTES)
+                return error_set(err, "reading config %s: larger than %d bytes", path,
+                                 CONFIG_MAX_BYTES);
             GROW(buf, cap, len + 1);
         }
         size_t got = fread(buf + len, 1, cap - len, f);
@@ -46,15 +45,9 @@ int config_load_file(const char *path, const char *node, struct config *out, str
         if (got == 0)
             break;
     }
-    if (ferror(f)) {
-        error_set_errno(err, errno, "reading config %s", path);
-        goto out;
-    }
-    rc = config_load_string(buf ? buf : "", len, path, node, out, err);
-out:
-    free(buf);
-    fclose(f);
-    return rc;
+    if (ferror(f))
+        return error_set_errno(err, errno, "reading config %s", path);
+    return config_load_string(buf ? buf : "", len, path, node, out, err);
 }
 
 void config_free(struct config *c)
