@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "monotonic.h"
+#include "retry.h"
 #include "utf8.h"
 
 struct flip_scheduler {
@@ -119,11 +120,7 @@ struct flip_scheduler *flip_scheduler_start(struct live_inventory *inv, const st
         free(s);
         return NULL;
     }
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    retry_cond_init(&s->cond);
     pthread_mutex_init(&s->lock, NULL);
     s->epoch_ns = monotonic_ns();
     /* Signals belong to the FUSE loop: the thread starts with them blocked. */
