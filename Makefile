@@ -187,7 +187,7 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
-lint: ## shellcheck every script, check C formatting, the SPDX license lines and that conformance/ uses no driver/ code
+lint: ## shellcheck every script, check C formatting, the SPDX license lines, that conformance/ uses no driver/ code and common/base/ no other code
 	shellcheck -x $(SHELL_FILES)
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 	scripts/check-spdx.sh

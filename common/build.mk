@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-# common/: the small C library every program links: errors, klog logging,
-# flags with env fallbacks, atomic file writes, the fakehw tree contract.
-COMMON_SRCS := $(wildcard common/*.c)
+# common/: the small C library every program links, in two parts.
+#   base/    the generic idioms: errors, klog logging, flags with env
+#            fallbacks, cleanup, allocation, retries and clocks, atomic file
+#            writes, text and quantity rules.  It includes nothing outside
+#            base/ (scripts/check-conformance-deps.sh, in make lint).
+#   fakehw/  the fakehw tree contract: its layout, reader, watcher and
+#            attach requests, built on base/.
+# version.{c,h} (the release and commit) stay at the top: scripts read the
+# release from common/version.h.  Headers are included by bare name.
+CPPFLAGS    += -Icommon/base -Icommon/fakehw
+COMMON_SRCS := $(wildcard common/*.c common/base/*.c common/fakehw/*.c)
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(OBJ)/%.o)
 COMMON_LIB  := $(BUILD)/lib/libcommon.a
 
@@ -16,9 +24,27 @@ $(BIN)/test_common: $(OBJ)/common/tests/test_common.o $(COMMON_LIB)
 
 # The shared idiom: cleanup.h, xalloc.h, error_setv.
 UNIT_TESTS += $(BIN)/test_idiom
-$(BIN)/test_idiom: $(OBJ)/common/tests/test_idiom.o $(COMMON_LIB)
+$(BIN)/test_idiom: $(OBJ)/common/base/tests/test_idiom.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# Backoff, the signal-proof sleep, the monotonic clock and its waits.
+UNIT_TESTS += $(BIN)/test_retry
+$(BIN)/test_retry: $(OBJ)/common/base/tests/test_retry.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(LDLIBS)
+
+# The tree reader and watcher that fakegpu-smi and the plugin share.
+UNIT_TESTS += $(BIN)/test_fakehw_tree $(BIN)/test_fakehw_watch
+$(BIN)/test_fakehw_tree: $(OBJ)/common/fakehw/tests/test_fakehw_tree.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# The watcher test runs a tiny FUSE server (libfuse3) to test FUSE poll.
+$(OBJ)/common/fakehw/tests/test_fakehw_watch.o: CPPFLAGS += $(shell pkg-config --cflags fuse3)
+$(BIN)/test_fakehw_watch: $(OBJ)/common/fakehw/tests/test_fakehw_watch.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(shell pkg-config --libs fuse3) $(LDLIBS)
 
 # The commit the programs report (common/version.h): FAKEHW_GIT_COMMIT when
 # given (the image build, whose context has no .git), else git describe.

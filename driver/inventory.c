@@ -12,6 +12,7 @@
 #include "fakehw_tree_read.h"
 #include "fakehw_watch.h"
 #include "log.h"
+#include "monotonic.h"
 #include "thread_end.h"
 
 struct tree_inventory {
@@ -112,13 +113,6 @@ struct grace {
     int64_t deadline_ms; /* CLOCK_MONOTONIC */
     int64_t since;       /* Unix seconds: when the tree went */
 };
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The watch's timeout: until the grace ends, or none. */
 static int grace_timeout(const struct grace *g)

@@ -3,7 +3,7 @@
  * devices as read from the fakehw tree (fakehw's own, the live model it
  * serves, is struct live_inventory).
  *
- * A thread watches the fakehw tree (common/fakehw_watch.h), re-reads it after
+ * A thread watches the fakehw tree (common/fakehw/fakehw_watch.h), re-reads it after
  * every change, and hands each listener the new snapshot of the devices
  * (driver/device/device_snapshot.h: immutable, reference-counted, shared by
  * everyone instead of copied).  While the tree is gone (fakehw unmounted or
@@ -60,7 +60,7 @@ struct tree_inventory *inventory_start(const struct inventory_options *opts,
 /* Stops the thread and frees everything.  NULL is fine. */
 void inventory_stop(struct tree_inventory *inv);
 
-/* The same, waiting for the thread only until deadline_ms (retry_now_ms
+/* The same, waiting for the thread only until deadline_ms (monotonic_ms
  * clock; < 0: no deadline).  A thread still blocked in the tree then (a
  * read of a FUSE mount whose fakehw is stopped or hung: no signal ends it)
  * is left behind and frees the inventory itself if it ever comes back; -1

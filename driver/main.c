@@ -38,6 +38,7 @@
 #include "error.h"
 #include "flags.h"
 #include "log.h"
+#include "monotonic.h"
 #include "version.h"
 #include "xalloc.h"
 
@@ -191,13 +192,6 @@ static void send_health(struct plugin *p, const struct device_snapshot *snap)
     for (size_t i = 0; i < n; i++)
         if (list[i].health == HEALTH_ENTRY_UNHEALTHY)
             free((char *)list[i].message);
-}
-
-static long long monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 struct flip_count {
@@ -614,13 +608,13 @@ static int start(struct plugin *p, struct error *err)
 
 static long long tree_deadline(long long t0)
 {
-    long long at = t0 + TREE_STOP_MS, soonest = kube_client_now_ms() + TREE_STOP_MIN_MS;
+    long long at = t0 + TREE_STOP_MS, soonest = monotonic_ms() + TREE_STOP_MIN_MS;
     return at > soonest ? at : soonest;
 }
 
 /* Stops in reverse order: the kubelet loses the plugin first (registration
  * socket removed), then the DRA socket, then the background parts.
- * t0: when SIGTERM came (kube_client_now_ms), 0 after a failed start.
+ * t0: when SIGTERM came (monotonic_ms), 0 after a failed start.
  * *left: a thread was left behind in the fakehw tree; what it may still
  * touch (the API client, the metrics) is not freed, and the caller must end
  * the process with _exit (no exit handlers run under its feet). */
@@ -628,7 +622,7 @@ static int stop(struct plugin *p, long long t0, bool *left)
 {
     bool signalled = t0 != 0;
     if (!signalled)
-        t0 = kube_client_now_ms();
+        t0 = monotonic_ms();
     if (p->kc != NULL)
         kube_client_set_deadline(p->kc, t0);
     int rc = 0;
@@ -659,7 +653,7 @@ static int stop(struct plugin *p, long long t0, bool *left)
     prepare_state_close(p->prep);
     device_snapshot_put(p->last_snap);
     if (signalled)
-        LOG_I("stopped %lld ms after the signal (budget %d ms)%s", kube_client_now_ms() - t0,
+        LOG_I("stopped %lld ms after the signal (budget %d ms)%s", monotonic_ms() - t0,
               SHUTDOWN_BUDGET_MS,
               *left ? "; a thread blocked in the fakehw tree was left behind" : "");
     if (!*left) {

@@ -30,10 +30,10 @@ static void *signal_thread(void *arg)
         ;
     pthread_mutex_lock(&sd.lock);
     sd.sig = sig;
-    sd.signal_ms = retry_now_ms();
+    sd.signal_ms = monotonic_ms();
     long long deadline = sd.signal_ms + sd.budget_ms;
     pthread_cond_broadcast(&sd.cond);
-    while (!sd.finished && retry_now_ms() < deadline)
+    while (!sd.finished && monotonic_ms() < deadline)
         retry_cond_wait_until(&sd.cond, &sd.lock, deadline);
     bool finished = sd.finished;
     pthread_mutex_unlock(&sd.lock);
@@ -65,9 +65,9 @@ int shutdown_start(int budget_ms, struct error *err)
 
 int shutdown_wait(int timeout_ms)
 {
-    long long deadline = retry_now_ms() + timeout_ms;
+    long long deadline = monotonic_ms() + timeout_ms;
     pthread_mutex_lock(&sd.lock);
-    while (sd.sig == 0 && retry_now_ms() < deadline)
+    while (sd.sig == 0 && monotonic_ms() < deadline)
         retry_cond_wait_until(&sd.cond, &sd.lock, deadline);
     int sig = sd.sig;
     pthread_mutex_unlock(&sd.lock);

@@ -25,7 +25,7 @@ int shutdown_start(int budget_ms, struct error *err);
  * when none came. */
 int shutdown_wait(int timeout_ms);
 
-/* When the signal came (retry_now_ms clock); 0 before. */
+/* When the signal came (monotonic_ms clock); 0 before. */
 long long shutdown_signal_ms(void);
 
 /* The stop is done: the watchdog stands down. */

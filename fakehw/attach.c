@@ -110,10 +110,3 @@ bool attach_tick(struct attach_live *l, int64_t now_ms)
     finish(l);
     return true;
 }
-
-int64_t attach_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}

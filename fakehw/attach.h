@@ -57,7 +57,4 @@ int attach_apply(struct attach_live *l, const struct gpu_attach *cfg,
 /* Ends an attach whose time has come; true when it did. */
 bool attach_tick(struct attach_live *l, int64_t now_ms);
 
-/* The monotonic clock in milliseconds. */
-int64_t attach_now_ms(void);
-
 #endif

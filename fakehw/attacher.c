@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "monotonic.h"
+#include "retry.h"
+
 struct attacher {
     struct live_inventory *inv;
     pthread_t thread;
@@ -32,7 +35,7 @@ static void *run(void *arg)
     while (!a->stopping) {
         a->kicked = false;
         pthread_mutex_unlock(&a->lock);
-        int64_t next = inventory_attach_tick(a->inv, attach_now_ms());
+        int64_t next = inventory_attach_tick(a->inv, monotonic_ms());
         pthread_mutex_lock(&a->lock);
         while (!a->stopping && !a->kicked) {
             if (next < 0) {
@@ -51,17 +54,13 @@ static void *run(void *arg)
 struct attacher *attacher_start(struct live_inventory *inv, struct error *err)
 {
     struct attacher *a = calloc(1, sizeof(*a));
-    pthread_condattr_t attr;
     if (a == NULL) {
         error_set(err, "attach timer: out of memory");
         return NULL;
     }
     a->inv = inv;
     pthread_mutex_init(&a->lock, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    retry_cond_init(&a->cond);
     inventory_set_attach_waker(inv, wake, a);
     if (pthread_create(&a->thread, NULL, run, a) != 0) {
         inventory_set_attach_waker(inv, NULL, NULL);

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "config_spec.h"
+#include "grow.h"
 
 /* A config is a few KB; anything this big is the wrong file. */
 #define CONFIG_MAX_BYTES (16 * 1024 * 1024)
@@ -26,40 +28,26 @@ int config_load_string(const char *text, size_t len, const char *display_name, c
 
 int config_load_file(const char *path, const char *node, struct config *out, struct error *err)
 {
-    FILE *f = fopen(path, "rb");
+    cleanup_fclose FILE *f = fopen(path, "rb");
     if (f == NULL)
         return error_set_errno(err, errno, "reading config %s", path);
-    char *buf = NULL;
+    cleanup_free char *buf = NULL;
     size_t len = 0, cap = 0;
-    int rc = -1;
     for (;;) {
         if (len == cap) {
-            if (cap >= CONFIG_MAX_BYTES) {
-                error_set(err, "reading config %s: larger than %d bytes", path, CONFIG_MAX_BYTES);
-                goto out;
-            }
-            cap = cap ? cap * 2 : 16384;
-            char *bigger = realloc(buf, cap);
-            if (bigger == NULL) {
-                error_set(err, "reading config %s: out of memory", path);
-                goto out;
-            }
-            buf = bigger;
+            if (cap >= CONFIG_MAX_BYTES)
+                return error_set(err, "reading config %s: larger than %d bytes", path,
+                                 CONFIG_MAX_BYTES);
+            GROW(buf, cap, len + 1);
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (got == 0)
             break;
     }
-    if (ferror(f)) {
-        error_set_errno(err, errno, "reading config %s", path);
-        goto out;
-    }
-    rc = config_load_string(buf ? buf : "", len, path, node, out, err);
-out:
-    free(buf);
-    fclose(f);
-    return rc;
+    if (ferror(f))
+        return error_set_errno(err, errno, "reading config %s", path);
+    return config_load_string(buf ? buf : "", len, path, node, out, err);
 }
 
 void config_free(struct config *c)

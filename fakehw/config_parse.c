@@ -185,122 +185,202 @@ static int attach_key(const struct yctx *y, const char *key, yaml_node_t *v, con
     return 0;
 }
 
+/* ---- the keys of a device entry: one parser each ---- */
+
+typedef int device_key_fn(const struct yctx *y, yaml_node_t *v, const char *path,
+                          struct device_entry *e);
+
+static int key_count(const struct yctx *y, yaml_node_t *v, const char *path, struct device_entry *e)
+{
+    return ylong(y, v, path, 0, SPEC_MAX_COUNT, "count", &e->count);
+}
+
+static int key_name(const struct yctx *y, yaml_node_t *v, const char *path, struct device_entry *e)
+{
+    set_pos(&e->name_pos, v, path);
+    if (ystring(y, v, path, e->name, sizeof(e->name)) < 0)
+        return -1;
+    if (!dns_label_valid(e->name))
+        return yfail(y, v, path,
+                     "\"%s\" is not a valid device name (a DNS label: lowercase letters, "
+                     "digits and '-', at most 63)",
+                     e->name);
+    if (!strcmp(e->name, FLIP_ALL_DEVICES))
+        return yfail(y, v, path, "\"%s\" is reserved (flips use it for every device)", e->name);
+    return 0;
+}
+
+static int key_profile(const struct yctx *y, yaml_node_t *v, const char *path,
+                       struct device_entry *e)
+{
+    const char *name;
+    if (ytext(y, v, path, &name) < 0)
+        return -1;
+    e->profile = catalogue_find(name);
+    if (e->profile == NULL) {
+        char known[512];
+        catalogue_names(known, sizeof(known));
+        return yfail(y, v, path, "unknown profile \"%.64s\" (known: %s)", name, known);
+    }
+    return 0;
+}
+
+static int key_product_name(const struct yctx *y, yaml_node_t *v, const char *path,
+                            struct device_entry *e)
+{
+    return text_value(y, v, path, e->product_name, sizeof(e->product_name));
+}
+
+static int key_architecture(const struct yctx *y, yaml_node_t *v, const char *path,
+                            struct device_entry *e)
+{
+    return text_value(y, v, path, e->architecture, sizeof(e->architecture));
+}
+
+static int key_brand(const struct yctx *y, yaml_node_t *v, const char *path, struct device_entry *e)
+{
+    return text_value(y, v, path, e->brand, sizeof(e->brand));
+}
+
+static int key_memory(const struct yctx *y, yaml_node_t *v, const char *path,
+                      struct device_entry *e)
+{
+    const char *text;
+    struct error qerr;
+    if (ytext(y, v, path, &text) < 0)
+        return -1;
+    if (quantity_parse_bytes(text, &e->memory_bytes, &qerr) < 0)
+        return yfail(y, v, path, "%s", qerr.msg);
+    if (e->memory_bytes == 0 || e->memory_bytes > MAX_MEMORY_BYTES)
+        return yfail(y, v, path, "%s is not a valid GPU memory size (more than 0, at most 1Pi)",
+                     text);
+    e->has_memory = true;
+    return 0;
+}
+
+static int key_compute_capability(const struct yctx *y, yaml_node_t *v, const char *path,
+                                  struct device_entry *e)
+{
+    if (ystring(y, v, path, e->compute_capability, sizeof(e->compute_capability)) < 0)
+        return -1;
+    if (!shape(e->compute_capability, "d.d") && !shape(e->compute_capability, "dd.d"))
+        return yfail(y, v, path, "\"%s\" is not a compute capability (like 9.0)",
+                     e->compute_capability);
+    return 0;
+}
+
+static int key_driver_version(const struct yctx *y, yaml_node_t *v, const char *path,
+                              struct device_entry *e)
+{
+    return version_value(y, v, path, e->driver_version, sizeof(e->driver_version));
+}
+
+static int key_cuda_driver_version(const struct yctx *y, yaml_node_t *v, const char *path,
+                                   struct device_entry *e)
+{
+    return version_value(y, v, path, e->cuda_driver_version, sizeof(e->cuda_driver_version));
+}
+
+static int key_uuid(const struct yctx *y, yaml_node_t *v, const char *path, struct device_entry *e)
+{
+    const char *text;
+    set_pos(&e->uuid_pos, v, path);
+    if (ytext(y, v, path, &text) < 0)
+        return -1;
+    if (!gpu_uuid_valid(text))
+        return yfail(y, v, path,
+                     "\"%.64s\" is not a GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+                     text);
+    snprintf(e->uuid, sizeof(e->uuid), "%s", text);
+    lowercase(e->uuid + 4);
+    return 0;
+}
+
+static int key_pci_bus_id(const struct yctx *y, yaml_node_t *v, const char *path,
+                          struct device_entry *e)
+{
+    set_pos(&e->pci_pos, v, path);
+    if (ystring(y, v, path, e->pci_bus_id, sizeof(e->pci_bus_id)) < 0)
+        return -1;
+    if (!config_valid_pci_bus_id(e->pci_bus_id))
+        return yfail(y, v, path,
+                     "\"%s\" is not a PCI bus id (domain:bus:device.function, like "
+                     "0000:08:00.0)",
+                     e->pci_bus_id);
+    lowercase(e->pci_bus_id);
+    return 0;
+}
+
+static int key_pcie_root(const struct yctx *y, yaml_node_t *v, const char *path,
+                         struct device_entry *e)
+{
+    if (ystring(y, v, path, e->pcie_root, sizeof(e->pcie_root)) < 0)
+        return -1;
+    if (!config_valid_pcie_root(e->pcie_root))
+        return yfail(y, v, path, "\"%s\" is not a PCIe root (like pci0000:07)", e->pcie_root);
+    lowercase(e->pcie_root);
+    return 0;
+}
+
+static int key_numa_node(const struct yctx *y, yaml_node_t *v, const char *path,
+                         struct device_entry *e)
+{
+    e->has_numa = true;
+    return ylong(y, v, path, -1, 1023, "NUMA node", &e->numa_node);
+}
+
+static int key_health(const struct yctx *y, yaml_node_t *v, const char *path,
+                      struct device_entry *e)
+{
+    e->has_health = true;
+    return health_value(y, v, path, &e->healthy);
+}
+
+static int key_health_reason(const struct yctx *y, yaml_node_t *v, const char *path,
+                             struct device_entry *e)
+{
+    e->has_reason = true;
+    return text_value(y, v, path, e->health_reason, sizeof(e->health_reason));
+}
+
+static int key_attach(const struct yctx *y, yaml_node_t *v, const char *path,
+                      struct device_entry *e)
+{
+    e->attach.attachable = true;
+    return ymap_each(y, v, path, attach_keys, attach_key, &e->attach);
+}
+
+static int key_virtual(const struct yctx *y, yaml_node_t *v, const char *path,
+                       struct device_entry *e)
+{
+    return ybool(y, v, path, &e->virtual_gpu);
+}
+
+/* The parser of each key of device_keys, in the same order. */
+static device_key_fn *const device_key_parsers[] = {
+    key_count,          key_name,
+    key_profile,        key_product_name,
+    key_architecture,   key_brand,
+    key_memory,         key_compute_capability,
+    key_driver_version, key_cuda_driver_version,
+    key_uuid,           key_pci_bus_id,
+    key_pcie_root,      key_numa_node,
+    key_health,         key_health_reason,
+    key_attach,         key_virtual,
+    config_mig_parse,   config_sharing_parse,
+};
+_Static_assert(sizeof(device_key_parsers) / sizeof(device_key_parsers[0]) ==
+                   sizeof(device_keys) / sizeof(device_keys[0]) - 1,
+               "a parser for every key of device_keys");
+
+/* ymap_each has checked that key is one of device_keys. */
 static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, const char *path,
                       void *ctx)
 {
-    struct device_entry *e = ctx;
-    if (!strcmp(key, "count"))
-        return ylong(y, v, path, 0, SPEC_MAX_COUNT, "count", &e->count);
-    if (!strcmp(key, "name")) {
-        set_pos(&e->name_pos, v, path);
-        if (ystring(y, v, path, e->name, sizeof(e->name)) < 0)
-            return -1;
-        if (!dns_label_valid(e->name))
-            return yfail(y, v, path,
-                         "\"%s\" is not a valid device name (a DNS label: lowercase letters, "
-                         "digits and '-', at most 63)",
-                         e->name);
-        if (!strcmp(e->name, FLIP_ALL_DEVICES))
-            return yfail(y, v, path, "\"%s\" is reserved (flips use it for every device)", e->name);
-        return 0;
-    }
-    if (!strcmp(key, "profile")) {
-        const char *name;
-        if (ytext(y, v, path, &name) < 0)
-            return -1;
-        e->profile = catalogue_find(name);
-        if (e->profile == NULL) {
-            char known[512];
-            catalogue_names(known, sizeof(known));
-            return yfail(y, v, path, "unknown profile \"%.64s\" (known: %s)", name, known);
-        }
-        return 0;
-    }
-    if (!strcmp(key, "productName"))
-        return text_value(y, v, path, e->product_name, sizeof(e->product_name));
-    if (!strcmp(key, "architecture"))
-        return text_value(y, v, path, e->architecture, sizeof(e->architecture));
-    if (!strcmp(key, "brand"))
-        return text_value(y, v, path, e->brand, sizeof(e->brand));
-    if (!strcmp(key, "memory")) {
-        const char *text;
-        struct error qerr;
-        if (ytext(y, v, path, &text) < 0)
-            return -1;
-        if (quantity_parse_bytes(text, &e->memory_bytes, &qerr) < 0)
-            return yfail(y, v, path, "%s", qerr.msg);
-        if (e->memory_bytes == 0 || e->memory_bytes > MAX_MEMORY_BYTES)
-            return yfail(y, v, path, "%s is not a valid GPU memory size (more than 0, at most 1Pi)",
-                         text);
-        e->has_memory = true;
-        return 0;
-    }
-    if (!strcmp(key, "computeCapability")) {
-        if (ystring(y, v, path, e->compute_capability, sizeof(e->compute_capability)) < 0)
-            return -1;
-        if (!shape(e->compute_capability, "d.d") && !shape(e->compute_capability, "dd.d"))
-            return yfail(y, v, path, "\"%s\" is not a compute capability (like 9.0)",
-                         e->compute_capability);
-        return 0;
-    }
-    if (!strcmp(key, "driverVersion"))
-        return version_value(y, v, path, e->driver_version, sizeof(e->driver_version));
-    if (!strcmp(key, "cudaDriverVersion"))
-        return version_value(y, v, path, e->cuda_driver_version, sizeof(e->cuda_driver_version));
-    if (!strcmp(key, "uuid")) {
-        const char *text;
-        set_pos(&e->uuid_pos, v, path);
-        if (ytext(y, v, path, &text) < 0)
-            return -1;
-        if (!gpu_uuid_valid(text))
-            return yfail(y, v, path,
-                         "\"%.64s\" is not a GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
-                         text);
-        snprintf(e->uuid, sizeof(e->uuid), "%s", text);
-        lowercase(e->uuid + 4);
-        return 0;
-    }
-    if (!strcmp(key, "pciBusID")) {
-        set_pos(&e->pci_pos, v, path);
-        if (ystring(y, v, path, e->pci_bus_id, sizeof(e->pci_bus_id)) < 0)
-            return -1;
-        if (!config_valid_pci_bus_id(e->pci_bus_id))
-            return yfail(y, v, path,
-                         "\"%s\" is not a PCI bus id (domain:bus:device.function, like "
-                         "0000:08:00.0)",
-                         e->pci_bus_id);
-        lowercase(e->pci_bus_id);
-        return 0;
-    }
-    if (!strcmp(key, "pcieRoot")) {
-        if (ystring(y, v, path, e->pcie_root, sizeof(e->pcie_root)) < 0)
-            return -1;
-        if (!config_valid_pcie_root(e->pcie_root))
-            return yfail(y, v, path, "\"%s\" is not a PCIe root (like pci0000:07)", e->pcie_root);
-        lowercase(e->pcie_root);
-        return 0;
-    }
-    if (!strcmp(key, "numaNode")) {
-        e->has_numa = true;
-        return ylong(y, v, path, -1, 1023, "NUMA node", &e->numa_node);
-    }
-    if (!strcmp(key, "health")) {
-        e->has_health = true;
-        return health_value(y, v, path, &e->healthy);
-    }
-    if (!strcmp(key, "virtual"))
-        return ybool(y, v, path, &e->virtual_gpu);
-    if (!strcmp(key, "attach")) {
-        e->attach.attachable = true;
-        return ymap_each(y, v, path, attach_keys, attach_key, &e->attach);
-    }
-    if (!strcmp(key, "mig"))
-        return config_mig_parse(y, v, path, e);
-    if (!strcmp(key, "sharing"))
-        return config_sharing_parse(y, v, path, e);
-    /* healthReason: the only key left in device_keys. */
-    e->has_reason = true;
-    return text_value(y, v, path, e->health_reason, sizeof(e->health_reason));
+    size_t i = 0;
+    while (device_keys[i + 1] != NULL && strcmp(device_keys[i], key) != 0)
+        i++;
+    return device_key_parsers[i](y, v, path, ctx);
 }
 
 /* Checks that mix several keys of one entry. */

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "config_spec.h"
+#include "xalloc.h"
 
 /* Default PCI placement: two GPUs behind each PCIe root, sixteen roots per
  * PCI domain, so 32 GPUs per domain and 128 domains for 4096 GPUs.  Root r
@@ -115,6 +117,73 @@ static int check_unique(const char *file, const struct resolved *r, size_t *idx,
     return 0;
 }
 
+/* Device idx of total: from its entry e, the entry's profile, section s and
+ * the top level of spec, in that order of precedence. */
+static void fill_device(const struct config_spec *spec, const struct section *s,
+                        const struct device_entry *e, const char *seed, size_t idx, size_t total,
+                        struct gpu_device *d)
+{
+    const struct gpu_profile *p = e->profile;
+    d->index = (long)idx;
+    d->minor = (long)idx;
+    if (e->name[0] != '\0')
+        snprintf(d->name, sizeof(d->name), "%s", e->name);
+    else
+        snprintf(d->name, sizeof(d->name), "gpu-%zu", idx);
+    if (e->uuid[0] != '\0')
+        snprintf(d->uuid, sizeof(d->uuid), "%s", e->uuid);
+    else
+        gpu_uuid_derive(seed, d->name, d->uuid);
+    snprintf(d->product_name, sizeof(d->product_name), "%s",
+             e->product_name[0] ? e->product_name : p->product_name);
+    snprintf(d->architecture, sizeof(d->architecture), "%s",
+             e->architecture[0] ? e->architecture : p->architecture);
+    snprintf(d->brand, sizeof(d->brand), "%s",
+             e->brand[0] ? e->brand
+             : p != NULL ? p->brand
+                         : "NVIDIA");
+    d->memory_bytes = e->has_memory ? e->memory_bytes : p->memory_mib * 1024 * 1024;
+    snprintf(d->compute_capability, sizeof(d->compute_capability), "%s",
+             e->compute_capability[0] ? e->compute_capability : p->compute_capability);
+    snprintf(d->driver_version, sizeof(d->driver_version), "%s",
+             first_set(e->driver_version, s->driver_version, spec->driver_version,
+                       GPU_DEFAULT_DRIVER_VERSION));
+    snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "%s",
+             first_set(e->cuda_driver_version, s->cuda_driver_version, spec->cuda_driver_version,
+                       GPU_DEFAULT_CUDA_DRIVER_VERSION));
+    default_placement(d->index, (long)total, d);
+    if (e->pci_bus_id[0] != '\0')
+        snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", e->pci_bus_id);
+    if (e->pcie_root[0] != '\0')
+        snprintf(d->pcie_root, sizeof(d->pcie_root), "%s", e->pcie_root);
+    if (e->has_numa)
+        d->numa_node = e->numa_node;
+    d->healthy = e->has_health ? e->healthy : true;
+    snprintf(d->health_reason, sizeof(d->health_reason), "%s",
+             e->has_reason ? e->health_reason : "");
+    d->attach = e->attach;
+    d->virtual_gpu = e->virtual_gpu;
+    if (e->has_sharing) {
+        d->share_default = e->share_default;
+        d->share_min = e->share_min;
+        d->share_step = e->share_step;
+    }
+}
+
+/* Names, UUIDs and PCI functions unique; by_name left sorted by name for
+ * lookups.  Names first: a duplicate name also duplicates the derived UUID. */
+static int check_keys(const struct config_spec *spec, struct resolved *r, struct error *err)
+{
+    size_t total = r->n;
+    r->by_name = xrealloc(r->by_name, (total ? total : 1) * sizeof(*r->by_name));
+    cleanup_free size_t *scratch = xcalloc(total ? total : 1, sizeof(*scratch));
+    if (check_unique(spec->file, r, r->by_name, KEY_NAME, err) < 0 ||
+        check_unique(spec->file, r, scratch, KEY_UUID, err) < 0 ||
+        check_unique(spec->file, r, scratch, KEY_PCI, err) < 0)
+        return -1;
+    return 0;
+}
+
 static int resolve_section(const struct config_spec *spec, const struct section *s,
                            const char *node, struct resolved *r, struct error *err)
 {
@@ -122,94 +191,26 @@ static int resolve_section(const struct config_spec *spec, const struct section 
     for (size_t i = 0; i < s->nentries; i++)
         total += (size_t)s->entries[i].count;
     memset(r, 0, sizeof(*r));
-    r->devices = calloc(total ? total : 1, sizeof(*r->devices));
-    r->origin = calloc(total ? total : 1, sizeof(*r->origin));
-    r->by_name = calloc(total ? total : 1, sizeof(*r->by_name));
-    if (r->devices == NULL || r->origin == NULL || r->by_name == NULL) {
-        resolved_free(r);
-        return error_set(err, "%s: out of memory resolving %s", spec->file, s->label);
-    }
+    r->devices = xcalloc(total ? total : 1, sizeof(*r->devices));
+    r->origin = xcalloc(total ? total : 1, sizeof(*r->origin));
+    r->by_name = xcalloc(total ? total : 1, sizeof(*r->by_name));
     r->n = total;
     const char *seed = s->has_seed ? s->seed : spec->has_seed ? spec->seed : node;
     size_t idx = 0;
     for (size_t i = 0; i < s->nentries; i++) {
         const struct device_entry *e = &s->entries[i];
-        const struct gpu_profile *p = e->profile;
         for (long c = 0; c < e->count; c++, idx++) {
-            struct gpu_device *d = &r->devices[idx];
             r->origin[idx] = e;
-            d->index = (long)idx;
-            d->minor = (long)idx;
-            if (e->name[0] != '\0')
-                snprintf(d->name, sizeof(d->name), "%s", e->name);
-            else
-                snprintf(d->name, sizeof(d->name), "gpu-%zu", idx);
-            if (e->uuid[0] != '\0')
-                snprintf(d->uuid, sizeof(d->uuid), "%s", e->uuid);
-            else
-                gpu_uuid_derive(seed, d->name, d->uuid);
-            snprintf(d->product_name, sizeof(d->product_name), "%s",
-                     e->product_name[0] ? e->product_name : p->product_name);
-            snprintf(d->architecture, sizeof(d->architecture), "%s",
-                     e->architecture[0] ? e->architecture : p->architecture);
-            snprintf(d->brand, sizeof(d->brand), "%s",
-                     e->brand[0] ? e->brand
-                     : p != NULL ? p->brand
-                                 : "NVIDIA");
-            d->memory_bytes = e->has_memory ? e->memory_bytes : p->memory_mib * 1024 * 1024;
-            snprintf(d->compute_capability, sizeof(d->compute_capability), "%s",
-                     e->compute_capability[0] ? e->compute_capability : p->compute_capability);
-            snprintf(d->driver_version, sizeof(d->driver_version), "%s",
-                     first_set(e->driver_version, s->driver_version, spec->driver_version,
-                               GPU_DEFAULT_DRIVER_VERSION));
-            snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "%s",
-                     first_set(e->cuda_driver_version, s->cuda_driver_version,
-                               spec->cuda_driver_version, GPU_DEFAULT_CUDA_DRIVER_VERSION));
-            default_placement(d->index, (long)total, d);
-            if (e->pci_bus_id[0] != '\0')
-                snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", e->pci_bus_id);
-            if (e->pcie_root[0] != '\0')
-                snprintf(d->pcie_root, sizeof(d->pcie_root), "%s", e->pcie_root);
-            if (e->has_numa)
-                d->numa_node = e->numa_node;
-            d->healthy = e->has_health ? e->healthy : true;
-            snprintf(d->health_reason, sizeof(d->health_reason), "%s",
-                     e->has_reason ? e->health_reason : "");
-            d->attach = e->attach;
-            d->virtual_gpu = e->virtual_gpu;
-            if (e->has_sharing) {
-                d->share_default = e->share_default;
-                d->share_min = e->share_min;
-                d->share_step = e->share_step;
-            }
+            fill_device(spec, s, e, seed, idx, total, &r->devices[idx]);
         }
     }
     /* MIG partitions come after the GPUs (config_mig.c). */
-    if (config_mig_expand(spec->file, s->label, &r->devices, &r->origin, &r->n, err) < 0) {
+    if (config_mig_expand(spec->file, s->label, &r->devices, &r->origin, &r->n, err) < 0 ||
+        check_keys(spec, r, err) < 0) {
         resolved_free(r);
         return -1;
     }
-    total = r->n;
-    size_t *by_name = realloc(r->by_name, (total ? total : 1) * sizeof(*by_name));
-    if (by_name == NULL) {
-        resolved_free(r);
-        return error_set(err, "%s: out of memory resolving %s", spec->file, s->label);
-    }
-    r->by_name = by_name;
-    /* Names first (a duplicate name also duplicates the derived UUID); by_name
-     * stays sorted by name for lookups. */
-    size_t *scratch = calloc(total ? total : 1, sizeof(*scratch));
-    int rc = -1;
-    if (scratch == NULL)
-        error_set(err, "%s: out of memory resolving %s", spec->file, s->label);
-    else if (check_unique(spec->file, r, r->by_name, KEY_NAME, err) == 0 &&
-             check_unique(spec->file, r, scratch, KEY_UUID, err) == 0 &&
-             check_unique(spec->file, r, scratch, KEY_PCI, err) == 0)
-        rc = 0;
-    free(scratch);
-    if (rc < 0)
-        resolved_free(r);
-    return rc;
+    return 0;
 }
 
 static bool has_device(const struct resolved *r, const char *name)
@@ -370,6 +371,51 @@ static int check_sections_unique(const struct config_spec *spec, struct error *e
                      b->pattern, first, a->name_pos.line);
 }
 
+/* Checks every section, resolving the chosen one into mine (a mistake for
+ * another node fails here too), and that each top-level flip names a device
+ * of some section. */
+static int check_spec(const struct config_spec *spec, const struct section *chosen,
+                      const char *node, struct top_index *top, struct resolved *mine,
+                      struct error *err)
+{
+    if (check_sections_unique(spec, err) < 0)
+        return -1;
+    if (spec->has_defaults && check_section(spec, &spec->defaults, node, top,
+                                            chosen == &spec->defaults ? mine : NULL, err) < 0)
+        return -1;
+    for (size_t i = 0; i < spec->nnodes; i++) {
+        const struct section *s = &spec->nodes[i];
+        if (check_section(spec, s, s == chosen ? node : s->pattern, top, s == chosen ? mine : NULL,
+                          err) < 0)
+            return -1;
+    }
+    /* In file order, so the first flip without a device is the one named. */
+    for (size_t i = 0; i < spec->nflips; i++) {
+        const struct flip_entry *f = &spec->flips[i];
+        if (strcmp(f->flip.device, FLIP_ALL_DEVICES) != 0 &&
+            !top->found[top_find(top, f->flip.device)])
+            return spec_fail(spec->file, &f->device_pos, err,
+                             "no device \"%s\" in any section of the config", f->flip.device);
+    }
+    return 0;
+}
+
+/* The node's flips: the top-level ones that apply to its devices, then its
+ * section's own. */
+static struct flip *node_flips(const struct config_spec *spec, const struct section *chosen,
+                               const struct resolved *mine, size_t *n)
+{
+    size_t cap = spec->nflips + (chosen ? chosen->nflips : 0);
+    struct flip *flips = xcalloc(cap ? cap : 1, sizeof(*flips));
+    *n = 0;
+    for (size_t i = 0; i < spec->nflips; i++)
+        if (flip_applies(&spec->flips[i].flip, mine))
+            flips[(*n)++] = spec->flips[i].flip;
+    for (size_t i = 0; chosen != NULL && i < chosen->nflips; i++)
+        flips[(*n)++] = chosen->flips[i].flip;
+    return flips;
+}
+
 int config_resolve(const struct config_spec *spec, const char *node, struct config *out,
                    struct error *err)
 {
@@ -381,50 +427,15 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
     if (chosen == NULL && spec->has_defaults)
         chosen = &spec->defaults;
 
-    int rc = -1;
-    struct resolved mine = {0};
-    struct top_index top;
-    struct flip *flips = NULL;
-    if (top_index_build(spec, &top) < 0) {
-        error_set(err, "%s: out of memory", spec->file);
-        goto out;
-    }
-    if (check_sections_unique(spec, err) < 0)
-        goto out;
-    /* Every section is checked, so a mistake for another node fails here too. */
-    if (spec->has_defaults && check_section(spec, &spec->defaults, node, &top,
-                                            chosen == &spec->defaults ? &mine : NULL, err) < 0)
-        goto out;
-    for (size_t i = 0; i < spec->nnodes; i++) {
-        const struct section *s = &spec->nodes[i];
-        if (check_section(spec, s, s == chosen ? node : s->pattern, &top,
-                          s == chosen ? &mine : NULL, err) < 0)
-            goto out;
-    }
-    /* In file order, so the first flip without a device is the one named. */
-    for (size_t i = 0; i < spec->nflips; i++) {
-        const struct flip_entry *f = &spec->flips[i];
-        if (strcmp(f->flip.device, FLIP_ALL_DEVICES) != 0 &&
-            !top.found[top_find(&top, f->flip.device)]) {
-            spec_fail(spec->file, &f->device_pos, err,
-                      "no device \"%s\" in any section of the config", f->flip.device);
-            goto out;
-        }
-    }
-
-    size_t nflips = 0, cap = spec->nflips + (chosen ? chosen->nflips : 0);
-    flips = calloc(cap ? cap : 1, sizeof(*flips));
-    if (flips == NULL) {
-        error_set(err, "%s: out of memory", spec->file);
-        goto out;
-    }
-    for (size_t i = 0; i < spec->nflips; i++)
-        if (flip_applies(&spec->flips[i].flip, &mine))
-            flips[nflips++] = spec->flips[i].flip;
-    for (size_t i = 0; chosen != NULL && i < chosen->nflips; i++)
-        flips[nflips++] = chosen->flips[i].flip;
+    __attribute__((cleanup(resolved_free))) struct resolved mine = {0};
+    __attribute__((cleanup(top_index_free))) struct top_index top = {0};
+    if (top_index_build(spec, &top) < 0)
+        return error_set(err, "%s: out of memory", spec->file);
+    if (check_spec(spec, chosen, node, &top, &mine, err) < 0)
+        return -1;
 
     memset(out, 0, sizeof(*out));
+    out->flips = node_flips(spec, chosen, &mine, &out->nflips);
     out->matched = chosen != NULL;
     if (chosen != NULL)
         snprintf(out->section, sizeof(out->section), "%s", chosen->label);
@@ -435,16 +446,7 @@ int config_resolve(const struct config_spec *spec, const char *node, struct conf
              chosen && chosen->has_seed ? chosen->seed
              : spec->has_seed           ? spec->seed
                                         : node);
-    out->devices = mine.devices;
+    out->devices = steal_pointer(&mine.devices);
     out->ndevices = mine.n;
-    out->flips = flips;
-    out->nflips = nflips;
-    mine.devices = NULL;
-    flips = NULL;
-    rc = 0;
-out:
-    free(flips);
-    top_index_free(&top);
-    resolved_free(&mine);
-    return rc;
+    return 0;
 }

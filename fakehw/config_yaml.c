@@ -23,6 +23,24 @@ static const struct yaml_guard config_yaml_limits = {
     .tag_hint = ": the config uses none (write integers plainly, text plainly or quoted)",
 };
 
+static void parser_deletep(yaml_parser_t **p)
+{
+    yaml_parser_delete(*p);
+}
+
+/* "<file>:<line>:<column>: YAML syntax error: <problem>[ <context>]". */
+static int syntax_error(const yaml_parser_t *parser, const char *file, bool context,
+                        struct error *err)
+{
+    const char *problem = parser->problem ? parser->problem : "malformed YAML";
+    if (context && parser->context != NULL)
+        return error_set(err, "%s:%zu:%zu: YAML syntax error: %s %s", file,
+                         parser->problem_mark.line + 1, parser->problem_mark.column + 1, problem,
+                         parser->context);
+    return error_set(err, "%s:%zu:%zu: YAML syntax error: %s", file, parser->problem_mark.line + 1,
+                     parser->problem_mark.column + 1, problem);
+}
+
 int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, struct error *err)
 {
     if (yaml_guard_check(text, len, file, &config_yaml_limits, err) < 0)
@@ -30,34 +48,21 @@ int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, 
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser))
         return error_set(err, "%s: cannot initialise the YAML parser", file);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    int rc = -1;
-    if (!yaml_parser_load(&parser, doc)) {
-        const char *problem = parser.problem ? parser.problem : "malformed YAML";
-        if (parser.context != NULL)
-            error_set(err, "%s:%zu:%zu: YAML syntax error: %s %s", file,
-                      parser.problem_mark.line + 1, parser.problem_mark.column + 1, problem,
-                      parser.context);
-        else
-            error_set(err, "%s:%zu:%zu: YAML syntax error: %s", file, parser.problem_mark.line + 1,
-                      parser.problem_mark.column + 1, problem);
-        goto out;
-    }
+    __attribute__((cleanup(parser_deletep))) yaml_parser_t *owned = &parser;
+    yaml_parser_set_input_string(owned, (const unsigned char *)text, len);
+    if (!yaml_parser_load(owned, doc))
+        return syntax_error(owned, file, true, err);
     if (yaml_document_get_root_node(doc) == NULL) {
         yaml_document_delete(doc);
-        error_set(
+        return error_set(
             err,
             "%s:1:1: the config is empty (fakehw.md of the fakehw-dra documentation describes it)",
             file);
-        goto out;
     }
     yaml_document_t next;
-    if (!yaml_parser_load(&parser, &next)) {
+    if (!yaml_parser_load(owned, &next)) {
         yaml_document_delete(doc);
-        error_set(err, "%s:%zu:%zu: YAML syntax error: %s", file, parser.problem_mark.line + 1,
-                  parser.problem_mark.column + 1,
-                  parser.problem ? parser.problem : "malformed YAML");
-        goto out;
+        return syntax_error(owned, file, false, err);
     }
     yaml_node_t *extra = yaml_document_get_root_node(&next);
     if (extra != NULL) {
@@ -65,13 +70,10 @@ int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, 
                   extra->start_mark.line + 1, extra->start_mark.column + 1);
         yaml_document_delete(&next);
         yaml_document_delete(doc);
-        goto out;
+        return -1;
     }
     yaml_document_delete(&next);
-    rc = 0;
-out:
-    yaml_parser_delete(&parser);
-    return rc;
+    return 0;
 }
 
 size_t yline(const yaml_node_t *node)

@@ -24,7 +24,7 @@ struct yctx {
 /* Loads exactly one YAML document from text.  On success *doc must be
  * yaml_document_delete'd; errors (syntax, empty input, several documents)
  * name file, line and column.  Before libyaml's loader sees the text, it is
- * checked (common/yaml_guard.h): at most 1,048,576 nodes (a config of 16,384
+ * checked (common/base/yaml_guard.h): at most 1,048,576 nodes (a config of 16,384
  * full device entries has about 600,000), 64 levels of nesting, 128 anchors
  * of at most 64 bytes, 16,384 aliases, and no tags. */
 int yload(const char *text, size_t len, const char *file, yaml_document_t *doc, struct error *err);

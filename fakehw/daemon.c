@@ -223,12 +223,90 @@ static void teardown(struct daemon *d)
     inventory_free(d->inv);
 }
 
+/* Logs a setup or serving failure; the exit status it leads to. */
+static int log_failure(const struct error *err)
+{
+    LOG_E("%s", err->msg);
+    return 1;
+}
+
+/* The node name, the config's absolute path and the config itself. */
+static int load_inputs(struct daemon *d, const struct daemon_options *o, struct config *cfg,
+                       struct error *err)
+{
+    if (o->node != NULL && *o->node != '\0')
+        snprintf(d->node, sizeof(d->node), "%s", o->node);
+    else if (default_node_name(d->node, sizeof(d->node)) < 0)
+        return error_set(err, "no --node given and the hostname is unknown");
+    if (absolute_path(o->config, d->config_path, err) < 0)
+        return -1;
+    d->allow_empty = o->allow_empty;
+    return load_config(d, cfg, err);
+}
+
+/* The mount point, the live inventory, the device nodes and the mounted
+ * tree, in that order (teardown undoes whichever were made). */
+static int build_tree(struct daemon *d, const struct daemon_options *o, const struct config *cfg,
+                      struct error *err)
+{
+    if (mountpoint_prepare(o->mount, o->clear_stale, err) < 0 ||
+        absolute_dir(o->mount, d->mount, err) < 0)
+        return -1;
+    if (o->dev_dir != NULL && *o->dev_dir != '\0' && absolute_dir(o->dev_dir, d->dev_dir, err) < 0)
+        return error_prefix(err, "device node directory");
+    d->inv = inventory_new(d->node, d->dev_dir, cfg->devices, cfg->ndevices, err);
+    if (d->inv == NULL)
+        return -1;
+    if (d->dev_dir[0] != '\0') {
+        d->devnodes = devnodes_new(d->dev_dir, err);
+        if (d->devnodes == NULL || devnodes_sync(d->devnodes, cfg->devices, cfg->ndevices, err) < 0)
+            return -1;
+    }
+    d->tree = fuse_tree_mount(d->inv, d->mount, geteuid() == 0, err);
+    if (d->tree == NULL)
+        return -1;
+    signal_tree = d->tree;
+    return 0;
+}
+
+/* Sets up, then serves until a stop signal: the exit status.  daemon_run
+ * takes down whatever was set up. */
+static int serve(struct daemon *d, const struct daemon_options *o, struct config *cfg,
+                 const sigset_t *sigs)
+{
+    struct error err;
+    bool stopped;
+    if (load_inputs(d, o, cfg, &err) < 0 || await_mount_point(o, &stopped, &err) < 0)
+        return log_failure(&err);
+    if (stopped)
+        return 0;
+    if (build_tree(d, o, cfg, &err) < 0)
+        return log_failure(&err);
+    LOG_I("node %s: %zu devices from %s (seed \"%s\"), %zu flips; tree at %s%s%s", d->node,
+          cfg->ndevices, cfg->section, cfg->seed, cfg->nflips, d->mount,
+          d->dev_dir[0] ? ", device nodes in " : "", d->dev_dir);
+    /* Forks: threads start after it. */
+    if (fuse_daemonize(o->foreground) != 0) {
+        LOG_E("could not go to the background");
+        return 1;
+    }
+    d->attacher = attacher_start(d->inv, &err);
+    if (d->attacher != NULL)
+        d->flips = flip_scheduler_start(d->inv, cfg->flips, cfg->nflips, &err);
+    if (d->attacher == NULL || d->flips == NULL || start_reload_thread(d, &err) < 0)
+        return log_failure(&err);
+    config_free(cfg);
+    /* The loop's worker threads inherit this mask and take the signals. */
+    pthread_sigmask(SIG_UNBLOCK, sigs, NULL);
+    int rc = fuse_tree_loop(d->tree, &err);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
+    return rc < 0 ? log_failure(&err) : 0;
+}
+
 int daemon_run(const struct daemon_options *o)
 {
     static struct daemon d; /* large path buffers; one daemon per process */
     struct config cfg = {0};
-    struct error err;
-    int status = 1;
     sigset_t sigs;
 
     /* Signals wait until the loop runs: a SIGTERM during setup then still
@@ -237,84 +315,7 @@ int daemon_run(const struct daemon_options *o)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     sem_init(&reload_sem, 0, 0);
     install_handlers();
-
-    if (o->node != NULL && *o->node != '\0')
-        snprintf(d.node, sizeof(d.node), "%s", o->node);
-    else if (default_node_name(d.node, sizeof(d.node)) < 0) {
-        LOG_E("no --node given and the hostname is unknown");
-        goto out;
-    }
-    if (absolute_path(o->config, d.config_path, &err) < 0) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    d.allow_empty = o->allow_empty;
-    if (load_config(&d, &cfg, &err) < 0) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    bool stopped;
-    if (await_mount_point(o, &stopped, &err) < 0) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    if (stopped) {
-        status = 0;
-        goto out;
-    }
-    if (mountpoint_prepare(o->mount, o->clear_stale, &err) < 0 ||
-        absolute_dir(o->mount, d.mount, &err) < 0) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    if (o->dev_dir != NULL && *o->dev_dir != '\0' &&
-        absolute_dir(o->dev_dir, d.dev_dir, &err) < 0) {
-        LOG_E("device node directory: %s", err.msg);
-        goto out;
-    }
-    d.inv = inventory_new(d.node, d.dev_dir, cfg.devices, cfg.ndevices, &err);
-    if (d.inv == NULL) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    if (d.dev_dir[0] != '\0') {
-        d.devnodes = devnodes_new(d.dev_dir, &err);
-        if (d.devnodes == NULL || devnodes_sync(d.devnodes, cfg.devices, cfg.ndevices, &err) < 0) {
-            LOG_E("%s", err.msg);
-            goto out;
-        }
-    }
-    d.tree = fuse_tree_mount(d.inv, d.mount, geteuid() == 0, &err);
-    if (d.tree == NULL) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    signal_tree = d.tree;
-    LOG_I("node %s: %zu devices from %s (seed \"%s\"), %zu flips; tree at %s%s%s", d.node,
-          cfg.ndevices, cfg.section, cfg.seed, cfg.nflips, d.mount,
-          d.dev_dir[0] ? ", device nodes in " : "", d.dev_dir);
-    /* Forks: threads start after it. */
-    if (fuse_daemonize(o->foreground) != 0) {
-        LOG_E("could not go to the background");
-        goto out;
-    }
-    d.attacher = attacher_start(d.inv, &err);
-    if (d.attacher != NULL)
-        d.flips = flip_scheduler_start(d.inv, cfg.flips, cfg.nflips, &err);
-    if (d.attacher == NULL || d.flips == NULL || start_reload_thread(&d, &err) < 0) {
-        LOG_E("%s", err.msg);
-        goto out;
-    }
-    config_free(&cfg);
-    /* The loop's worker threads inherit this mask and take the signals. */
-    pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
-    int rc = fuse_tree_loop(d.tree, &err);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    if (rc < 0)
-        LOG_E("%s", err.msg);
-    else
-        status = 0;
-out:
+    int status = serve(&d, o, &cfg, &sigs);
     teardown(&d);
     config_free(&cfg);
     sem_destroy(&reload_sem);

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "log.h"
 
 /* The null device: reads give EOF, writes are discarded. */
@@ -119,14 +120,7 @@ static int make_node(const struct devnodes *dn, long num, struct error *err)
 int devnodes_sync(struct devnodes *dn, const struct gpu_device *devs, size_t n, struct error *err)
 {
     /* Room for every node of this call, so tracking cannot fail midway. */
-    if (dn->n + n > dn->cap) {
-        size_t cap = dn->n + n;
-        long *bigger = realloc(dn->minors, (cap ? cap : 1) * sizeof(*bigger));
-        if (bigger == NULL)
-            return error_set(err, "out of memory");
-        dn->minors = bigger;
-        dn->cap = cap;
-    }
+    GROW(dn->minors, dn->cap, dn->n + n);
     size_t before = dn->n;
     for (size_t i = 0; i < n; i++) {
         if (tracked(dn, devs[i].minor))

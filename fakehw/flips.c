@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotonic.h"
+#include "retry.h"
 #include "utf8.h"
 
 struct flip_scheduler {
@@ -23,14 +25,6 @@ struct flip_scheduler {
     size_t applied;
     bool stop;
 };
-
-/* Nanoseconds, so no event fires early by a rounding. */
-static int64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int compare_events(const void *a, const void *b)
 {
@@ -126,11 +120,7 @@ struct flip_scheduler *flip_scheduler_start(struct live_inventory *inv, const st
         free(s);
         return NULL;
     }
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    retry_cond_init(&s->cond);
     pthread_mutex_init(&s->lock, NULL);
     s->epoch_ns = monotonic_ns();
     /* Signals belong to the FUSE loop: the thread starts with them blocked. */

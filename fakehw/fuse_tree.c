@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "fuse_access.h"
 #include "log.h"
 
@@ -467,10 +468,20 @@ static const struct fuse_operations ops = {
     .rename = op_rename,
 };
 
+/* Frees a tree that did not mount: fuse_tree_mount's failures. */
+static void unmounted_free(struct fuse_tree *t)
+{
+    if (t->fuse != NULL)
+        fuse_destroy(t->fuse);
+    pthread_mutex_destroy(&t->poll_lock);
+    free(t);
+}
+CLEANUP_FUNC(struct fuse_tree, unmounted_free)
+
 struct fuse_tree *fuse_tree_mount(struct live_inventory *inv, const char *mountpoint,
                                   bool allow_other, struct error *err)
 {
-    struct fuse_tree *t = calloc(1, sizeof(*t));
+    __attribute__((cleanup(unmounted_freep))) struct fuse_tree *t = calloc(1, sizeof(*t));
     if (t == NULL) {
         error_set(err, "out of memory");
         return NULL;
@@ -487,21 +498,16 @@ struct fuse_tree *fuse_tree_mount(struct live_inventory *inv, const char *mountp
     fuse_opt_free_args(&args);
     if (t->fuse == NULL) {
         error_set(err, "mounting %s: libfuse refused the options %s", mountpoint, opts);
-        goto fail;
+        return NULL;
     }
     if (fuse_mount(t->fuse, mountpoint) != 0) {
         char why[512];
         fuse_mount_diagnose(FUSE_DEVICE, why, sizeof(why));
         error_set(err, "mounting %s failed: %s", mountpoint, why);
-        fuse_destroy(t->fuse);
-        goto fail;
+        return NULL;
     }
     inventory_set_listener(inv, on_change, t);
-    return t;
-fail:
-    pthread_mutex_destroy(&t->poll_lock);
-    free(t);
-    return NULL;
+    return steal_pointer(&t);
 }
 
 int fuse_tree_loop(struct fuse_tree *t, struct error *err)

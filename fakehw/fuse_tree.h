@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The FUSE filesystem that serves an inventory as the fakehw tree
- * (layout: common/fakehw_tree.h, docs/fakehw.md).
+ * (layout: common/fakehw/fakehw_tree.h, docs/fakehw.md).
  *
  * Files are rendered on every read (direct I/O, no kernel caching, zero
  * entry and attribute timeouts), so readers always see the current values.

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "devnodes.h"
+#include "grow.h"
+#include "monotonic.h"
 #include "utf8.h"
 #include "fakehw_attach.h"
 
@@ -471,7 +473,7 @@ int inventory_write_attach(struct live_inventory *inv, const char *device, const
     bool changed = false, pending = false;
     int rc = 0;
     if (d != NULL) {
-        rc = attach_apply(&d->attach, &d->cfg.attach, &cmd, attach_now_ms(), &changed, err);
+        rc = attach_apply(&d->attach, &d->cfg.attach, &cmd, monotonic_ms(), &changed, err);
         pending = d->attach.state == FAKEHW_ATTACH_ATTACHING;
         if (changed)
             gen = bump_locked(inv);
@@ -631,29 +633,15 @@ int inventory_read_file(struct live_inventory *inv, const char *device, const ch
     return 0;
 }
 
-/* A growing text buffer; oom sticks once an append failed. */
+/* A growing text buffer. */
 struct text {
     char *p;
     size_t len, cap;
-    bool oom;
 };
 
 static void text_append(struct text *t, const char *s, size_t n)
 {
-    if (t->oom)
-        return;
-    if (t->len + n > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n)
-            cap *= 2;
-        char *p = realloc(t->p, cap);
-        if (p == NULL) {
-            t->oom = true;
-            return;
-        }
-        t->p = p;
-        t->cap = cap;
-    }
+    GROW(t->p, t->cap, t->len + n);
     memcpy(t->p + t->len, s, n);
     t->len += n;
 }
@@ -676,9 +664,7 @@ int inventory_render_snapshot(struct live_inventory *inv, char **text, size_t *l
     pthread_mutex_lock(&inv->lock);
     /* Lines average about 20 bytes, 19 per device. */
     size_t guess = 256 + inv->n * (FAKEHW_ATTR_COUNT + 1) * 24;
-    t.p = malloc(guess);
-    t.cap = t.p ? guess : 0;
-    t.oom = t.p == NULL;
+    GROW(t.p, t.cap, guess);
     *generation = inv->generation;
     int n = snprintf(line, sizeof(line), "%" PRIu64 "\n", inv->generation);
     text_line(&t, FAKEHW_FILE_GENERATION, line, (size_t)n);
@@ -699,11 +685,10 @@ int inventory_render_snapshot(struct live_inventory *inv, char **text, size_t *l
     n = snprintf(line, sizeof(line), "%zu\n", inv->n);
     text_line(&t, FAKEHW_SNAPSHOT_END, line, (size_t)n);
     pthread_mutex_unlock(&inv->lock);
-    if (bad || t.oom) {
+    if (bad) {
         free(t.p);
-        return bad ? error_set_and_errno(err, EOVERFLOW, "snapshot: a value does not fit %zu bytes",
-                                         sizeof(line))
-                   : error_set_and_errno(err, ENOMEM, "snapshot: out of memory");
+        return error_set_and_errno(err, EOVERFLOW, "snapshot: a value does not fit %zu bytes",
+                                   sizeof(line));
     }
     *text = t.p;
     *len = t.len;

@@ -7,14 +7,8 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotonic.h"
 #include "mountpoint.h"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int takeover_wait(const char *dir, long timeout_s, const sigset_t *stop, int *sig,
                   struct error *err)
@@ -24,7 +18,7 @@ int takeover_wait(const char *dir, long timeout_s, const sigset_t *stop, int *si
     LOG_I("mount point %s: another fakehw serves it; waiting up to %ld s for it to unmount "
           "(--takeover-timeout)",
           dir, timeout_s);
-    int64_t start = now_ms();
+    int64_t start = monotonic_ms();
     int64_t deadline = start + (int64_t)timeout_s * 1000;
     for (;;) {
         /* Sleeping in sigtimedwait: a SIGTERM ends the wait at once. */
@@ -38,10 +32,10 @@ int takeover_wait(const char *dir, long timeout_s, const sigset_t *stop, int *si
             return error_set_errno(err, errno, "waiting for the mount point %s", dir);
         if (!mountpoint_busy(dir)) {
             LOG_I("mount point %s: the other fakehw unmounted after %lld ms; taking over", dir,
-                  (long long)(now_ms() - start));
+                  (long long)(monotonic_ms() - start));
             return 0;
         }
-        if (now_ms() >= deadline)
+        if (monotonic_ms() >= deadline)
             return error_set(err,
                              "mount point %s: another fakehw still serves it after %ld s "
                              "(--takeover-timeout); stop it, or unmount it with `fusermount3 "

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer target: the <root>/snapshot reader of common/fakehw_tree.c,
+/* libFuzzer target: the <root>/snapshot reader of common/fakehw/fakehw_tree_snapshot.c,
  * through fakehw_tree_list on a scratch root whose snapshot is the input. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,8 +5,10 @@
 # C file under conformance/ includes anything from driver/, or a make fragment
 # there names driver/ code (objects, libraries, include paths).  Of common/,
 # the kit may use the generic idioms only (COMMON_OK), no domain code the
-# plugin also builds on (quantities, the fakehw tree, names).  ROOT (default:
-# this repository) is the tree to check.
+# plugin also builds on (quantities, the fakehw tree, names).  Likewise
+# common/base/, the generic idioms, includes no header of the tree contract
+# (common/fakehw/) or of any program: only its own.  ROOT (default: this
+# repository) is the tree to check.
 set -euo pipefail
 root=${1:-"$(dirname "$0")/.."}
 cd "$root"
@@ -24,15 +26,40 @@ while IFS= read -r hit; do
     bad=1
 done < <(find conformance -type f \( -name '*.mk' -o -name Makefile \) -print0 |
     xargs -0 -r grep -HnE '^[^#]*(([^A-Za-z_]|^)driver/|\$\(DRIVER_)' || true)
+# The header an include line names ("file:line:#include \"x.h\"" -> x.h).
+included() { sed -E 's/.*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<<"${1#*:*:}"; }
+# Where common/ holds a header of that name (common/ itself or a part of it).
+common_header() {
+    local d
+    for d in common common/*/; do
+        [[ -f ${d%/}/$1 ]] && { echo "${d%/}/$1"; return 0; }
+    done
+    return 1
+}
+# Quoted includes in the C files below $1: by bare name, or any with $2=any.
+quoted_includes() {
+    local name='[^"/]+'
+    [[ ${2:-} != any ]] || name='[^"]+'
+    [[ -d $1 ]] || return 0
+    find "$1" -type f \( -name '*.c' -o -name '*.h' \) -print0 |
+        xargs -0 -r grep -HnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$name\"" || true
+}
 # common/ headers beyond the generic idioms (a kit header of the same name,
 # next to the including file, is the kit's own).
-COMMON_OK=" error.h log.h flags.h xalloc.h cleanup.h atomic_file.h "
+COMMON_OK=" error.h log.h flags.h xalloc.h cleanup.h atomic_file.h monotonic.h grow.h "
 while IFS= read -r hit; do
     file=${hit%%:*}
-    header=$(sed -E 's/.*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<<"${hit#*:*:}")
-    [[ -f common/$header && ! -f $(dirname "$file")/$header && $COMMON_OK != *" $header "* ]] || continue
-    echo "check-conformance-deps: $hit: the conformance kit uses common/$header, which is not one of the generic idioms ($COMMON_OK)" >&2
+    header=$(included "$hit")
+    [[ ! -f $(dirname "$file")/$header && $COMMON_OK != *" $header "* ]] || continue
+    path=$(common_header "$header") || continue
+    echo "check-conformance-deps: $hit: the conformance kit uses $path, which is not one of the generic idioms ($COMMON_OK)" >&2
     bad=1
-done < <(find conformance -type f \( -name '*.c' -o -name '*.h' \) -print0 |
-    xargs -0 -r grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"/]+"' || true)
+done < <(quoted_includes conformance)
+# common/base/ stands alone: every quoted include is one of its own headers.
+while IFS= read -r hit; do
+    header=$(included "$hit")
+    [[ $header == */* || ! -f common/base/$header ]] || continue
+    echo "check-conformance-deps: $hit: common/base/ includes $header, which is not one of its own headers" >&2
+    bad=1
+done < <(quoted_includes common/base any)
 exit "$bad"

@@ -59,7 +59,7 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
                                           json_string_value(json_object_get(meta, "name")), uid};
             if (ref.ns != NULL && ref.name != NULL) {
                 pthread_mutex_lock(&b->lock);
-                claim_queue_add(&b->queue, &ref, retry_now_ms(), -1);
+                claim_queue_add(&b->queue, &ref, monotonic_ms(), -1);
                 pthread_mutex_unlock(&b->lock);
             }
         }
@@ -180,7 +180,7 @@ static void settle_locked(struct binder *b, struct claim_work *it, enum claim_wr
                           const struct error *err)
 {
     long delay = 0;
-    enum claim_settle s = claim_queue_settle(&b->queue, it, out, retry_now_ms(), &delay);
+    enum claim_settle s = claim_queue_settle(&b->queue, it, out, monotonic_ms(), &delay);
     if (s == CLAIM_SETTLE_GIVEN_UP) {
         LOG_E("binder: giving up on claim %s/%s after %d failed attempts: %s", it->ns, it->name,
               it->failures, err->msg);
@@ -213,7 +213,7 @@ static void *worker_main(void *arg)
             continue;
         }
         long long due = -1;
-        struct claim_work *it = claim_queue_pop_due(&b->queue, retry_now_ms(), &due);
+        struct claim_work *it = claim_queue_pop_due(&b->queue, monotonic_ms(), &due);
         if (it == NULL) {
             retry_cond_wait_until(&b->cond, &b->lock, due);
             continue;

@@ -80,7 +80,7 @@ json_t *binder_allocated_claim(struct binder *b, const char *ns, const char *nam
 void binder_stop(struct binder *b);
 
 /* The same, waiting for the worker (which reads and writes the fakehw
- * tree) only until deadline_ms (retry_now_ms clock; < 0: no deadline).  A
+ * tree) only until deadline_ms (monotonic_ms clock; < 0: no deadline).  A
  * worker still blocked in the tree then is left behind and frees the binder
  * itself if it ever comes back; -1 then.  It may still use the kube client
  * then, which must outlive it (the plugin exits instead of freeing it).

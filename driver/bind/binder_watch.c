@@ -97,9 +97,9 @@ static int list_claims(struct binder *b, char *rv, size_t rv_size, struct error 
 
 static void watch_pause(struct binder *b, long ms)
 {
-    long long until = retry_now_ms() + ms;
+    long long until = monotonic_ms() + ms;
     pthread_mutex_lock(&b->lock);
-    while (!b->stopping && retry_now_ms() < until)
+    while (!b->stopping && monotonic_ms() < until)
         retry_cond_wait_until(&b->cond, &b->lock, until);
     pthread_mutex_unlock(&b->lock);
 }

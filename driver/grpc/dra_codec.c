@@ -23,6 +23,7 @@
 
 #include "proto/dra_v1.pb-c.h"
 #include "proto/dra_v1beta1.pb-c.h"
+#include "grow.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -103,10 +104,7 @@ struct arena {
 
 static void *arena_add(struct arena *a, void *p)
 {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 32;
-        a->ptrs = xrealloc(a->ptrs, a->cap * sizeof(*a->ptrs));
-    }
+    GROW(a->ptrs, a->cap, a->n + 1);
     a->ptrs[a->n++] = p;
     return p;
 }

@@ -8,6 +8,7 @@
 #include "driver/grpc/dra_codec.h"
 #include "cleanup.h"
 #include "log.h"
+#include "monotonic.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -125,13 +126,6 @@ static int batch_open(struct claim_batch *b, const char *method, const struct dr
 /* Does one claim (index i of the batch); 0, or -1 with err. */
 typedef int (*claim_op)(const struct claim_batch *b, size_t i, void *arg, struct error *err);
 
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 /* Runs op on every claim that has a namespace and a name; a claim that fails
  * gets its own error and does not stop the others. */
 static void batch_run(struct claim_batch *b, claim_op op, void *arg)
@@ -141,14 +135,14 @@ static void batch_run(struct claim_batch *b, claim_op op, void *arg)
         const struct dra_claim_ref *c = &b->claims[i];
         struct error err;
         const char *missing = missing_field(c);
-        long long start = svc->observe ? now_ns() : 0;
+        long long start = svc->observe ? monotonic_ns() : 0;
         int rc = -1;
         if (missing)
             error_set(&err, "claim %s/%s (uid %s): %s is empty", c->ns, c->name, c->uid, missing);
         else
             rc = op(b, i, arg, &err);
         if (svc->observe)
-            svc->observe(svc->observe_ctx, b->prepare, rc == 0, now_ns() - start);
+            svc->observe(svc->observe_ctx, b->prepare, rc == 0, monotonic_ns() - start);
         if (rc == 0)
             continue;
         b->errors[i] = xstrdup(err.msg);

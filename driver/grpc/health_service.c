@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -23,10 +24,7 @@ static void on_open(void *ctx, const ProtobufCMessage *req, struct rpc_stream *s
     struct health_service *svc = ctx;
     struct error err;
     pthread_mutex_lock(&svc->mu);
-    if (svc->n_streams == svc->cap_streams) {
-        svc->cap_streams = svc->cap_streams ? svc->cap_streams * 2 : 4;
-        svc->streams = xrealloc(svc->streams, svc->cap_streams * sizeof(*svc->streams));
-    }
+    GROW(svc->streams, svc->cap_streams, svc->n_streams + 1);
     rpc_stream_ref(s);
     svc->streams[svc->n_streams++] = s;
     /* Under the lock: no update can slip in between, so the first message is

@@ -12,6 +12,7 @@
 #include "driver/grpc/rpc_internal.h"
 #include "driver/grpc/wire_strings.h"
 #include "driver/grpc/rpc_wire.h"
+#include "monotonic.h"
 #include "xalloc.h"
 
 static void call_work_done(struct rpc_stream *c);
@@ -24,9 +25,7 @@ static long long trace_now(void)
 {
     if (log_verbosity < RPC_TRACE_VERBOSITY)
         return 0;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+    return monotonic_ns();
 }
 
 /* ---------- helpers ---------- */

@@ -46,7 +46,7 @@ void claim_status_queue_prepared(struct claim_status_writer *w, const struct cla
     if (w == NULL)
         return;
     pthread_mutex_lock(&w->lock);
-    claim_queue_add(&w->queue, claim, retry_now_ms() + CLAIM_STATUS_AFTER_PREPARE_MS, -1);
+    claim_queue_add(&w->queue, claim, monotonic_ms() + CLAIM_STATUS_AFTER_PREPARE_MS, -1);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -113,7 +113,7 @@ void claim_status_devices_changed(struct claim_status_writer *w, struct device_s
     device_health_diff(old ? old->devs : NULL, old ? old->n : 0, old ? old->tree_up : true,
                        snap->devs, snap->n, snap->tree_up, note_changed, w);
     if (w->n_changed > 0 && w->changed_since < 0)
-        w->changed_since = retry_now_ms();
+        w->changed_since = monotonic_ms();
     w->snap = snap;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
@@ -156,7 +156,7 @@ static void queue_holders_locked(struct claim_status_writer *w)
     if (w->holders != NULL)
         w->holders(w->holders_ctx, visit_holder, &scan);
     pthread_mutex_lock(&w->lock);
-    long long now = retry_now_ms();
+    long long now = monotonic_ms();
     for (const struct claim_work *it = scan.found.items; it; it = it->next) {
         LOG_V(3, "claim status: claim %s/%s holds a device whose health changed", it->ns, it->name);
         const struct claim_ref claim = claim_work_ref(it);
@@ -266,7 +266,7 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     LOG_V(2, "claim status: wrote status.devices of claim %s/%s (%zu entries)", it->ns, it->name,
           json_array_size(devices));
     if (it->changed_ms >= 0 && w->on_changed_written != NULL)
-        w->on_changed_written(w->on_changed_written_ctx, (long)(retry_now_ms() - it->changed_ms));
+        w->on_changed_written(w->on_changed_written_ctx, (long)(monotonic_ms() - it->changed_ms));
     return CLAIM_WRITE_DONE;
 }
 
@@ -275,7 +275,7 @@ static void settle_locked(struct claim_status_writer *w, struct claim_work *it,
                           enum claim_write_result out, const struct error *err)
 {
     long delay = 0;
-    enum claim_settle s = claim_queue_settle(&w->queue, it, out, retry_now_ms(), &delay);
+    enum claim_settle s = claim_queue_settle(&w->queue, it, out, monotonic_ms(), &delay);
     if (s == CLAIM_SETTLE_DONE)
         return;
     if (out == CLAIM_WRITE_CONFLICT)
@@ -304,7 +304,7 @@ static void *writer_thread(void *arg)
         /* Until the first snapshot nothing is written: device data would be missing. */
         long long due = -1;
         struct claim_work *it =
-            w->snap != NULL ? claim_queue_pop_due(&w->queue, retry_now_ms(), &due) : NULL;
+            w->snap != NULL ? claim_queue_pop_due(&w->queue, monotonic_ms(), &due) : NULL;
         if (it == NULL) {
             pthread_cond_broadcast(&w->cond); /* wakes claim_status_wait_idle */
             retry_cond_wait_until(&w->cond, &w->lock, due);
@@ -366,11 +366,11 @@ fail_alloc:
 
 int claim_status_wait_idle(struct claim_status_writer *w, int timeout_ms)
 {
-    long long deadline = retry_now_ms() + timeout_ms;
+    long long deadline = monotonic_ms() + timeout_ms;
     pthread_mutex_lock(&w->lock);
     int rc = 0;
     while (!claim_queue_idle(&w->queue) || (w->snap != NULL && w->n_changed > 0)) {
-        if (retry_now_ms() >= deadline) {
+        if (monotonic_ms() >= deadline) {
             rc = -1;
             break;
         }

@@ -11,6 +11,7 @@
  * connection, so a descriptor leaves the list exactly when curl closes it).
  * The progress callback and the capped CURLOPT_TIMEOUT_MS cover transfers
  * that start while a future deadline runs out. */
+#include "grow.h"
 #include "kube_internal.h"
 
 #include <stdlib.h>
@@ -18,14 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "xalloc.h"
-
-long long kube_client_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static long long deadline_of(struct kube_client *c)
 {
@@ -35,7 +30,7 @@ static long long deadline_of(struct kube_client *c)
 bool kube_client_expired(struct kube_client *c)
 {
     long long d = deadline_of(c);
-    return d != 0 && kube_client_now_ms() >= d;
+    return d != 0 && monotonic_ms() >= d;
 }
 
 long kube_client_remaining_ms(struct kube_client *c, long want_ms)
@@ -43,7 +38,7 @@ long kube_client_remaining_ms(struct kube_client *c, long want_ms)
     long long d = deadline_of(c);
     if (d == 0)
         return want_ms;
-    long long left = d - kube_client_now_ms();
+    long long left = d - monotonic_ms();
     if (left < 1)
         left = 1;
     return want_ms > 0 && want_ms < left ? want_ms : (long)left;
@@ -52,7 +47,7 @@ long kube_client_remaining_ms(struct kube_client *c, long want_ms)
 void kube_client_set_deadline(struct kube_client *c, long long deadline_ms)
 {
     atomic_store_explicit(&c->deadline_ms, deadline_ms, memory_order_release);
-    if (deadline_ms == 0 || kube_client_now_ms() < deadline_ms)
+    if (deadline_ms == 0 || monotonic_ms() < deadline_ms)
         return;
     pthread_mutex_lock(&c->sock_lock);
     for (size_t i = 0; i < c->nsocks; i++)
@@ -70,10 +65,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     if (fd < 0)
         return CURL_SOCKET_BAD;
     pthread_mutex_lock(&c->sock_lock);
-    if (c->nsocks == c->capsocks) {
-        c->capsocks = c->capsocks ? c->capsocks * 2 : 16;
-        c->socks = xrealloc(c->socks, c->capsocks * sizeof(*c->socks));
-    }
+    GROW(c->socks, c->capsocks, c->nsocks + 1);
     c->socks[c->nsocks++] = fd;
     pthread_mutex_unlock(&c->sock_lock);
     return fd;

@@ -9,8 +9,8 @@
  * KUBE_SERVICEACCOUNT_DIR replaces that directory (tests use it).
  *
  * Every request has a timeout.  Retriable failures (connection errors, 429,
- * 5xx) are retried with exponential backoff and full jitter, a bounded number
- * of times; a Retry-After header is honoured up to backoff_max_ms.  A POST is
+ * 5xx) are retried with exponential backoff and jitter (retry.h), a bounded
+ * number of times; a Retry-After header is honoured up to backoff_max_ms.  A POST is
  * not repeated once it may have reached the server without an answer
  * (timeout, dropped connection, 504): with generateName that would create a
  * second object.  4xx answers are returned to the caller, not retried.  Error
@@ -54,7 +54,7 @@ void kube_config_free(struct kube_config *cfg);
 struct kube_client_options {
     long timeout_ms;      /* per attempt; default 10000 */
     int max_attempts;     /* default 5 */
-    long backoff_base_ms; /* default 100, doubles each attempt, full jitter */
+    long backoff_base_ms; /* default 100, doubles each attempt, jittered */
     long backoff_max_ms;  /* default 5000 */
     const char *user_agent;
     /* Called after every attempt of a request (retries too) and at the end
@@ -119,7 +119,7 @@ void kube_cancel_fire(struct kube_cancel *t);
 bool kube_cancel_fired(struct kube_cancel *t);
 
 /* Shutdown: from deadline_ms on (CLOCK_MONOTONIC milliseconds, see
- * kube_client_now_ms) no request or watch of this client starts or retries,
+ * monotonic.h) no request or watch of this client starts or retries,
  * and one in flight ends with an error ("cancelled: shutting down").  A
  * deadline already past also ends the transfers in flight at once (their
  * sockets are shut down); a future one caps the timeout of the requests
@@ -127,8 +127,6 @@ bool kube_cancel_fired(struct kube_cancel *t);
 void kube_client_set_deadline(struct kube_client *c, long long deadline_ms);
 /* True once the deadline passed. */
 bool kube_client_expired(struct kube_client *c);
-/* The clock of deadlines: CLOCK_MONOTONIC in milliseconds. */
-long long kube_client_now_ms(void);
 
 /* Percent-encodes s for use in a query value (field selectors). Caller frees. */
 char *kube_query_escape(const char *s);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Reading credentials: whole regular files with a size bound, tokens,
  * base64. */
+#include "grow.h"
 #include "kube_internal.h"
 
 #include <errno.h>
@@ -49,10 +50,7 @@ int kube_read_file(const char *path, long max, char **out, size_t *out_len, stru
     cleanup_free char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            buf = xrealloc(buf, cap);
-        }
+        GROW(buf, cap, len + 4096 + 1);
         ssize_t r = read(fd, buf + len, cap - len - 1);
         if (r < 0) {
             if (errno == EINTR)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The client object: its copy of the config, a small pool of curl handles,
  * the options and headers every transfer shares, and HTTP error text. */
+#include "grow.h"
 #include "kube_internal.h"
 
 #include <stdio.h>
@@ -276,13 +277,7 @@ int kube_buf_append(struct kube_buf *b, const char *p, size_t n)
         b->overflow = true;
         return -1;
     }
-    if (b->len + n + 1 > b->cap) {
-        size_t ncap = b->cap ? b->cap : 4096;
-        while (ncap < b->len + n + 1)
-            ncap *= 2;
-        b->data = xrealloc(b->data, ncap);
-        b->cap = ncap;
-    }
+    GROW(b->data, b->cap, b->len + n + 1);
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';

@@ -94,16 +94,6 @@ struct kube_cancel_waiter {
 void kube_cancel_attach(struct kube_cancel *t, struct kube_cancel_waiter *w);
 void kube_cancel_detach(struct kube_cancel *t, struct kube_cancel_waiter *w);
 
-/* --- kube_backoff.c --- */
-
-/* Full-jitter exponential backoff: a delay in [0, min(max_ms, base_ms * 2^(attempt-1))]
- * picked by rnd.  attempt counts from 1 (the delay after the first failure). */
-long kube_backoff_ms(int attempt, long base_ms, long max_ms, uint64_t rnd);
-/* A random 64-bit number; thread-safe. */
-uint64_t kube_random(void);
-/* Sleeps ms milliseconds (restarting after signals). */
-void kube_sleep_ms(long ms);
-
 /* --- kube_files.c --- */
 
 /* Decodes standard base64 (padding optional, whitespace ignored).  *out is

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "log.h"
+#include "retry.h"
 #include "xalloc.h"
 
 /* What one attempt produced. */
@@ -171,8 +172,7 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
         if (attempt_once(c, m, url, payload, content_type, &a, err) < 0)
             return error_prefix(err, "%s %s", method, path);
         bool last = attempt >= c->opts.max_attempts;
-        long delay = kube_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms,
-                                     kube_random());
+        long delay = retry_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms);
         if (a.curl_rc != CURLE_OK) {
             if (a.body.overflow)
                 return error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
@@ -204,7 +204,7 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
         kube_buf_free(&a.body);
         /* The wait ends with the deadline; the next turn then gives up. */
         if (delay > 0)
-            kube_sleep_ms(kube_client_remaining_ms(c, delay));
+            retry_sleep_ms(kube_client_remaining_ms(c, delay));
     }
 
     json_t *decoded = NULL;

@@ -33,7 +33,7 @@
 struct conn {
     struct conn *next;
     int fd;
-    long long idle_since; /* retry_now_ms: accepted, or its last answer done */
+    long long idle_since; /* monotonic_ms: accepted, or its last answer done */
     bool busy;            /* a request has come in and is not answered yet */
     bool closing;         /* shut down to make room */
 };
@@ -144,7 +144,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     }
     if (live < s->max_connections)
         return MHD_YES;
-    if (oldest == NULL || retry_now_ms() - oldest->idle_since < s->idle_evict_ms)
+    if (oldest == NULL || monotonic_ms() - oldest->idle_since < s->idle_evict_ms)
         return MHD_NO;
     /* The server sees the end of the stream and closes it, as if the
      * client had. */
@@ -163,7 +163,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
         struct conn *c = xcalloc(1, sizeof(*c));
         *c = (struct conn){.next = s->conns,
                            .fd = ci != NULL ? (int)ci->connect_fd : -1,
-                           .idle_since = retry_now_ms()};
+                           .idle_since = monotonic_ms()};
         s->conns = c;
         *socket_ctx = c;
         return;
@@ -188,7 +188,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **re
     struct conn *c = conn_of(connection);
     if (c != NULL) {
         c->busy = false;
-        c->idle_since = retry_now_ms();
+        c->idle_since = monotonic_ms();
     }
 }
 

@@ -315,8 +315,8 @@ static void *sync_main(void *arg)
             pthread_cond_wait(&s->sync_cv, &s->mu);
         if (!pending_locked(s, s->lazy_target))
             break; /* stopping, nothing left */
-        long long until = retry_now_ms() + CHECKPOINT_LAZY_SYNC_MS;
-        while (!s->stopping && retry_now_ms() < until)
+        long long until = monotonic_ms() + CHECKPOINT_LAZY_SYNC_MS;
+        while (!s->stopping && monotonic_ms() < until)
             retry_cond_wait_until(&s->sync_cv, &s->mu, until);
         if (wait_durable(s, s->lazy_target) < 0) {
             LOG_E("fdatasync of %s: %s; a prepare or an unprepare of the last %d ms may be undone "

@@ -15,7 +15,7 @@
 #include "xalloc.h"
 
 struct pending {
-    long long due_ms; /* retry_now_ms() when it may go */
+    long long due_ms; /* monotonic_ms() when it may go */
     char *uid;        /* the claim's */
     char *dirname;    /* or NULL */
     char **files;
@@ -97,7 +97,7 @@ static void *reaper_main(void *arg)
             pthread_cond_wait(&r->cond, &r->mu);
         if (r->head == NULL)
             break; /* stopping, and nothing left */
-        if (!r->stopping && retry_now_ms() < r->head->due_ms) {
+        if (!r->stopping && monotonic_ms() < r->head->due_ms) {
             retry_cond_wait_until(&r->cond, &r->mu, r->head->due_ms);
             continue; /* the head may have been taken back meanwhile */
         }
@@ -154,7 +154,7 @@ void claim_reaper_add(struct claim_reaper *r, const char *uid, const char *dirna
     for (size_t i = 0; i < n; i++)
         p->files[i] = xstrdup(files[i]);
     p->n_files = n;
-    p->due_ms = retry_now_ms() + CLAIM_REAPER_DELAY_MS;
+    p->due_ms = monotonic_ms() + CLAIM_REAPER_DELAY_MS;
     pthread_mutex_lock(&r->mu);
     *r->tail = p;
     r->tail = &p->next;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "grow.h"
 #include "prepared_claim.h"
 #include "xalloc.h"
 
@@ -143,10 +144,7 @@ struct claim_record *claim_records_find(const struct claim_records *t, const cha
 
 static void append(struct claim_records *t, struct claim_record *r)
 {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 16;
-        t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
-    }
+    GROW(t->v, t->cap, t->n + 1);
     t->v[t->n++] = r;
 }
 

@@ -22,7 +22,7 @@ bool k8s_is_uid(const char *s)
     return true;
 }
 
-/* The rule itself lives in common/dns_names.c. */
+/* The rule itself lives in common/base/dns_names.c. */
 bool k8s_is_dns_label(const char *s)
 {
     return dns_label_valid(s);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotonic.h"
 
 static const char *const step_names[PREPARE_STEP_COUNT] = {
 #define PREPARE_STEP_NAME(id, name) [PREPARE_STEP_##id] = name,
@@ -14,26 +15,19 @@ static const char *const step_names[PREPARE_STEP_COUNT] = {
 #undef PREPARE_STEP_NAME
 };
 
-static long long mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 void prepare_trace_start(struct prepare_trace *t)
 {
     memset(t, 0, sizeof(*t));
     t->on = log_verbosity >= PREPARE_TRACE_VERBOSITY;
     if (t->on)
-        t->start_ns = t->last_ns = mono_ns();
+        t->start_ns = t->last_ns = monotonic_ns();
 }
 
 void prepare_trace_mark(struct prepare_trace *t, enum prepare_step step)
 {
     if (!t->on)
         return;
-    long long now = mono_ns();
+    long long now = monotonic_ns();
     t->step_ns[step] += now - t->last_ns;
     t->last_ns = now;
 }

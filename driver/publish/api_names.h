@@ -3,7 +3,7 @@
  * in ResourceSlices (resource.k8s.io/v1), as validation does on the server:
  *
  *   DNS label       device names, and DNS subdomain (driver, node): the one
- *                   check of common/dns_names.h
+ *                   check of common/base/dns_names.h
  *   C identifier    [A-Za-z_][A-Za-z0-9_]*, at most 32 (attribute names)
  *   qualified name  C identifier, or DNS subdomain (at most 63) "/" C identifier
  *   semver          semantic version 2.0.0, no leading zeros in numbers

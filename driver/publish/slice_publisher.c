@@ -99,7 +99,7 @@ void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *s
     p->have_desired = true;
     p->dirty = true;
     if (flip && p->pending_since < 0)
-        p->pending_since = retry_now_ms();
+        p->pending_since = monotonic_ms();
     p->st.in_sync = false;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
@@ -108,7 +108,7 @@ void slice_publisher_update(struct slice_publisher *p, struct device_snapshot *s
 
 static void kick_locked(struct slice_publisher *p, long long delay_ms)
 {
-    long long at = retry_now_ms() + delay_ms;
+    long long at = monotonic_ms() + delay_ms;
     if (p->kick_at < 0 || at < p->kick_at)
         p->kick_at = at;
     pthread_cond_broadcast(&p->cond);
@@ -145,7 +145,7 @@ static void remember_echo(struct slice_publisher *p, bool deleted, const char *n
         return;
     pthread_mutex_lock(&p->lock);
     if (json_object_size(p->echoes) < ECHOES_MAX)
-        json_object_set_new(p->echoes, key, json_integer(retry_now_ms()));
+        json_object_set_new(p->echoes, key, json_integer(monotonic_ms()));
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -545,7 +545,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
              * that came before it need no sync of their own. */
             pthread_mutex_lock(&p->lock);
             p->kick_at = -1;
-            start_sync_locked(p, retry_now_ms());
+            start_sync_locked(p, monotonic_ms());
             pthread_mutex_unlock(&p->lock);
         }
 
@@ -632,7 +632,7 @@ static int fetch_node_uid(struct slice_publisher *p, struct error *err)
         bool changed = p->st.have_node_uid && strcmp(p->node_uid, uid) != 0;
         snprintf(p->node_uid, sizeof(p->node_uid), "%s", uid);
         p->st.have_node_uid = true;
-        p->uid_checked_at = retry_now_ms();
+        p->uid_checked_at = monotonic_ms();
         pthread_mutex_unlock(&p->lock);
         /* A Node deleted and made again: the old owner reference would get
          * every new slice garbage-collected. */
@@ -653,7 +653,7 @@ static void *sync_thread(void *arg)
     long long retry_at = 0;
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
-        long long now = retry_now_ms();
+        long long now = monotonic_ms();
         if (now < retry_at) {
             retry_cond_wait_until(&p->cond, &p->lock, retry_at);
             continue;
@@ -669,7 +669,7 @@ static void *sync_thread(void *arg)
                 LOG_W("slice publisher: reading the node's uid (retry in %ld ms): %s", delay,
                       err.msg);
                 snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", err.msg);
-                retry_at = retry_now_ms() + delay;
+                retry_at = monotonic_ms() + delay;
             } else {
                 failures = 0;
             }
@@ -710,7 +710,7 @@ static void *sync_thread(void *arg)
             if (fetch_node_uid(p, &uerr) < 0)
                 LOG_V(2, "slice publisher: re-reading the node's uid: %s", uerr.msg);
             pthread_mutex_lock(&p->lock);
-            p->uid_checked_at = retry_now_ms(); /* also after a failure: once per period */
+            p->uid_checked_at = monotonic_ms(); /* also after a failure: once per period */
             continue;
         }
         /* A reference, not a copy: the snapshot never changes. */
@@ -728,7 +728,7 @@ static void *sync_thread(void *arg)
         device_snapshot_put(in.snap);
 
         pthread_mutex_lock(&p->lock);
-        now = retry_now_ms();
+        now = monotonic_ms();
         if (rc == SYNC_SKIPPED) {
             /* What the slices say already: no request, and no latency
              * sample (a flip and its flip back merged into nothing). */
@@ -801,9 +801,9 @@ static int on_event(void *ctx, const char *type, json_t *object)
 /* Sleeps up to ms, returning early when stop is requested. */
 static void watch_pause(struct slice_publisher *p, long ms)
 {
-    long long until = retry_now_ms() + ms;
+    long long until = monotonic_ms() + ms;
     pthread_mutex_lock(&p->lock);
-    while (!p->stopping && retry_now_ms() < until)
+    while (!p->stopping && monotonic_ms() < until)
         retry_cond_wait_until(&p->cond, &p->lock, until);
     pthread_mutex_unlock(&p->lock);
 }
@@ -936,9 +936,9 @@ fail:
 
 int slice_publisher_wait_published(struct slice_publisher *p, int timeout_ms)
 {
-    long long deadline = retry_now_ms() + timeout_ms;
+    long long deadline = monotonic_ms() + timeout_ms;
     pthread_mutex_lock(&p->lock);
-    while (!p->st.published && retry_now_ms() < deadline)
+    while (!p->st.published && monotonic_ms() < deadline)
         retry_cond_wait_until(&p->cond, &p->lock, deadline);
     int rc = p->st.published ? 0 : -1;
     pthread_mutex_unlock(&p->lock);
@@ -947,9 +947,9 @@ int slice_publisher_wait_published(struct slice_publisher *p, int timeout_ms)
 
 int slice_publisher_wait_in_sync(struct slice_publisher *p, int timeout_ms)
 {
-    long long deadline = retry_now_ms() + timeout_ms;
+    long long deadline = monotonic_ms() + timeout_ms;
     pthread_mutex_lock(&p->lock);
-    while (!(p->st.in_sync && !p->dirty && p->kick_at < 0) && retry_now_ms() < deadline)
+    while (!(p->st.in_sync && !p->dirty && p->kick_at < 0) && monotonic_ms() < deadline)
         retry_cond_wait_until(&p->cond, &p->lock, deadline);
     int rc = p->st.in_sync && !p->dirty && p->kick_at < 0 ? 0 : -1;
     pthread_mutex_unlock(&p->lock);
@@ -967,7 +967,7 @@ void slice_publisher_get_status(struct slice_publisher *p, struct slice_publishe
  * or until the client's deadline (kube_client_set_deadline), if sooner. */
 static int delete_all(struct slice_publisher *p, struct error *err)
 {
-    long long deadline = retry_now_ms() + CLEANUP_BUDGET_MS;
+    long long deadline = monotonic_ms() + CLEANUP_BUDGET_MS;
     for (int attempt = 1;; attempt++) {
         json_t *items = NULL;
         int failed = 0;
@@ -1005,7 +1005,7 @@ static int delete_all(struct slice_publisher *p, struct error *err)
         }
         long delay = retry_backoff_ms(attempt, p->retry_base_ms, p->retry_max_ms);
         /* The client's shutdown deadline (the plugin's exit budget) ends it too. */
-        if (retry_now_ms() + delay > deadline || kube_client_expired(p->kc))
+        if (monotonic_ms() + delay > deadline || kube_client_expired(p->kc))
             return error_prefix(err, "deleting the ResourceSlices of node %s", p->node);
         struct timespec ts = {delay / 1000, (delay % 1000) * 1000000L};
         nanosleep(&ts, NULL);

@@ -410,17 +410,17 @@ static void test_stop_leaves_a_stuck_reader_behind(void **state)
     /* A writer can open the FIFO without blocking once the reader waits in
      * its open; then the reader waits in read(2) for as long as it stays. */
     int w = -1;
-    long long give_up = retry_now_ms() + WAIT_MS;
+    long long give_up = monotonic_ms() + WAIT_MS;
     while ((w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO &&
-           retry_now_ms() < give_up)
+           monotonic_ms() < give_up)
         sleep_ms(10);
     assert_true(w >= 0);
     size_t seen = kept_count(&k);
 
-    assert_int_equal(inventory_stop_by(inv, retry_now_ms() + 200), -1);
+    assert_int_equal(inventory_stop_by(inv, monotonic_ms() + 200), -1);
     close(w); /* the read ends (an empty snapshot: an error), then the thread */
-    give_up = retry_now_ms() + WAIT_MS;
-    while (threads_now() > threads_before && retry_now_ms() < give_up)
+    give_up = monotonic_ms() + WAIT_MS;
+    while (threads_now() > threads_before && monotonic_ms() < give_up)
         sleep_ms(10);
     assert_int_equal(threads_now(), threads_before);
     assert_int_equal(kept_count(&k), seen);

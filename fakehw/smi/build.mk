@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# fakehw/smi/: fakegpu-smi, the static in-container inspector; plus the unit
-# tests of the fakehw tree reader and watcher it shares with the driver
-# (common/fakehw_tree.c, common/fakehw_watch.c).
+# fakehw/smi/: fakegpu-smi, the static in-container inspector.  The unit
+# tests of the fakehw tree reader and watcher it shares with the driver are
+# in common/build.mk.
 
 SMI_SRCS := fakehw/smi/fakegpu_smi.c fakehw/smi/smi_fields.c fakehw/smi/smi_known_fields.c \
   fakehw/smi/smi_report.c fakehw/smi/smi_select.c
@@ -31,17 +31,6 @@ BINS += $(BIN)/fakegpu-smi
 $(BIN)/fakegpu-smi: $(SMI_OBJS) $(SMI_COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -o $@ $^
-
-UNIT_TESTS += $(BIN)/test_fakehw_tree $(BIN)/test_fakehw_watch
-$(BIN)/test_fakehw_tree: $(OBJ)/common/tests/test_fakehw_tree.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
-
-# The watcher test runs a tiny FUSE server (libfuse3) to test FUSE poll.
-$(OBJ)/common/tests/test_fakehw_watch.o: CPPFLAGS += $(shell pkg-config --cflags fuse3)
-$(BIN)/test_fakehw_watch: $(OBJ)/common/tests/test_fakehw_watch.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(shell pkg-config --libs fuse3) $(LDLIBS)
 
 BATS_SUITES += fakehw/smi/tests
 LINT_SHELL  += fakehw/smi/tests/fakegpu_smi.bats fakehw/smi/tests/tree_helpers.bash

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* fakehw-tree-dump: what fakehw_tree_list (common/fakehw_tree.c) reads from
+/* fakehw-tree-dump: what fakehw_tree_list (common/fakehw/fakehw_tree.c) reads from
  * a tree, one "device field value" line per attribute, for the bats suite
  * to compare the snapshot read with the per-file walk; with --time N it
  * reads N times and prints the fastest, median and slowest read in ms. */
@@ -11,6 +11,7 @@
 
 #include "fakehw_attach.h"
 #include "fakehw_tree_read.h"
+#include "monotonic.h"
 
 static void dump(const struct fakehw_device *d, size_t n)
 {
@@ -40,13 +41,6 @@ static void dump(const struct fakehw_device *d, size_t n)
     }
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -74,14 +68,14 @@ int main(int argc, char **argv)
     for (long i = 0; i < (times ? times : 1); i++) {
         free(devs);
         devs = NULL;
-        double t0 = now_ms();
+        double t0 = (double)monotonic_ns() / 1e6;
         if (fakehw_tree_list(argv[1], &devs, &n, &err) < 0) {
             fprintf(stderr, "fakehw-tree-dump: %s\n", err.msg);
             free(ms);
             return 1;
         }
         if (times)
-            ms[i] = now_ms() - t0;
+            ms[i] = (double)monotonic_ns() / 1e6 - t0;
     }
     if (times) {
         qsort(ms, (size_t)times, sizeof(*ms), compare_doubles);

@@ -17,6 +17,7 @@
 
 #include "kube_client.h"
 #include "kube_internal.h"
+#include "monotonic.h"
 #include "standin_proc.h"
 
 #define SLICES  "/apis/resource.k8s.io/v1/resourceslices"
@@ -539,7 +540,7 @@ static void test_deadline_cancels_requests_in_flight(void **state)
     struct timespec ts = {0, 300 * 1000000L}, t0;
     nanosleep(&ts, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    kube_client_set_deadline(g.c, kube_client_now_ms());
+    kube_client_set_deadline(g.c, monotonic_ms());
     pthread_join(t, NULL);
     long took = elapsed_ms(&t0);
     assert_int_equal(g.rc, -1);
@@ -553,7 +554,7 @@ static void test_deadline_cancels_requests_in_flight(void **state)
     assert_non_null(strstr(g.err.msg, "cancelled"));
     /* ... a future deadline caps the next request ... */
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    kube_client_set_deadline(g.c, kube_client_now_ms() + 500);
+    kube_client_set_deadline(g.c, monotonic_ms() + 500);
     assert_int_equal(
         kube_request(g.c, KUBE_GET, "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g.err), -1);
     took = elapsed_ms(&t0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the client's pure helpers: backoff bounds, query escaping,
- * base64, token files, and the error text built from API answers. */
+/* Unit tests for the client's pure helpers: query escaping, base64, token files, and the error text
+ * built from API answers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,43 +15,6 @@
 
 #include "kube_internal.h"
 #include "kube_paths.h"
-
-static long cap_of(int attempt, long base, long max)
-{
-    long cap = base;
-    for (int i = 1; i < attempt && cap < max; i++)
-        cap *= 2;
-    return cap < max ? cap : max;
-}
-
-static void test_backoff_bounds(void **state)
-{
-    (void)state;
-    const uint64_t rnds[] = {0, 1, 99, 100, 101, 4999, 5000, 123456789, UINT64_MAX, UINT64_MAX - 1};
-    for (int attempt = 1; attempt <= 200; attempt++) {
-        long cap = cap_of(attempt, 100, 5000);
-        for (size_t i = 0; i < sizeof(rnds) / sizeof(rnds[0]); i++) {
-            long d = kube_backoff_ms(attempt, 100, 5000, rnds[i]);
-            assert_true(d >= 0);
-            assert_true(d <= cap);
-        }
-        /* Full jitter reaches both ends of [0, cap]. */
-        assert_int_equal(kube_backoff_ms(attempt, 100, 5000, 0), 0);
-        assert_int_equal(kube_backoff_ms(attempt, 100, 5000, (uint64_t)cap), cap);
-    }
-    assert_int_equal(cap_of(1, 100, 5000), 100);
-    assert_int_equal(cap_of(3, 100, 5000), 400);
-    assert_int_equal(kube_backoff_ms(1, 100, 5000, 100), 100);
-    assert_int_equal(kube_backoff_ms(3, 100, 5000, 400), 400);
-    assert_int_equal(kube_backoff_ms(7, 100, 5000, 5000), 5000); /* capped: 6400 > 5000 */
-    assert_int_equal(kube_backoff_ms(1000, 100, 5000, 5000), 5000);
-    /* Huge values cannot overflow the doubling. */
-    assert_true(kube_backoff_ms(70, LONG_MAX / 2, LONG_MAX, UINT64_MAX) <= LONG_MAX);
-    assert_int_equal(kube_backoff_ms(0, 100, 5000, 100), 100); /* attempt < 1 is attempt 1 */
-    assert_int_equal(kube_backoff_ms(3, 0, 5000, 77), 0);
-    /* Random numbers differ between calls (a 2^-64 chance to fail). */
-    assert_true(kube_random() != kube_random());
-}
 
 static void test_query_escape(void **state)
 {
@@ -178,11 +141,8 @@ static void test_paths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_backoff_bounds),
-        cmocka_unit_test(test_query_escape),
-        cmocka_unit_test(test_base64),
-        cmocka_unit_test(test_read_token),
-        cmocka_unit_test(test_status_error_text),
+        cmocka_unit_test(test_query_escape), cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_read_token),   cmocka_unit_test(test_status_error_text),
         cmocka_unit_test(test_paths),
     };
     return cmocka_run_group_tests_name("kube_helpers", tests, NULL, NULL);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Fault injection; see faults.h. */
 #include "faults.h"
+#include "grow.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -130,10 +131,7 @@ int faults_add(struct faults *f, const json_t *spec, json_t **added, char *msg, 
         return bad(msg, msg_size, "method and path must be strings");
 
     pthread_mutex_lock(&f->lock);
-    if (f->n == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 8;
-        f->list = xrealloc(f->list, f->cap * sizeof(*f->list));
-    }
+    GROW(f->list, f->cap, f->n + 1);
     x.id = f->next_id++;
     x.method = method ? xstrdup(method) : NULL;
     x.path = path ? xstrdup(path) : NULL;

@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "error.h"
 #include "faults.h"
 #include "flags.h"
@@ -24,52 +25,78 @@ static const char *const description =
     "resourceVersions, conflicts, field selectors, watches, validation and Status\n"
     "errors, plus a control API under /standin/ (faults, request log, token).";
 
-int main(int argc, char **argv)
+/* The command line. */
+struct options {
+    long port, history, watch_timeout, verbosity;
+    const char *port_file, *nodes, *event_log, *token;
+    const char *tls_cert, *tls_key, *client_ca;
+    const char *partitionable;
+    bool drop_taints, drop_shares, drop_partition_type;
+};
+
+static bool given(const char *s)
 {
-    long port = 0, history = 10000, watch_timeout = 1800, verbosity = 0;
-    const char *port_file = NULL, *nodes = NULL, *event_log = NULL, *token = NULL;
-    const char *tls_cert = NULL, *tls_key = NULL, *client_ca = NULL;
-    bool drop_taints = false;
-    const char *partitionable = "on";
-    bool drop_shares = false;
-    bool drop_partition_type = false;
+    return s != NULL && s[0] != '\0';
+}
+
+/* What is wrong with values that each parsed: NULL when nothing is. */
+static const char *options_problem(const struct options *o)
+{
+    if (o->port < 0 || o->port > 65535)
+        return "--port must be from 0 to 65535";
+    if (o->history < 1)
+        return "--watch-history must be at least 1";
+    if (o->watch_timeout < 1)
+        return "--watch-timeout must be at least 1";
+    if (given(o->tls_cert) != given(o->tls_key))
+        return "--tls-cert-file and --tls-key-file go together";
+    if (given(o->client_ca) && !given(o->tls_cert))
+        return "--client-ca-file needs --tls-cert-file";
+    return NULL;
+}
+
+/* Fills o from the flags: -1 to go on, else the exit status (--help, or a
+ * bad command line, already reported). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    *o = (struct options){.history = 10000, .watch_timeout = 1800, .partitionable = "on"};
     const struct flag flags[] = {
-        {"port", "APISERVER_STANDIN_PORT", FLAG_INT, &port,
+        {"port", "APISERVER_STANDIN_PORT", FLAG_INT, &o->port,
          "TCP port on 127.0.0.1; 0 picks a free one"},
-        {"port-file", "APISERVER_STANDIN_PORT_FILE", FLAG_STRING, &port_file,
+        {"port-file", "APISERVER_STANDIN_PORT_FILE", FLAG_STRING, &o->port_file,
          "write the port here once listening (removed on exit)"},
-        {"node", "APISERVER_STANDIN_NODE", FLAG_STRING, &nodes,
+        {"node", "APISERVER_STANDIN_NODE", FLAG_STRING, &o->nodes,
          "create these Node objects at start (comma-separated names)"},
-        {"drop-device-taints", "APISERVER_STANDIN_DROP_DEVICE_TAINTS", FLAG_BOOL, &drop_taints,
+        {"drop-device-taints", "APISERVER_STANDIN_DROP_DEVICE_TAINTS", FLAG_BOOL, &o->drop_taints,
          "drop spec.devices[].taints of ResourceSlices on write, like a server with "
          "DRADeviceTaints off"},
         {"partitionable-devices", "APISERVER_STANDIN_PARTITIONABLE_DEVICES", FLAG_STRING,
-         &partitionable,
+         &o->partitionable,
          "ResourceSlice sharedCounters and consumesCounters: on (validated and kept), drop "
          "(removed on write, like DRAPartitionableDevices off) or refuse (422)"},
         {"drop-consumable-capacity", "APISERVER_STANDIN_DROP_CONSUMABLE_CAPACITY", FLAG_BOOL,
-         &drop_shares,
+         &o->drop_shares,
          "drop allowMultipleAllocations and capacity requestPolicy of ResourceSlice devices on "
          "write, like a server with DRAConsumableCapacity off"},
         {"drop-partition-type-attribute", "APISERVER_STANDIN_DROP_PARTITION_TYPE_ATTRIBUTE",
-         FLAG_BOOL, &drop_partition_type,
+         FLAG_BOOL, &o->drop_partition_type,
          "drop spec.partitionTypeAttribute of ResourceSlices on write, like a 1.37 server with "
          "DRAPartitionableDevicesType off (its default) or an older release"},
-        {"event-log", "APISERVER_STANDIN_EVENT_LOG", FLAG_STRING, &event_log,
+        {"event-log", "APISERVER_STANDIN_EVENT_LOG", FLAG_STRING, &o->event_log,
          "append one JSON line per mutating request (timeNs, method, path, status, object)"},
-        {"token", "APISERVER_STANDIN_TOKEN", FLAG_STRING, &token,
+        {"token", "APISERVER_STANDIN_TOKEN", FLAG_STRING, &o->token,
          "require this bearer token on API requests"},
-        {"tls-cert-file", "APISERVER_STANDIN_TLS_CERT_FILE", FLAG_STRING, &tls_cert,
+        {"tls-cert-file", "APISERVER_STANDIN_TLS_CERT_FILE", FLAG_STRING, &o->tls_cert,
          "serve HTTPS with this PEM certificate (needs --tls-key-file)"},
-        {"tls-key-file", "APISERVER_STANDIN_TLS_KEY_FILE", FLAG_STRING, &tls_key,
+        {"tls-key-file", "APISERVER_STANDIN_TLS_KEY_FILE", FLAG_STRING, &o->tls_key,
          "PEM private key of --tls-cert-file"},
-        {"client-ca-file", "APISERVER_STANDIN_CLIENT_CA_FILE", FLAG_STRING, &client_ca,
+        {"client-ca-file", "APISERVER_STANDIN_CLIENT_CA_FILE", FLAG_STRING, &o->client_ca,
          "accept client certificates signed by this CA as authentication (HTTPS only)"},
-        {"watch-history", "APISERVER_STANDIN_WATCH_HISTORY", FLAG_INT, &history,
+        {"watch-history", "APISERVER_STANDIN_WATCH_HISTORY", FLAG_INT, &o->history,
          "change events kept for watches that resume from a resourceVersion"},
-        {"watch-timeout", "APISERVER_STANDIN_WATCH_TIMEOUT", FLAG_INT, &watch_timeout,
+        {"watch-timeout", "APISERVER_STANDIN_WATCH_TIMEOUT", FLAG_INT, &o->watch_timeout,
          "seconds a watch lasts when the client gives no timeoutSeconds"},
-        {"v", "APISERVER_STANDIN_VERBOSITY", FLAG_INT, &verbosity,
+        {"v", "APISERVER_STANDIN_VERBOSITY", FLAG_INT, &o->verbosity,
          "log verbosity (1: faults, 2: every request)"},
     };
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
@@ -84,24 +111,78 @@ int main(int argc, char **argv)
         fprintf(stderr, "apiserver-standin: %s\n", err.msg);
         return 2;
     }
-    const char *bad = NULL;
-    if (next < argc)
-        bad = "takes no arguments";
-    else if (port < 0 || port > 65535)
-        bad = "--port must be from 0 to 65535";
-    else if (history < 1)
-        bad = "--watch-history must be at least 1";
-    else if (watch_timeout < 1)
-        bad = "--watch-timeout must be at least 1";
-    else if ((tls_cert && tls_cert[0]) != (tls_key && tls_key[0]))
-        bad = "--tls-cert-file and --tls-key-file go together";
-    else if (client_ca && client_ca[0] && !(tls_cert && tls_cert[0]))
-        bad = "--client-ca-file needs --tls-cert-file";
+    const char *bad = next < argc ? "takes no arguments" : options_problem(o);
     if (bad) {
         fprintf(stderr, "apiserver-standin: %s (see --help)\n", bad);
         return 2;
     }
-    log_verbosity = (int)verbosity;
+    if (strcmp(o->partitionable, "on") != 0 && strcmp(o->partitionable, "drop") != 0 &&
+        strcmp(o->partitionable, "refuse") != 0) {
+        fprintf(stderr,
+                "apiserver-standin: --partitionable-devices: \"%s\" is not on, drop or "
+                "refuse\n",
+                o->partitionable);
+        return 2;
+    }
+    return -1;
+}
+
+/* The --node objects: 0, or 2 (reported) for a bad name. */
+static int create_nodes(struct api *api, const char *nodes)
+{
+    cleanup_free char *list = xstrdup(nodes);
+    for (char *save, *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+        if (api_create_node(api, n) < 0) {
+            fprintf(stderr, "apiserver-standin: --node: \"%s\" is not a valid node name\n", n);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Creates the nodes, starts the server (*srv, for main to stop), writes the
+ * port and serves until SIGINT or SIGTERM: the exit status. */
+static int serve(struct api *api, struct faults *faults, struct reqlog *reqlog,
+                 const struct options *o, const sigset_t *sigs, struct server **srv)
+{
+    struct error err;
+    if (given(o->nodes) && create_nodes(api, o->nodes) != 0)
+        return 2;
+    struct server_config cfg = {.port = o->port,
+                                .token = o->token,
+                                .tls_cert_file = o->tls_cert,
+                                .tls_key_file = o->tls_key,
+                                .client_ca_file = o->client_ca};
+    if ((*srv = server_start(api, faults, reqlog, &cfg, &err)) == NULL) {
+        fprintf(stderr, "apiserver-standin: %s\n", err.msg);
+        return 1;
+    }
+    int bound = server_port(*srv);
+    if (given(o->port_file)) {
+        char text[16];
+        int n = snprintf(text, sizeof(text), "%d\n", bound);
+        if (atomic_write_file(o->port_file, text, (size_t)n, 0644, &err) < 0) {
+            fprintf(stderr, "apiserver-standin: --port-file: %s\n", err.msg);
+            return 1;
+        }
+    }
+    printf("%s://127.0.0.1:%d\n", given(o->tls_cert) ? "https" : "http", bound);
+    fflush(stdout);
+    LOG_I("apiserver-standin listening on 127.0.0.1:%d", bound);
+
+    int sig = 0;
+    sigwait(sigs, &sig);
+    LOG_I("apiserver-standin: %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int exit_now = parse_options(argc, argv, &o);
+    if (exit_now >= 0)
+        return exit_now;
+    log_verbosity = (int)o.verbosity;
 
     /* Every thread (libmicrohttpd's too) inherits this mask; main waits. */
     sigset_t sigs;
@@ -111,78 +192,34 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct api api = {.drop_device_taints = drop_taints, .watch_timeout_s = watch_timeout};
-    api.drop_consumable_capacity = drop_shares;
-    api.drop_partition_type = drop_partition_type;
-    if (!strcmp(partitionable, "drop")) {
+    struct api api = {.drop_device_taints = o.drop_taints, .watch_timeout_s = o.watch_timeout};
+    api.drop_consumable_capacity = o.drop_shares;
+    api.drop_partition_type = o.drop_partition_type;
+    if (!strcmp(o.partitionable, "drop"))
         api.partitionable = PARTITIONABLE_DROP;
-    } else if (!strcmp(partitionable, "refuse")) {
+    else if (!strcmp(o.partitionable, "refuse"))
         api.partitionable = PARTITIONABLE_REFUSE;
-    } else if (strcmp(partitionable, "on") != 0) {
-        fprintf(stderr,
-                "apiserver-standin: --partitionable-devices: \"%s\" is not on, drop or "
-                "refuse\n",
-                partitionable);
-        return 2;
-    }
     struct faults faults;
     struct reqlog reqlog;
-    struct server *srv = NULL;
-    int status = 1;
-    if (store_init(&api.store, (size_t)history) < 0) {
+    struct error err;
+    if (store_init(&api.store, (size_t)o.history) < 0) {
         fprintf(stderr, "apiserver-standin: out of memory\n");
         return 1;
     }
     faults_init(&faults);
-    if (reqlog_init(&reqlog, event_log, &err) < 0) {
+    if (reqlog_init(&reqlog, o.event_log, &err) < 0) {
         fprintf(stderr, "apiserver-standin: %s\n", err.msg);
         faults_destroy(&faults);
         store_destroy(&api.store);
         return 1;
     }
-    if (nodes && nodes[0]) {
-        char *list = xstrdup(nodes);
-        for (char *save, *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-            if (api_create_node(&api, n) < 0) {
-                fprintf(stderr, "apiserver-standin: --node: \"%s\" is not a valid node name\n", n);
-                free(list);
-                status = 2;
-                goto out;
-            }
-        }
-        free(list);
-    }
-    struct server_config cfg = {.port = port,
-                                .token = token,
-                                .tls_cert_file = tls_cert,
-                                .tls_key_file = tls_key,
-                                .client_ca_file = client_ca};
-    if ((srv = server_start(&api, &faults, &reqlog, &cfg, &err)) == NULL) {
-        fprintf(stderr, "apiserver-standin: %s\n", err.msg);
-        goto out;
-    }
-    int bound = server_port(srv);
-    if (port_file && port_file[0]) {
-        char text[16];
-        int n = snprintf(text, sizeof(text), "%d\n", bound);
-        if (atomic_write_file(port_file, text, (size_t)n, 0644, &err) < 0) {
-            fprintf(stderr, "apiserver-standin: --port-file: %s\n", err.msg);
-            goto out;
-        }
-    }
-    printf("%s://127.0.0.1:%d\n", tls_cert && tls_cert[0] ? "https" : "http", bound);
-    fflush(stdout);
-    LOG_I("apiserver-standin listening on 127.0.0.1:%d", bound);
-
-    int sig = 0;
-    sigwait(&sigs, &sig);
-    LOG_I("apiserver-standin: %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    status = 0;
-out:
+    struct server *srv = NULL;
+    int status = serve(&api, &faults, &reqlog, &o, &sigs, &srv);
+    /* The store first: closing it ends the watches the server still holds. */
     store_close(&api.store);
     server_stop(srv);
-    if (srv && port_file && port_file[0])
-        unlink(port_file);
+    if (srv && given(o.port_file))
+        unlink(o.port_file);
     reqlog_destroy(&reqlog);
     faults_destroy(&faults);
     store_destroy(&api.store);

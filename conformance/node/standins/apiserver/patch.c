@@ -143,15 +143,13 @@ static int ptr_add(json_t **doc, const char *ptr, json_t *value, int replace)
     char last[512];
     json_t *parent = resolve_parent(*doc, ptr, last, sizeof(last));
     if (json_is_object(parent)) {
-        if (replace && json_object_get(parent, last) == NULL)
-            goto fail;
-        return json_object_set_new(parent, last, value);
+        if (!replace || json_object_get(parent, last) != NULL)
+            return json_object_set_new(parent, last, value);
     }
     size_t i;
     if (json_is_array(parent) && array_index(last, json_array_size(parent), !replace, &i) == 0)
         return replace ? json_array_set_new(parent, i, value)
                        : json_array_insert_new(parent, i, value);
-fail:
     json_decref(value);
     return -1;
 }

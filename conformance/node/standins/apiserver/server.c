@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "grow.h"
 #include "k8s_codec.h"
 #include "log.h"
 #include "xalloc.h"
@@ -57,13 +58,7 @@ static int append_body(struct conn_req *cr, const char *data, size_t n)
         cr->too_large = true;
         return 0;
     }
-    if (cr->len + n + 1 > cr->cap) {
-        size_t ncap = cr->cap ? cr->cap : 4096;
-        while (ncap < cr->len + n + 1)
-            ncap *= 2;
-        cr->body = xrealloc(cr->body, ncap);
-        cr->cap = ncap;
-    }
+    GROW(cr->body, cr->cap, cr->len + n + 1);
     memcpy(cr->body + cr->len, data, n);
     cr->len += n;
     cr->body[cr->len] = '\0';

@@ -12,7 +12,7 @@ typedef unsigned __int128 u128;
 
 /* A quantity as a whole number of bytes, 0 to 2^63-1: digits[.digits] and a
  * binary or decimal suffix or an exponent (is_quantity).  The stand-in's own
- * reading, not the plugin's common/quantity.c: a witness shares no code with
+ * reading, not the plugin's common/base/quantity.c: a witness shares no code with
  * what it checks. */
 static bool quantity_bytes(const char *s, uint64_t *out)
 {

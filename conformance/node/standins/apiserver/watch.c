@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Watch streams; see watch.h. */
 #include "watch.h"
+#include "grow.h"
 #include "k8s_codec.h"
 #include "log.h"
 #include "xalloc.h"
@@ -28,13 +29,7 @@ struct watch_stream {
 
 static void reserve(struct watch_stream *w, size_t need)
 {
-    if (w->len + need > w->cap) {
-        size_t ncap = w->cap ? w->cap : 4096;
-        while (ncap < w->len + need)
-            ncap *= 2;
-        w->pending = xrealloc(w->pending, ncap);
-        w->cap = ncap;
-    }
+    GROW(w->pending, w->cap, w->len + need);
 }
 
 static void append(struct watch_stream *w, const char *type, const char *object_json)

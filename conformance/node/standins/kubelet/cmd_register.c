@@ -19,6 +19,7 @@
 #include "cleanup.h"
 #include "grpc_client.h"
 #include "proto/pluginregistration.pb-c.h"
+#include "monotonic.h"
 #include "standin.h"
 #include "xalloc.h"
 
@@ -62,13 +63,6 @@ static void free_sockets(struct socket_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->paths[i]);
     l->n = 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Splits a comma-separated list in place. */
@@ -228,7 +222,7 @@ int cmd_register(int argc, char **argv)
     char *health[16];
     size_t n_health = split_list(health_copy, health, 16);
 
-    double deadline = now_s() + timeout;
+    double deadline = (double)monotonic_ns() / 1e9 + timeout;
     char last_error[1024] = "no socket found";
     int status = EXIT_OK;
     size_t handled = 0;
@@ -272,7 +266,7 @@ int cmd_register(int argc, char **argv)
             rpc_client_free(c);
         }
         free_sockets(&socks);
-        if (handled > 0 || now_s() >= deadline)
+        if (handled > 0 || (double)monotonic_ns() / 1e9 >= deadline)
             break;
         struct timespec pause = {0, 100 * 1000000L};
         nanosleep(&pause, NULL);

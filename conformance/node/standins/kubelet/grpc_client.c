@@ -115,15 +115,15 @@ int rpc_client_call(struct rpc_client *c, const char *method, const void *req, s
     bool done[1] = {false}, ok[1] = {false};
     if (grpc_call_start_batch(call, ops, 6, (void *)(intptr_t)1, NULL) != GRPC_CALL_OK) {
         error_set(err, "%s: cannot start the call", method);
-        goto out;
+    } else {
+        wait_tag(cq, 1, done, ok);
+        a->status = status;
+        a->details = wire_slice_to_string(details);
+        if (status == GRPC_STATUS_OK && recv)
+            a->data = wire_buffer_to_bytes(recv, &a->len);
+        rc = 0;
     }
-    wait_tag(cq, 1, done, ok);
-    a->status = status;
-    a->details = wire_slice_to_string(details);
-    if (status == GRPC_STATUS_OK && recv)
-        a->data = wire_buffer_to_bytes(recv, &a->len);
-    rc = 0;
-out:
+    /* grpc's order: the call's buffers, the call, then its queue. */
     grpc_slice_unref(details);
     grpc_metadata_array_destroy(&md);
     grpc_metadata_array_destroy(&trailing);

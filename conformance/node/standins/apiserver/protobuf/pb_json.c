@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "pb_json_fields.h"
 #include "xalloc.h"
 
@@ -90,13 +91,7 @@ static bool is_map_entry(const ProtobufCFieldDescriptor *f)
 
 void pb_bytes_put(struct pb_bytes *b, const void *data, size_t n)
 {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
+    GROW(b->p, b->cap, b->len + n);
     if (n)
         memcpy(b->p + b->len, data, n);
     b->len += n;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the fakehw change watcher (common/fakehw_watch.c): inotify on
+/* Unit tests for the fakehw change watcher (common/fakehw/fakehw_watch.c): inotify on
  * plain directories built in /tmp, and FUSE poll against a tiny FUSE server
  * run in a child process (skipped without root or /dev/fuse).  Waits use
  * generous timeouts and only ever check what was reported, never how fast. */

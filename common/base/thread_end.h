@@ -30,7 +30,7 @@ void thread_end_destroy(struct thread_end *e);
  * must then free what it uses, this struct included (after this returns). */
 bool thread_end_mark(struct thread_end *e);
 
-/* Waits until thread t marked its end or deadline_ms passed (retry_now_ms
+/* Waits until thread t marked its end or deadline_ms passed (monotonic_ms
  * clock; < 0: no deadline).  True when it ended: it is joined, and the
  * owner frees.  False when it still runs: it is detached and owns its
  * state from now on. */

@@ -84,6 +84,7 @@ enum fakehw_attr_kind {
     FAKEHW_KIND_PLACEMENT,      /* "START:SIZE" within 8 memory slices, or empty: long[2] */
     FAKEHW_KIND_SHARING,        /* "DEFAULT MIN STEP" bytes, min <= default, step > 0, or empty:
                                    uint64_t[3] */
+    FAKEHW_KINDS                /* the number of kinds, for tables indexed by kind */
 };
 
 /* The kinds stored as text in a char array of struct fakehw_device. */

@@ -18,9 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "fakehw_tree.h"
 #include "fakehw_tree_read.h"
+#include "grow.h"
 #include "log.h"
+#include "monotonic.h"
 
 #define FUSE_SUPER_MAGIC  0x65735546
 #define DEFAULT_RESYNC_MS 30000
@@ -77,13 +80,6 @@ struct fakehw_watch {
 /* What arming found: the tree is up, down (not there or not readable), or
  * the system refused resources (an error for the caller). */
 enum arm_result { ARM_ERROR = -1, ARM_UP = 0, ARM_DOWN = 1 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Errors that say "the system is out of something", not "the tree is not there". */
 static bool resource_errno(int e)
@@ -158,7 +154,7 @@ static void disarm(struct fakehw_watch *w, const char *reason)
         LOG_V(1, "fakehw watch %s: down: %s", w->root, reason);
     w->mode = MODE_DOWN;
     snprintf(w->down_reason, sizeof(w->down_reason), "%s", reason);
-    w->next_retry = now_ms() + w->retry_ms;
+    w->next_retry = monotonic_ms() + w->retry_ms;
 }
 
 /* Reads the counter through the open fd; the daemon counts this read as
@@ -205,27 +201,24 @@ static bool has_wd(const int *wds, size_t n, int wd)
  * watches of directories that are gone. */
 static enum arm_result rescan_devices(struct fakehw_watch *w, struct error *err)
 {
-    DIR *d = opendir(w->devices);
+    cleanup_closedir DIR *d = opendir(w->devices);
     if (d == NULL) {
         int e = errno;
         error_set_errno(err, e, "%s", w->devices);
         return resource_errno(e) ? ARM_ERROR : ARM_DOWN;
     }
-    int *wds = NULL;
+    cleanup_free int *wds = NULL;
     size_t n = 0, cap = 0;
-    enum arm_result rc = ARM_ERROR;
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
-        if (de == NULL) {
-            if (errno != 0) {
-                int e = errno;
-                error_set_errno(err, e, "%s", w->devices);
-                rc = resource_errno(e) ? ARM_ERROR : ARM_DOWN;
-                goto out;
-            }
-            break;
+        if (de == NULL && errno != 0) {
+            int e = errno;
+            error_set_errno(err, e, "%s", w->devices);
+            return resource_errno(e) ? ARM_ERROR : ARM_DOWN;
         }
+        if (de == NULL)
+            break;
         if (de->d_name[0] == '.')
             continue;
         char path[PATH_MAX];
@@ -236,34 +229,20 @@ static enum arm_result rescan_devices(struct fakehw_watch *w, struct error *err)
             if (errno == ENOENT || errno == ENOTDIR)
                 continue; /* removed since readdir, or a stray file */
             error_set_errno(err, errno, "watching %s", path);
-            goto out;
+            return ARM_ERROR;
         }
         if (has_wd(wds, n, wd))
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            int *nw = realloc(wds, ncap * sizeof(*nw));
-            if (nw == NULL) {
-                error_set(err, "%s: out of memory for %zu watches", w->devices, ncap);
-                goto out;
-            }
-            wds = nw;
-            cap = ncap;
-        }
+        GROW(wds, cap, n + 1);
         wds[n++] = wd;
     }
     for (size_t i = 0; i < w->n_dev_wds; i++)
         if (!has_wd(wds, n, w->dev_wds[i]))
             inotify_rm_watch(w->ino_fd, w->dev_wds[i]); /* may be gone already: EINVAL */
     free(w->dev_wds);
-    w->dev_wds = wds;
+    w->dev_wds = steal_pointer(&wds);
     w->n_dev_wds = n;
-    wds = NULL;
-    rc = ARM_UP;
-out:
-    closedir(d);
-    free(wds);
-    return rc;
+    return ARM_UP;
 }
 
 static enum arm_result arm_inotify(struct fakehw_watch *w, struct error *err)
@@ -329,7 +308,7 @@ static enum arm_result arm(struct fakehw_watch *w, struct error *err)
         disarm(w, reason);
         return rc;
     }
-    w->next_resync = now_ms() + w->resync_ms;
+    w->next_resync = monotonic_ms() + w->resync_ms;
     LOG_V(1, "fakehw watch %s: up (%s, generation %llu)", w->root, fakehw_watch_mode(w),
           (unsigned long long)w->gen);
     return ARM_UP;
@@ -347,7 +326,7 @@ static int try_back(struct fakehw_watch *w, enum fakehw_watch_event *ev, bool *r
         return 0;
     }
     snprintf(w->down_reason, sizeof(w->down_reason), "%s", why.msg);
-    w->next_retry = now_ms() + w->retry_ms;
+    w->next_retry = monotonic_ms() + w->retry_ms;
     if (rc == ARM_ERROR)
         return error_set(err, "%s", why.msg);
     return 0;
@@ -394,15 +373,53 @@ static void on_fuse_ready(struct fakehw_watch *w, bool immediate, enum fakehw_wa
               "support?); reading it every %d ms instead",
               w->root, w->genpath, w->retry_ms);
         w->mode = MODE_FUSE_INTERVAL;
-        w->next_retry = now_ms() + w->retry_ms;
+        w->next_retry = monotonic_ms() + w->retry_ms;
     }
 }
 
-static int on_inotify_ready(struct fakehw_watch *w, enum fakehw_watch_event *ev, bool *report,
-                            struct error *err)
+/* What one drain of the inotify queue saw. */
+struct inotify_seen {
+    bool changed, gone, overflow, rescan;
+    char gone_why[ERROR_MSG_MAX];
+};
+
+/* Notes what one event says about the tree. */
+static void note_event(const struct fakehw_watch *w, const struct inotify_event *e,
+                       struct inotify_seen *seen)
 {
-    bool changed = false, gone = false, overflow = false, rescan = false;
-    char gone_why[ERROR_MSG_MAX] = "";
+    const char *name = e->len ? e->name : "";
+    if (e->mask & IN_Q_OVERFLOW) {
+        seen->overflow = true;
+    } else if (e->wd == w->root_wd || e->wd == w->devices_wd) {
+        bool is_root = e->wd == w->root_wd;
+        if (e->mask & SELF_GONE) {
+            seen->gone = true;
+            snprintf(seen->gone_why, sizeof(seen->gone_why), "%s: %s",
+                     is_root ? w->root : w->devices,
+                     e->mask & IN_UNMOUNT     ? "unmounted"
+                     : e->mask & IN_MOVE_SELF ? "renamed away"
+                                              : "removed");
+        } else if (is_root) {
+            if (!strcmp(name, FAKEHW_FILE_GENERATION) || !strcmp(name, FAKEHW_FILE_NODE) ||
+                !strcmp(name, FAKEHW_DIR_DEVICES))
+                seen->changed = true;
+        } else if (name[0] != '.') {
+            seen->changed = seen->rescan = true;
+        }
+    } else if (has_wd(w->dev_wds, w->n_dev_wds, e->wd)) {
+        /* Hidden names are temp files of atomic writes: their rename into
+         * place is the change.  A removed device dir ends with IN_IGNORED;
+         * its removal from devices/ already triggered the rescan that
+         * forgets the wd. */
+        if (!(e->mask & IN_IGNORED) && name[0] != '.')
+            seen->changed = true;
+    }
+    /* other wds: left over from a rescan, nothing to say */
+}
+
+/* Reads every queued event into seen; -1 when the queue cannot be read. */
+static int drain_inotify(struct fakehw_watch *w, struct inotify_seen *seen, struct error *err)
+{
     /* inotify wants a buffer aligned for struct inotify_event */
     char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
     for (;;) {
@@ -410,7 +427,7 @@ static int on_inotify_ready(struct fakehw_watch *w, enum fakehw_watch_event *ev,
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && errno == EAGAIN)
-            break;
+            return 0;
         if (r <= 0) {
             /* Events may be lost: start over, the next wait re-arms and says BACK. */
             error_set_errno(err, r < 0 ? errno : EIO, "reading inotify events for %s", w->root);
@@ -420,46 +437,28 @@ static int on_inotify_ready(struct fakehw_watch *w, enum fakehw_watch_event *ev,
         for (char *p = buf; p < buf + r;) {
             const struct inotify_event *e = (const struct inotify_event *)p;
             p += sizeof(*e) + e->len;
-            const char *name = e->len ? e->name : "";
-            if (e->mask & IN_Q_OVERFLOW) {
-                overflow = true;
-            } else if (e->wd == w->root_wd || e->wd == w->devices_wd) {
-                bool is_root = e->wd == w->root_wd;
-                if (e->mask & SELF_GONE) {
-                    gone = true;
-                    snprintf(gone_why, sizeof(gone_why), "%s: %s", is_root ? w->root : w->devices,
-                             e->mask & IN_UNMOUNT     ? "unmounted"
-                             : e->mask & IN_MOVE_SELF ? "renamed away"
-                                                      : "removed");
-                } else if (is_root) {
-                    if (!strcmp(name, FAKEHW_FILE_GENERATION) || !strcmp(name, FAKEHW_FILE_NODE) ||
-                        !strcmp(name, FAKEHW_DIR_DEVICES))
-                        changed = true;
-                } else if (name[0] != '.') {
-                    changed = rescan = true;
-                }
-            } else if (has_wd(w->dev_wds, w->n_dev_wds, e->wd)) {
-                /* Hidden names are temp files of atomic writes: their rename
-                 * into place is the change.  A removed device dir ends with
-                 * IN_IGNORED; its removal from devices/ already triggered the
-                 * rescan that forgets the wd. */
-                if (!(e->mask & IN_IGNORED) && name[0] != '.')
-                    changed = true;
-            }
-            /* other wds: left over from a rescan, nothing to say */
+            note_event(w, e, seen);
         }
     }
-    if (gone) {
-        disarm(w, gone_why);
+}
+
+static int on_inotify_ready(struct fakehw_watch *w, enum fakehw_watch_event *ev, bool *report,
+                            struct error *err)
+{
+    struct inotify_seen seen = {0};
+    if (drain_inotify(w, &seen, err) < 0)
+        return -1;
+    if (seen.gone) {
+        disarm(w, seen.gone_why);
         *ev = FAKEHW_WATCH_GONE;
         *report = true;
         return 0;
     }
-    if (overflow) {
+    if (seen.overflow) {
         *report = true;
         return rearm(w, "inotify queue overflowed", ev, err);
     }
-    if (rescan) {
+    if (seen.rescan) {
         struct error why;
         enum arm_result rc = rescan_devices(w, &why);
         if (rc == ARM_ERROR) {
@@ -474,7 +473,7 @@ static int on_inotify_ready(struct fakehw_watch *w, enum fakehw_watch_event *ev,
             return 0;
         }
     }
-    if (changed) {
+    if (seen.changed) {
         uint64_t gen;
         if (fakehw_tree_read_generation(w->root, &gen, NULL) == 0)
             w->gen = gen;
@@ -520,9 +519,9 @@ static int resync(struct fakehw_watch *w, enum fakehw_watch_event *ev, struct er
 int fakehw_watch_wait(struct fakehw_watch *w, int timeout_ms, enum fakehw_watch_event *ev,
                       struct error *err)
 {
-    int64_t deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : monotonic_ms() + timeout_ms;
     for (;;) {
-        int64_t now = now_ms();
+        int64_t now = monotonic_ms();
         int64_t next = deadline;
         if (w->mode == MODE_DOWN || w->mode == MODE_FUSE_INTERVAL)
             next = next < w->next_retry ? next : w->next_retry;
@@ -539,7 +538,7 @@ int fakehw_watch_wait(struct fakehw_watch *w, int timeout_ms, enum fakehw_watch_
         else if (w->mode == MODE_INOTIFY)
             p[1] = (struct pollfd){.fd = w->ino_fd, .events = POLLIN};
         int r = poll(p, 2, wait_ms);
-        bool immediate = now_ms() - now < IMMEDIATE_MS;
+        bool immediate = monotonic_ms() - now < IMMEDIATE_MS;
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -562,7 +561,7 @@ int fakehw_watch_wait(struct fakehw_watch *w, int timeout_ms, enum fakehw_watch_
                 return 0;
         }
 
-        now = now_ms();
+        now = monotonic_ms();
         if (w->mode == MODE_DOWN && now >= w->next_retry) {
             if (try_back(w, ev, &report, err) < 0)
                 return -1;
@@ -595,10 +594,13 @@ int fakehw_watch_wake(struct fakehw_watch *w)
     return 0;
 }
 
+CLEANUP_FUNC(struct fakehw_watch, fakehw_watch_close)
+#define cleanup_watch __attribute__((cleanup(fakehw_watch_closep)))
+
 struct fakehw_watch *fakehw_watch_open(const char *root, const struct fakehw_watch_options *opts,
                                        struct error *err)
 {
-    struct fakehw_watch *w = calloc(1, sizeof(*w));
+    cleanup_watch struct fakehw_watch *w = calloc(1, sizeof(*w));
     if (w == NULL) {
         error_set(err, "watching %s: out of memory", root);
         return NULL;
@@ -616,27 +618,24 @@ struct fakehw_watch *fakehw_watch_open(const char *root, const struct fakehw_wat
         snprintf(w->genpath, sizeof(w->genpath), "%s/%s", root, FAKEHW_FILE_GENERATION) >=
             (int)sizeof(w->genpath)) {
         error_set(err, "watching %.64s...: path is too long", root);
-        goto fail;
+        return NULL;
     }
     w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->wake_fd < 0) {
         error_set_errno(err, errno, "watching %s: eventfd", root);
-        goto fail;
+        return NULL;
     }
     struct error why;
     enum arm_result rc = arm(w, &why);
     if (rc == ARM_ERROR) {
         error_set(err, "watching %s: %s", root, why.msg);
-        goto fail;
+        return NULL;
     }
     if (rc == ARM_DOWN) {
         snprintf(w->down_reason, sizeof(w->down_reason), "%s", why.msg);
         LOG_V(1, "fakehw watch %s: starts down: %s", root, why.msg);
     }
-    return w;
-fail:
-    fakehw_watch_close(w);
-    return NULL;
+    return steal_pointer(&w);
 }
 
 void fakehw_watch_close(struct fakehw_watch *w)

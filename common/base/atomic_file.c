@@ -12,16 +12,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
+
 int fsync_dir(const char *dir, struct error *err)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return error_set_errno(err, errno, "opening directory %s", dir);
-    int rc = fsync(fd);
-    int saved = errno;
-    close(fd);
-    if (rc < 0)
-        return error_set_errno(err, saved, "fsync of directory %s", dir);
+    if (fsync(fd) < 0)
+        return error_set_errno(err, errno, "fsync of directory %s", dir);
     return 0;
 }
 
@@ -100,6 +99,21 @@ static int open_temp(const char *path, mode_t mode, char *tmp, size_t size, stru
     return error_set(err, "creating temporary file for %s: all names taken", path);
 }
 
+/* Writes, syncs and closes the temporary file fd, which it takes: closed
+ * here either way. */
+static int finish_temp(int taken, const char *tmp, const void *data, size_t len, mode_t mode,
+                       bool durable, struct error *err)
+{
+    cleanup_close int fd = taken;
+    if (fill(fd, tmp, data, len, mode, err) < 0)
+        return -1;
+    if (durable && fsync(fd) < 0)
+        return error_set_errno(err, errno, "fsync %s", tmp);
+    if (close(steal_fd(&fd)) < 0)
+        return error_set_errno(err, errno, "closing %s", tmp);
+    return 0;
+}
+
 static int replace_file(const char *path, const void *data, size_t len, mode_t mode, bool durable,
                         struct error *err)
 {
@@ -107,28 +121,16 @@ static int replace_file(const char *path, const void *data, size_t len, mode_t m
     int fd = open_temp(path, mode, tmp, sizeof(tmp), err);
     if (fd < 0)
         return -1;
-    if (fill(fd, tmp, data, len, mode, err) < 0)
-        goto fail;
-    if (durable && fsync(fd) < 0) {
-        error_set_errno(err, errno, "fsync %s", tmp);
-        goto fail;
+    if (finish_temp(fd, tmp, data, len, mode, durable, err) < 0) {
+        unlink(tmp);
+        return -1;
     }
-    if (close(fd) < 0) {
-        fd = -1;
-        error_set_errno(err, errno, "closing %s", tmp);
-        goto fail;
-    }
-    fd = -1;
     if (rename(tmp, path) < 0) {
         error_set_errno(err, errno, "renaming %s to %s", tmp, path);
-        goto fail;
+        unlink(tmp);
+        return -1;
     }
     return durable ? fsync_dir_of(path, err) : 0;
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    return -1;
 }
 
 int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode,
@@ -151,22 +153,18 @@ int atomic_create_file_quiet(const char *path, const void *data, size_t len, mod
     if (slash == NULL ||
         snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
         return atomic_write_file_nosync(path, data, len, mode, err);
-    int fd = open(dir[0] ? dir : "/", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    cleanup_close int fd = open(dir[0] ? dir : "/", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
     if (fd < 0) /* no O_TMPFILE here (EOPNOTSUPP, EISDIR), or a real error, reported there */
         return atomic_write_file_nosync(path, data, len, mode, err);
-    if (fill(fd, path, data, len, mode, err) < 0) {
-        close(fd);
+    if (fill(fd, path, data, len, mode, err) < 0)
         return -1;
-    }
     /* linkat of the descriptor itself needs CAP_DAC_READ_SEARCH; through
      * /proc it does not. */
     char proc[64];
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    int rc = linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
-    int e = errno;
-    close(fd);
-    if (rc == 0)
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
         return 0;
+    int e = errno;
     if (e == EEXIST || e == ENOENT) /* replace it; or no /proc */
         return atomic_write_file_nosync(path, data, len, mode, err);
     return error_set_errno(err, e, "creating %s", path);

@@ -33,7 +33,7 @@ bool thread_end_mark(struct thread_end *e)
 bool thread_end_wait(struct thread_end *e, pthread_t t, long long deadline_ms)
 {
     pthread_mutex_lock(&e->lock);
-    while (!e->ended && (deadline_ms < 0 || retry_now_ms() < deadline_ms))
+    while (!e->ended && (deadline_ms < 0 || monotonic_ms() < deadline_ms))
         retry_cond_wait_until(&e->cond, &e->lock, deadline_ms);
     bool ended = e->ended;
     if (!ended)

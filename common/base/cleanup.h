@@ -6,6 +6,7 @@
 #ifndef FAKEHW_COMMON_CLEANUP_H
 #define FAKEHW_COMMON_CLEANUP_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,9 @@
 static inline void cleanup_freep(void *p)
 {
     void **pp = (void **)p;
+    int saved = errno; // free() keeps errno only since POSIX.1-2024
     free(*pp);
+    errno = saved;
 }
 
 static inline void cleanup_closep(int *fd)
@@ -35,9 +38,19 @@ static inline void cleanup_fclosep(FILE **f)
     }
 }
 
-#define cleanup_free   __attribute__((cleanup(cleanup_freep)))
-#define cleanup_close  __attribute__((cleanup(cleanup_closep)))
-#define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
+static inline void cleanup_closedirp(DIR **d)
+{
+    if (*d != NULL) {
+        int saved = errno;
+        closedir(*d);
+        errno = saved;
+    }
+}
+
+#define cleanup_free     __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close    __attribute__((cleanup(cleanup_closep)))
+#define cleanup_fclose   __attribute__((cleanup(cleanup_fclosep)))
+#define cleanup_closedir __attribute__((cleanup(cleanup_closedirp)))
 
 // Declares a cleanup for a type with a free function: CLEANUP_FUNC(struct x,
 // x_free) makes `cleanup_x_free struct x *p` call x_free(p) when p is set.

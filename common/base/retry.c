@@ -2,25 +2,17 @@
 /* Retry pacing: see retry.h. */
 #include "retry.h"
 
-#include <stdint.h>
+#include <errno.h>
 #include <sys/random.h>
 #include <time.h>
 
-long long retry_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* xorshift64*, one state per thread, seeded from the kernel. */
-static uint64_t next_random(void)
+uint64_t retry_random(void)
 {
     static _Thread_local uint64_t state;
     if (state == 0) {
         uint64_t seed = 0;
         if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
-            seed = (uint64_t)retry_now_ms() * 0x9E3779B97F4A7C15ULL;
+            seed = (uint64_t)monotonic_ns() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(uintptr_t)&seed;
         state = seed ? seed : 0x2545F4914F6CDD1DULL;
     }
     state ^= state >> 12;
@@ -29,17 +21,32 @@ static uint64_t next_random(void)
     return state * 0x2545F4914F6CDD1DULL;
 }
 
-long retry_backoff_ms(int attempt, long base_ms, long max_ms)
+long retry_backoff_pick_ms(int attempt, long base_ms, long max_ms, uint64_t rnd)
 {
     if (base_ms < 1)
         base_ms = 1;
     if (max_ms < base_ms)
         max_ms = base_ms;
+    /* Cap the doubling before it can overflow: once past max_ms it stays there. */
     long cap = base_ms;
     for (int i = 1; i < attempt && cap < max_ms; i++)
         cap = cap > max_ms / 2 ? max_ms : cap * 2;
     long half = cap / 2;
-    return half + (long)(next_random() % (uint64_t)(cap - half + 1));
+    return half + (long)(rnd % (uint64_t)(cap - half + 1));
+}
+
+long retry_backoff_ms(int attempt, long base_ms, long max_ms)
+{
+    return retry_backoff_pick_ms(attempt, base_ms, max_ms, retry_random());
+}
+
+void retry_sleep_ms(long ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
 }
 
 int retry_cond_init(pthread_cond_t *cond)

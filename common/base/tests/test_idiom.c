@@ -18,6 +18,7 @@
 
 #include "cleanup.h"
 #include "error.h"
+#include "grow.h"
 #include "xalloc.h"
 
 /* ---------- cleanup.h ---------- */
@@ -236,6 +237,59 @@ static void test_out_of_memory_is_fatal(void **state)
 #endif
 }
 
+/* ---------- GROW ---------- */
+
+struct wide {
+    char name[300];
+    int n;
+};
+
+static void test_grow_keeps_items_and_doubles(void **state)
+{
+    (void)state;
+    cleanup_free int *v = NULL;
+    size_t cap = 0;
+    GROW(v, cap, 0); /* even no need allocates: the array is never NULL after GROW */
+    assert_non_null(v);
+    assert_int_equal(cap, 1024 / sizeof(int));
+    for (int i = 0; i < 10000; i++) {
+        GROW(v, cap, (size_t)i + 1);
+        assert_true(cap >= (size_t)i + 1);
+        v[i] = i;
+    }
+    assert_int_equal(cap, 16384); /* 256 doubled six times: no exact fits */
+    for (int i = 0; i < 10000; i++)
+        assert_int_equal(v[i], i);
+    int *before = v;
+    GROW(v, cap, 16384);
+    assert_ptr_equal(v, before); /* room enough: nothing moves */
+
+    /* Large elements start at 8, and the size is the element's. */
+    cleanup_free struct wide *w = NULL;
+    size_t wcap = 0;
+    GROW(w, wcap, 9);
+    assert_int_equal(wcap, 16);
+    w[15].n = 15;
+    assert_int_equal(w[15].n, 15);
+}
+
+static void grow_overflow(void)
+{
+    cleanup_free struct wide *w = NULL;
+    size_t cap = 0;
+    GROW(w, cap, SIZE_MAX / 64); /* its bytes overflow a size_t */
+}
+
+static void test_grow_overflow_is_fatal(void **state)
+{
+    (void)state;
+    char out[256];
+    int status = in_child(grow_overflow, out, sizeof(out));
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 70);
+    assert_string_equal(out, "fatal: out of memory\n");
+}
+
 /* ---------- error_setv ---------- */
 
 /* A wrapper with its own format, the case error_setv is for. */
@@ -277,6 +331,8 @@ int main(void)
         cmocka_unit_test(test_cleanup_free_with_error_path),
         cmocka_unit_test(test_xalloc_results),
         cmocka_unit_test(test_out_of_memory_is_fatal),
+        cmocka_unit_test(test_grow_keeps_items_and_doubles),
+        cmocka_unit_test(test_grow_overflow_is_fatal),
         cmocka_unit_test(test_error_setv),
     };
     return cmocka_run_group_tests_name("idiom", tests, NULL, NULL);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the strict fakehw tree reader (common/fakehw_tree.c), on
+/* Unit tests for the strict fakehw tree reader (common/fakehw/fakehw_tree.c), on
  * plain directories built in /tmp. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -269,6 +269,28 @@ static void test_malformed_values(void **state)
     struct fakehw_device d;
     struct error err;
     assert_int_equal(fakehw_tree_read_device(t->root, "gpu-0", &d, &err), 0);
+}
+
+/* The kinds test_malformed_values leaves out: each rule of the kind table
+ * names what a bad value is not, and a good value reads back typed. */
+static void test_malformed_state_values(void **state)
+{
+    struct tree *t = *state;
+    expect_bad(t, "attach", "plugged\n",
+               "\"plugged\" is not an attach state (none, detached, attaching, attached, failed)",
+               EINVAL);
+    write_attr(t->root, "gpu-0", "attach", "attaching\n");
+    expect_bad(t, "attachFailure", "sometimes\n",
+               "\"sometimes\" is not an attach failure (never, next, always)", EINVAL);
+    write_attr(t->root, "gpu-0", "attachFailure", "next\n");
+    expect_bad(t, "virtual", "yes\n", "\"yes\" is not \"true\" or \"false\"", EINVAL);
+    write_attr(t->root, "gpu-0", "virtual", "true\n");
+    struct fakehw_device d;
+    struct error err;
+    assert_int_equal(fakehw_tree_read_device(t->root, "gpu-0", &d, &err), 0);
+    assert_int_equal(d.attach, FAKEHW_ATTACH_ATTACHING);
+    assert_int_equal(d.attach_failure, FAKEHW_ATTACH_FAIL_NEXT);
+    assert_true(d.virtual_gpu);
 }
 
 static void test_too_long_values(void **state)
@@ -968,6 +990,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_attribute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attribute_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_state_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_long_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tree_inconsistencies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_and_generation, setup, teardown),
