@@ -42,7 +42,8 @@
 #include "xalloc.h"
 
 struct options {
-    const char *driver_name;
+    const char *personality;
+    const char *driver_name; /* NULL or "" = the personality's */
     const char *node_name;
     const char *kubeconfig;
     const char *registrar_dir;
@@ -76,6 +77,7 @@ struct plugin {
     char plugin_dir[PATH_MAX];
     struct socket_names sockets;
     enum taint_effect taint_effect;
+    enum personality personality;
     enum unhealthy_policy policy;
 
     struct kube_client *kc;
@@ -350,7 +352,7 @@ static int parse_options(struct plugin *p, int argc, char **argv)
 {
     struct options *o = &p->opt;
     *o = (struct options){
-        .driver_name = "gpu.fakehw.example.com",
+        .personality = PERSONALITY_DEFAULT_NAME,
         .registrar_dir = "/var/lib/kubelet/plugins_registry",
         .plugins_dir = "/var/lib/kubelet/plugins",
         .cdi_root = "/var/run/cdi",
@@ -364,8 +366,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         .workers = 4,
     };
     const struct flag flags[] = {
+        {"personality", "PERSONALITY", FLAG_STRING, &o->personality,
+         "whose driver this stands in for: fakehw, or nvidia (NVIDIA's DRA driver: its driver "
+         "name, device names, attributes, capacities and counters)"},
         {"driver-name", "DRIVER_NAME", FLAG_STRING, &o->driver_name,
-         "DRA driver name (ResourceSlices, DeviceClass selectors, CDI kind)"},
+         "DRA driver name (ResourceSlices, DeviceClass selectors, CDI kind); empty = the "
+         "personality's: gpu.fakehw.example.com, or gpu.nvidia.com for nvidia"},
         {"node-name", "NODE_NAME", FLAG_STRING, &o->node_name,
          "name of this node (required): pool name and slice nodeName"},
         {"kubeconfig", "KUBECONFIG", FLAG_STRING, &o->kubeconfig,
@@ -448,6 +454,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
                 o->gone_grace_ms, GONE_GRACE_MAX_MS);
         return -1;
     }
+    if (personality_parse(o->personality, &p->personality, &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --personality: %s\n", err.msg);
+        return -1;
+    }
+    if (o->driver_name == NULL || *o->driver_name == '\0')
+        o->driver_name = personality_driver_name(p->personality);
     if (taint_effect_parse(o->taint_effect, &p->taint_effect, &err) < 0 ||
         unhealthy_policy_parse(o->unhealthy_policy, &p->policy, &err) < 0) {
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
@@ -533,6 +545,7 @@ static int start(struct plugin *p, struct error *err)
         .fakehw_host_root = o->fakehw_host_root,
         .fakegpu_smi = o->fakegpu_smi ? o->fakegpu_smi : "",
         .device_metadata = o->device_metadata,
+        .personality = p->personality,
         .shared = rolling_update(o),
         .fetch_claim = fetch_claim,
         .lookup_device = lookup_device,
@@ -573,6 +586,7 @@ static int start(struct plugin *p, struct error *err)
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,
                                             .policy = p->policy,
+                                            .personality = p->personality,
                                             .on_published =
                                                 p->metrics ? metrics_on_slice_published : NULL,
                                             .on_published_ctx = p->metrics};
@@ -581,7 +595,8 @@ static int start(struct plugin *p, struct error *err)
         return -1;
 
     struct inventory_options iopts = {.root = o->fakehw_root,
-                                      .gone_grace_ms = (int)o->gone_grace_ms};
+                                      .gone_grace_ms = (int)o->gone_grace_ms,
+                                      .personality = p->personality};
     struct inventory_listener listener = {.on_change = on_inventory, .ctx = p};
     p->inv = inventory_start(&iopts, &listener, 1, err);
     if (p->inv == NULL)

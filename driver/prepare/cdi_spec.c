@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cdi_names.h"
+#include "driver/device/personality.h"
 
 static int make_kind(const char *vendor_prefix, const char *driver, const char *class, char *buf,
                      size_t size, struct error *err)
@@ -139,7 +140,7 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         }
     }
     if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
-                 dev->name) >= (int)sizeof(path)) {
+                 fakehw_device_dir(dev)) >= (int)sizeof(path)) {
         error_set(err, "fakehw path of %s is too long", dev->name);
         goto fail;
     }
@@ -153,7 +154,7 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
      * fakegpu-smi -L lists the partition under, as nvidia-smi -L does). */
     if (dev->parent[0] != '\0') {
         if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
-                     dev->parent) >= (int)sizeof(path)) {
+                     fakehw_device_parent_dir(dev)) >= (int)sizeof(path)) {
             error_set(err, "fakehw path of %s is too long", dev->parent);
             goto fail;
         }

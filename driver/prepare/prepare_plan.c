@@ -11,6 +11,7 @@
 #include "claim_files.h"
 #include "cleanup.h"
 #include "driver/device/device_attributes.h"
+#include "driver/device/nvidia_attributes.h"
 #include "device_metadata.h"
 #include "fakehw_attach.h"
 #include "gpu_config.h"
@@ -86,7 +87,9 @@ static int plan_request_metadata(const struct plan_input *in, const char *req, s
             first_request = a->results[i].request;
             first = i;
         }
-        json_t *attrs = device_attributes_json(&in->devs[i], err);
+        json_t *attrs = st->cfg.personality == PERSONALITY_NVIDIA
+                            ? nvidia_attributes_json(&in->devs[i], err)
+                            : device_attributes_json(&in->devs[i], err);
         if (attrs == NULL ||
             device_metadata_add_device(devices, st->cfg.driver_name, a->results[i].pool,
                                        in->devs[i].name, attrs, err) < 0)
