@@ -32,6 +32,7 @@
 #include "driver/kube/kube_client.h"
 #include "driver/metrics/metrics.h"
 #include "driver/metrics/metrics_server.h"
+#include "driver/prepare/nvidia_config.h"
 #include "driver/prepare/prepare.h"
 #include "driver/publish/slice_publisher.h"
 #include "driver/shutdown.h"
@@ -147,6 +148,15 @@ static json_t *watched_claim(void *ctx, const char *ns, const char *name, const 
 {
     struct plugin *p = ctx;
     return binder_allocated_claim(p->binder, ns, name, uid);
+}
+
+/* The nvidia personality's config of a device, for its status data. */
+static json_t *claim_config_data(void *ctx, const json_t *claim, size_t result,
+                                 claim_device_find_fn find, void *find_ctx)
+{
+    struct plugin *p = ctx;
+    return nvidia_config_claim_data(p->opt.driver_name, p->opt.node_name, claim, result, find,
+                                    find_ctx);
 }
 
 static void on_claim_prepared(void *ctx, const struct claim_ref *claim)
@@ -577,7 +587,9 @@ static int start(struct plugin *p, struct error *err)
             .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
             .on_changed_written_ctx = p->metrics,
             .watched_claim = watched_claim,
-            .watched_claim_ctx = p};
+            .watched_claim_ctx = p,
+            .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
+            .config_data_ctx = p};
         p->status = claim_status_start(p->kc, &copts, err);
         if (p->status == NULL)
             return -1;

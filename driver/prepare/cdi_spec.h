@@ -35,6 +35,7 @@
 #include "error.h"
 #include "fakehw_tree.h"
 #include "gpu_config.h"
+#include "nvidia_config.h"
 
 #define CDI_CLAIM_CLASS    "gpu"
 #define CDI_METADATA_CLASS "metadata"
@@ -44,11 +45,12 @@
 
 struct cdi_claim_device {
     const struct fakehw_device *dev;
-    const char *request;  /* "req" or "req/sub" */
-    const char *share_id; /* NULL when none */
-    const struct gpu_config *config;
-    uint64_t memory;             /* consumed memory of a share; 0 = the whole device */
-    char cdi_name[CDI_NAME_MAX]; /* filled by cdi_claim_spec */
+    const char *request;                /* "req" or "req/sub" */
+    const char *share_id;               /* NULL when none */
+    const struct gpu_config *config;    /* the fakehw personality's */
+    const struct nvidia_config *nvidia; /* the nvidia personality's, else NULL */
+    uint64_t memory;                    /* consumed memory of a share; 0 = the whole device */
+    char cdi_name[CDI_NAME_MAX];        /* filled by cdi_claim_spec */
 };
 
 struct cdi_claim {

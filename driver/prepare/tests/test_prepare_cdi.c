@@ -40,8 +40,8 @@ static void two_devices(struct two *t, const char *smi)
     t->g[0] = (struct gpu_config){GPU_SHARING_TIME_SLICING, "Long", 0,
                                   json_pack("{s:s, s:s}", "ZED", "z", "ALPHA", "a=b")};
     t->g[1] = (struct gpu_config){GPU_SHARING_SPACE_PARTITIONING, "Default", 4, json_object()};
-    t->cd[0] = (struct cdi_claim_device){&t->d[0], "gpus", NULL, &t->g[0], 0, ""};
-    t->cd[1] = (struct cdi_claim_device){&t->d[1], "extra/small", UID3, &t->g[1], 0, ""};
+    t->cd[0] = (struct cdi_claim_device){&t->d[0], "gpus", NULL, &t->g[0], NULL, 0, ""};
+    t->cd[1] = (struct cdi_claim_device){&t->d[1], "extra/small", UID3, &t->g[1], NULL, 0, ""};
     t->c =
         (struct cdi_claim){FIXTURE_DRIVER, "default", "c1", UID1, "/var/run/fakehw", smi, t->cd, 2};
 }

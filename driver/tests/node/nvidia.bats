@@ -74,3 +74,41 @@ teardown() {
     wait_for 10 "the condition" eval '[[ $(claim_condition c1 gpu-1-mig-3g40gb-9-4) == False* ]]'
     run -0 unprepare_claims "$(ref c1)"
 }
+
+@test "nvidia: NVIDIA's opaque configs reach the container's env, and bad ones are refused [fake-driver,fakehw]" {
+    local mps ts bad spec uuid
+    mps='{"source":"FromClaim","requests":["gpu"],"opaque":{"driver":"gpu.nvidia.com","parameters":{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":25,"defaultPinnedDeviceMemoryLimit":"1Gi"}}}}}'
+    claim_create c1 && claim_allocate_results c1 "$(results gpu=gpu-2)" "[$mps]"
+    run -0 prepare_claims "$(ref c1)"
+    spec=$(grep -l "${CLAIM_UIDS[c1]}" "$CDI_ROOT"/k8s.gpu.nvidia.com-gpu_*.json)
+    uuid=$(slices '.[].spec.devices[]? | select(.name == "gpu-2") | .attributes.uuid.string' -r)
+    run -0 jq -r '.devices[0].containerEdits.env[]' "$spec"
+    assert_line CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps
+    assert_line CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25
+    assert_line "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=$uuid=1024M"
+    assert_line --regexp '^FAKEHW_DEVICE_[0-9]+_SHARING_STRATEGY=MPS$'
+    # The claim's device status records what the config made of the device.
+    wait_for 10 "the config in the device status" eval '[[ $(claim_get c1 | jq -c ".status.devices[0].data.config") != null ]]'
+    run -0 eval 'claim_get c1 | jq -c ".status.devices[0].data.config"'
+    assert_output '{"kind":"GpuConfig","source":"FromClaim","entry":0,"sharing":{"strategy":"MPS","mpsConfig":{"multiUser":false,"defaultActiveThreadPercentage":25,"pinnedDeviceMemoryLimit":"1024M"}}}'
+
+    # TimeSlicing on a MIG device keeps no interval; on a GPU it does.
+    ts='{"source":"FromClass","requests":[],"opaque":{"driver":"gpu.nvidia.com","parameters":{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"TimeSlicing","timeSlicingConfig":{"interval":"Short"}}}}}'
+    claim_create c2 && claim_allocate_results c2 "$(results gpu=gpu-0)" "[$ts]"
+    run -0 prepare_claims "$(ref c2)"
+    spec=$(grep -l "${CLAIM_UIDS[c2]}" "$CDI_ROOT"/k8s.gpu.nvidia.com-gpu_*.json)
+    run -0 jq -r '.devices[0].containerEdits.env[]' "$spec"
+    assert_line --regexp '^FAKEHW_DEVICE_[0-9]+_TIMESLICE_INTERVAL=Short$'
+    refute_line --partial CUDA_MPS
+
+    # A GpuConfig named for a MIG device's request, and an unknown field.
+    bad='{"source":"FromClaim","requests":["gpu"],"opaque":{"driver":"gpu.nvidia.com","parameters":{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig"}}}'
+    claim_create c3 && claim_allocate_results c3 "$(results gpu=gpu-1-mig-3g40gb-9-0)" "[$bad]"
+    run prepare_claims "$(ref c3)"
+    assert_output --partial "claim $NODE_NS/c3"
+    assert_output --partial "config[0] (FromClaim): a GpuConfig cannot apply to device gpu-1-mig-3g40gb-9-0 of type mig (request gpu)"
+    bad=${ts/\"interval\"/\"intervall\"}
+    claim_create c4 && claim_allocate_results c4 "$(results gpu=gpu-2)" "[$bad]"
+    run prepare_claims "$(ref c4)"
+    assert_output --partial 'config[0] (FromClass): parameters: unknown field "sharing.timeSlicingConfig.intervall"'
+}
