@@ -238,6 +238,12 @@ static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
         goto fail;
     if (c->fakegpu_smi && c->fakegpu_smi[0]) {
         json_t *mounts = json_pack("[o]", bind_mount(c->fakegpu_smi, CDI_SMI_PATH));
+        /* Where workloads written for NVIDIA's driver call it. */
+        if (mounts != NULL && c->nvidia_smi &&
+            json_array_append_new(mounts, bind_mount(c->fakegpu_smi, CDI_NVIDIA_SMI_PATH)) < 0) {
+            json_decref(mounts);
+            mounts = NULL;
+        }
         if (mounts == NULL || json_object_set_new(edits, "mounts", mounts) < 0) {
             error_set(err, "CDI spec: out of memory");
             goto fail;

@@ -37,11 +37,12 @@
 #include "gpu_config.h"
 #include "nvidia_config.h"
 
-#define CDI_CLAIM_CLASS    "gpu"
-#define CDI_METADATA_CLASS "metadata"
-#define CDI_SMI_PATH       "/usr/bin/fakegpu-smi"
-#define CDI_NAME_MAX       160 /* kinds, device names and qualified ids */
-#define CDI_QUALIFIED_MAX  (2 * CDI_NAME_MAX)
+#define CDI_CLAIM_CLASS     "gpu"
+#define CDI_METADATA_CLASS  "metadata"
+#define CDI_SMI_PATH        "/usr/bin/fakegpu-smi"
+#define CDI_NVIDIA_SMI_PATH "/usr/bin/nvidia-smi" /* the same binary, in the nvidia personality */
+#define CDI_NAME_MAX        160                   /* kinds, device names and qualified ids */
+#define CDI_QUALIFIED_MAX   (2 * CDI_NAME_MAX)
 
 struct cdi_claim_device {
     const struct fakehw_device *dev;
@@ -57,6 +58,7 @@ struct cdi_claim {
     const char *driver, *ns, *name, *uid;
     const char *fakehw_host_root; /* the tree on the host, mounted at the same path */
     const char *fakegpu_smi;      /* host path; NULL or "" = not mounted */
+    bool nvidia_smi;              /* mount it as nvidia-smi too (the nvidia personality) */
     struct cdi_claim_device *devices;
     size_t n_devices; /* at least 1 */
 };

@@ -208,7 +208,7 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
     p->record->n_holds = n;
     struct cdi_claim cc = {
         st->cfg.driver_name, ref->ns, ref->name, ref->uid, st->cfg.fakehw_host_root,
-        st->cfg.fakegpu_smi, cdevs,   n};
+        st->cfg.fakegpu_smi, nvidia,  cdevs,     n};
     if (n > 0) {
         for (size_t i = 0; i < n; i++)
             cdevs[i] = (struct cdi_claim_device){
