@@ -21,6 +21,7 @@ struct tree_inventory {
     struct inventory_listener *listeners;
     size_t n_listeners;
     int gone_grace_ms;
+    enum personality personality;
     pthread_t thread;
     bool thread_started;
     atomic_bool stopping;
@@ -63,6 +64,11 @@ static void reload(struct tree_inventory *inv)
         return;
     }
     LOG_V(2, "fakehw tree %s: %zu devices", inv->root, n);
+    if (personality_rename(inv->personality, devs, n, &err) < 0) {
+        LOG_E("fakehw tree %s: %s", inv->root, err.msg);
+        free(devs);
+        return;
+    }
     struct device_snapshot *snap = device_snapshot_new(devs, n, true, &err);
     if (snap == NULL) {
         LOG_E("fakehw tree %s: %s", inv->root, err.msg);
@@ -218,6 +224,7 @@ struct tree_inventory *inventory_start(const struct inventory_options *opts,
         return NULL;
     }
     inv->root = strdup(opts->root);
+    inv->personality = opts->personality;
     if (n_listeners > 0) {
         inv->listeners = calloc(n_listeners, sizeof(*listeners));
         if (inv->listeners != NULL)

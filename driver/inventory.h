@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "driver/device/device_snapshot.h"
+#include "driver/device/personality.h"
 #include "error.h"
 #include "fakehw_tree.h"
 
@@ -45,6 +46,9 @@ struct inventory_options {
     /* How long the tree may be gone before its devices turn unhealthy (0 = at
      * once); larger than retry_ms, or a tree back at once still counts. */
     int gone_grace_ms;
+    /* Names the devices of every snapshot as the personality publishes them
+     * (driver/device/personality.h). */
+    enum personality personality;
 };
 
 struct tree_inventory;

@@ -32,6 +32,7 @@
 #include "driver/kube/kube_client.h"
 #include "driver/metrics/metrics.h"
 #include "driver/metrics/metrics_server.h"
+#include "driver/prepare/nvidia_config.h"
 #include "driver/prepare/prepare.h"
 #include "driver/publish/slice_publisher.h"
 #include "driver/shutdown.h"
@@ -43,7 +44,8 @@
 #include "xalloc.h"
 
 struct options {
-    const char *driver_name;
+    const char *personality;
+    const char *driver_name; /* NULL or "" = the personality's */
     const char *node_name;
     const char *kubeconfig;
     const char *registrar_dir;
@@ -77,6 +79,7 @@ struct plugin {
     char plugin_dir[PATH_MAX];
     struct socket_names sockets;
     enum taint_effect taint_effect;
+    enum personality personality;
     enum unhealthy_policy policy;
 
     struct kube_client *kc;
@@ -146,6 +149,15 @@ static json_t *watched_claim(void *ctx, const char *ns, const char *name, const 
 {
     struct plugin *p = ctx;
     return binder_allocated_claim(p->binder, ns, name, uid);
+}
+
+/* The nvidia personality's config of a device, for its status data. */
+static json_t *claim_config_data(void *ctx, const json_t *claim, size_t result,
+                                 claim_device_find_fn find, void *find_ctx)
+{
+    struct plugin *p = ctx;
+    return nvidia_config_claim_data(p->opt.driver_name, p->opt.node_name, claim, result, find,
+                                    find_ctx);
 }
 
 static void on_claim_prepared(void *ctx, const struct claim_ref *claim)
@@ -344,7 +356,7 @@ static int parse_options(struct plugin *p, int argc, char **argv)
 {
     struct options *o = &p->opt;
     *o = (struct options){
-        .driver_name = "gpu.fakehw.example.com",
+        .personality = PERSONALITY_DEFAULT_NAME,
         .registrar_dir = "/var/lib/kubelet/plugins_registry",
         .plugins_dir = "/var/lib/kubelet/plugins",
         .cdi_root = "/var/run/cdi",
@@ -358,8 +370,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         .workers = 4,
     };
     const struct flag flags[] = {
+        {"personality", "PERSONALITY", FLAG_STRING, &o->personality,
+         "whose driver this stands in for: fakehw, or nvidia (NVIDIA's DRA driver: its driver "
+         "name, device names, attributes, capacities and counters)"},
         {"driver-name", "DRIVER_NAME", FLAG_STRING, &o->driver_name,
-         "DRA driver name (ResourceSlices, DeviceClass selectors, CDI kind)"},
+         "DRA driver name (ResourceSlices, DeviceClass selectors, CDI kind); empty = the "
+         "personality's: gpu.fakehw.example.com, or gpu.nvidia.com for nvidia"},
         {"node-name", "NODE_NAME", FLAG_STRING, &o->node_name,
          "name of this node (required): pool name and slice nodeName"},
         {"kubeconfig", "KUBECONFIG", FLAG_STRING, &o->kubeconfig,
@@ -442,6 +458,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
                 o->gone_grace_ms, GONE_GRACE_MAX_MS);
         return -1;
     }
+    if (personality_parse(o->personality, &p->personality, &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --personality: %s\n", err.msg);
+        return -1;
+    }
+    if (o->driver_name == NULL || *o->driver_name == '\0')
+        o->driver_name = personality_driver_name(p->personality);
     if (taint_effect_parse(o->taint_effect, &p->taint_effect, &err) < 0 ||
         unhealthy_policy_parse(o->unhealthy_policy, &p->policy, &err) < 0) {
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
@@ -527,6 +549,7 @@ static int start(struct plugin *p, struct error *err)
         .fakehw_host_root = o->fakehw_host_root,
         .fakegpu_smi = o->fakegpu_smi ? o->fakegpu_smi : "",
         .device_metadata = o->device_metadata,
+        .personality = p->personality,
         .shared = rolling_update(o),
         .fetch_claim = fetch_claim,
         .lookup_device = lookup_device,
@@ -558,7 +581,9 @@ static int start(struct plugin *p, struct error *err)
             .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
             .on_changed_written_ctx = p->metrics,
             .watched_claim = watched_claim,
-            .watched_claim_ctx = p};
+            .watched_claim_ctx = p,
+            .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
+            .config_data_ctx = p};
         p->status = claim_status_start(p->kc, &copts, err);
         if (p->status == NULL)
             return -1;
@@ -567,6 +592,7 @@ static int start(struct plugin *p, struct error *err)
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,
                                             .policy = p->policy,
+                                            .personality = p->personality,
                                             .on_published =
                                                 p->metrics ? metrics_on_slice_published : NULL,
                                             .on_published_ctx = p->metrics};
@@ -575,7 +601,8 @@ static int start(struct plugin *p, struct error *err)
         return -1;
 
     struct inventory_options iopts = {.root = o->fakehw_root,
-                                      .gone_grace_ms = (int)o->gone_grace_ms};
+                                      .gone_grace_ms = (int)o->gone_grace_ms,
+                                      .personality = p->personality};
     struct inventory_listener listener = {.on_change = on_inventory, .ctx = p};
     p->inv = inventory_start(&iopts, &listener, 1, err);
     if (p->inv == NULL)

@@ -252,6 +252,8 @@ static void fill_partition(const struct gpu_device *gpu, const struct mig_profil
     snprintf(d->mig_profile, sizeof(d->mig_profile), "%s", p->name);
     d->mig_start = start;
     d->mig_size = p->memory_slices;
+    d->mig_profile_id = p->id;
+    d->mig_engines = p->engines;
     d->memory_bytes = mig_instance_memory(p, gpu->memory_bytes);
     d->healthy = true;
     d->health_reason[0] = '\0';

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "fakehw_tree.h"
+#include "mig_profiles.h"
 #include "uuid.h"
 
 /* Driver pair every device gets unless the config says otherwise: a real
@@ -64,7 +65,9 @@ struct gpu_device {
     char parent[FAKEHW_NAME_MAX];
     long parent_index;
     char mig_profile[FAKEHW_NAME_MAX];
-    long mig_start, mig_size; /* memory slices start .. start+size-1 */
+    long mig_start, mig_size;       /* memory slices start .. start+size-1 */
+    int mig_profile_id;             /* partitions: GPU instance profile ID */
+    struct mig_engines mig_engines; /* partitions: their engines; zero on a GPU */
     /* Consumable capacity (config_sharing.c): several claims may share the
      * GPU by memory; 0 = not shared. */
     uint64_t share_default, share_min, share_step;

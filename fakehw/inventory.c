@@ -153,6 +153,20 @@ static int render_config_attr(const struct gpu_device *c, enum fakehw_attr_id a,
             return snprintf(buf, size, "\n");
         return snprintf(buf, size, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->share_default,
                         c->share_min, c->share_step);
+    case FAKEHW_ATTR_ID_MIG_PROFILE_ID:
+        return snprintf(buf, size, "%d\n", c->mig_profile_id);
+    case FAKEHW_ATTR_ID_MULTIPROCESSORS:
+        return snprintf(buf, size, "%d\n", c->mig_engines.multiprocessors);
+    case FAKEHW_ATTR_ID_COPY_ENGINES:
+        return snprintf(buf, size, "%d\n", c->mig_engines.copy_engines);
+    case FAKEHW_ATTR_ID_DECODERS:
+        return snprintf(buf, size, "%d\n", c->mig_engines.decoders);
+    case FAKEHW_ATTR_ID_ENCODERS:
+        return snprintf(buf, size, "%d\n", c->mig_engines.encoders);
+    case FAKEHW_ATTR_ID_JPEG_ENGINES:
+        return snprintf(buf, size, "%d\n", c->mig_engines.jpeg_engines);
+    case FAKEHW_ATTR_ID_OFA_ENGINES:
+        return snprintf(buf, size, "%d\n", c->mig_engines.ofa_engines);
     case FAKEHW_ATTR_ID_DEVICE_PATH:
     case FAKEHW_ATTR_ID_HEALTH:
     case FAKEHW_ATTR_ID_HEALTH_REASON:

@@ -6,35 +6,55 @@
 #include <stdio.h>
 #include <strings.h>
 
-/* The layout is the same on every 8-memory-slice GPU; only the names (the
- * memory in GB) change with the board. */
-#define PROFILES(p1, p1x2, p2, p3, p4, p7)                                                         \
+/* The layout is the same on every 8-memory-slice GPU, and so are the
+ * profile IDs; only the names (the memory in GB) and the engines change
+ * with the board.  ENG(multiprocessors, copy engines, decoders, encoders,
+ * JPEG engines, OFA engines). */
+#define ENG(sm, ce, dec, enc, jpg, ofa)                                                            \
     {                                                                                              \
-        {p1, 1, 1, 7, {0, 1, 2, 3, 4, 5, 6}}, {p1x2, 1, 2, 4, {0, 2, 4, 6}},                       \
-            {p2, 2, 2, 3, {0, 2, 4}}, {p3, 3, 4, 2, {0, 4}}, {p4, 4, 4, 1, {0}},                   \
-            {p7, 7, 8, 1, {0}},                                                                    \
+        sm, ce, dec, enc, jpg, ofa                                                                 \
+    }
+#define PROFILES(p1, p1x2, p2, p3, p4, p7, e1, e1x2, e2, e3, e4, e7)                               \
+    {                                                                                              \
+        {p1, 1, 1, 7, {0, 1, 2, 3, 4, 5, 6}, 19, e1}, {p1x2, 1, 2, 4, {0, 2, 4, 6}, 15, e1x2},     \
+            {p2, 2, 2, 3, {0, 2, 4}, 14, e2}, {p3, 3, 4, 2, {0, 4}, 9, e3},                        \
+            {p4, 4, 4, 1, {0}, 5, e4}, {p7, 7, 8, 1, {0}, 0, e7},                                  \
     }
 
 static const struct mig_profile a100_40[] =
-    PROFILES("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb");
-static const struct mig_profile gb80[] =
-    PROFILES("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb");
+    PROFILES("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb",
+             ENG(14, 1, 0, 0, 0, 0), ENG(14, 1, 1, 0, 0, 0), ENG(28, 2, 1, 0, 0, 0),
+             ENG(42, 3, 2, 0, 0, 0), ENG(56, 4, 2, 0, 0, 0), ENG(98, 7, 5, 0, 1, 1));
+static const struct mig_profile a100_80[] =
+    PROFILES("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb",
+             ENG(14, 1, 1, 0, 0, 0), ENG(14, 1, 1, 0, 0, 0), ENG(28, 2, 1, 0, 0, 0),
+             ENG(42, 3, 2, 0, 0, 0), ENG(56, 4, 2, 0, 0, 0), ENG(98, 7, 5, 0, 1, 1));
+static const struct mig_profile h100[] =
+    PROFILES("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb",
+             ENG(16, 1, 1, 0, 0, 0), ENG(16, 1, 1, 0, 0, 0), ENG(32, 2, 1, 0, 0, 0),
+             ENG(48, 3, 2, 0, 0, 0), ENG(64, 4, 2, 0, 0, 0), ENG(112, 7, 5, 0, 0, 0));
 static const struct mig_profile h200[] =
-    PROFILES("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb");
+    PROFILES("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb",
+             ENG(16, 1, 1, 0, 0, 0), ENG(16, 1, 1, 0, 0, 0), ENG(32, 2, 1, 0, 0, 0),
+             ENG(48, 3, 2, 0, 0, 0), ENG(64, 4, 2, 0, 0, 0), ENG(112, 7, 5, 0, 0, 0));
 static const struct mig_profile b200[] =
-    PROFILES("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb");
+    PROFILES("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb",
+             ENG(18, 1, 1, 0, 0, 0), ENG(18, 1, 1, 0, 0, 0), ENG(36, 2, 2, 1, 1, 1),
+             ENG(54, 3, 3, 2, 2, 2), ENG(72, 4, 4, 2, 2, 2), ENG(126, 7, 7, 4, 4, 4));
+#define UNKNOWN ENG(0, 0, 0, 0, 0, 0)
 static const struct mig_profile gb200[] =
-    PROFILES("1g.24gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb");
+    PROFILES("1g.24gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb", UNKNOWN, UNKNOWN,
+             UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN);
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct mig_geometry geometries[] = {
     {"A100-SXM4-40GB", a100_40, N(a100_40)},
     {"A100-PCIE-40GB", a100_40, N(a100_40)},
-    {"A100-SXM4-80GB", gb80, N(gb80)},
-    {"A100-PCIE-80GB", gb80, N(gb80)},
-    {"H100-SXM5-80GB", gb80, N(gb80)},
-    {"H100-PCIE-80GB", gb80, N(gb80)},
+    {"A100-SXM4-80GB", a100_80, N(a100_80)},
+    {"A100-PCIE-80GB", a100_80, N(a100_80)},
+    {"H100-SXM5-80GB", h100, N(h100)},
+    {"H100-PCIE-80GB", h100, N(h100)},
     {"H200", h200, N(h200)},
     {"B200", b200, N(b200)},
     {"GB200", gb200, N(gb200)},

@@ -8,7 +8,14 @@
  * checks through the shared counters the plugin publishes).
  *
  * Left out: the "+me" (media extension) variants, which differ from their
- * base profile only by the decoders a single instance may take. */
+ * base profile only by the decoders a single instance may take.
+ *
+ * Each profile also carries what NVML's GPU instance profile info reports
+ * and NVIDIA's DRA driver publishes: the profile ID (`nvidia-smi mig -lgip`,
+ * part of that driver's MIG device names) and the engine counts, as
+ * go-nvml's mock GPUs (pkg/nvml/mock/gpus) give them for the A100 40GB and
+ * 80GB, H100, H200 and B200.  A model without such a source (GB200) has
+ * engine counts 0: unknown. */
 #ifndef FAKEHW_MIG_PROFILES_H
 #define FAKEHW_MIG_PROFILES_H
 
@@ -21,12 +28,19 @@
 #define MIG_PROFILE_NAME_MAX 16
 #define MIG_MAX_PLACEMENTS   8
 
+/* Engines of one GPU instance; multiprocessors 0 means not known. */
+struct mig_engines {
+    int multiprocessors, copy_engines, decoders, encoders, jpeg_engines, ofa_engines;
+};
+
 struct mig_profile {
     const char *name;   /* "3g.40gb", as nvidia-smi names it */
     int compute_slices; /* the "3g" */
     int memory_slices;  /* eighths of the memory */
     int nplacements;    /* valid starts, in order */
     int placements[MIG_MAX_PLACEMENTS];
+    int id; /* GPU instance profile ID: 19 for 1g, 15, 14, 9, 5, 0 for 7g */
+    struct mig_engines engines;
 };
 
 struct mig_geometry {

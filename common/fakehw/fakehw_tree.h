@@ -143,7 +143,12 @@ enum fakehw_attr_kind {
  *   migPlacement    partitions: "START:SIZE", the memory slices START ..
  *                   START+SIZE-1 of the parent (of 8); "" on a GPU
  *   memorySharing   "DEFAULT MIN STEP" in bytes when several claims may
- *                   share the GPU by memory (consumable capacity); "" */
+ *                   share the GPU by memory (consumable capacity); ""
+ *   migProfileId    partitions: the GPU instance profile ID (9 for 3g.40gb);
+ *                   0 on a GPU
+ *   multiprocessors, copyEngines, decoders, encoders, jpegEngines, ofaEngines
+ *                   partitions: the engines of the instance; all 0 on a GPU
+ *                   and on a model whose engines are not known */
 #define FAKEHW_DEVICE_ATTRIBUTES(X)                                                                \
     X(NAME, "name", LABEL, name, FIRST, UNPUBLISHED)                                               \
     X(INDEX, "index", COUNT, index, FIRST, PUBLISHED(INT, ALWAYS, "index"))                        \
@@ -179,7 +184,14 @@ enum fakehw_attr_kind {
     X(PARENT, "parent", LABEL_OPT, parent, LATER, UNPUBLISHED)                                     \
     X(MIG_PROFILE, "migProfile", TEXT_OPT, mig_profile, LATER, UNPUBLISHED)                        \
     X(MIG_PLACEMENT, "migPlacement", PLACEMENT, mig_placement, LATER, UNPUBLISHED)                 \
-    X(MEMORY_SHARING, "memorySharing", SHARING, memory_sharing, LATER, UNPUBLISHED)
+    X(MEMORY_SHARING, "memorySharing", SHARING, memory_sharing, LATER, UNPUBLISHED)                \
+    X(MIG_PROFILE_ID, "migProfileId", COUNT, mig_profile_id, LATER, UNPUBLISHED)                   \
+    X(MULTIPROCESSORS, "multiprocessors", COUNT, multiprocessors, LATER, UNPUBLISHED)              \
+    X(COPY_ENGINES, "copyEngines", COUNT, copy_engines, LATER, UNPUBLISHED)                        \
+    X(DECODERS, "decoders", COUNT, decoders, LATER, UNPUBLISHED)                                   \
+    X(ENCODERS, "encoders", COUNT, encoders, LATER, UNPUBLISHED)                                   \
+    X(JPEG_ENGINES, "jpegEngines", COUNT, jpeg_engines, LATER, UNPUBLISHED)                        \
+    X(OFA_ENGINES, "ofaEngines", COUNT, ofa_engines, LATER, UNPUBLISHED)
 
 #define FAKEHW_ATTR_ID_ENUM_(id, file, kind, field, since, slice) FAKEHW_ATTR_ID_##id,
 enum fakehw_attr_id { FAKEHW_DEVICE_ATTRIBUTES(FAKEHW_ATTR_ID_ENUM_) FAKEHW_ATTR_COUNT };
@@ -271,6 +283,14 @@ struct fakehw_device {
     char mig_profile[FAKEHW_NAME_MAX];
     long mig_placement[2];      /* start, size; both 0 on a GPU */
     uint64_t memory_sharing[3]; /* default, min, step in bytes; all 0: not shared */
+    long mig_profile_id;        /* partitions: GPU instance profile ID */
+    long multiprocessors, copy_engines, decoders, encoders, jpeg_engines, ofa_engines;
+    /* Not files of the tree: when the plugin publishes a device under
+     * another name (driver/device/personality.h), the tree's directory
+     * names of the device and of its parent, for paths into the tree.
+     * Empty when name and parent are the tree's. */
+    char dir[FAKEHW_NAME_MAX];
+    char parent_dir[FAKEHW_NAME_MAX];
 };
 
 #endif

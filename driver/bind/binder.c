@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "binder_internal.h"
+#include "driver/device/personality.h"
 #include "driver/health/claim_patch.h"
 #include "driver/health/claim_status_json.h"
 #include "fakehw_attach.h"
@@ -80,7 +81,7 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
             continue;
         LOG_I("binder: %s is %s but no claim holds it: detaching", d->name,
               fakehw_attach_name(d->attach));
-        binder_write_attach(b, d->name, "detach");
+        binder_write_attach(b, fakehw_device_dir(d), "detach");
     }
 out:
     json_decref(held);

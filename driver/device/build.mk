@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # driver/device/: the plugin's model of a device: the shared, immutable
-# device snapshot the inventory hands out, and the attributes a device is
-# published with (slices and device metadata).  Built as $(DEVICE_LIB), a
+# device snapshot the inventory hands out, the personality that names the
+# devices, and the attributes a device is published with (slices and device
+# metadata).  Built as $(DEVICE_LIB), a
 # provider of publish/, health/, bind/ and prepare/: link it after them.
 # driver/build.mk includes this fragment first, so the others can name
 # $(DEVICE_LIB) in their rules.
@@ -24,3 +25,10 @@ $(BIN)/test_device_snapshot: $(OBJ)/driver/device/tests/test_device_snapshot.o $
     $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpthread $(LDLIBS)
+
+# Unit tests: the personalities (flag values, NVIDIA's device names,
+# renaming a snapshot) and the nvidia personality's attributes.
+UNIT_TESTS += $(BIN)/test_personality
+$(BIN)/test_personality: $(OBJ)/driver/device/tests/test_personality.o $(DEVICE_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(DEVICE_LDLIBS) $(LDLIBS)

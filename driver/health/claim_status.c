@@ -24,6 +24,8 @@ struct claim_status_writer {
     void *on_changed_written_ctx;
     json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
     void *watched_claim_ctx;
+    claim_config_data_fn config_data;
+    void *config_data_ctx;
 
     pthread_t thread;
     pthread_mutex_t lock; /* guards everything below */
@@ -230,7 +232,8 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     struct device_snapshot *snap = device_snapshot_get(w->snap);
     pthread_mutex_unlock(&w->lock);
     struct claim_status_input in = {
-        w->driver, w->pool, find_dev, snap, snap != NULL ? snap->tree_up : true, now};
+        w->driver, w->pool,        find_dev,          snap, snap != NULL ? snap->tree_up : true,
+        now,       w->config_data, w->config_data_ctx};
     json_auto_t *devices = NULL;
     int rc = claim_status_devices_build(claim, &in, &devices, err);
     device_snapshot_put(snap);
@@ -339,6 +342,8 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
     w->watched_claim = opts->watched_claim;
     w->watched_claim_ctx = opts->watched_claim_ctx;
+    w->config_data = opts->config_data;
+    w->config_data_ctx = opts->config_data_ctx;
     w->changed_since = -1;
     if (w->driver[0] == '\0' || w->pool[0] == '\0') {
         error_set(err, "claim status writer: driver name and pool name are required");

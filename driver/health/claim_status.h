@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claim_status_json.h"
 #include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "driver/prepare/prepare.h"
@@ -69,6 +70,10 @@ struct claim_status_options {
      * the claim is then read with a GET.  NULL = always GET. */
     json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
     void *watched_claim_ctx;
+    /* What the opaque config made of each device, for its data (the nvidia
+     * personality); NULL = nothing. */
+    claim_config_data_fn config_data;
+    void *config_data_ctx;
 };
 
 struct claim_status_stats {

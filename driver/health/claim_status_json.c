@@ -116,7 +116,8 @@ static json_t *device_data(const struct fakehw_device *dev)
 
 /* Our entry for one allocation result, starting from the old one if any. */
 static json_t *build_entry(const json_t *old, const char *device, const char *share_id,
-                           const struct claim_status_input *in, const json_t *generation)
+                           const struct claim_status_input *in, const json_t *generation,
+                           const json_t *claim, size_t result)
 {
     json_t *entry = old ? json_deep_copy(old) : json_object();
     if (entry == NULL)
@@ -140,6 +141,11 @@ static json_t *build_entry(const json_t *old, const char *device, const char *sh
         goto fail;
     if (dev != NULL) {
         json_t *data = device_data(dev);
+        json_t *config =
+            in->config_data ? in->config_data(in->config_ctx, claim, result, in->find, in->find_ctx)
+                            : NULL;
+        if (config != NULL && (data == NULL || json_object_set_new(data, "config", config) < 0))
+            goto fail;
         if (data == NULL || json_object_set_new(entry, "data", data) < 0)
             goto fail;
     }
@@ -214,7 +220,7 @@ int claim_status_devices_build(const json_t *claim, const struct claim_status_in
             if (old == NULL && entry_matches(o, d, p, device, share_id))
                 old = o;
         }
-        json_t *entry = build_entry(old, device, share_id, in, generation);
+        json_t *entry = build_entry(old, device, share_id, in, generation, claim, i);
         if (entry == NULL || json_array_append_new(out, entry) < 0) {
             json_decref(out);
             error_set(err, "claim %s/%s: cannot build the status.devices entry of device %s", ns,

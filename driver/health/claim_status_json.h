@@ -35,6 +35,12 @@
  * has none (the device then reads as removed). */
 typedef const struct fakehw_device *(*claim_device_find_fn)(void *ctx, const char *name);
 
+/* What the driver's opaque config made of allocation result `result` of
+ * claim, as a new JSON value for the entry's data under "config", or NULL
+ * for none. */
+typedef json_t *(*claim_config_data_fn)(void *ctx, const json_t *claim, size_t result,
+                                        claim_device_find_fn find, void *find_ctx);
+
 struct claim_status_input {
     const char *driver;
     const char *pool;
@@ -42,6 +48,8 @@ struct claim_status_input {
     void *find_ctx;
     bool tree_up;    /* false: the fakehw tree is gone, every device is unhealthy */
     const char *now; /* RFC3339 UTC ("2025-11-22T05:13:00Z"), for new transitions */
+    claim_config_data_fn config_data; /* NULL = no "config" in data */
+    void *config_ctx;
 };
 
 /* Builds the status.devices list claim should carry.  Returns 0 with

@@ -15,7 +15,8 @@ $(PREPARE_LIB): $(PREPARE_OBJS)
 
 PREPARE_TESTS := test_prepare_names test_prepare_config test_prepare_cdi test_prepare_flow \
                  test_prepare_checkpoint test_prepare_journal test_prepare_record \
-                 test_prepare_reaper test_prepare_shared test_prepare_allocation
+                 test_prepare_reaper test_prepare_shared test_prepare_allocation \
+                 test_nvidia_config
 UNIT_TESTS += $(PREPARE_TESTS:%=$(BIN)/%)
 
 # Every test links the shared fixture (claims, devices, temp dirs).

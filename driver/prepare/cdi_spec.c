@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cdi_names.h"
+#include "driver/device/personality.h"
 
 static int make_kind(const char *vendor_prefix, const char *driver, const char *class, char *buf,
                      size_t size, struct error *err)
@@ -64,6 +65,33 @@ static int sharing_env(json_t *env, const char *prefix, const struct gpu_config 
     return append_env(env, err, "%sTIMESLICE_INTERVAL=%s", prefix, g->interval);
 }
 
+/* The env of an NVIDIA config (nvidia_config.h), as far as a container
+ * without CUDA sees it: the real driver's CUDA_MPS_PIPE_DIRECTORY, the
+ * client variables that carry the MPS daemon's defaults, and the strategy
+ * and interval under the device's prefix as the fakehw personality names
+ * them. */
+static int nvidia_env(json_t *env, const char *prefix, const struct nvidia_config *c,
+                      struct error *err)
+{
+    if (c->sharing == NVIDIA_SHARING_NONE)
+        return 0;
+    if (append_env(env, err, "%sSHARING_STRATEGY=%s", prefix, nvidia_sharing_name(c->sharing)) < 0)
+        return -1;
+    if (c->sharing == NVIDIA_SHARING_TIME_SLICING)
+        return c->interval ? append_env(env, err, "%sTIMESLICE_INTERVAL=%s", prefix, c->interval)
+                           : 0;
+    if (append_env(env, err, "CUDA_MPS_PIPE_DIRECTORY=%s", NVIDIA_MPS_PIPE_DIRECTORY) < 0 ||
+        (c->active_thread_percentage >= 0 &&
+         append_env(env, err, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%ld",
+                    c->active_thread_percentage) < 0) ||
+        (c->pinned_limits[0] &&
+         append_env(env, err, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s", c->pinned_limits) < 0) ||
+        (c->pinned_limit_mib && append_env(env, err, "%sMPS_PINNED_DEVICE_MEM_LIMIT=%lluM", prefix,
+                                           (unsigned long long)c->pinned_limit_mib) < 0))
+        return -1;
+    return 0;
+}
+
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -92,6 +120,17 @@ static int user_env(json_t *env, const json_t *map, struct error *err)
                         json_string_value(json_object_get(map, names[i])));
     free(names);
     return rc;
+}
+
+/* The env of the fakehw personality's GpuConfig: sharing under the
+ * device's prefix and container-wide, then the config's own variables. */
+static int config_env(json_t *env, const char *prefix, const struct gpu_config *g,
+                      struct error *err)
+{
+    if (sharing_env(env, prefix, g, err) < 0 || sharing_env(env, "FAKEHW_", g, err) < 0 ||
+        user_env(env, g->env, err) < 0)
+        return -1;
+    return 0;
 }
 
 static int name_device(struct cdi_claim *c, size_t i, struct error *err)
@@ -126,8 +165,8 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         (d->share_id && append_env(env, err, "%sSHARE_ID=%s", prefix, d->share_id) < 0) ||
         (d->memory &&
          append_env(env, err, "%sMEMORY=%llu", prefix, (unsigned long long)d->memory) < 0) ||
-        sharing_env(env, prefix, d->config, err) < 0 ||
-        sharing_env(env, "FAKEHW_", d->config, err) < 0 || user_env(env, d->config->env, err) < 0)
+        (d->nvidia ? nvidia_env(env, prefix, d->nvidia, err)
+                   : config_env(env, prefix, d->config, err)) < 0)
         goto fail;
     if (dev->device_path[0]) {
         char node[64];
@@ -139,7 +178,7 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         }
     }
     if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
-                 dev->name) >= (int)sizeof(path)) {
+                 fakehw_device_dir(dev)) >= (int)sizeof(path)) {
         error_set(err, "fakehw path of %s is too long", dev->name);
         goto fail;
     }
@@ -153,7 +192,7 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
      * fakegpu-smi -L lists the partition under, as nvidia-smi -L does). */
     if (dev->parent[0] != '\0') {
         if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
-                     dev->parent) >= (int)sizeof(path)) {
+                     fakehw_device_parent_dir(dev)) >= (int)sizeof(path)) {
             error_set(err, "fakehw path of %s is too long", dev->parent);
             goto fail;
         }
@@ -199,6 +238,12 @@ static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
         goto fail;
     if (c->fakegpu_smi && c->fakegpu_smi[0]) {
         json_t *mounts = json_pack("[o]", bind_mount(c->fakegpu_smi, CDI_SMI_PATH));
+        /* Where workloads written for NVIDIA's driver call it. */
+        if (mounts != NULL && c->nvidia_smi &&
+            json_array_append_new(mounts, bind_mount(c->fakegpu_smi, CDI_NVIDIA_SMI_PATH)) < 0) {
+            json_decref(mounts);
+            mounts = NULL;
+        }
         if (mounts == NULL || json_object_set_new(edits, "mounts", mounts) < 0) {
             error_set(err, "CDI spec: out of memory");
             goto fail;

@@ -35,26 +35,30 @@
 #include "error.h"
 #include "fakehw_tree.h"
 #include "gpu_config.h"
+#include "nvidia_config.h"
 
-#define CDI_CLAIM_CLASS    "gpu"
-#define CDI_METADATA_CLASS "metadata"
-#define CDI_SMI_PATH       "/usr/bin/fakegpu-smi"
-#define CDI_NAME_MAX       160 /* kinds, device names and qualified ids */
-#define CDI_QUALIFIED_MAX  (2 * CDI_NAME_MAX)
+#define CDI_CLAIM_CLASS     "gpu"
+#define CDI_METADATA_CLASS  "metadata"
+#define CDI_SMI_PATH        "/usr/bin/fakegpu-smi"
+#define CDI_NVIDIA_SMI_PATH "/usr/bin/nvidia-smi" /* the same binary, in the nvidia personality */
+#define CDI_NAME_MAX        160                   /* kinds, device names and qualified ids */
+#define CDI_QUALIFIED_MAX   (2 * CDI_NAME_MAX)
 
 struct cdi_claim_device {
     const struct fakehw_device *dev;
-    const char *request;  /* "req" or "req/sub" */
-    const char *share_id; /* NULL when none */
-    const struct gpu_config *config;
-    uint64_t memory;             /* consumed memory of a share; 0 = the whole device */
-    char cdi_name[CDI_NAME_MAX]; /* filled by cdi_claim_spec */
+    const char *request;                /* "req" or "req/sub" */
+    const char *share_id;               /* NULL when none */
+    const struct gpu_config *config;    /* the fakehw personality's */
+    const struct nvidia_config *nvidia; /* the nvidia personality's, else NULL */
+    uint64_t memory;                    /* consumed memory of a share; 0 = the whole device */
+    char cdi_name[CDI_NAME_MAX];        /* filled by cdi_claim_spec */
 };
 
 struct cdi_claim {
     const char *driver, *ns, *name, *uid;
     const char *fakehw_host_root; /* the tree on the host, mounted at the same path */
     const char *fakegpu_smi;      /* host path; NULL or "" = not mounted */
+    bool nvidia_smi;              /* mount it as nvidia-smi too (the nvidia personality) */
     struct cdi_claim_device *devices;
     size_t n_devices; /* at least 1 */
 };

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "driver/device/personality.h"
 #include "error.h"
 #include "fakehw_tree.h"
 
@@ -70,8 +71,9 @@ struct prepare_config {
     /* The fakehw tree as the container runtime sees it (the host), where CDI
      * specs mount it from: not necessarily where this process reads it. */
     const char *fakehw_host_root;
-    const char *fakegpu_smi; /* host path of the static fakegpu-smi, "" = do not mount */
-    bool device_metadata;    /* write KEP-5304 metadata files (default on) */
+    const char *fakegpu_smi;      /* host path of the static fakegpu-smi, "" = do not mount */
+    bool device_metadata;         /* write KEP-5304 metadata files (default on) */
+    enum personality personality; /* the attributes of the metadata files */
     claim_fetch_fn fetch_claim;
     class_fetch_fn fetch_class; /* unused, may be NULL */
     device_lookup_fn lookup_device;

@@ -11,9 +11,11 @@
 #include "claim_files.h"
 #include "cleanup.h"
 #include "driver/device/device_attributes.h"
+#include "driver/device/nvidia_attributes.h"
 #include "device_metadata.h"
 #include "fakehw_attach.h"
 #include "gpu_config.h"
+#include "nvidia_config.h"
 #include "prepare_state.h"
 #include "prepared_claim.h"
 #include "xalloc.h"
@@ -86,7 +88,9 @@ static int plan_request_metadata(const struct plan_input *in, const char *req, s
             first_request = a->results[i].request;
             first = i;
         }
-        json_t *attrs = device_attributes_json(&in->devs[i], err);
+        json_t *attrs = st->cfg.personality == PERSONALITY_NVIDIA
+                            ? nvidia_attributes_json(&in->devs[i], err)
+                            : device_attributes_json(&in->devs[i], err);
         if (attrs == NULL ||
             device_metadata_add_device(devices, st->cfg.driver_name, a->results[i].pool,
                                        in->devs[i].name, attrs, err) < 0)
@@ -177,6 +181,7 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
     size_t n = a.n_results;
     cleanup_free struct fakehw_device *devs = xcalloc(n ? n : 1, sizeof(*devs));
     cleanup_free struct gpu_config *configs = xcalloc(n ? n : 1, sizeof(*configs));
+    cleanup_free struct nvidia_config *nv_configs = xcalloc(n ? n : 1, sizeof(*nv_configs));
     cleanup_free const char **requests = xcalloc(n ? n : 1, sizeof(*requests));
     cleanup_free struct cdi_claim_device *cdevs = xcalloc(n ? n : 1, sizeof(*cdevs));
     json_auto_t *claim_spec = NULL;
@@ -187,24 +192,29 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
     for (size_t i = 0; i < n; i++)
         requests[i] = a.results[i].request;
     struct device_hold *holds = xcalloc(n ? n : 1, sizeof(*holds));
+    bool nvidia = st->cfg.personality == PERSONALITY_NVIDIA;
     if (lookup_devices(st, &a, devs, holds, err) < 0 ||
-        gpu_config_resolve(st->cfg.driver_name, a.config, requests, n, configs, err) < 0) {
+        (nvidia
+             ? nvidia_config_resolve(st->cfg.driver_name, a.config, requests, devs, n, nv_configs,
+                                     err)
+             : gpu_config_resolve(st->cfg.driver_name, a.config, requests, n, configs, err)) < 0) {
         free(holds);
         goto out;
     }
-    have_configs = true;
+    have_configs = !nvidia;
 
     p->record = claim_record_new(ref, CLAIM_PREPARE_STARTED);
     p->record->holds = holds;
     p->record->n_holds = n;
     struct cdi_claim cc = {
         st->cfg.driver_name, ref->ns, ref->name, ref->uid, st->cfg.fakehw_host_root,
-        st->cfg.fakegpu_smi, cdevs,   n};
+        st->cfg.fakegpu_smi, nvidia,  cdevs,     n};
     if (n > 0) {
         for (size_t i = 0; i < n; i++)
             cdevs[i] = (struct cdi_claim_device){
-                &devs[i],    a.results[i].request,         a.results[i].share_id,
-                &configs[i], a.results[i].consumed_memory, ""};
+                &devs[i],    a.results[i].request,           a.results[i].share_id,
+                &configs[i], nvidia ? &nv_configs[i] : NULL, a.results[i].consumed_memory,
+                ""};
         if ((claim_spec = cdi_claim_spec(&cc, err)) == NULL)
             goto out;
     }

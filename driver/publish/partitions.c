@@ -23,14 +23,16 @@ static bool mode_is(const struct fakehw_device *d, const char *mode)
     return !strcmp(d->mig_mode, mode);
 }
 
-int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters,
+int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters, bool nvidia,
                     struct partition_plan *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
+    out->nvidia = nvidia;
     json_t *by_name = json_object(); /* GPU name -> index */
     out->info = calloc(n ? n : 1, sizeof(*out->info));
     out->sets = calloc(n ? n : 1, sizeof(*out->sets));
-    if (by_name == NULL || out->info == NULL || out->sets == NULL)
+    out->set_caps = calloc(n ? n : 1, sizeof(*out->set_caps));
+    if (by_name == NULL || out->info == NULL || out->sets == NULL || out->set_caps == NULL)
         goto oom;
     for (size_t i = 0; i < n; i++) {
         const struct fakehw_device *d = &devs[i];
@@ -60,6 +62,9 @@ int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters,
         } else if (out->info[gpu - devs].role == PARTITION_COUNTED) {
             info->role = PARTITION_COUNTED;
             info->set = out->info[gpu - devs].set;
+            struct nvidia_caps c;
+            nvidia_caps_of(d, &c);
+            nvidia_caps_max(&out->set_caps[info->set], &c);
         } else {
             info->role = PARTITION_HIDDEN; /* a placement, without counters to guard it */
         }
@@ -76,6 +81,7 @@ void partitions_plan_free(struct partition_plan *p)
 {
     free(p->info);
     free(p->sets);
+    free(p->set_caps);
     memset(p, 0, sizeof(*p));
 }
 
@@ -91,8 +97,11 @@ void partitions_set_name(const struct fakehw_device *gpu, char *buf, size_t size
         snprintf(buf, size, "gpu-%ld" PARTITIONS_COUNTER_SET_SUFFIX, gpu->index);
 }
 
-/* {"memory": {"value": Q}, "memory-slice-<start>": {"value": "1"}, ...} */
-static json_t *counters_json(uint64_t memory, long start, long size, struct error *err)
+/* {"memory": {"value": Q}, "memory-slice-<start>": {"value": "1"}, ...};
+ * with caps (the nvidia personality) its memory and engines instead of
+ * memory. */
+static json_t *counters_json(uint64_t memory, const struct nvidia_caps *caps, long start, long size,
+                             struct error *err)
 {
     char q[QUANTITY_STR_MAX];
     if (quantity_format_bytes(memory, q, sizeof(q)) < 0) {
@@ -100,6 +109,10 @@ static json_t *counters_json(uint64_t memory, long start, long size, struct erro
         return NULL;
     }
     json_t *c = json_pack("{s:{s:s}}", "memory", "value", q);
+    if (c != NULL && caps != NULL && nvidia_caps_add(c, caps, true, err) < 0) {
+        json_decref(c);
+        return NULL;
+    }
     for (long s = start; c != NULL && s < start + size && s < MEMORY_SLICES; s++) {
         char name[32];
         snprintf(name, sizeof(name), "memory-slice-%ld", s);
@@ -122,7 +135,8 @@ json_t *partitions_shared_counters_json(const struct partition_plan *p, size_t k
          s < p->n_sets && s < (k + 1) * PARTITIONS_SETS_PER_SLICE; s++) {
         char name[80];
         partitions_set_name(p->sets[s], name, sizeof(name));
-        json_t *c = counters_json(p->sets[s]->memory_bytes, 0, MEMORY_SLICES, err);
+        json_t *c = counters_json(p->sets[s]->memory_bytes, p->nvidia ? &p->set_caps[s] : NULL, 0,
+                                  MEMORY_SLICES, err);
         if (c == NULL) {
             json_decref(sets);
             return NULL;
@@ -143,6 +157,31 @@ static int set_string_attr(json_t *attrs, const char *name, const char *value)
     return json_object_set_new(attrs, name, json_pack("{s:s}", "string", value));
 }
 
+/* The nvidia personality's capacities of d (nvidia_capacity.h), and no
+ * uuid on a placement that is not made yet. */
+static int nvidia_decorate(const struct partition_plan *p, const struct fakehw_device *d,
+                           const struct partition_info *info, json_t *dev, struct error *err)
+{
+    struct nvidia_caps caps;
+    bool counted = info->role == PARTITION_COUNTED;
+    if (is_partition(d))
+        nvidia_caps_of(d, &caps);
+    else if (counted)
+        caps = p->set_caps[info->set];
+    else
+        return 0; /* a whole GPU without partitions: memory, as published */
+    json_t *capacity = json_object();
+    if (capacity == NULL || json_object_set_new(dev, "capacity", capacity) < 0)
+        return error_set(err, "device %s: out of memory", d->name);
+    if (nvidia_caps_add(capacity, &caps, false, err) < 0 ||
+        (is_partition(d) && !counted &&
+         nvidia_memory_slices_add(capacity, d->mig_placement[0], d->mig_placement[1], err) < 0))
+        return error_prefix(err, "device %s: capacity", d->name);
+    if (is_partition(d) && counted)
+        json_object_del(json_object_get(dev, "attributes"), "uuid");
+    return 0;
+}
+
 int partitions_decorate(const struct partition_plan *p, const struct fakehw_device *d, size_t i,
                         json_t *dev, struct error *err)
 {
@@ -153,6 +192,8 @@ int partitions_decorate(const struct partition_plan *p, const struct fakehw_devi
           set_string_attr(attrs, PARTITIONS_TYPE_ATTRIBUTE, d->mig_profile) < 0) ||
          (info->parent != NULL && set_string_attr(attrs, "parentUUID", info->parent->uuid) < 0)))
         return error_set(err, "device %s: out of memory", d->name);
+    if (p->nvidia && nvidia_decorate(p, d, info, dev, err) < 0)
+        return -1;
     if (info->role != PARTITION_COUNTED)
         return 0;
     if (!is_partition(d) && json_is_object(attrs) &&
@@ -161,9 +202,14 @@ int partitions_decorate(const struct partition_plan *p, const struct fakehw_devi
     char set[80];
     partitions_set_name(p->sets[info->set], set, sizeof(set));
     /* The whole GPU takes every counter; a partition its memory and slices. */
-    json_t *c = is_partition(d)
-                    ? counters_json(d->memory_bytes, d->mig_placement[0], d->mig_placement[1], err)
-                    : counters_json(d->memory_bytes, 0, MEMORY_SLICES, err);
+    struct nvidia_caps own;
+    nvidia_caps_of(d, &own);
+    const struct nvidia_caps *caps = !p->nvidia        ? NULL
+                                     : is_partition(d) ? &own
+                                                       : &p->set_caps[info->set];
+    json_t *c = is_partition(d) ? counters_json(d->memory_bytes, caps, d->mig_placement[0],
+                                                d->mig_placement[1], err)
+                                : counters_json(d->memory_bytes, caps, 0, MEMORY_SLICES, err);
     if (c == NULL)
         return error_prefix(err, "device %s", d->name);
     if (json_object_set_new(dev, "consumesCounters",

@@ -23,7 +23,12 @@
  * partitionTypeAttribute (KEP-4815, 1.37 gate DRAPartitionableDevicesType:
  * the attribute whose value labels each counted device with its partition
  * type; the server requires it, as a string, on every device of the slice
- * that consumes counters, and devices of one type cost the same). */
+ * that consumes counters, and devices of one type cost the same).
+ *
+ * In the nvidia personality (nvidia_capacity.h) the counter sets and
+ * consumesCounters also count the engines, every partition and a
+ * dynamic-mode GPU get their capacities, static instances their
+ * memorySlice<i>, and a dynamic-mode placement has no uuid attribute. */
 #ifndef FAKEHW_DRIVER_PUBLISH_PARTITIONS_H
 #define FAKEHW_DRIVER_PUBLISH_PARTITIONS_H
 
@@ -33,6 +38,7 @@
 
 #include "error.h"
 #include "fakehw_tree.h"
+#include "nvidia_capacity.h"
 
 #define PARTITIONS_SETS_PER_SLICE     8 /* ResourceSliceMaxCounterSets */
 #define PARTITIONS_COUNTER_SET_SUFFIX "-counter-set"
@@ -55,11 +61,14 @@ struct partition_plan {
     struct partition_info *info;       /* per input device, same order */
     const struct fakehw_device **sets; /* the GPU of each counter set, in device order */
     size_t n_sets;
+    bool nvidia;                  /* the nvidia personality's capacities and counters */
+    struct nvidia_caps *set_caps; /* per counter set: the largest of its partitions' */
 };
 
-/* Plans devs (n of them).  counters false: no counter sets (see above).
- * -1 with err only for no memory. */
-int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters,
+/* Plans devs (n of them).  counters false: no counter sets (see above);
+ * nvidia: the nvidia personality's capacities and counters.  -1 with err
+ * only for no memory. */
+int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters, bool nvidia,
                     struct partition_plan *out, struct error *err);
 void partitions_plan_free(struct partition_plan *p);
 

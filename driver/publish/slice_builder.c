@@ -11,6 +11,7 @@
 #include "driver/bind/binding_conditions.h"
 #include "shares.h"
 #include "driver/device/device_attributes.h"
+#include "driver/device/nvidia_attributes.h"
 #include "quantity.h"
 
 int slice_index_digits(size_t n_slices)
@@ -45,7 +46,7 @@ int slice_set_generation(json_t *slice, int64_t generation)
 }
 
 json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,
-                          enum taint_effect effect, struct error *err)
+                          enum taint_effect effect, enum personality p, struct error *err)
 {
     char memory[QUANTITY_STR_MAX];
     if (quantity_format_bytes(d->memory_bytes, memory, sizeof(memory)) < 0) {
@@ -53,7 +54,8 @@ json_t *slice_device_json(const struct fakehw_device *d, const char *driver, boo
                   (unsigned long long)d->memory_bytes);
         return NULL;
     }
-    json_t *attrs = device_attributes_json(d, err);
+    json_t *attrs =
+        p == PERSONALITY_NVIDIA ? nvidia_attributes_json(d, err) : device_attributes_json(d, err);
     if (attrs == NULL)
         return NULL;
     json_t *dev = json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", d->name, "attributes", attrs,
@@ -102,7 +104,7 @@ static json_t *planned_device_json(const struct slice_build_input *in,
                                    const struct partition_plan *plan, const struct fakehw_device *d,
                                    struct error *err)
 {
-    json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, err);
+    json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, in->personality, err);
     if (dev != NULL && (partitions_decorate(plan, d, (size_t)(d - in->devs), dev, err) < 0 ||
                         shares_decorate(d, dev, err) < 0)) {
         json_decref(dev);
@@ -154,7 +156,8 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
     }
     if (!names || !out->rejected || (in->n_devs > 0 && (!sorted || !out->order)))
         goto oom;
-    if (partitions_plan(in->devs, in->n_devs, in->partitions, &out->plan, err) < 0) {
+    if (partitions_plan(in->devs, in->n_devs, in->partitions, in->personality == PERSONALITY_NVIDIA,
+                        &out->plan, err) < 0) {
         free(sorted);
         json_decref(names);
         slice_layout_free(out);

@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "driver/device/personality.h"
 #include "driver/health/device_health.h"
 #include "error.h"
 #include "fakehw_tree.h"
@@ -72,6 +73,9 @@ struct slice_build_input {
      * spec.partitionTypeAttribute of every slice whose devices consume
      * counters; false: not (the server dropped the field). */
     bool partition_type;
+    /* Whose driver the slices stand for: names were given by the inventory;
+     * this picks attributes, capacities and counters (personality.h). */
+    enum personality personality;
 };
 
 struct slice_build_result {
@@ -123,9 +127,10 @@ void slice_layout_free(struct slice_layout *l);
 json_t *slice_layout_slice(const struct slice_build_input *in, const struct slice_layout *l,
                            size_t index, struct error *err);
 
-/* Builds one device of the slice (no validation); NULL with err. */
+/* Builds one device of the slice (no validation), with the attributes of
+ * personality p; NULL with err. */
 json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,
-                          enum taint_effect effect, struct error *err);
+                          enum taint_effect effect, enum personality p, struct error *err);
 
 /* Digits of the index prefix for a pool of n_slices slices. */
 int slice_index_digits(size_t n_slices);

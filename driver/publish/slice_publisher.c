@@ -41,6 +41,7 @@ struct slice_publisher {
     char *watch_path; /* list_path&limit=1: the watch's LIST only wants the resourceVersion */
     enum taint_effect effect;
     enum unhealthy_policy policy;
+    enum personality personality;
     int resync_ms, retry_base_ms, retry_max_ms, min_sync_interval_ms;
     void (*on_published)(void *ctx, long latency_ms);
     void *on_published_ctx;
@@ -524,6 +525,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .remove_unhealthy = remove,
             .partitions = partitions,
             .partition_type = partition_type,
+            .personality = p->personality,
         };
         struct slice_layout layout;
         if (slice_layout_make(&bin, &layout, err) < 0)
@@ -868,6 +870,7 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->kc = kc;
     p->watch_cancel = kube_cancel_new();
     p->driver = strdup(opts->driver_name);
+    p->personality = opts->personality;
     p->node = strdup(opts->node_name);
     p->effect = opts->taint_effect;
     p->policy = opts->policy;

@@ -50,6 +50,7 @@
 
 #include "driver/health/device_health.h"
 #include "driver/device/device_snapshot.h"
+#include "driver/device/personality.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
 #include "fakehw_tree.h"
@@ -59,9 +60,10 @@ struct slice_publisher_options {
     const char *node_name;   /* copied; also the pool name */
     enum taint_effect taint_effect;
     enum unhealthy_policy policy;
-    int resync_ms;     /* periodic full sync; 0 = 30000 */
-    int retry_base_ms; /* first retry delay after a failure; 0 = 200 */
-    int retry_max_ms;  /* cap of the doubling delay; 0 = 10000 */
+    enum personality personality; /* attributes, capacities, counters */
+    int resync_ms;                /* periodic full sync; 0 = 30000 */
+    int retry_base_ms;            /* first retry delay after a failure; 0 = 200 */
+    int retry_max_ms;             /* cap of the doubling delay; 0 = 10000 */
     /* Syncs start at least this far apart, whatever asks for them; the
      * changes that come meanwhile are merged into the next.  0 = 50. */
     int min_sync_interval_ms;

@@ -92,6 +92,43 @@ static void test_geometry_tables(void **state)
     assert_int_equal(mig_placement_count(g), 7 + 4 + 3 + 2 + 1 + 1);
 }
 
+/* Profile IDs as `nvidia-smi mig -lgip` lists them, and the engines of
+ * go-nvml's mock GPUs; GB200 has no such source: engines unknown (0). */
+static void test_profile_ids_and_engines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *profile;
+        int id, sm, ce, dec, enc, jpg, ofa;
+    } rows[] = {
+        {"A100-SXM4-40GB", "1g.5gb", 19, 14, 1, 0, 0, 0, 0},
+        {"A100-SXM4-40GB", "1g.10gb", 15, 14, 1, 1, 0, 0, 0},
+        {"A100-SXM4-40GB", "7g.40gb", 0, 98, 7, 5, 0, 1, 1},
+        {"A100-SXM4-80GB", "1g.10gb", 19, 14, 1, 1, 0, 0, 0},
+        {"A100-SXM4-80GB", "2g.20gb", 14, 28, 2, 1, 0, 0, 0},
+        {"H100-SXM5-80GB", "4g.40gb", 5, 64, 4, 2, 0, 0, 0},
+        {"H100-PCIE-80GB", "7g.80gb", 0, 112, 7, 5, 0, 0, 0},
+        {"H200", "3g.71gb", 9, 48, 3, 2, 0, 0, 0},
+        {"B200", "7g.180gb", 0, 126, 7, 7, 4, 4, 4},
+        {"GB200", "3g.93gb", 9, 0, 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const struct mig_geometry *g = mig_geometry_find(rows[i].model);
+        assert_non_null(g);
+        const struct mig_profile *p = mig_profile_find(g, rows[i].profile);
+        assert_non_null(p);
+        const struct mig_engines *e = &p->engines;
+        int got[7] = {p->id,       e->multiprocessors, e->copy_engines, e->decoders,
+                      e->encoders, e->jpeg_engines,    e->ofa_engines};
+        int want[7] = {rows[i].id,  rows[i].sm,  rows[i].ce, rows[i].dec,
+                       rows[i].enc, rows[i].jpg, rows[i].ofa};
+        for (int k = 0; k < 7; k++)
+            if (got[k] != want[k])
+                fail_msg("%s %s: value %d is %d, want %d", rows[i].model, rows[i].profile, k,
+                         got[k], want[k]);
+    }
+}
+
 static void test_instance_memory(void **state)
 {
     (void)state;
@@ -144,6 +181,14 @@ static void test_config_dynamic(void **state)
     assert_string_equal(p->pci_bus_id, gpu->pci_bus_id);
     assert_true(p->index >= 2);
     assert_memory_equal(p->uuid, "MIG-", 4);
+    /* The profile's ID and engines (go-nvml's H100 mock); none on a GPU. */
+    assert_int_equal(p->mig_profile_id, 9);
+    assert_int_equal(p->mig_engines.multiprocessors, 48);
+    assert_int_equal(p->mig_engines.copy_engines, 3);
+    assert_int_equal(p->mig_engines.decoders, 2);
+    assert_int_equal(gpu->mig_engines.multiprocessors, 0);
+    assert_int_equal(find(&c, "gpu-0-mig-7g80gb-0")->mig_profile_id, 0);
+    assert_int_equal(find(&c, "gpu-0-mig-1g10gb-6")->mig_profile_id, 19);
     /* Deterministic, and distinct per placement. */
     struct config again;
     assert_int_equal(load(text, &again, &err), 0);
@@ -347,6 +392,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry_tables),
+        cmocka_unit_test(test_profile_ids_and_engines),
         cmocka_unit_test(test_instance_memory),
         cmocka_unit_test(test_config_dynamic),
         cmocka_unit_test(test_config_static),

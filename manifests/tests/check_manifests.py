@@ -272,8 +272,11 @@ def check_env_against_help(where, env, help_flags, path_defaults, driver):
             fail(where, f"env {name} is no flag of the program (its --help does not list it)")
         elif name in path_defaults and help_flags[name] != value:
             fail(where, f"env {name}={value}, but the program's default is {help_flags[name]}")
-    if "DRIVER_NAME" in help_flags and driver == DEFAULT_DRIVER and help_flags["DRIVER_NAME"] != driver:
-        fail(where, f"the plugin's default driver name is {help_flags['DRIVER_NAME']}, not {driver}")
+    # No DRIVER_NAME default: the default personality's driver name.
+    personality_driver = {"fakehw": DEFAULT_DRIVER, "nvidia": "gpu.nvidia.com"}
+    default = help_flags.get("DRIVER_NAME") or personality_driver.get(help_flags.get("PERSONALITY"))
+    if "DRIVER_NAME" in help_flags and driver == DEFAULT_DRIVER and default != driver:
+        fail(where, f"the plugin's default driver name is {default}, not {driver}")
 
 
 # The new pod's fakehw waits for the old pod to become unneeded (the new pod
@@ -548,8 +551,12 @@ def check_device_classes(f, objs, driver):
             for _, domain in DOMAIN_REF.findall(e):
                 if domain != driver:
                     fail(w, f"selector reads the {domain} domain, not the driver's ({driver}): {e}")
-        if name == driver and len(exprs) != 1:
-            fail(w, "the all-devices class must select on the driver only")
+        # The nvidia personality's gpu.nvidia.com takes whole GPUs only, as
+        # NVIDIA's chart has it (its MIG devices have a class of their own).
+        whole_gpus = [want_first, f'device.attributes["{driver}"].type == "gpu"']
+        if name == driver and len(exprs) != 1 and exprs != whole_gpus:
+            fail(w, "the all-devices class must select on the driver only (or, as NVIDIA's "
+                    "gpu.nvidia.com, on whole GPUs)")
         ern = dc["spec"].get("extendedResourceName")
         if name == driver:
             if not is_extended_resource_name(ern):

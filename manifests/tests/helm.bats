@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The Helm chart (manifests/helm/fakehw-dra) passes helm lint and renders the
 # same objects as the kustomizations: the base with the default values, the
-# nvidia-compat overlay with driverName=gpu.nvidia.com, components/no-surge
+# nvidia-compat overlay with personality=nvidia, components/no-surge
 # with rollingUpdate.surge=false (compare_helm.py takes out what belongs to
 # each tool).  Its values schema refuses bad values.
 
@@ -37,7 +37,7 @@ compare() {
     run helm lint --strict "$CHART"
     assert_success
     assert_output --partial "1 chart(s) linted, 0 chart(s) failed"
-    run helm lint --strict "$CHART" --set driverName=gpu.nvidia.com --set metrics.enabled=false
+    run helm lint --strict "$CHART" --set personality=nvidia --set metrics.enabled=false
     assert_success
 }
 
@@ -55,10 +55,9 @@ compare() {
     assert_output ""
 }
 
-@test "helm template with driverName=gpu.nvidia.com and extendedResourceName=nvidia.com/gpu renders the nvidia-compat overlay" {
+@test "helm template with personality=nvidia renders the nvidia-compat overlay" {
     kustomize_render manifests/overlays/nvidia-compat "$BATS_TEST_TMPDIR/kustomize.yaml"
-    helm template fakehw-dra "$CHART" --set driverName=gpu.nvidia.com \
-        --set extendedResourceName=nvidia.com/gpu >"$BATS_TEST_TMPDIR/helm.yaml"
+    helm template fakehw-dra "$CHART" --set personality=nvidia >"$BATS_TEST_TMPDIR/helm.yaml"
     run compare "$BATS_TEST_TMPDIR/kustomize.yaml" "$BATS_TEST_TMPDIR/helm.yaml"
     assert_success
     assert_output ""
@@ -105,6 +104,9 @@ compare() {
     run helm template fakehw-dra "$CHART" --set replicas=2
     assert_failure
     assert_output --partial "additional properties 'replicas' not allowed"
+    run helm template fakehw-dra "$CHART" --set personality=amd
+    assert_failure
+    assert_output --partial "at '/personality': value must be one of 'fakehw', 'nvidia'"
 }
 
 @test "yamllint: what the chart renders is clean YAML" {
@@ -154,8 +156,8 @@ compare() {
 
     printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../overlays/nvidia-compat]\ncomponents: [../components/no-surge]\n' >"$k/kustomization.yaml"
     kustomize_render "$k" "$BATS_TEST_TMPDIR/kustomize.yaml"
-    helm template fakehw-dra "$CHART" --set rollingUpdate.surge=false --set driverName=gpu.nvidia.com \
-        --set extendedResourceName=nvidia.com/gpu >"$BATS_TEST_TMPDIR/helm.yaml"
+    helm template fakehw-dra "$CHART" --set rollingUpdate.surge=false --set personality=nvidia \
+        >"$BATS_TEST_TMPDIR/helm.yaml"
     run compare "$BATS_TEST_TMPDIR/kustomize.yaml" "$BATS_TEST_TMPDIR/helm.yaml"
     assert_success
     assert_output ""

@@ -87,7 +87,7 @@ rendered() {
     # A kustomization that needs kustomize is refused, not half-rendered.
     run check assemble manifests/overlays/nvidia-compat
     assert_failure
-    assert_output --partial "uses ['components']; only kustomize itself can render that"
+    assert_output --partial "uses ['components', 'patches']; only kustomize itself can render that"
 }
 
 @test "base: the DaemonSet's env agrees with the --help of the built programs" {
@@ -132,6 +132,28 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     if d and d.get("kind") == "DeviceClass" and "extendedResourceName" in d["spec"]:
         print(d["metadata"]["name"], d["spec"]["extendedResourceName"])' "$(rendered nvidia-compat)"
     assert_output "gpu.nvidia.com nvidia.com/gpu"
+}
+
+@test "nvidia-compat runs the nvidia personality with NVIDIA's three DeviceClasses" {
+    require_kustomize
+    run python3 -c 'import sys, yaml
+out = []
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if not d:
+        continue
+    if d["kind"] == "DeviceClass" and d["metadata"]["name"].endswith("nvidia.com"):
+        out.append(d["metadata"]["name"] + " " +
+                   " && ".join(s["cel"]["expression"] for s in d["spec"]["selectors"]))
+    if d["kind"] == "DaemonSet":
+        env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
+        out.append("PERSONALITY " + env["PERSONALITY"])
+print("\n".join(sorted(out)))' "$(rendered nvidia-compat)"
+    assert_success
+    assert_output "$(printf '%s\n' \
+        'PERSONALITY nvidia' \
+        'gpu.nvidia.com device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"' \
+        'mig.nvidia.com device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"' \
+        'vfio.gpu.nvidia.com device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "vfio"')"
 }
 
 # mount_tree_itself FILE: FILE with the plugin container mounting the host's

@@ -282,7 +282,8 @@ static void test_claim_status_fresh(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, false, "XID 79: fell off the bus")}, 2};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
+                                    NULL,   NULL};
     json_t *claim = claim_json("[{\"driver\": \"nic.example.com\", \"pool\": \"" POOL
                                "\", \"device\": \"eth0\","
                                "  \"networkData\": {\"interfaceName\": \"eth0\"}}]");
@@ -332,7 +333,8 @@ static void test_claim_status_reason_not_utf8(void **state)
     struct device_health h;
     device_health_classify(&inv.devs[1], true, &h);
     assert_string_equal(h.message, "XID 79: ?? bus ??");
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
+                                    NULL,   NULL};
     json_t *claim = claim_json(NULL);
     json_t *devs = NULL;
     struct error err;
@@ -349,7 +351,8 @@ static void test_claim_status_transitions(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
+                                    NULL,   NULL};
     json_t *claim = claim_json(NULL);
     json_t *first = NULL;
     struct error err;
@@ -423,7 +426,8 @@ static void test_claim_status_drops_stale_and_errors(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
+                                    NULL,   NULL};
     /* An entry of ours for a device no longer allocated goes; one of another
      * pool of ours is not ours to manage and stays. */
     json_t *claim = claim_json("[{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\", \"device\":"
@@ -464,7 +468,8 @@ static void test_share_id_keys(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL)}, 1};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z"};
+    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
+                                    NULL,   NULL};
     json_t *claim = json_loads(
         "{\"metadata\": {\"name\": \"c\", \"namespace\": \"ns\"}, \"status\": {\"allocation\":"
         " {\"devices\": {\"results\": [{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","

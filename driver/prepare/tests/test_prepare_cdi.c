@@ -40,10 +40,10 @@ static void two_devices(struct two *t, const char *smi)
     t->g[0] = (struct gpu_config){GPU_SHARING_TIME_SLICING, "Long", 0,
                                   json_pack("{s:s, s:s}", "ZED", "z", "ALPHA", "a=b")};
     t->g[1] = (struct gpu_config){GPU_SHARING_SPACE_PARTITIONING, "Default", 4, json_object()};
-    t->cd[0] = (struct cdi_claim_device){&t->d[0], "gpus", NULL, &t->g[0], 0, ""};
-    t->cd[1] = (struct cdi_claim_device){&t->d[1], "extra/small", UID3, &t->g[1], 0, ""};
-    t->c =
-        (struct cdi_claim){FIXTURE_DRIVER, "default", "c1", UID1, "/var/run/fakehw", smi, t->cd, 2};
+    t->cd[0] = (struct cdi_claim_device){&t->d[0], "gpus", NULL, &t->g[0], NULL, 0, ""};
+    t->cd[1] = (struct cdi_claim_device){&t->d[1], "extra/small", UID3, &t->g[1], NULL, 0, ""};
+    t->c = (struct cdi_claim){FIXTURE_DRIVER, "default", "c1", UID1, "/var/run/fakehw", smi,
+                              false,          t->cd,     2};
 }
 
 static void free_two(struct two *t)
@@ -163,6 +163,64 @@ static void check_valid(const json_t *spec)
     }
 }
 
+/* The nvidia personality: NVIDIA's config as env, no fakehw GpuConfig
+ * variables, and fakegpu-smi also as nvidia-smi. */
+static void test_claim_spec_nvidia(void **state)
+{
+    (void)state;
+    struct two t;
+    two_devices(&t, "/var/lib/fakehw/bin/fakegpu-smi");
+    struct nvidia_config mps = {.kind = NVIDIA_GPU_CONFIG,
+                                .entry = 0,
+                                .sharing = NVIDIA_SHARING_MPS,
+                                .active_thread_percentage = 30,
+                                .pinned_limit_mib = 512,
+                                .pinned_limits = "GPU-a0a0a0a0-1111-2222-3333-444455556660=512M"};
+    struct nvidia_config ts = {.kind = NVIDIA_GPU_CONFIG,
+                               .entry = 1,
+                               .sharing = NVIDIA_SHARING_TIME_SLICING,
+                               .interval = "Short",
+                               .active_thread_percentage = -1};
+    t.cd[0].nvidia = &mps;
+    t.cd[1].nvidia = &ts;
+    t.c.nvidia_smi = true;
+    struct error err;
+    json_t *spec = cdi_claim_spec(&t.c, &err);
+    assert_non_null(spec);
+    json_t *mounts = json_object_get(json_object_get(spec, "containerEdits"), "mounts");
+    assert_int_equal(json_array_size(mounts), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(mounts, 1), "containerPath")),
+        "/usr/bin/nvidia-smi");
+    char *env0 = json_dumps(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(spec, "devices"), 0), "containerEdits"),
+            "env"),
+        JSON_COMPACT);
+    char *env1 = json_dumps(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(spec, "devices"), 1), "containerEdits"),
+            "env"),
+        JSON_COMPACT);
+    assert_string_equal(env0, "[\"FAKEHW_DEVICE_0_UUID=GPU-a0a0a0a0-1111-2222-3333-444455556660\","
+                              "\"FAKEHW_DEVICE_0_NAME=gpu-0\",\"FAKEHW_DEVICE_0_REQUEST=gpus\","
+                              "\"FAKEHW_DEVICE_0_SHARING_STRATEGY=MPS\","
+                              "\"CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps\","
+                              "\"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30\","
+                              "\"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a0a0a0a0-1111-2222-3333-"
+                              "444455556660=512M\","
+                              "\"FAKEHW_DEVICE_0_MPS_PINNED_DEVICE_MEM_LIMIT=512M\"]");
+    assert_non_null(strstr(env1, "\"FAKEHW_DEVICE_3_SHARING_STRATEGY=TimeSlicing\","
+                                 "\"FAKEHW_DEVICE_3_TIMESLICE_INTERVAL=Short\"]"));
+    /* The fakehw GpuConfig's env is not there. */
+    assert_null(strstr(env0, "ZED="));
+    assert_null(strstr(env1, "PARTITION_COUNT"));
+    free(env0);
+    free(env1);
+    json_decref(spec);
+    free_two(&t);
+}
+
 static void test_names_valid(void **state)
 {
     (void)state;
@@ -258,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claim_spec_exact),
+        cmocka_unit_test(test_claim_spec_nvidia),
         cmocka_unit_test(test_names_valid),
         cmocka_unit_test(test_metadata_spec_exact),
         cmocka_unit_test_setup_teardown(test_metadata_file, fixture_setup, fixture_teardown),

@@ -899,6 +899,105 @@ static void test_partition_type_attribute(void **state)
     slice_build_result_free(&r);
 }
 
+/* The nvidia personality: engines in the capacities and counters, the
+ * whole dynamic GPU with its partitions' largest values, no uuid on a
+ * placement, memorySlice<i> on a static instance, NVIDIA's attributes. */
+static void set_engines(struct fakehw_device *p, long sm, long ce, long dec)
+{
+    p->multiprocessors = sm;
+    p->copy_engines = ce;
+    p->decoders = dec;
+    p->mig_profile_id = 9;
+}
+
+static void test_nvidia_capacities_and_counters(void **state)
+{
+    (void)state;
+    struct fakehw_device d[6];
+    size_t n = mig_gpu(d, 0, FAKEHW_MIG_DYNAMIC, 2);
+    n += mig_gpu(&d[n], 1, FAKEHW_MIG_STATIC, 2);
+    for (size_t k = 0; k < n; k++)
+        if (d[k].parent[0])
+            set_engines(&d[k], 48, 3, 2);
+    d[1].multiprocessors = 60; /* gpu-0-mig-3g40gb-0: the largest of gpu-0's */
+    struct slice_build_input in = input(d, n);
+    in.partitions = true;
+    in.personality = PERSONALITY_NVIDIA;
+    struct slice_build_result r;
+    struct error err;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    assert_int_equal(json_array_size(r.slices), 2);
+    json_t *set = json_array_get(
+        json_object_get(json_object_get(json_array_get(r.slices, 0), "spec"), "sharedCounters"), 0);
+    json_t *c = json_object_get(set, "counters");
+    /* memory, 6 engines, 8 memory slices; memory is the largest partition's. */
+    assert_int_equal(json_object_size(c), 15);
+    assert_string_equal(s_at(c, "memory", "value", NULL), "40Gi");
+    assert_string_equal(s_at(c, "multiprocessors", "value", NULL), "60");
+    assert_string_equal(s_at(c, "copy-engines", "value", NULL), "3");
+    assert_string_equal(s_at(c, "jpeg-engines", "value", NULL), "0");
+    assert_string_equal(s_at(c, "ofa-engines", "value", NULL), "0");
+    assert_non_null(json_object_get(c, "memory-slice-7"));
+    size_t i, seen = 0;
+    json_t *dev;
+    json_array_foreach(devices_of(json_array_get(r.slices, 1)), i, dev)
+    {
+        const char *name = s_at(dev, "name", NULL, NULL);
+        json_t *cap = json_object_get(dev, "capacity");
+        json_t *cc = json_object_get(json_array_get(json_object_get(dev, "consumesCounters"), 0),
+                                     "counters");
+        assert_string_equal(s_at(dev, "attributes", "brand", "string"), "Nvidia");
+        assert_null(json_object_get(json_object_get(dev, "attributes"), "index"));
+        if (!strcmp(name, "gpu-0")) { /* the whole dynamic GPU */
+            seen++;
+            assert_int_equal(json_object_size(cap), 7);
+            assert_string_equal(s_at(cap, "multiprocessors", "value", NULL), "60");
+            assert_string_equal(s_at(cap, "memory", "value", NULL), "40Gi");
+            assert_string_equal(s_at(cap, "decoders", "value", NULL), "2");
+            assert_int_equal(json_object_size(cc), 15);
+            assert_string_equal(s_at(dev, "attributes", "uuid", "string"), d[0].uuid);
+        } else if (!strcmp(name, "gpu-0-mig-3g40gb-4")) { /* a placement */
+            seen++;
+            assert_int_equal(json_object_size(cap), 7);
+            assert_string_equal(s_at(cap, "multiprocessors", "value", NULL), "48");
+            assert_null(json_object_get(cap, "memorySlice4"));
+            assert_null(json_object_get(json_object_get(dev, "attributes"), "uuid"));
+            assert_string_equal(s_at(dev, "attributes", "parentUUID", "string"), d[0].uuid);
+            assert_int_equal(json_object_size(cc), 11); /* memory, 6 engines, 4 slices */
+            assert_string_equal(s_at(cc, "multiprocessors", "value", NULL), "48");
+            assert_non_null(json_object_get(cc, "memory-slice-4"));
+        } else if (!strcmp(name, "gpu-1-mig-3g40gb-4")) { /* a static instance */
+            seen++;
+            assert_null(cc);
+            assert_int_equal(json_object_size(cap), 11); /* memory, 6 engines, 4 slices */
+            for (int k = 4; k < 8; k++) {
+                char slice[16];
+                snprintf(slice, sizeof(slice), "memorySlice%d", k);
+                assert_string_equal(s_at(cap, slice, "value", NULL), "1");
+            }
+            assert_null(json_object_get(cap, "memorySlice3"));
+            assert_string_equal(s_at(dev, "attributes", "uuid", "string"), d[5].uuid);
+            assert_string_equal(s_at(dev, "attributes", "type", "string"), "mig");
+        }
+    }
+    assert_int_equal(seen, 3);
+    slice_build_result_free(&r);
+
+    /* Engines not known (multiprocessors 0): memory only. */
+    for (size_t k = 0; k < n; k++)
+        d[k].multiprocessors = 0;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    c = json_object_get(
+        json_array_get(
+            json_object_get(json_object_get(json_array_get(r.slices, 0), "spec"), "sharedCounters"),
+            0),
+        "counters");
+    assert_int_equal(json_object_size(c), 9);
+    json_array_foreach(devices_of(json_array_get(r.slices, 1)), i, dev)
+        assert_null(json_object_get(json_object_get(dev, "capacity"), "multiprocessors"));
+    slice_build_result_free(&r);
+}
+
 static struct slice_fingerprint fingerprint(const struct slice_build_input *in, bool ignore_taints)
 {
     struct slice_layout l;
@@ -952,6 +1051,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_partition_type_attribute),
+        cmocka_unit_test(test_nvidia_capacities_and_counters),
         cmocka_unit_test(test_semver),
         cmocka_unit_test(test_device_validate),
         cmocka_unit_test(test_build_one_device),

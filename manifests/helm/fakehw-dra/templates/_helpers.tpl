@@ -14,3 +14,13 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{ .Files.Get "files/fakehw.yaml" }}
 {{- end -}}
 {{- end -}}
+
+{{/* The driver name: gpu.nvidia.com in the nvidia personality (the name
+     that personality stands for), else the value. */}}
+{{- define "fakehw-dra.driverName" -}}
+{{- if eq .Values.personality "nvidia" -}}
+gpu.nvidia.com
+{{- else -}}
+{{ .Values.driverName }}
+{{- end -}}
+{{- end -}}
