@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # The lint checks of scripts/: the conformance kit's independence from the
-# driver (check-conformance-deps.sh) and the fragments the Makefile needs.
+# driver and what bench/ may use (check-conformance-deps.sh), and the
+# fragments the Makefile needs.
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -57,6 +58,45 @@ setup() {
     assert_failure 1
     assert_output --partial 'conformance/standin/c.c:3:'
     assert_output --partial 'uses common/quantity.h'
+}
+
+@test "check-conformance-deps: bench/ may use common/, proto/, the gRPC server and the kubelet client" {
+    mkdir -p "$TREE/bench" "$TREE/common"
+    touch "$TREE/common/error.h" "$TREE/bench/stats.h"
+    printf '#include <stdio.h>\n#include "error.h"\n#include "stats.h"\n#include "bench/stats.h"\n#include "proto/dra_v1.pb-c.h"\n#include "driver/grpc/rpc_server.h"\n#include "conformance/node/standins/kubelet/grpc_client.h"\n' >"$TREE/bench/a.c"
+    # shellcheck disable=SC2016 # literal make references
+    printf '# not driver/prepare: a comment\nB: $(OBJ)/conformance/node/standins/kubelet/grpc_client.o $(DRIVER_GRPC_LIBS) $(OBJ)/driver/grpc/rpc_wire.o\n' >"$TREE/bench/build.mk"
+    run "$REPO/scripts/check-conformance-deps.sh" "$TREE"
+    assert_success
+    assert_output ''
+}
+
+@test "check-conformance-deps: bench/ including other driver/ or kit code, or linking it, fails" {
+    mkdir -p "$TREE/bench"
+    printf '#include "driver/prepare/prepare.h"\n#include "conformance/node/standins/apiserver/store.h"\n#include "inventory.h"\n' >"$TREE/bench/a.c"
+    # shellcheck disable=SC2016 # literal make references
+    printf 'B: $(OBJ)/driver/prepare/prepare.o $(DRIVER_KUBE_LIB)\n' >"$TREE/bench/build.mk"
+    run "$REPO/scripts/check-conformance-deps.sh" "$TREE"
+    assert_failure 1
+    assert_output --partial 'bench/a.c:1:#include "driver/prepare/prepare.h": bench/ may include only'
+    assert_output --partial 'bench/a.c:2:'
+    assert_output --partial 'bench/a.c:3:#include "inventory.h": inventory.h is neither'
+    assert_output --partial 'bench/build.mk:1:'
+    assert_output --partial 'links driver code beyond driver/grpc/'
+}
+
+@test "check-conformance-deps: code outside bench/ that includes, links or loads it fails" {
+    mkdir -p "$TREE/bench/node" "$TREE/driver"
+    printf '#include "bench/stats.h"\n' >"$TREE/driver/a.c"
+    # shellcheck disable=SC2016 # literal make references
+    printf 'Y := $(OBJ)/bench/stats.o\n' >>"$TREE/conformance/standin/build.mk"
+    printf 'load ../../bench/node/helpers\n' >"$TREE/conformance/standin/t.bats"
+    run "$REPO/scripts/check-conformance-deps.sh" "$TREE"
+    assert_failure 1
+    assert_output --partial 'driver/a.c:1:'
+    assert_output --partial 'conformance/standin/build.mk:3:'
+    assert_output --partial 'conformance/standin/t.bats:1:'
+    assert_output --partial 'only bench/ itself may use bench/ code'
 }
 
 @test "the Makefile fails on a missing build fragment instead of dropping it" {

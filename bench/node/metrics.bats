@@ -10,7 +10,7 @@
 bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
+load ../../conformance/node/lib/node_env
 
 setup() {
     node_setup
