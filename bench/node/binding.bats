@@ -6,19 +6,8 @@
 # the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../conformance/node/lib/node_env
+load ../../conformance/node/lib/node_suite
 load ../../conformance/node/lib/binding
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
 
 @test "binding: status writes retry through conflicts and server errors [fakehw]" {
     binding_node

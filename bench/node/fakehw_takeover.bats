@@ -11,10 +11,7 @@
 # the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2034,SC2154 # jq filters, eval'd checks; FAKEHW_PID is node_env's; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../conformance/node/lib/node_env
+load ../../conformance/node/lib/node_suite
 
 setup() {
     node_setup
