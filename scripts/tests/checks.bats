@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # The lint checks of scripts/: the conformance kit's independence from the
-# driver and what bench/ may use (check-conformance-deps.sh), and the
+# driver and what bench/ may use (check-conformance-deps.sh), the modules
+# and includes of docs/architecture.md (check_architecture.py), and the
 # fragments the Makefile needs.
 
 bats_load_library bats-support
@@ -97,6 +98,74 @@ setup() {
     assert_output --partial 'conformance/standin/build.mk:3:'
     assert_output --partial 'conformance/standin/t.bats:1:'
     assert_output --partial 'only bench/ itself may use bench/ code'
+}
+
+# arch_tree DIR: docs/architecture.md for setup's tree with common/, fakehw/
+# and driver/kube/ added, where all but common/ may include common/.
+arch_tree() {
+    mkdir -p "$1/docs" "$1/common" "$1/fakehw" "$1/driver/kube/tests"
+    printf '#include "error.h"\n' >"$1/common/error.c"
+    touch "$1/common/error.h" "$1/fakehw/gpu.h" "$1/driver/kube/kube_client.h"
+    printf '#include "gpu.h"\n#include "error.h"\n#include "proto/dra_v1.pb-c.h"\n' >"$1/fakehw/main.c"
+    printf '#include "kube_client.h"\n#include "error.h"\n' >"$1/driver/kube/tests/t.c"
+    cat >"$1/docs/architecture.md" <<'DOC'
+# Architecture
+
+## Where things are
+
+| folder | what it holds |
+|---|---|
+| `common/` | the library |
+| `fakehw/`, `driver/kube/`, `conformance/` | the rest |
+
+## What may include what
+
+| module | may include |
+|---|---|
+| `common/` | nothing of the tree |
+| `fakehw/` | `common/` |
+| `driver/kube/` | `common/` |
+| `conformance/` | `common/` |
+
+## Build
+DOC
+}
+
+@test "check_architecture: this repository's docs/architecture.md holds" {
+    run "$REPO/scripts/check_architecture.py"
+    assert_success
+    assert_output ''
+}
+
+@test "check_architecture: a tree that keeps to its table passes; generated headers of no proto count for none" {
+    arch_tree "$TREE"
+    run "$REPO/scripts/check_architecture.py" "$TREE"
+    assert_success
+    assert_output ''
+}
+
+@test "check_architecture: an include against the table fails, naming the file, line and arrow" {
+    arch_tree "$TREE"
+    printf '#include "driver/kube/kube_client.h"\n' >>"$TREE/fakehw/main.c"
+    mkdir -p "$TREE/proto" && touch "$TREE/proto/dra_v1.proto"
+    run "$REPO/scripts/check_architecture.py" "$TREE"
+    assert_failure 1
+    assert_output --partial 'fakehw/main.c:3: #include "proto/dra_v1.pb-c.h": fakehw/ may not include proto/'
+    assert_output --partial 'fakehw/main.c:4: #include "driver/kube/kube_client.h": fakehw/ may not include driver/kube/'
+}
+
+@test "check_architecture: a module missing from the doc, a stale path or an unused arrow fails" {
+    arch_tree "$TREE"
+    mkdir -p "$TREE/driver/bind"
+    printf '#include "error.h"\n' >"$TREE/driver/bind/binder.c"
+    # shellcheck disable=SC2016 # Markdown backquotes, not expansions
+    sed -i 's/| `fakehw\/`, `driver\/kube\/`, `conformance\/` |/| `fakehw\/`, `driver\/kube\/`, `conformance\/`, `driver\/gone\/` |/; s/^| `driver\/kube\/` | `common\/` |$/| `driver\/kube\/` | `common\/`, `fakehw\/` |/' "$TREE/docs/architecture.md"
+    run "$REPO/scripts/check_architecture.py" "$TREE"
+    assert_failure 1
+    assert_output --partial '"Where things are" does not name the module driver/bind/'
+    assert_output --partial '"Where things are" names driver/gone/, which does not exist'
+    assert_output --partial '"What may include what" has no row for driver/bind/'
+    assert_output --partial '"What may include what" lets driver/kube/ include fakehw/, which none of its files does'
 }
 
 @test "the Makefile fails on a missing build fragment instead of dropping it" {
