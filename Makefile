@@ -63,6 +63,7 @@ include fakehw/smi/build.mk
 include driver/build.mk
 include conformance/build.mk
 include conformance/node/node-conformance.mk
+include bench/build.mk
 include manifests/build.mk
 include fuzz/build.mk
 include scripts/build.mk
@@ -187,11 +188,12 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 
 # Every tracked shell file, plus extensionless scripts the fragments name.
 SHELL_FILES = $(sort $(LINT_SHELL) .ci/run $(shell git ls-files '*.sh' '*.bash' '*.bats' 2>/dev/null))
-lint: ## shellcheck every script, check C formatting, the SPDX license lines, that conformance/ uses no driver/ code and common/base/ no other code
+lint: ## shellcheck every script, check C formatting, the SPDX license lines, that conformance/ uses no driver/ code, bench/ only what it may and common/base/ no other code, and the modules and includes of docs/architecture.md
 	shellcheck -x $(SHELL_FILES)
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 	scripts/check-spdx.sh
 	scripts/check-conformance-deps.sh
+	scripts/check_architecture.py
 
 format: ## reformat every C file with the repository's .clang-format
 	clang-format -i $$(git ls-files '*.c' '*.h')

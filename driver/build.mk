@@ -8,7 +8,6 @@
 #   health/   health state, taints, claim device status
 #   metrics/  Prometheus metrics and their HTTP endpoint
 #   bind/     binding conditions of attachable devices
-#   bench/    `make bench`, the benchmarks (not part of `make test`)
 # driver/main.c wires them into build/bin/fakehw-kubelet-plugin.
 include driver/device/build.mk
 include driver/grpc/build.mk
@@ -19,5 +18,4 @@ include driver/health/build.mk
 include driver/metrics/build.mk
 include driver/bind/build.mk
 include driver/podresources/build.mk
-include driver/bench/build.mk
 include driver/plugin.mk

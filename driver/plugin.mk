@@ -22,7 +22,3 @@ $(BIN)/test_inventory: $(OBJ)/driver/tests/test_inventory.o $(OBJ)/driver/invent
     $(DEVICE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
-
-# White-box tests of the plugin in the conformance kit's node environment:
-# they read the plugin's own log (the kit's tests never do).
-BATS_SUITES += driver/tests/node

@@ -10,7 +10,7 @@ conformance/cluster), turns each into the requests kubectl makes as RBAC
 sees them (API group, resource[/subresource], verb, or a non-resource URL),
 and checks them against the ClusterRole in RBAC_FILE both ways: every request
 granted, every grant used.  Objects created from the suite's templates
-(create_from, dry_run_create, render_template) are read from the templates'
+(create_from, dry_run_create, dry_run_probe, render_template) are read from the templates'
 kinds; the type arguments that only exist at run time are resolved from the
 call sites of the functions that feed them (FORWARDED) or from DYNAMIC.
 
@@ -78,7 +78,7 @@ VALUE_FLAGS = {
     "--raw", "--tail", "--since", "-p", "--patch", "--type", "--subresource",
 }
 
-TEMPLATE_FUNCS = ("create_from", "dry_run_create", "render_template")
+TEMPLATE_FUNCS = ("create_from", "dry_run_create", "dry_run_probe", "render_template")
 
 
 class Problems:

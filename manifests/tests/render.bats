@@ -30,6 +30,42 @@ rendered() {
     echo "$BATS_FILE_TMPDIR/$1.yaml"
 }
 
+# refused_by_check BASE SED WANT...: BASE edited by the sed script SED fails
+# `check rendered`, and what the check says holds every WANT.
+refused_by_check() {
+    local base=$1 script=$2 bad=$BATS_TEST_TMPDIR/bad.yaml want
+    shift 2
+    sed "$script" "$base" >"$bad"
+    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
+    ((status != 0)) || fail "the check passed the base edited by sed '$script'"
+    for want in "$@"; do
+        [[ $output == *"$want"* ]] ||
+            fail "$(printf 'the base edited by sed %s: the check did not say\n  %s\nit said:\n%s' "'$script'" "$want" "$output")"
+    done
+}
+
+# check_table ROWS: refused_by_check on the assembled base for each row of
+# ROWS ("SED => WANT [=> WANT...]"; blank lines and # comments skipped).
+check_table() {
+    local base=$BATS_TEST_TMPDIR/base.yaml row script n=0
+    local -a wants
+    check assemble manifests/base >"$base"
+    while IFS= read -r row; do
+        [[ -n $row && $row != '#'* ]] || continue
+        script=${row%% => *}
+        row=${row#* => }
+        wants=()
+        while [[ $row == *' => '* ]]; do
+            wants+=("${row%% => *}")
+            row=${row#* => }
+        done
+        wants+=("$row")
+        refused_by_check "$base" "$script" "${wants[@]}"
+        n=$((n + 1))
+    done <<<"$1"
+    ((n > 0)) || fail "check_table: no rows"
+}
+
 @test "yamllint: manifests, kind configs and .yamllint itself are clean" {
     command -v yamllint >/dev/null || fail "yamllint not installed (make deps)"
     run yamllint --strict -c .yamllint .yamllint manifests kind
@@ -65,15 +101,11 @@ rendered() {
 }
 
 @test "the metrics check refuses a scrape Service that does not match the plugin" {
-    check assemble manifests/base >"$BATS_TEST_TMPDIR/plain.yaml"
-    sed -E "s|prometheus.io/port: ['\"]9400['\"]|prometheus.io/port: '9401'|" "$BATS_TEST_TMPDIR/plain.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
-    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/bad.yaml"
-    assert_failure
-    assert_output --partial "Service fakehw-dra-metrics annotation prometheus.io/port is '9401', want '9400'"
-    sed -E "s|value: ['\"]?:9400['\"]?\$|value: 127.0.0.1:9400|" "$BATS_TEST_TMPDIR/plain.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
-    run check rendered --driver "$DEFAULT_DRIVER" "$BATS_TEST_TMPDIR/bad.yaml"
-    assert_failure
-    assert_output --partial "METRICS_ADDRESS 127.0.0.1:9400 must listen on every interface"
+    check_table "$(cat <<'ROWS'
+s|prometheus.io/port: ['"]9400['"]|prometheus.io/port: '9401'| => Service fakehw-dra-metrics annotation prometheus.io/port is '9401', want '9400'
+s|value: ['"]\{0,1\}:9400['"]\{0,1\}$|value: 127.0.0.1:9400| => METRICS_ADDRESS 127.0.0.1:9400 must listen on every interface
+ROWS
+)"
 }
 
 @test "base, assembled without kustomize: the same checks (runs where no kubectl is installed)" {
@@ -120,17 +152,20 @@ rendered() {
     assert_output gpu.nvidia.com
 }
 
+# extended_resource_classes FILE: "name extendedResourceName" of each
+# DeviceClass of FILE that has one.
+extended_resource_classes() {
+    python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "DeviceClass" and "extendedResourceName" in d["spec"]:
+        print(d["metadata"]["name"], d["spec"]["extendedResourceName"])' "$1"
+}
+
 @test "the all-GPUs class carries the extended resource: <driver>/gpu in the base, nvidia.com/gpu in nvidia-compat" {
     require_kustomize
-    run python3 -c 'import sys, yaml
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d and d.get("kind") == "DeviceClass" and "extendedResourceName" in d["spec"]:
-        print(d["metadata"]["name"], d["spec"]["extendedResourceName"])' "$(rendered base)"
+    run extended_resource_classes "$(rendered base)"
     assert_output "$DEFAULT_DRIVER $DEFAULT_DRIVER/gpu"
-    run python3 -c 'import sys, yaml
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d and d.get("kind") == "DeviceClass" and "extendedResourceName" in d["spec"]:
-        print(d["metadata"]["name"], d["spec"]["extendedResourceName"])' "$(rendered nvidia-compat)"
+    run extended_resource_classes "$(rendered nvidia-compat)"
     assert_output "gpu.nvidia.com nvidia.com/gpu"
 }
 
@@ -176,47 +211,23 @@ PY
 }
 
 @test "the checks catch broken manifests" {
+    check_table "$(cat <<'ROWS'
+s|value: /var/run/cdi$|value: /etc/cdi| => CDI_ROOT=/etc/cdi, but the plugin's documented default is /var/run/cdi
+/- name: POD_UID$/,+3d; /- name: FAKEHW_TAKEOVER_TIMEOUT$/,+1d => maxSurge 1 without POD_UID from metadata.uid in the plugin's env => maxSurge 1 with FAKEHW_TAKEOVER_TIMEOUT 0 on the fakehw sidecar
+s|^  - delete$|  - delete\n  - escalate| => allows escalate on resourceslices
+s|^  - nodes$|  - nodes/status| => does not allow get on nodes
+s|mountPropagation: Bidirectional|mountPropagation: HostToContainer| => needs mountPropagation Bidirectional
+s|path: /var/run/cdi$|path: /run/other| => /var/run/cdi is host path /run/other: the kubelet and the runtime need the same path
+# The plugin's CDI specs must name the tree's host path, not where the
+# plugin reads it.
+/- name: FAKEHW_HOST_ROOT$/,+1d => the tree's host path (FAKEHW_HOST_ROOT, else FAKEHW_ROOT) is /host/run/fakehw => FAKEHW_MOUNT /var/run/fakehw is not the tree's host path in the plugin's CDI specs, /host/run/fakehw
+s|mountPropagation: HostToContainer|mountPropagation: None| => /host/run/fakehw needs mountPropagation HostToContainer
+s|mountPath: /var/run$|mountPath: /var/run/fakehw|; s|path: /var/run$|path: /var/run/fakehw| => mounts /var/run/fakehw itself
+s|has(request.userInfo.extra) \&\& || => variable nodeName must test has(request.userInfo.extra) first
+s|extendedResourceName: gpu.fakehw.example.com/gpu|extendedResourceName: example.kubernetes.io/gpu| => extendedResourceName 'example.kubernetes.io/gpu' is not an extended resource name
+ROWS
+)"
     local base=$BATS_TEST_TMPDIR/base.yaml bad=$BATS_TEST_TMPDIR/bad.yaml
-    check assemble manifests/base >"$base"
-
-    sed 's|value: /var/run/cdi$|value: /etc/cdi|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "CDI_ROOT=/etc/cdi, but the plugin's documented default is /var/run/cdi"
-
-    sed '/- name: POD_UID$/,+3d; /- name: FAKEHW_TAKEOVER_TIMEOUT$/,+1d' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "maxSurge 1 without POD_UID from metadata.uid in the plugin's env"
-    assert_output --partial "maxSurge 1 with FAKEHW_TAKEOVER_TIMEOUT 0 on the fakehw sidecar"
-
-    sed 's|^  - delete$|  - delete\n  - escalate|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "allows escalate on resourceslices"
-
-    sed 's|^  - nodes$|  - nodes/status|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "does not allow get on nodes"
-
-    sed 's|mountPropagation: Bidirectional|mountPropagation: HostToContainer|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "needs mountPropagation Bidirectional"
-
-    sed 's|path: /var/run/cdi$|path: /run/other|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "/var/run/cdi is host path /run/other: the kubelet and the runtime need the same path"
-
-    # The plugin's CDI specs must name the tree's host path, not where the
-    # plugin reads it.
-    sed '/- name: FAKEHW_HOST_ROOT$/,+1d' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "the tree's host path (FAKEHW_HOST_ROOT, else FAKEHW_ROOT) is /host/run/fakehw"
-    assert_output --partial "FAKEHW_MOUNT /var/run/fakehw is not the tree's host path in the plugin's CDI specs, /host/run/fakehw"
 
     # The plugin mounting the tree's mount point (the layout that keeps a
     # dead tree after a fakehw restart or takeover).
@@ -225,26 +236,6 @@ PY
     assert_failure
     assert_output --partial "mounts the tree's mount point /host/run/fakehw itself"
     refute_output --partial "is host path"
-
-    sed 's|mountPropagation: HostToContainer|mountPropagation: None|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "/host/run/fakehw needs mountPropagation HostToContainer"
-
-    sed 's|mountPath: /var/run$|mountPath: /var/run/fakehw|; s|path: /var/run$|path: /var/run/fakehw|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "mounts /var/run/fakehw itself"
-
-    sed 's|has(request.userInfo.extra) \&\& ||' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "variable nodeName must test has(request.userInfo.extra) first"
-
-    sed 's|extendedResourceName: gpu.fakehw.example.com/gpu|extendedResourceName: example.kubernetes.io/gpu|' "$base" >"$bad"
-    run check rendered --driver "$DEFAULT_DRIVER" "$bad"
-    assert_failure
-    assert_output --partial "extendedResourceName 'example.kubernetes.io/gpu' is not an extended resource name"
 
     run check rendered --driver gpu.nvidia.com --forbid "$DEFAULT_DRIVER" "$base"
     assert_failure
@@ -261,16 +252,16 @@ PY
 
 @test "the examples check refuses short request forms that an API server refuses" {
     check assemble manifests/base >"$BATS_TEST_TMPDIR/base.yaml"
-    sed 's|matchAttribute: gpu.fakehw.example.com/productName|matchAttribute: productName|' \
-        manifests/examples/match-attribute.yaml >"$BATS_TEST_TMPDIR/short.yaml"
-    run check examples --driver "$DEFAULT_DRIVER" --rendered "$BATS_TEST_TMPDIR/base.yaml" "$BATS_TEST_TMPDIR/short.yaml"
-    assert_failure
-    assert_output --partial "matchAttribute productName must be fully qualified"
-
-    sed 's|^          exactly:$|          all:|' manifests/examples/all-devices.yaml >"$BATS_TEST_TMPDIR/all.yaml"
-    run check examples --driver "$DEFAULT_DRIVER" --rendered "$BATS_TEST_TMPDIR/base.yaml" "$BATS_TEST_TMPDIR/all.yaml"
-    assert_failure
-    assert_output --partial "unknown fields ['all']"
+    local example script want
+    while IFS='|' read -r example script want; do
+        sed "$script" "manifests/examples/$example" >"$BATS_TEST_TMPDIR/bad-$example"
+        run check examples --driver "$DEFAULT_DRIVER" --rendered "$BATS_TEST_TMPDIR/base.yaml" "$BATS_TEST_TMPDIR/bad-$example"
+        assert_failure
+        assert_output --partial "$want"
+    done <<'ROWS'
+match-attribute.yaml|s/matchAttribute: gpu.fakehw.example.com\/productName/matchAttribute: productName/|matchAttribute productName must be fully qualified
+all-devices.yaml|s/^          exactly:$/          all:/|unknown fields ['all']
+ROWS
 }
 
 @test "fakehw config: the kind workers get different inventories" {

@@ -7,7 +7,7 @@
 #   debian-rootfs.sh IMAGE [PACKAGE...]
 #
 #   DEBIAN_SUITE   suite (default bookworm, Debian 12)
-#   DEBIAN_MIRROR  mirror (default http://deb.debian.org/debian)
+#   DEBIAN_MIRROR  mirror (default: debootstrap's own)
 # The image is rebuilt only when it is missing; remove it to refresh.
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 image=${1:?usage: debian-rootfs.sh IMAGE [PACKAGE...]}
 shift
 suite=${DEBIAN_SUITE:-bookworm}
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mirror=${DEBIAN_MIRROR:-}
 
 if docker image inspect "$image" >/dev/null 2>&1; then
     log "$image exists"
@@ -26,9 +26,9 @@ check_prereqs docker debootstrap
 
 base=$(cache_dir)/rootfs-$suite
 if [[ ! -x $base/bin/bash ]]; then
-    log "debootstrap $suite from $mirror into $base"
+    log "debootstrap $suite from ${mirror:-the default mirror} into $base"
     rm -rf "$base.tmp"
-    debootstrap --variant=minbase "$suite" "$base.tmp" "$mirror" >&2 ||
+    debootstrap --variant=minbase "$suite" "$base.tmp" ${mirror:+"$mirror"} >&2 ||
         die "debootstrap $suite failed (see above)"
     mv "$base.tmp" "$base"
 fi

@@ -236,76 +236,73 @@ dry_run_create() {
     kc create --dry-run=server -o json -f - <<<"$manifest" 2>&1
 }
 
+# dry_run_probe TEMPLATE NAMESPACE KIND KEPT ON_WHY OFF_WHY [REFUSED REFUSED_ANSWER]:
+# the shape the probes below share.  TEMPLATE is created (in namespace
+# NAMESPACE; none when empty); an answer of KIND for which the jq filter KEPT
+# holds prints "on|ON_WHY", one for which it does not "off|OFF_WHY".  A
+# refusal whose message matches the regex REFUSED prints REFUSED_ANSWER,
+# where {answer} stands for the start of the server's message.  Anything
+# else prints "?|" and what came back.
+dry_run_probe() {
+    local ns=$2 kind=$3 kept=$4 on_why=$5 off_why=$6
+    local refused=${7:-} refused_answer=${8:-} out
+    local -a vars=()
+    [[ -z $ns ]] || vars=(NAMESPACE="$ns")
+    if out=$(dry_run_create "$1" "${vars[@]}"); then # $1: TEMPLATE
+        if jq -e "$kept" <<<"$out" >/dev/null 2>&1; then
+            echo "on|$on_why"
+        elif jq -e --arg kind "$kind" '.kind == $kind' <<<"$out" >/dev/null 2>&1; then
+            echo "off|$off_why"
+        else
+            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
+        fi
+    elif [[ -n $refused && $out =~ $refused ]]; then
+        local start
+        start=$(head -c 200 <<<"$out")
+        echo "${refused_answer//\{answer\}/"$start"}"
+    else
+        echo "?|$(head -c 200 <<<"$out")"
+    fi
+}
+
+# The probes, one row each: template, namespace, kind, the jq filter that
+# holds when the gate's field was kept, why on, why off, and what a refusal
+# means.
+#
 # DRAAdminAccess: a claim with adminAccess in a namespace without the
 # admin-access label is refused when the gate is on, and comes back without
 # the field when it is off.
 probe_admin_access() {
-    local out
-    if out=$(dry_run_create probe-admin-access NAMESPACE="$1"); then
-        if jq -e '.spec.devices.requests[0].exactly.adminAccess == true' <<<"$out" >/dev/null 2>&1; then
-            echo "on|adminAccess kept (no namespace label check)"
-        elif jq -e '.kind == "ResourceClaim"' <<<"$out" >/dev/null 2>&1; then
-            echo "off|adminAccess dropped from the claim"
-        else
-            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
-        fi
-    elif [[ $out == *resource.kubernetes.io/admin-access* ]]; then
-        echo "on|adminAccess refused without the resource.kubernetes.io/admin-access namespace label"
-    else
-        echo "?|$(head -c 200 <<<"$out")"
-    fi
+    dry_run_probe probe-admin-access "$1" ResourceClaim \
+        '.spec.devices.requests[0].exactly.adminAccess == true' \
+        'adminAccess kept (no namespace label check)' 'adminAccess dropped from the claim' \
+        'resource\.kubernetes\.io/admin-access' \
+        'on|adminAccess refused without the resource.kubernetes.io/admin-access namespace label'
 }
 
 # DRAPrioritizedList: firstAvailable is dropped when off, which leaves the
 # request with neither exactly nor firstAvailable, so validation refuses it.
 probe_prioritized_list() {
-    local out
-    if out=$(dry_run_create probe-prioritized-list NAMESPACE="$1"); then
-        if jq -e '(.spec.devices.requests[0].firstAvailable | length) > 0' <<<"$out" >/dev/null 2>&1; then
-            echo "on|firstAvailable accepted"
-        elif jq -e '.kind == "ResourceClaim"' <<<"$out" >/dev/null 2>&1; then
-            echo "off|firstAvailable dropped from the claim"
-        else
-            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
-        fi
-    elif [[ $out == *firstAvailable* || $out == *"exactly one"* ]]; then
-        echo "off|firstAvailable refused: $(head -c 200 <<<"$out")"
-    else
-        echo "?|$(head -c 200 <<<"$out")"
-    fi
+    dry_run_probe probe-prioritized-list "$1" ResourceClaim \
+        '(.spec.devices.requests[0].firstAvailable | length) > 0' \
+        'firstAvailable accepted' 'firstAvailable dropped from the claim' \
+        'firstAvailable|exactly one' 'off|firstAvailable refused: {answer}'
 }
 
 # DRADeviceTaints: request tolerations are dropped when off.
 probe_device_taints() {
-    local out
-    if out=$(dry_run_create probe-device-taints NAMESPACE="$1"); then
-        if jq -e '(.spec.devices.requests[0].exactly.tolerations | length) > 0' <<<"$out" >/dev/null 2>&1; then
-            echo "on|request tolerations kept"
-        elif jq -e '.kind == "ResourceClaim"' <<<"$out" >/dev/null 2>&1; then
-            echo "off|request tolerations dropped from the claim"
-        else
-            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
-        fi
-    else
-        echo "?|$(head -c 200 <<<"$out")"
-    fi
+    dry_run_probe probe-device-taints "$1" ResourceClaim \
+        '(.spec.devices.requests[0].exactly.tolerations | length) > 0' \
+        'request tolerations kept' 'request tolerations dropped from the claim'
 }
 
 # DRAExtendedResource: a DeviceClass's extendedResourceName is dropped when off
-# (pkg/registry/resource/deviceclass strategy, 1.34-1.36).
+# (pkg/registry/resource/deviceclass strategy, 1.34-1.36).  A DeviceClass has
+# no namespace.
 probe_extended_resource() {
-    local out
-    if out=$(dry_run_create probe-extended-resource); then
-        if jq -e '.spec.extendedResourceName == "conformance.fakehw.example.com/probe"' <<<"$out" >/dev/null 2>&1; then
-            echo "on|DeviceClass extendedResourceName kept"
-        elif jq -e '.kind == "DeviceClass"' <<<"$out" >/dev/null 2>&1; then
-            echo "off|DeviceClass extendedResourceName dropped"
-        else
-            echo "?|unexpected answer: $(head -c 200 <<<"$out")"
-        fi
-    else
-        echo "?|$(head -c 200 <<<"$out")"
-    fi
+    dry_run_probe probe-extended-resource '' DeviceClass \
+        '.spec.extendedResourceName == "conformance.fakehw.example.com/probe"' \
+        'DeviceClass extendedResourceName kept' 'DeviceClass extendedResourceName dropped'
 }
 
 # DRADeviceTaintRules: the DeviceTaintRule API is served only with the gate on

@@ -72,7 +72,7 @@ suite_tests() {
     local used t
     # The upgrade kit (conformance/upgrade) renders the same templates.
     used=$(cat "$SUITE_DIR"/*.bats "$SUITE_DIR"/lib/*.bash "$SUITE_DIR"/../upgrade/*.bats "$SUITE_DIR"/../upgrade/*.bash | grep -v '^[[:blank:]]*#' |
-        grep -oE '(create_from|render_template|dry_run_create) [a-z][-a-z]*' | awk '{print $2}' | sort -u)
+        grep -oE '(create_from|render_template|dry_run_create|dry_run_probe) [a-z][-a-z]*' | awk '{print $2}' | sort -u)
     for t in $used; do
         [[ -f $SUITE_DIR/templates/$t.yaml ]] || fail "template $t is used but templates/$t.yaml does not exist"
     done

@@ -4,7 +4,7 @@
 # attachable fake GPUs, the test playing the scheduler (allocations with the
 # binding conditions copied from the slice) and the conditions read back.
 # Used by conformance/node/tests/plugin_binding.bats and the driver's own
-# white-box tests (driver/tests/node/binding.bats); needs node_env.
+# white-box tests (bench/node/binding.bats); needs node_env.
 # shellcheck disable=SC2016,SC2034 # jq filters; the variables are the tests'
 
 # The condition types the fake driver publishes.

@@ -4,7 +4,7 @@
 # plugin's directory, docs/prepare.md) and a plugin restart in the node
 # environment.  Used by conformance/node/tests/plugin_prepare.bats (in its
 # fake-driver branches) and the driver's own white-box tests
-# (driver/tests/node/restart.bats); needs node_env and $JOURNAL.
+# (bench/node/restart.bats); needs node_env and $JOURNAL.
 
 # checkpoint_claims: the claims the fake driver's checkpoint holds:
 # checkpoint.json with the changes of checkpoint.journal applied (each line is

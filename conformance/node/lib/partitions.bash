@@ -3,7 +3,7 @@
 # MIG partitions in the node environment: a fakehw config with dynamic and
 # static MIG GPUs, and the node brought up with it.  Used by
 # conformance/node/tests/plugin_partitions.bats and the driver's own
-# white-box tests (driver/tests/node/partitions.bats); needs node_env.
+# white-box tests (bench/node/partitions.bats); needs node_env.
 
 # mig_config DYNAMIC STATIC: DYNAMIC A100-80GBs in dynamic MIG mode, then
 # STATIC H100s cut into two 3g.40gb instances, then one T4 (no MIG).

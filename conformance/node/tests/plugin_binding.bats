@@ -10,19 +10,8 @@
 # the conditions back.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
+load ../lib/node_suite
 load ../lib/binding
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
 
 @test "binding: attachable devices are published with bindsToNode and both condition lists; plain ones without [fakehw]" {
     binding_node

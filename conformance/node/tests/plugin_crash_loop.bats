@@ -12,18 +12,11 @@
 # with SOAK_CYCLES (default 300) and writes the figures to CRASH_REPORT.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
+load ../lib/node_suite
 
 setup() {
     node_setup
     JOURNAL=$PLUGIN_DIR/checkpoint.journal
-}
-
-teardown() {
-    node_teardown
 }
 
 CLAIMS=(c1 c2 c3 c4 c5 c6)

@@ -6,18 +6,7 @@
 # turn every device unhealthy without taking the plugin down.
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../lib/node_suite
 
 # taints DEVICE: "key value effect" of each taint of the published DEVICE.
 taints() {

@@ -8,18 +8,7 @@
 # gate off) must still get a correct answer.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../lib/node_suite
 
 # virtual_node: gpu-0 and gpu-2 plain, gpu-1 virtual.
 virtual_node() {

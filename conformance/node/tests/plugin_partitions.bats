@@ -7,19 +7,8 @@
 # MIG layout comes from the fakehw config (docs/fakehw.md).
 # shellcheck disable=SC2016,SC2154 # jq filters; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
+load ../lib/node_suite
 load ../lib/partitions
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
 
 # A dynamic A100-80GB offers 18 placements (7 + 4 + 3 + 2 + 1 + 1).
 @test "partitions: a dynamic-MIG GPU gets a counter set; it and its placements consume from it [fakehw]" {

@@ -8,19 +8,12 @@
 # restarted after a "reboot" emptied the CDI root.
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
+load ../lib/node_suite
 load ../lib/checkpoint
 
 setup() {
     node_setup
     JOURNAL=$PLUGIN_DIR/checkpoint.journal
-}
-
-teardown() {
-    node_teardown
 }
 
 # answer_devices JSON UID: "pool device request,..." per device of the claim

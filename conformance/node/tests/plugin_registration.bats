@@ -5,18 +5,7 @@
 # which must wait for both the registration and the published pool.
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../lib/node_suite
 
 # ready_file_stays_absent SECONDS: the ready file does not appear for that
 # long (the plugin checks its readiness every 200 ms).

@@ -5,18 +5,7 @@
 # what it removes, what it keeps).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../lib/node_suite
 
 # faults_hit KIND: the stand-in's request log has requests hit by a fault of
 # KIND (status or close).

@@ -7,10 +7,7 @@
 # makes that a failure).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
+load ../lib/node_suite
 load ../lib/runtime
 
 setup_file() {
@@ -20,10 +17,6 @@ setup_file() {
 setup() {
     node_setup
     runtime_require
-}
-
-teardown() {
-    node_teardown
 }
 
 @test "runtime: a container given the claim's CDI devices starts [runtime]" {

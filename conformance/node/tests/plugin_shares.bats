@@ -7,18 +7,7 @@
 # others prepared.  Tagged [fakehw]: the sharing comes from the fakehw config.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../lib/node_suite
 
 # One shared A100 80GB (gpu-0) and one plain (gpu-1).
 shares_up() {

@@ -5,18 +5,7 @@
 # when slices are deleted, stale slices exist or the inventory changes.
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../lib/node_suite
 
 # expected_device NAME: the published form of fakehw device NAME (an A100 of
 # the catalogue: versions as semver, memory as a binary quantity).

@@ -2,23 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Binding conditions of attachable devices: the plugin's claim status writes
 # retry through conflicts and server errors, and say so in its log.
-# White-box: these read fakehw-kubelet-plugin's own log, so they live with the
-# driver, not in the conformance kit (whose node environment they use).
+# White-box: these read fakehw-kubelet-plugin's own log, so they live beside
+# the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/binding
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/binding
 
 @test "binding: status writes retry through conflicts and server errors [fakehw]" {
     binding_node

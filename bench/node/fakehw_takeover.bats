@@ -7,14 +7,11 @@
 # once the grace has passed, not before.  A plugin in a mount namespace of
 # its own that reads the tree through a bind of the parent directory, as in
 # its container, follows the takeover, and its CDI specs name the host path.
-# White-box: these read fakehw-kubelet-plugin's own log, so they live with the
-# driver, not in the conformance kit (whose node environment they use).
+# White-box: these read fakehw-kubelet-plugin's own log, so they live beside
+# the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2034,SC2154 # jq filters, eval'd checks; FAKEHW_PID is node_env's; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
+load ../../conformance/node/lib/node_suite
 
 setup() {
     node_setup

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "driver/bench/stats.h"
+#include "bench/stats.h"
 
 static void percentile_nearest_rank(void **state)
 {

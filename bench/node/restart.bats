@@ -3,23 +3,16 @@
 # The fake driver's checkpoint across restarts: a corrupted snapshot, a torn
 # or damaged journal line, a CDI root emptied by a reboot; what the plugin
 # logs and rebuilds.
-# White-box: these read fakehw-kubelet-plugin's own log, so they live with the
-# driver, not in the conformance kit (whose node environment they use).
+# White-box: these read fakehw-kubelet-plugin's own log, so they live beside
+# the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/checkpoint
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/checkpoint
 
 setup() {
     node_setup
     JOURNAL=$PLUGIN_DIR/checkpoint.journal
-}
-
-teardown() {
-    node_teardown
 }
 
 @test "restart: a corrupted checkpoint is reported and rebuilt from the CDI specs, which stay [fake-driver]" {

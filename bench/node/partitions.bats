@@ -3,23 +3,12 @@
 # MIG partitions against API servers that refuse or drop what the plugin
 # publishes (counters, partitionTypeAttribute): whole GPUs or partitions
 # without the attribute, and one log line that says why.
-# White-box: these read fakehw-kubelet-plugin's own log, so they live with the
-# driver, not in the conformance kit (whose node environment they use).
+# White-box: these read fakehw-kubelet-plugin's own log, so they live beside
+# the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/partitions
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/partitions
 
 @test "partitions: a server that refuses counters gets whole GPUs only, said once in the log [fake-driver,fakehw]" {
     mig_up 2 1 --partitionable-devices refuse

@@ -3,15 +3,12 @@
 # The plugin's own policies and shutdown: --unhealthy-device-policy auto on a
 # server that drops taints, --cleanup-on-exit, and SIGTERM while every API
 # request is slow or while fakehw is stopped in the middle of a read.
-# White-box: these read fakehw-kubelet-plugin's own log, so they live with the
-# driver, not in the conformance kit (whose node environment they use).
+# White-box: these read fakehw-kubelet-plugin's own log, so they live beside
+# the benchmarks, not in the conformance kit (whose node environment they use).
 # shellcheck disable=SC2016,SC2154 # jq filters and eval'd checks; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/binding
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/binding
 
 setup() {
     node_setup

@@ -8,11 +8,8 @@
 # White-box: it uses the fake driver's flag and reads its checkpoint.
 # shellcheck disable=SC2016,SC2034,SC2154 # jq filters; JOURNAL and DRA_SOCK are read by the libraries; $output, $status come from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/checkpoint
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/checkpoint
 
 # Short: a pod's 36-character UID would not fit in the socket paths below
 # bats' temporary directory (the unit tests cover the names of long ones).

@@ -6,13 +6,10 @@
 # (conformance/node/lib/runtime.bash), fails then with FAKEHW_REQUIRE_RUNTIME=1.
 # shellcheck disable=SC2154 # $output comes from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
 export NODE_DRIVER_NAME=gpu.nvidia.com
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/partitions
-load ../../../conformance/node/lib/runtime
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/partitions
+load ../../conformance/node/lib/runtime
 
 setup_file() {
     runtime_setup_file

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-# driver/bench/: `make bench`, the benchmarks (docs/benchmarks.md).
-# fakehw-bench starts the API stand-in, fakehw and the plugin on loopback,
-# plays the kubelet itself (the kubelet stand-in's gRPC client), measures,
-# and writes $(BENCH_OUT)/results.md and results.json.  Not part of `make
-# test`: only the statistics helpers have a unit test there.
-BENCH_SRCS    := $(wildcard driver/bench/*.c)
+# bench/: the project's own harnesses around the plugin, built on the
+# conformance kit (never the other way round: scripts/check-conformance-deps.sh).
+# `make bench`, the benchmarks (docs/benchmarks.md): fakehw-bench starts the
+# API stand-in, fakehw and the plugin on loopback, plays the kubelet itself
+# (the kubelet stand-in's gRPC client), measures, and writes
+# $(BENCH_OUT)/results.md and results.json.  Not part of `make test`: only
+# the statistics helpers have a unit test there.  node/: the plugin's
+# white-box node tests, which `make test` runs.
+BENCH_SRCS    := $(wildcard bench/*.c)
 BENCH_OBJS    := $(BENCH_SRCS:%.c=$(OBJ)/%.o)
 BENCH_PROGRAM := $(BUILD)/test-bin/fakehw-bench
 BENCH_OUT     ?= $(BUILD)/bench
@@ -28,7 +31,11 @@ bench: all $(BENCH_PROGRAM) ## benchmarks on loopback (latency, start-up, RSS, f
 	  $(BENCH_PROGRAM) run --bin $(BIN) --out $(BENCH_OUT) --runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
 UNIT_TESTS += $(BIN)/test_bench_stats
-$(BIN)/test_bench_stats: $(OBJ)/driver/bench/tests/test_bench_stats.o \
-                         $(OBJ)/driver/bench/stats.o
+$(BIN)/test_bench_stats: $(OBJ)/bench/tests/test_bench_stats.o \
+                         $(OBJ)/bench/stats.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm $(LDLIBS)
+
+# White-box tests of the plugin in the conformance kit's node environment:
+# they read the plugin's own log (the kit's tests never do).
+BATS_SUITES += bench/node

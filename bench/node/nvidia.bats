@@ -5,15 +5,12 @@
 # the slices; prepare, health and claim status under those names while the
 # CDI specs mount the tree's directories.
 # White-box: it starts fakehw-kubelet-plugin with --personality, so it lives
-# with the driver, not in the conformance kit (whose node environment it uses).
+# in bench/, not in the conformance kit (whose node environment it uses).
 # shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
 export NODE_DRIVER_NAME=gpu.nvidia.com
-load ../../../conformance/node/lib/node_env
-load ../../../conformance/node/lib/partitions
+load ../../conformance/node/lib/node_suite
+load ../../conformance/node/lib/partitions
 
 setup() {
     node_setup

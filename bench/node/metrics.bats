@@ -7,18 +7,7 @@
 # keep a scrape out.
 # shellcheck disable=SC2016,SC2154 # jq filters; $output comes from run
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-load ../../../conformance/node/lib/node_env
-
-setup() {
-    node_setup
-}
-
-teardown() {
-    node_teardown
-}
+load ../../conformance/node/lib/node_suite
 
 # metrics_port: the port of the URL the plugin logged it serves the metrics at.
 metrics_port() {
