@@ -7,7 +7,7 @@
  *
  * Which tree attributes are published, under which names and types, and
  * when one is left out is the SLICE column of FAKEHW_DEVICE_ATTRIBUTES
- * (common/fakehw_tree.h); before them comes type, {"string": "gpu"}, or
+ * (common/fakehw/fakehw_tree.h); before them comes type, {"string": "gpu"}, or
  * "mig" for a partition.  E.g. driverVersion "550.127.05" is published as
  * {"version": "550.127.5"}, computeCapability "9.0" as cudaComputeCapability
  * {"version": "9.0.0"}, numaNode (when >= 0) as numaNode and as

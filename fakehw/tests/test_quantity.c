@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for common/quantity: Kubernetes quantities as byte counts. */
+/* Unit tests for common/base/quantity: Kubernetes quantities as byte counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

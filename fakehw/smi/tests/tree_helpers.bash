@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Builds plain-directory fakehw trees (layout: common/fakehw_tree.h) for the
+# Builds plain-directory fakehw trees (layout: common/fakehw/fakehw_tree.h) for the
 # fakegpu-smi tests.
 
 # make_device ROOT NAME INDEX UUID [PRODUCT] [MEMORY_BYTES] [PCI_BUS_ID]
