@@ -18,6 +18,17 @@ watch_bg() {
     WATCH_PID=$!
 }
 
+# watch_has REGEX: waits (10 s at most) until a line of the watch matches.
+watch_has() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        grep -q -- "$1" "$BATS_TEST_TMPDIR/watch" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "the watch never sent a line matching $1" >&2
+    return 1
+}
+
 # watch_events: waits for the watch to end (not under `run`: a subshell
 # cannot wait for it) and prints [type, name] per event.
 watch_events() {
@@ -98,12 +109,15 @@ ResourceSlice"
     api POST "$SLICES" "$(slice s1 node-1 gpu.example.com)"
     api POST "$SLICES" "$(slice s2 node-2 gpu.example.com)"
     local q="allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true"
-    watch_bg "$SLICES?watch=true&$q&fieldSelector=spec.nodeName%3Dnode-1&timeoutSeconds=1"
-    sleep 0.3
+    watch_bg "$SLICES?watch=true&$q&fieldSelector=spec.nodeName%3Dnode-1&timeoutSeconds=8"
+    # The change comes after the initial events, however loaded the machine.
+    watch_has '"BOOKMARK"'
     api POST "$SLICES" "$(slice s3 node-1 gpu.example.com)"
     local rv3
     rv3=$(jq -r .metadata.resourceVersion <<<"$BODY")
-    wait "$WATCH_PID"
+    watch_has '"s3"'
+    kill "$WATCH_PID"
+    wait "$WATCH_PID" || true
     run jq -c '[.type, .object.metadata.name // .object.metadata.annotations]' "$BATS_TEST_TMPDIR/watch"
     assert_output '["ADDED","s1"]
 ["BOOKMARK",{"k8s.io/initial-events-end":"true"}]
