@@ -6,7 +6,7 @@
 #   make conformance                          every scenario
 #   make conformance FILTER='shared|templates'   test names matching a regex
 #   make conformance FILTER='tags:fake-only'     by tag (tags:a,!b;c = (a and not b) or c)
-#   make conformance JOBS=4                   parallel; "serial" tests still run alone
+#   make conformance JOBS=4                   parallel; "serial" tests hold their node alone
 #   make conformance CONFORMANCE_REPORT_DIR=out  TAP and JUnit elsewhere
 
 CONFORMANCE_REPORT_DIR ?= conformance/reports

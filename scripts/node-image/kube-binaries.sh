@@ -69,10 +69,11 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.gitCommit=module-$version"
     ldflags+=" -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 done
-for p in "${programs[@]}"; do
-    log "building $p $version"
-    (cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" \
-        -o "$out/$p" "k8s.io/kubernetes/cmd/$p") >&2 || die "building $p $version failed (see above)"
-done
+# One go build for all of them: one package graph to load, and the
+# programs' shared packages and their links scheduled together on every core.
+log "building ${programs[*]} $version"
+(cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" \
+    -o "$out/" "${pkgs[@]}") >&2 || die "building the Kubernetes $version programs failed (see above)"
+for p in "${programs[@]}"; do [[ -x $out/$p ]] || die "go build wrote no $out/$p"; done
 echo "$version" >"$out/.version"
 log "built ${programs[*]} $version into $out"
