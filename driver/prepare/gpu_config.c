@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strict_json.h"
+
 /* One parsed config entry of this driver. */
 struct entry {
     const json_t *requests; /* array, or NULL = all */
@@ -21,30 +23,6 @@ static const char *const intervals[] = {"Default", "Short", "Medium", "Long"};
 const char *gpu_sharing_strategy_name(enum gpu_sharing_strategy s)
 {
     return s == GPU_SHARING_SPACE_PARTITIONING ? "SpacePartitioning" : "TimeSlicing";
-}
-
-/* A JSON null counts as absent, as Go's decoder treats it for optional fields. */
-static const json_t *field(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_null(v) ? NULL : v;
-}
-
-/* Every key of obj must be one of allowed (NULL-terminated). */
-static int check_fields(const json_t *obj, const char *path, const char *const *allowed,
-                        struct error *err)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v)
-    {
-        bool known = false;
-        for (const char *const *a = allowed; *a && !known; a++)
-            known = !strcmp(*a, key);
-        if (!known)
-            return error_set(err, "unknown field \"%s%s%s\"", path, *path ? "." : "", key);
-    }
-    return 0;
 }
 
 static int want_object(const json_t *v, const char *path, struct error *err)
@@ -65,9 +43,9 @@ static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *e
 {
     static const char *const fields[] = {"interval", NULL};
     if (want_object(ts, "sharing.timeSlicing", err) < 0 ||
-        check_fields(ts, "sharing.timeSlicing", fields, err) < 0)
+        strict_json_check_fields(ts, "sharing.timeSlicing", fields, err) < 0)
         return -1;
-    const json_t *iv = field(ts, "interval");
+    const json_t *iv = strict_json_field(ts, "interval");
     if (iv == NULL)
         return 0;
     if (want_string(iv, "sharing.timeSlicing.interval", err) < 0)
@@ -87,9 +65,9 @@ static int parse_space_partitioning(const json_t *sp, struct entry *e, struct er
 {
     static const char *const fields[] = {"partitionCount", NULL};
     if (want_object(sp, "sharing.spacePartitioning", err) < 0 ||
-        check_fields(sp, "sharing.spacePartitioning", fields, err) < 0)
+        strict_json_check_fields(sp, "sharing.spacePartitioning", fields, err) < 0)
         return -1;
-    const json_t *pc = field(sp, "partitionCount");
+    const json_t *pc = strict_json_field(sp, "partitionCount");
     if (pc == NULL)
         return 0;
     if (!json_is_integer(pc))
@@ -108,11 +86,12 @@ static int parse_space_partitioning(const json_t *sp, struct entry *e, struct er
 static int parse_sharing(const json_t *sharing, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"strategy", "timeSlicing", "spacePartitioning", NULL};
-    if (want_object(sharing, "sharing", err) < 0 || check_fields(sharing, "sharing", fields, err))
+    if (want_object(sharing, "sharing", err) < 0 ||
+        strict_json_check_fields(sharing, "sharing", fields, err))
         return -1;
-    const json_t *strategy = field(sharing, "strategy");
-    const json_t *ts = field(sharing, "timeSlicing");
-    const json_t *sp = field(sharing, "spacePartitioning");
+    const json_t *strategy = strict_json_field(sharing, "strategy");
+    const json_t *ts = strict_json_field(sharing, "timeSlicing");
+    const json_t *sp = strict_json_field(sharing, "spacePartitioning");
     if (strategy == NULL)
         return error_set(err, "field \"sharing.strategy\" is required");
     if (want_string(strategy, "sharing.strategy", err) < 0)
@@ -226,10 +205,10 @@ static int parse_parameters(const json_t *params, struct entry *e, struct error 
     if (strcmp(json_string_value(kind), GPU_CONFIG_KIND) != 0)
         return error_set(err, "kind \"%s\" is not supported (want %s)", json_string_value(kind),
                          GPU_CONFIG_KIND);
-    if (check_fields(params, "", fields, err) < 0)
+    if (strict_json_check_fields(params, "", fields, err) < 0)
         return -1;
-    const json_t *sharing = field(params, "sharing");
-    const json_t *env = field(params, "env");
+    const json_t *sharing = strict_json_field(params, "sharing");
+    const json_t *env = strict_json_field(params, "env");
     if (sharing != NULL && parse_sharing(sharing, e, err) < 0)
         return -1;
     if (env != NULL && parse_env(env, e, err) < 0)
@@ -245,7 +224,7 @@ static int parse_entry(const char *driver, const json_t *item, size_t i, const c
     memset(e, 0, sizeof(*e));
     if (!json_is_object(item))
         return error_set(err, "config[%zu]: not an object", i);
-    const json_t *opaque = field(item, "opaque");
+    const json_t *opaque = strict_json_field(item, "opaque");
     if (opaque == NULL)
         return 0; /* a kind of configuration other than opaque: not ours */
     const json_t *drv = json_object_get(opaque, "driver");
@@ -258,7 +237,7 @@ static int parse_entry(const char *driver, const json_t *item, size_t i, const c
                                  strcmp(json_string_value(src), "FromClaim") != 0))
         return error_set(err, "config[%zu]: source must be FromClass or FromClaim", i);
     *source = json_string_value(src);
-    const json_t *requests = field(item, "requests");
+    const json_t *requests = strict_json_field(item, "requests");
     if (requests != NULL && !json_is_array(requests))
         return error_set(err, "config[%zu] (%s): requests must be a list", i, *source);
     e->requests = json_array_size(requests) ? requests : NULL;

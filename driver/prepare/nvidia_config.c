@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strict_json.h"
+
 #include "quantity.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -66,37 +68,12 @@ const char *nvidia_sharing_name(enum nvidia_sharing s)
     return "";
 }
 
-/* A JSON null counts as absent, as Go's decoder treats it. */
-static const json_t *field(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_null(v) ? NULL : v;
-}
-
-/* Every key of obj must be one of allowed (NULL-terminated): the real
- * driver decodes strictly. */
-static int check_fields(const json_t *obj, const char *path, const char *const *allowed,
-                        struct error *err)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v)
-    {
-        bool known = false;
-        for (const char *const *a = allowed; *a && !known; a++)
-            known = !strcmp(*a, key);
-        if (!known)
-            return error_set(err, "unknown field \"%s%s%s\"", path, *path ? "." : "", key);
-    }
-    return 0;
-}
-
 static int want_object(const json_t *v, const char *path, const char *const *allowed,
                        struct error *err)
 {
     if (!json_is_object(v))
         return error_set(err, "field \"%s\" must be an object", path);
-    return check_fields(v, path, allowed, err);
+    return strict_json_check_fields(v, path, allowed, err);
 }
 
 static int want_string(const json_t *v, const char *path, struct error *err)
@@ -166,7 +143,7 @@ static int parse_mps(const json_t *mps, struct entry *e, struct error *err)
     static const char *const path = "sharing.mpsConfig";
     if (want_object(mps, path, fields, err) < 0)
         return -1;
-    const json_t *pct = field(mps, "defaultActiveThreadPercentage");
+    const json_t *pct = strict_json_field(mps, "defaultActiveThreadPercentage");
     if (pct != NULL) {
         if (!json_is_integer(pct))
             return error_set(err, "field \"%s.defaultActiveThreadPercentage\" must be an integer",
@@ -179,11 +156,11 @@ static int parse_mps(const json_t *mps, struct entry *e, struct error *err)
                              path, (long long)v);
         e->percentage = (long)v;
     }
-    const json_t *pinned = field(mps, "defaultPinnedDeviceMemoryLimit");
+    const json_t *pinned = strict_json_field(mps, "defaultPinnedDeviceMemoryLimit");
     if (pinned != NULL && want_limit(pinned, "sharing.mpsConfig.defaultPinnedDeviceMemoryLimit",
                                      &e->pinned_default_mib, err) < 0)
         return -1;
-    const json_t *per = field(mps, "defaultPerDevicePinnedMemoryLimit");
+    const json_t *per = strict_json_field(mps, "defaultPerDevicePinnedMemoryLimit");
     if (per != NULL) {
         if (!json_is_object(per))
             return error_set(err,
@@ -208,7 +185,8 @@ static int parse_mps(const json_t *mps, struct entry *e, struct error *err)
         }
         e->per_device = per;
     }
-    return want_bool(field(mps, "multiUser"), "sharing.mpsConfig.multiUser", &e->multi_user, err);
+    return want_bool(strict_json_field(mps, "multiUser"), "sharing.mpsConfig.multiUser",
+                     &e->multi_user, err);
 }
 
 /* sharing of a GpuConfig (time_slicing true) or a MigDeviceConfig. */
@@ -219,9 +197,9 @@ static int parse_sharing(const json_t *sharing, bool time_slicing, struct entry 
     static const char *const mig_fields[] = {"strategy", "mpsConfig", NULL};
     if (want_object(sharing, "sharing", time_slicing ? gpu_fields : mig_fields, err) < 0)
         return -1;
-    const json_t *strategy = field(sharing, "strategy");
-    const json_t *ts = field(sharing, "timeSlicingConfig");
-    const json_t *mps = field(sharing, "mpsConfig");
+    const json_t *strategy = strict_json_field(sharing, "strategy");
+    const json_t *ts = strict_json_field(sharing, "timeSlicingConfig");
+    const json_t *mps = strict_json_field(sharing, "mpsConfig");
     if (strategy == NULL)
         return error_set(err, "field \"sharing.strategy\" is required (TimeSlicing or MPS)");
     const char *names[N(strategies)];
@@ -243,7 +221,7 @@ static int parse_sharing(const json_t *sharing, bool time_slicing, struct entry 
         static const char *const ts_fields[] = {"interval", NULL};
         if (want_object(ts, "sharing.timeSlicingConfig", ts_fields, err) < 0)
             return -1;
-        const json_t *iv = field(ts, "interval");
+        const json_t *iv = strict_json_field(ts, "interval");
         size_t k = 0;
         if (iv != NULL && want_one_of(iv, "sharing.timeSlicingConfig.interval", intervals,
                                       N(intervals), &k, err) < 0)
@@ -260,18 +238,18 @@ static int parse_sharing(const json_t *sharing, bool time_slicing, struct entry 
 static int parse_gpu(const json_t *params, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"apiVersion", "kind", "sharing", NULL};
-    if (check_fields(params, "", fields, err) < 0)
+    if (strict_json_check_fields(params, "", fields, err) < 0)
         return -1;
-    const json_t *sharing = field(params, "sharing");
+    const json_t *sharing = strict_json_field(params, "sharing");
     return sharing ? parse_sharing(sharing, true, e, err) : 0;
 }
 
 static int parse_mig(const json_t *params, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"apiVersion", "kind", "sharing", NULL};
-    if (check_fields(params, "", fields, err) < 0)
+    if (strict_json_check_fields(params, "", fields, err) < 0)
         return -1;
-    const json_t *sharing = field(params, "sharing");
+    const json_t *sharing = strict_json_field(params, "sharing");
     return sharing ? parse_sharing(sharing, false, e, err) : 0;
 }
 
@@ -280,22 +258,22 @@ static int parse_vfio(const json_t *params, struct entry *e, struct error *err)
     static const char *const fields[] = {"apiVersion", "kind", "iommu", NULL};
     static const char *const iommu_fields[] = {"backendPolicy", "enableAPIDevice", NULL};
     e->iommu_backend = iommu_policies[0];
-    if (check_fields(params, "", fields, err) < 0)
+    if (strict_json_check_fields(params, "", fields, err) < 0)
         return -1;
-    const json_t *iommu = field(params, "iommu");
+    const json_t *iommu = strict_json_field(params, "iommu");
     if (iommu == NULL)
         return 0;
     if (want_object(iommu, "iommu", iommu_fields, err) < 0)
         return -1;
-    const json_t *policy = field(iommu, "backendPolicy");
+    const json_t *policy = strict_json_field(iommu, "backendPolicy");
     size_t k = 0;
     /* An empty policy is LegacyOnly, as the real driver normalizes it. */
     if (policy != NULL && !(json_is_string(policy) && json_string_length(policy) == 0) &&
         want_one_of(policy, "iommu.backendPolicy", iommu_policies, N(iommu_policies), &k, err) < 0)
         return -1;
     e->iommu_backend = iommu_policies[k];
-    return want_bool(field(iommu, "enableAPIDevice"), "iommu.enableAPIDevice", &e->iommu_api_device,
-                     err);
+    return want_bool(strict_json_field(iommu, "enableAPIDevice"), "iommu.enableAPIDevice",
+                     &e->iommu_api_device, err);
 }
 
 static int parse_parameters(const json_t *params, struct entry *e, struct error *err)
@@ -333,7 +311,7 @@ static int parse_entry(const char *driver, const json_t *item, size_t i, struct 
     e->percentage = -1;
     if (!json_is_object(item))
         return error_set(err, "config[%zu]: not an object", i);
-    const json_t *opaque = field(item, "opaque");
+    const json_t *opaque = strict_json_field(item, "opaque");
     if (opaque == NULL)
         return error_set(err, "config[%zu]: only opaque parameters are supported by this driver",
                          i);
@@ -348,7 +326,7 @@ static int parse_entry(const char *driver, const json_t *item, size_t i, struct 
         return error_set(err, "config[%zu]: source must be FromClass or FromClaim", i);
     /* Static text: the result outlives the claim JSON. */
     e->source = strcmp(json_string_value(src), "FromClass") ? "FromClaim" : "FromClass";
-    const json_t *requests = field(item, "requests");
+    const json_t *requests = strict_json_field(item, "requests");
     if (requests != NULL && !json_is_array(requests))
         return error_set(err, "config[%zu] (%s): requests must be a list", i, e->source);
     e->requests = json_array_size(requests) ? requests : NULL;
