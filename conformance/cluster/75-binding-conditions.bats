@@ -17,7 +17,7 @@ teardown() { scenario_teardown; }
 # Picks an attachable device on the test node: sets BC_DEVICE, BC_UUID and
 # BC_POOL, or skips when there is none.
 pick_attachable_device() {
-    use_test_node
+    use_test_node '(.bindingConditions // []) | length > 0'
     local slices
     slices=$(driver_slices) || return 1
     BC_POOL=$TEST_NODE_POOL

@@ -110,6 +110,10 @@ report=$report_dir/cluster-report.json
 summary=$report_dir/summary.md
 kit_version=${CONFORMANCE_KIT_VERSION:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+started_ms=$(($(date +%s%N) / 1000000))
+# Each scenario's start and node-lock wait, for the report.
+export CONFORMANCE_TIMING_FILE=$report_dir/timing.tsv
+: >"$CONFORMANCE_TIMING_FILE"
 set +e
 bats "${args[@]}" | drop_setup_warning | tee "$tap"
 rc=${PIPESTATUS[0]}
@@ -118,7 +122,8 @@ tap_to_junit "fakehw-dra cluster conformance" <"$tap" >"$junit.tmp" && mv "$juni
 printf '# TAP: %s\n# JUnit: %s\n' "$tap" "$junit"
 if command -v jq >/dev/null; then
     tap_to_report "$here/profiles.tsv" "$kit_version" "${CONFORMANCE_DRIVER_VERSION:-}" "$started" \
-        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" <"$tap" >"$report.tmp" && mv "$report.tmp" "$report"
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$CONFORMANCE_TIMING_FILE" "$started_ms" <"$tap" >"$report.tmp" &&
+        mv "$report.tmp" "$report"
     report_summary <"$report" >"$summary.tmp" && mv "$summary.tmp" "$summary"
     printf '# report: %s\n# summary: %s\n' "$report" "$summary"
     sed 's/^/# /' "$summary"

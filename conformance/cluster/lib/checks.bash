@@ -260,6 +260,7 @@ suite_preflight() {
     check_kubeconfig || return 1
     check_kubectl_version || return 1
     check_cluster_reachable || return 1
+    start_api_proxy "${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}"
     check_dra_api || return 1
     check_device_class || return 1
 
@@ -318,6 +319,7 @@ suite_preflight() {
     [[ $image_check != failed ]] || return 1
 
     params_print | sed 's/^/# param /'
+    printf '# api: %s\n' "$API_READS"
     print_capabilities
     printf '# test node: %s (%s devices)\n' "${picked%%$'\t'*}" "${picked#*$'\t'}"
     if [[ $image_check == true ]]; then

@@ -9,6 +9,8 @@ CONFORMANCE_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # shellcheck source=SCRIPTDIR/params.bash
 source "$CONFORMANCE_LIB/params.bash"
+# shellcheck source=SCRIPTDIR/api_proxy.bash
+source "$CONFORMANCE_LIB/api_proxy.bash"
 # shellcheck source=SCRIPTDIR/kube.bash
 source "$CONFORMANCE_LIB/kube.bash"
 # shellcheck source=SCRIPTDIR/assert.bash

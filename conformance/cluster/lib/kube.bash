@@ -4,8 +4,14 @@
 # ResourceSlices, events.  Everything reads `kubectl -o json` through jq, so
 # the field paths below are the resource.k8s.io/v1 and core/v1 wire names.
 
-# kubectl with the suite's context and a bound on every request.
+# kubectl with the suite's context and a bound on every request; the plain
+# reads go through the preflight's kubectl proxy when it runs
+# (lib/api_proxy.bash).
 kc() {
+    if [[ -n ${CONFORMANCE_API_SOCKET:-} ]] && api_read_plan "$@"; then
+        api_get
+        return
+    fi
     local args=(--request-timeout=30s)
     [[ -n ${CONFORMANCE_KUBE_CONTEXT:-} ]] && args+=(--context "$CONFORMANCE_KUBE_CONTEXT")
     "${CONFORMANCE_KUBECTL:-kubectl}" "${args[@]}" "$@"
@@ -93,11 +99,15 @@ pod_is_unscheduled() {
 }
 
 pod_node() {
-    kc get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}'
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -j '.spec.nodeName // ""' <<<"$json"
 }
 
 pod_uid() {
-    kc get pod -n "$1" "$2" -o jsonpath='{.metadata.uid}'
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq -j '.metadata.uid' <<<"$json"
 }
 
 # The name of the ResourceClaim behind pod claim $3 (pod.spec.resourceClaims[].name):
@@ -391,20 +401,37 @@ schedulable_nodes() {
         | .metadata.name'
 }
 
-# The node the per-node scenarios use: the schedulable node with the most
-# devices of the driver (ties: by name).  Prints "<node>\t<device count>".
-pick_node() {
-    local slices nodes counts node n
+# node_candidates [FILTER]: the nodes the per-node scenarios may use, best
+# first: schedulable nodes with devices of the driver, most devices first
+# (ties: by name), "<node>\t<device count>" each.  FILTER, a jq condition on
+# one device of a slice, keeps the nodes with at least one device it holds
+# for (has("bindingConditions"): an attachable device).
+node_candidates() {
+    local filter=${1:-true} slices nodes counts node n
     slices=$(driver_slices) || return 1
     nodes=$(kc get nodes -o json | schedulable_nodes) || return 1
-    counts=$(node_device_counts <<<"$slices") || return 1
+    counts=$(jq -c "[.[] | .spec.devices = [.spec.devices[]? | select($filter)] | select(.spec.devices | length > 0)]
+        | map(.spec.nodeName) | unique" <<<"$slices") || return 1
     while IFS=$'\t' read -r node n; do
-        if grep -qxF -- "$node" <<<"$nodes"; then
+        grep -qxF -- "$node" <<<"$nodes" && jq -e --arg n "$node" 'index($n) != null' <<<"$counts" >/dev/null &&
             printf '%s\t%s\n' "$node" "$n"
-            return 0
-        fi
-    done <<<"$counts"
-    fail "no schedulable node has devices of driver $CONFORMANCE_DRIVER" \
+    done < <(node_device_counts <<<"$slices")
+    return 0
+}
+
+# The node the per-node scenarios use when any will do: the first of
+# node_candidates [FILTER].  Prints "<node>\t<device count>".
+pick_node() {
+    local candidates
+    candidates=$(node_candidates "$@") || return 1
+    if [[ -n $candidates ]]; then
+        head -n 1 <<<"$candidates"
+        return 0
+    fi
+    local counts nodes
+    counts=$(driver_slices | node_device_counts) || true
+    nodes=$(kc get nodes -o json | schedulable_nodes | paste -sd' ' -) || true
+    fail "no schedulable node has devices of driver $CONFORMANCE_DRIVER${1:+ for which $1 holds}" \
         $'\n'"nodes with devices: ${counts:-none}"$'\n'"schedulable nodes: ${nodes:-none}"
 }
 

@@ -23,7 +23,8 @@ PARAM_NAMES=(
     CONFORMANCE_SELECTOR_CAPACITY CONFORMANCE_UNIQUE_ATTRIBUTE CONFORMANCE_DEVICE_STATUS
     CONFORMANCE_DEVICE_METADATA CONFORMANCE_EXTENDED_RESOURCE_NAME CONFORMANCE_NUMA_ATTRIBUTE
     CONFORMANCE_DRIVER_TAINT_EFFECT CONFORMANCE_UNSCHEDULABLE_REGEX CONFORMANCE_FEATURES
-    CONFORMANCE_KUBECTL CONFORMANCE_KUBE_CONTEXT CONFORMANCE_LOG_LINES CONFORMANCE_KEEP_NAMESPACES
+    CONFORMANCE_KUBECTL CONFORMANCE_KUBE_CONTEXT CONFORMANCE_API_PROXY CONFORMANCE_LOG_LINES
+    CONFORMANCE_KEEP_NAMESPACES
 )
 
 params_defaults() {
@@ -47,7 +48,7 @@ params_defaults() {
     : "${CONFORMANCE_RESTART_TIMEOUT:=180}"
     : "${CONFORMANCE_BINDING_TIMEOUT_SECONDS:=}"
     : "${CONFORMANCE_LOCK_TIMEOUT:=1800}"
-    : "${CONFORMANCE_POLL_INTERVAL:=1}"
+    : "${CONFORMANCE_POLL_INTERVAL:=0.5}"
     : "${CONFORMANCE_MIN_DEVICES:=2}"
     : "${CONFORMANCE_EXPECTED_ATTRIBUTES:=auto}"
     : "${CONFORMANCE_EXPECTED_CAPACITY:=auto}"
@@ -63,6 +64,7 @@ params_defaults() {
     : "${CONFORMANCE_FEATURES:=}"
     : "${CONFORMANCE_KUBECTL:=kubectl}"
     : "${CONFORMANCE_KUBE_CONTEXT:=}"
+    : "${CONFORMANCE_API_PROXY:=true}"
     : "${CONFORMANCE_LOG_LINES:=40}"
     : "${CONFORMANCE_KEEP_NAMESPACES:=false}"
     export "${PARAM_NAMES[@]}"
@@ -97,6 +99,14 @@ is_qualified_name() {
         id=${1#*/}
     fi
     [[ ${#id} -le 32 && $id =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]]
+}
+
+# seconds_to_ms S: S seconds ("2", "0.5", "1.25") in whole milliseconds.
+seconds_to_ms() {
+    local whole=${1%%.*} frac=
+    [[ $1 == *.* ]] && frac=${1#*.}
+    frac=${frac}000
+    echo $((10#$whole * 1000 + 10#${frac:0:3}))
 }
 
 # Checks every parameter; prints one line per bad value and fails if any.
@@ -135,18 +145,23 @@ params_validate() {
         _param_error CONFORMANCE_FAKEHW_EXEC "does not start with a command found here (${exec_words[0]:-empty})"
     fi
     for name in CONFORMANCE_TIMEOUT CONFORMANCE_PENDING_SECONDS CONFORMANCE_HEALTH_TIMEOUT \
-        CONFORMANCE_RESTART_TIMEOUT CONFORMANCE_LOCK_TIMEOUT CONFORMANCE_POLL_INTERVAL \
+        CONFORMANCE_RESTART_TIMEOUT CONFORMANCE_LOCK_TIMEOUT \
         CONFORMANCE_MIN_DEVICES CONFORMANCE_LOG_LINES; do
         [[ ${!name} =~ ^[1-9][0-9]{0,5}$ ]] ||
             _param_error "$name" "is not a whole number between 1 and 999999"
     done
+    # sleep(1) takes fractions; 0.1 s at least, so a wait cannot spin.
+    if ! [[ $CONFORMANCE_POLL_INTERVAL =~ ^[0-9]{1,6}(\.[0-9]{1,3})?$ ]] ||
+        (($(seconds_to_ms "$CONFORMANCE_POLL_INTERVAL") < 100)); then
+        _param_error CONFORMANCE_POLL_INTERVAL "is not a number of seconds between 0.1 and 999999 (such as 0.5 or 2)"
+    fi
     # The scheduler's bindingTimeout: unknown unless given (>= 1 s, its minimum).
     [[ -z $CONFORMANCE_BINDING_TIMEOUT_SECONDS || $CONFORMANCE_BINDING_TIMEOUT_SECONDS =~ ^[1-9][0-9]{0,5}$ ]] ||
         _param_error CONFORMANCE_BINDING_TIMEOUT_SECONDS "is not a whole number of seconds between 1 and 999999 (the scheduler's bindingTimeout), or empty"
     for name in CONFORMANCE_FAKE_DRIVER CONFORMANCE_DEVICE_STATUS CONFORMANCE_DEVICE_METADATA; do
         [[ ${!name} =~ ^(true|false|auto)$ ]] || _param_error "$name" "must be true, false or auto"
     done
-    for name in CONFORMANCE_KEEP_NAMESPACES CONFORMANCE_IMAGE_CHECK; do
+    for name in CONFORMANCE_KEEP_NAMESPACES CONFORMANCE_IMAGE_CHECK CONFORMANCE_API_PROXY; do
         [[ ${!name} =~ ^(true|false)$ ]] || _param_error "$name" "must be true or false"
     done
     # A pod's extended resource name: domain/name outside kubernetes.io.

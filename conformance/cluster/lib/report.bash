@@ -42,13 +42,22 @@ tap_records() {
     done
 }
 
-# tap_to_report PROFILES_TSV KIT_VERSION DRIVER_VERSION STARTED FINISHED:
-# TAP on stdin -> the JSON report on stdout.
+# tap_to_report PROFILES_TSV KIT_VERSION DRIVER_VERSION STARTED FINISHED
+# [TIMING_TSV STARTED_MS]: TAP on stdin -> the JSON report on stdout.
+# TIMING_TSV holds the scenarios' own lines (lib/scenario.bash
+# record_scenario_timing: name, start in Unix ms, node-lock wait in ms);
+# with it each scenario gets startedSeconds (after STARTED_MS, the run's
+# start) and lockWaitSeconds, and the totals the run's wall time.
 tap_to_report() {
+    local timing=${6:-/dev/null}
+    [[ -r $timing ]] || timing=/dev/null
     tap_records | jq -R -s --rawfile profiles "$1" --arg kit "$2" --arg driver_version "$3" \
-        --arg started "$4" --arg finished "$5" '
+        --arg started "$4" --arg finished "$5" --rawfile timing "$timing" --arg started_ms "${7:-}" '
         def rows: split("\n") | map(select(length > 0) | split("\t"));
-        ($profiles | rows | map(select(.[0] | startswith("#") | not))
+        ($timing | rows | map({key: .[0], value: {start: (.[1] | tonumber), wait: (.[2] | tonumber)}})
+            | from_entries) as $times
+        | ($started_ms | if . == "" then null else tonumber end) as $t0
+        | ($profiles | rows | map(select(.[0] | startswith("#") | not))
             | map({name: .[0], areas: (.[1] | split(",")), covers: .[2]})) as $table
         | rows as $recs
         | ([$recs[] | select(.[0] == "test")
@@ -56,7 +65,10 @@ tap_to_report() {
             | {name: .[2], area: $area,
                profile: (first($table[] | select(.areas | index($area)) | .name) // "other"),
                result: .[1], reason: (if .[1] == "skip" then .[4] else null end),
-               seconds: ((.[3] | tonumber) / 1000)}]) as $scenarios
+               seconds: ((.[3] | tonumber) / 1000)}
+            + ($times[.[2]] // null | if . == null then {} else
+                {lockWaitSeconds: (.wait / 1000)}
+                + (if $t0 == null then {} else {startedSeconds: ((.start - $t0) / 1000)} end) end)]) as $scenarios
         | ([$recs[] | select(.[0] == "server") | .[1]] | last) as $server
         | ([$recs[] | select(.[0] == "driver")] | last) as $driver
         | ([$recs[] | select(.[0] == "setup") | .[1]] | last) as $setup
@@ -84,11 +96,14 @@ tap_to_report() {
            verdict: (if $setup == "fail" or any($scenarios[]; .result == "fail") then "failed"
                      elif (first($profiles_out[] | select(.name == "core")) | .verdict) == "passed"
                      then "passed" else "incomplete" end),
-           totals: {scenarios: ($scenarios | length),
+           totals: ({scenarios: ($scenarios | length),
                     ok: ([$scenarios[] | select(.result == "ok")] | length),
                     skipped: ([$scenarios[] | select(.result == "skip")] | length),
                     failed: ([$scenarios[] | select(.result == "fail")] | length),
-                    seconds: ([$scenarios[].seconds] | add // 0)},
+                    seconds: ([$scenarios[].seconds] | add // 0),
+                    lockWaitSeconds: ([$scenarios[].lockWaitSeconds // 0] | add // 0)}
+                   + (if $t0 == null then {} else
+                      {wallSeconds: ((($finished | fromdateiso8601) * 1000 - $t0) / 1000 | round)} end)),
            profiles: $profiles_out,
            scenarios: $scenarios}'
 }
@@ -98,7 +113,7 @@ report_summary() {
     jq -r '
         "### DRA conformance: \(.driver.name)\(if .driver.version != "" then " " + .driver.version else "" end) on Kubernetes \(.cluster.version)",
         "",
-        "Verdict: **\(.verdict)** (\(.totals.ok) passed, \(.totals.skipped) skipped, \(.totals.failed) failed in \(.totals.seconds | floor) s; fakehw-dra conformance kit \(.kit.version), \(.finished))",
+        "Verdict: **\(.verdict)** (\(.totals.ok) passed, \(.totals.skipped) skipped, \(.totals.failed) failed in \(if .totals.wallSeconds then "\(.totals.wallSeconds) s (scenarios \(.totals.seconds | floor) s, \(.totals.lockWaitSeconds | floor) s of it waiting for node locks)" else "\(.totals.seconds | floor) s" end); fakehw-dra conformance kit \(.kit.version), \(.finished))",
         "",
         "| profile | verdict | passed | skipped | failed |",
         "|---|---|---|---|---|",

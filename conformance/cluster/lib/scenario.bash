@@ -92,12 +92,14 @@ node_lock_files() {
     fi
 }
 
-# acquire_node_lock MODE [NODE]: MODE (shared or exclusive) use of NODE's
-# devices, or of every node's.
+# acquire_node_lock MODE [NODE [try]]: MODE (shared or exclusive) use of
+# NODE's devices, or of every node's.  With "try", fails at once, quietly
+# and holding nothing, when another test holds the lock.
 acquire_node_lock() {
-    local mode=$1 node=${2:-} files f fd flag=-s what
+    local mode=$1 node=${2:-} try=${3:-} files f fd flag=-s what
     [[ $mode == exclusive ]] && flag=-x
     files=$(node_lock_files "$mode" "$node")
+    local waited_from=$EPOCHREALTIME
     what="$mode use of the nodes' devices"
     [[ -n $node && $files == "$(node_lock_file).node-$node" ]] && what="$mode use of node $node's devices"
     CONFORMANCE_LOCK_FDS=
@@ -107,11 +109,34 @@ acquire_node_lock() {
             return 1
         }
         CONFORMANCE_LOCK_FDS+="$fd "
+        if [[ $try == try ]]; then
+            flock -n "$flag" "$fd" || {
+                release_node_lock
+                return 1
+            }
+            continue
+        fi
         flock -w "$CONFORMANCE_LOCK_TIMEOUT" "$flag" "$fd" || {
             fail "waited ${CONFORMANCE_LOCK_TIMEOUT}s for $what (CONFORMANCE_LOCK_TIMEOUT)"
             return 1
         }
     done <<<"$files"
+    SCENARIO_LOCK_WAIT_MS=$((${SCENARIO_LOCK_WAIT_MS:-0} + $(epoch_ms "$EPOCHREALTIME") - $(epoch_ms "$waited_from")))
+}
+
+# epoch_ms EPOCHREALTIME: that time in whole milliseconds.
+epoch_ms() {
+    local whole=${1%%[.,]*} frac=${1#*[.,]}000
+    echo $((10#$whole * 1000 + 10#${frac:0:3}))
+}
+
+# record_scenario_timing: one line for the report (lib/report.bash) in
+# CONFORMANCE_TIMING_FILE, when set: the scenario's start, in Unix
+# milliseconds, and how long it waited for the node lock.
+record_scenario_timing() {
+    [[ -n ${CONFORMANCE_TIMING_FILE:-} && -n ${SCENARIO_STARTED_MS:-} ]] || return 0
+    printf '%s\t%s\t%s\n' "${BATS_TEST_DESCRIPTION//$'\t'/ }" "$SCENARIO_STARTED_MS" "${SCENARIO_LOCK_WAIT_MS:-0}" \
+        >>"$CONFORMANCE_TIMING_FILE"
 }
 
 # take_node_lock [NODE]: the lock in the current scenario's mode, once;
@@ -191,9 +216,11 @@ delete_cluster_objects() {
 # namespace_released NS: no pod and no ResourceClaim is left in NS: every
 # device the test used is unprepared and deallocated.
 namespace_released() {
-    local json left
-    json=$(kc get pods,resourceclaims -n "$1" -o json) || return 1
-    left=$(jq -r '[.items[] | "\(.kind)/\(.metadata.name)"] | join(" ")' <<<"$json") || return 1
+    local pods claims left
+    pods=$(kc get pods -n "$1" -o json) || return 1
+    claims=$(kc get resourceclaims -n "$1" -o json) || return 1
+    left=$(jq -rn --argjson p "$pods" --argjson c "$claims" \
+        '[($p.items[] | "Pod/\(.metadata.name)"), ($c.items[] | "ResourceClaim/\(.metadata.name)")] | join(" ")') || return 1
     [[ -z $left ]] || {
         printf 'still in namespace %s: %s\n' "$1" "$left"
         return 1
@@ -204,8 +231,7 @@ namespace_released() {
 # gone.  The rest of the namespace finalizes in the background (seconds of
 # the namespace controller that hold no device); teardown_suite waits for it.
 release_namespace() {
-    kc delete pods --all -n "$1" --wait=false >/dev/null 2>&1 || true
-    kc delete resourceclaims --all -n "$1" --wait=false >/dev/null 2>&1 || true
+    kc delete pods,resourceclaims --all -n "$1" --wait=false >/dev/null 2>&1 || true
     kc delete namespace "$1" --wait=false >/dev/null 2>&1 || true
     wait_for "the pods and claims of namespace $1 to be gone" "$CONFORMANCE_TIMEOUT" \
         namespace_released "$1" >/dev/null
@@ -228,6 +254,8 @@ run_namespaces_gone() {
 # Every test file's setup() calls this: skip fake-only tests for other
 # drivers, take the node lock, create the test's namespace.
 scenario_setup() {
+    SCENARIO_STARTED_MS=$(epoch_ms "$EPOCHREALTIME")
+    SCENARIO_LOCK_WAIT_MS=0
     TEST_TAGS=$(test_tags "$BATS_TEST_FILENAME" "$BATS_TEST_DESCRIPTION") || return 1
     export TEST_TAGS
     if has_tag fake-only; then
@@ -262,33 +290,26 @@ scenario_teardown() {
     fi
     delete_cluster_objects
     release_node_lock
+    record_scenario_timing
     return "$rc"
 }
 
-# The test node for per-node scenarios: sets TEST_NODE, TEST_NODE_POOL and
-# TEST_NODE_DEVICES (the device names, sorted, one per line).
+# use_test_node [FILTER]: the test node for per-node scenarios: sets
+# TEST_NODE, TEST_NODE_POOL and TEST_NODE_DEVICES (the device names, sorted,
+# one per line).  FILTER narrows the nodes as in node_candidates.  A
+# scenario that shares the nodes gets the first candidate; a serial one the
+# first candidate no other test holds, so that serial scenarios of
+# different nodes run at once, else it waits for the first.
 use_test_node() {
-    local picked slices again
-    if [[ ${SCENARIO_LOCK_MODE:-} == exclusive && -z ${CONFORMANCE_LOCK_FDS:-} ]]; then
-        # Pick, lock that node, and pick again under the lock: a flip of
-        # another scenario may have changed the choice meanwhile.  No
-        # stable choice in three tries: every node's lock.
-        for _ in 1 2 3; do
-            picked=$(pick_node) || return 1
-            take_node_lock "${picked%%$'\t'*}" || return 1
-            again=$(pick_node) || return 1
-            [[ ${again%%$'\t'*} == "${picked%%$'\t'*}" ]] && break
-            release_node_lock
-            again=
-        done
-        if [[ -z $again ]]; then
-            take_node_lock || return 1
-            again=$(pick_node) || return 1
-        fi
-        picked=$again
+    local filter=${1:-} picked='' slices
+    if [[ ${SCENARIO_LOCK_MODE:-} == exclusive && -z ${CONFORMANCE_LOCK_FDS:-} ]] && ! has_tag all-nodes; then
+        # Not in $(...): the locks must stay with this shell.
+        lock_free_candidate "$filter" || return 1
+        [[ -n $PICKED ]] || lock_first_candidate "$filter" || return 1
+        picked=$PICKED
     else
         take_node_lock || return 1
-        picked=$(pick_node) || return 1
+        picked=$(pick_node "$filter") || return 1
     fi
     TEST_NODE=${picked%%$'\t'*}
     slices=$(driver_slices) || return 1
@@ -299,6 +320,46 @@ use_test_node() {
         fail "node $TEST_NODE has no devices of $CONFORMANCE_DRIVER"
         return 1
     }
+}
+
+# lock_free_candidate FILTER: locks the first candidate node no other test
+# holds and sets PICKED to its line; to nothing, holding nothing, when
+# every candidate is held.  Under the lock the node must still be a candidate (a
+# flip of another scenario may have changed it meanwhile).
+lock_free_candidate() {
+    local candidates node line
+    PICKED=
+    candidates=$(node_candidates "$1") || return 1
+    while IFS= read -r line; do
+        [[ -n $line ]] || continue
+        node=${line%%$'\t'*}
+        acquire_node_lock exclusive "$node" try || continue
+        if node_candidates "$1" | grep -q "^$node"$'\t'; then
+            PICKED=$line
+            return 0
+        fi
+        release_node_lock
+    done <<<"$candidates"
+}
+
+# lock_first_candidate FILTER: waits for the first candidate's lock, then
+# picks again under it; no stable choice in three tries: every node's lock.
+# Sets PICKED to the chosen node's line.
+lock_first_candidate() {
+    local picked again=''
+    for _ in 1 2 3; do
+        picked=$(pick_node "$1") || return 1
+        take_node_lock "${picked%%$'\t'*}" || return 1
+        again=$(pick_node "$1") || return 1
+        [[ ${again%%$'\t'*} == "${picked%%$'\t'*}" ]] && break
+        release_node_lock
+        again=
+    done
+    if [[ -z $again ]]; then
+        take_node_lock || return 1
+        again=$(pick_node "$1") || return 1
+    fi
+    PICKED=$again
 }
 
 # The AFFINITY placeholder value that pins a pod to node $1.  Node affinity on

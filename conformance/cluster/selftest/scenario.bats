@@ -85,6 +85,46 @@ setup() {
     assert_output b-ok
 }
 
+@test "test node: a serial scenario takes the first candidate node no one holds, a shared one the first; a filter narrows them" {
+    export CONFORMANCE_LOCK_FILE=$BATS_TEST_TMPDIR/lock CONFORMANCE_LOCK_TIMEOUT=1
+    write_lock_nodes worker-1 worker-2 control-plane
+    local try="source '$SUITE_DIR/lib/helpers.bash'; TEST_TAGS=serial SCENARIO_LOCK_MODE=exclusive"
+    run node_candidates
+    assert_output $'worker-1\t4\nworker-2\t2'
+    run node_candidates '.attributes.productName.string | test("H100")'
+    assert_output $'worker-2\t2'
+    # Nobody holds a node: the one with the most devices.
+    run bash -c "$try; use_test_node && echo \"\$TEST_NODE \$CONFORMANCE_LOCK_FDS\""
+    assert_output --regexp '^worker-1 [0-9]+ $'
+    # worker-1 held by another serial scenario: worker-2, at once.
+    TEST_TAGS=serial SCENARIO_LOCK_MODE=exclusive
+    take_node_lock worker-1
+    run bash -c "$try; use_test_node && echo \"\$TEST_NODE\""
+    assert_output worker-2
+    # A filter only worker-1 meets: wait for it (here: time out).
+    run bash -c "$try; use_test_node '.name == \"gpu-3\"'"
+    assert_failure
+    assert_output --partial "waited 1s for exclusive use of node worker-1's devices"
+    # Both held: the first candidate's lock is waited for.
+    bash -c "$try; take_node_lock worker-2 && touch '$BATS_TEST_TMPDIR/held'
+        until [[ -e '$BATS_TEST_TMPDIR/stop' ]]; do sleep 0.1; done" 3>&- &
+    local holder=$! i
+    for ((i = 0; i < 100; i++)); do [[ -e $BATS_TEST_TMPDIR/held ]] && break || sleep 0.1; done
+    run bash -c "$try; use_test_node"
+    assert_failure
+    assert_output --partial "waited 1s for exclusive use of node worker-1's devices"
+    touch "$BATS_TEST_TMPDIR/stop"
+    wait "$holder"
+    # A shared scenario takes the first candidate, sharing every node: it
+    # waits for worker-1's holder.
+    run bash -c "source '$SUITE_DIR/lib/helpers.bash'; TEST_TAGS=; SCENARIO_LOCK_MODE=shared; use_test_node"
+    assert_failure
+    assert_output --partial "waited 1s for shared use of the nodes' devices"
+    release_node_lock
+    run bash -c "source '$SUITE_DIR/lib/helpers.bash'; TEST_TAGS=; SCENARIO_LOCK_MODE=shared; use_test_node && echo \"\$TEST_NODE\""
+    assert_output worker-1
+}
+
 @test "namespace: names are DNS labels that say prefix, file and test" {
     local name
     BATS_TEST_FILENAME=/x/20-shared-claims.bats BATS_TEST_NUMBER=7 name=$(new_namespace_name)
@@ -145,13 +185,13 @@ in_scenario() {
     run kubectl_calls
     assert_line "delete deviceclass my-class --ignore-not-found --wait=false"
     assert_line --regexp '^delete namespace dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
-    assert_line --regexp '^delete pods --all -n dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
-    assert_line --regexp '^delete resourceclaims --all -n dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
-    assert_line --regexp '^get pods,resourceclaims -n dra-conf-sample-3-[a-z0-9]{5} -o json$'
+    assert_line --regexp '^delete pods,resourceclaims --all -n dra-conf-sample-3-[a-z0-9]{5} --wait=false$'
+    assert_line --regexp '^get pods -n dra-conf-sample-3-[a-z0-9]{5} -o json$'
+    assert_line --regexp '^get resourceclaims -n dra-conf-sample-3-[a-z0-9]{5} -o json$'
     # The namespace's pods and claims are gone before a cluster object (a
     # taint rule) goes.
-    run bash -c "grep -nE '^(get pods,resourceclaims|delete deviceclass)' <<<\"\$1\" | cut -d' ' -f1-2" _ "$output"
-    assert_line --index 0 --regexp '^[0-9]+:get pods,resourceclaims$'
+    run bash -c "grep -nE '^(get resourceclaims|delete deviceclass)' <<<\"\$1\" | cut -d' ' -f1-2" _ "$output"
+    assert_line --index 0 --regexp '^[0-9]+:get resourceclaims$'
     assert_line --index 1 --regexp '^[0-9]+:delete deviceclass$'
 }
 

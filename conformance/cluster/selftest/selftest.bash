@@ -21,6 +21,9 @@ selftest_setup() {
     : >"$KUBECONFIG"
     PATH=$SELFTEST_DIR/bin:$PATH
     export CONFORMANCE_POLL_INTERVAL=1
+    # The fake kubectl answers every read itself (calls.log records them);
+    # api_proxy.bats turns the proxy on.
+    export CONFORMANCE_API_PROXY=false
     bats_load_library bats-support
     bats_load_library bats-assert
     # After bats-support: the suite's fail() reads stdin the same way.

@@ -105,7 +105,7 @@ suite_tests() {
 @test "suite: every CONFORMANCE_ variable the suite reads is a parameter or a known internal" {
     # Internals, run.sh's own settings, the env names of the opaque-config
     # test, and FAKEHW_NODE, which the suite hands to CONFORMANCE_FAKEHW_EXEC.
-    local internal='^CONFORMANCE_(GATE|GATE_.*|SERVER_(MAJOR|MINOR|VERSION)|TAINT_RULE_API|TAINT_RULE_API_WHY|RUN_ID|LOCK_FDS|LOCK_FILE|TEMPLATES|LIB|SUITE_DIR|FILTER|JOBS|REPORT_DIR|JUNIT|BATS_ARGS|DRY_RUN|DRIVER_VERSION|KIT_VERSION|FROM_CLASS|FROM_CLAIM|OVERRIDDEN|FAKEHW_NODE)$'
+    local internal='^CONFORMANCE_(GATE|GATE_.*|SERVER_(MAJOR|MINOR|VERSION)|TAINT_RULE_API|TAINT_RULE_API_WHY|RUN_ID|LOCK_FDS|LOCK_FILE|API_SOCKET|TIMING_FILE|TEMPLATES|LIB|SUITE_DIR|FILTER|JOBS|REPORT_DIR|JUNIT|BATS_ARGS|DRY_RUN|DRIVER_VERSION|KIT_VERSION|FROM_CLASS|FROM_CLAIM|OVERRIDDEN|FAKEHW_NODE)$'
     local var unknown=''
     while read -r var; do
         [[ $var =~ $internal ]] && continue
