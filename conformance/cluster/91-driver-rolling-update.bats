@@ -210,7 +210,7 @@ restore_ds() {
 # requires: none
 # bats test_tags=generic, serial, all-nodes, disruptive
 @test "driver rolling update: a new version that cannot start leaves the old instance serving" {
-    local ns=$TEST_NAMESPACE ds pod image broken versions node old_pod
+    local ns=$TEST_NAMESPACE ds pod image policy broken versions node old_pod
     take_node_lock
     pod=$(driver_pods_json | jq -r '.items[0].metadata.name // empty')
     [[ -n $pod ]] || skip "no driver pods in $CONFORMANCE_DRIVER_NAMESPACE with $CONFORMANCE_DRIVER_POD_SELECTOR"
@@ -220,13 +220,17 @@ restore_ds() {
     await_rollout "$ds"
     image=$(node_driver_pods "$TEST_NODE" | awk 'NR == 1 {print $3}')
     [[ -n $image && $image != - ]] || fail "the driver pods have no container $CONFORMANCE_PLUGIN_CONTAINER"
-    # A registry name that cannot resolve (.invalid, RFC 2606): the pull fails at once.
+    policy=$(ds_json "$ds" | jq -r --arg c "$CONFORMANCE_PLUGIN_CONTAINER" \
+        '[.spec.template.spec.containers[] | select(.name == $c) | .imagePullPolicy // "IfNotPresent"][0]')
+    # An image that is never pulled (imagePullPolicy Never) and is not on
+    # the nodes: the kubelet refuses it at once (ErrImageNeverPull), with or
+    # without a registry or a name server in reach.
     broken=fakehw-dra-conformance.invalid/never:0
 
-    defer restore_ds "$ds" "$(jq -cn --arg c "$CONFORMANCE_PLUGIN_CONTAINER" --arg i "$image" \
-        '{spec: {template: {spec: {containers: [{name: $c, image: $i}]}}}}')"
+    defer restore_ds "$ds" "$(jq -cn --arg c "$CONFORMANCE_PLUGIN_CONTAINER" --arg i "$image" --arg p "$policy" \
+        '{spec: {template: {spec: {containers: [{name: $c, image: $i, imagePullPolicy: $p}]}}}}')"
     patch_ds "$ds" "$(jq -cn --arg c "$CONFORMANCE_PLUGIN_CONTAINER" --arg i "$broken" \
-        '{spec: {template: {spec: {containers: [{name: $c, image: $i}]}}}}')"
+        '{spec: {template: {spec: {containers: [{name: $c, image: $i, imagePullPolicy: "Never"}]}}}}')"
     # The DaemonSet picks the node to update first.
     read -r node old_pod < <(wait_for "an updated driver pod stuck beside a Ready old one" "$CONFORMANCE_RESTART_TIMEOUT" \
         stuck_update "$broken") || return 1

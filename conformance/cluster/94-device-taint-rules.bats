@@ -134,7 +134,7 @@ require_rules() {
 # bats test_tags=generic, serial
 @test "taint rules: tolerationSeconds delays the eviction" {
     require_rules
-    local ns=$TEST_NAMESPACE delay=30 start elapsed
+    local ns=$TEST_NAMESPACE delay=12 start elapsed
     start_user late "$(jq -cn --arg k $RULE_KEY --argjson s $delay '[{key: $k, operator: "Exists", effect: "NoExecute", tolerationSeconds: $s}]')"
     start=$SECONDS
     new_rule "$ns-delay" NoExecute "$USER_DEVICE"
@@ -142,8 +142,8 @@ require_rules() {
     wait_for "pod $ns/late to be evicted after ${delay}s" $((delay + CONFORMANCE_TIMEOUT)) is_gone pod -n "$ns" late >/dev/null
     elapsed=$((SECONDS - start))
     # The clock starts when the API server stamps the taint, just after our
-    # start; a poll interval of slack on our side.
-    ((elapsed + CONFORMANCE_POLL_INTERVAL >= delay)) ||
+    # start; a poll interval (rounded up) of slack on our side.
+    ((elapsed + ($(seconds_to_ms "$CONFORMANCE_POLL_INTERVAL") + 999) / 1000 >= delay)) ||
         fail "pod $ns/late was evicted after ${elapsed}s, before its tolerationSeconds ($delay)"
 }
 
