@@ -204,7 +204,7 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
             goto oom;
         out->order[out->published++] = d;
         any_taint = any_taint || device_health_tainted(&h);
-        out->tainted += device_health_tainted(&h);
+        out->tainted += !h.healthy; /* unhealthy: not an ignored XID's None taint */
         out->counted += pi->role == PARTITION_COUNTED;
     }
     out->per_slice = any_taint || out->counted > 0 ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;

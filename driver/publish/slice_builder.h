@@ -86,7 +86,7 @@ struct slice_build_result {
     json_t *rejected; /* array of {"device": name, "error": why}: devices left out
                          because they break an API rule (they never block the others) */
     size_t published; /* devices in the slices */
-    size_t tainted;   /* of which carry a taint */
+    size_t tainted;   /* of which are unhealthy (tainted, not only by an ignored XID) */
     size_t removed;   /* unhealthy devices left out (remove_unhealthy) */
 };
 
