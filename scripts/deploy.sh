@@ -95,7 +95,6 @@ make_kustomization() {
         fi
     } >"$dir/kustomization.yaml" || die "cannot write $dir/kustomization.yaml"
     if [[ -n ${FAKEHW_CONFIG:-} ]]; then
-        [[ -f $FAKEHW_CONFIG && -r $FAKEHW_CONFIG ]] || die "FAKEHW_CONFIG=$FAKEHW_CONFIG: no such readable file"
         cp "$FAKEHW_CONFIG" "$dir/fakehw.yaml" || die "cannot copy FAKEHW_CONFIG=$FAKEHW_CONFIG"
     fi
     KUSTOMIZATION=$dir
@@ -179,6 +178,8 @@ esac
 require_tools kubectl
 SRC=$(manifests_dir) || exit 1
 split_image
+[[ -z ${FAKEHW_CONFIG:-} || (-f $FAKEHW_CONFIG && -r $FAKEHW_CONFIG) ]] ||
+    die "FAKEHW_CONFIG=$FAKEHW_CONFIG: no such readable file"
 trap cleanup EXIT
 make_kustomization
 case $1 in
