@@ -58,6 +58,7 @@ struct options {
     bool device_status;
     const char *taint_effect;
     const char *unhealthy_policy;
+    const char *additional_xids; /* NVIDIA's --additional-xids-to-ignore */
     const char *ready_file;
     const char *metrics_address;
     bool cleanup_on_exit;
@@ -81,6 +82,8 @@ struct plugin {
     enum taint_effect taint_effect;
     enum personality personality;
     enum unhealthy_policy policy;
+    struct xid_policy xids;             /* which XIDs are application errors */
+    struct health_policy health_policy; /* personality and xids, for every classification */
 
     struct kube_client *kc;
     struct tree_inventory *inv;
@@ -191,7 +194,7 @@ static void send_health(struct plugin *p, const struct device_snapshot *snap)
     for (size_t built = 0; built < n; built++) {
         const struct fakehw_device *d = &snap->devs[built];
         struct device_health h;
-        device_health_classify(d, snap->tree_up, &h);
+        device_health_classify(d, snap->tree_up, &p->health_policy, &h);
         list[built].pool = p->opt.node_name;
         list[built].device = d->name;
         list[built].health = h.healthy ? HEALTH_ENTRY_HEALTHY : HEALTH_ENTRY_UNHEALTHY;
@@ -228,7 +231,7 @@ static void on_inventory(void *ctx, struct device_snapshot *snap)
     struct flip_count flips = {.old = p->last_snap, .new = snap};
     if (flips.old != NULL)
         device_health_diff(flips.old->devs, flips.old->n, flips.old->tree_up, snap->devs, snap->n,
-                           snap->tree_up, count_flip, &flips);
+                           snap->tree_up, &p->health_policy, count_flip, &flips);
     metrics_health_flips(p->metrics, flips.n);
     device_snapshot_put(p->last_snap);
     p->last_snap = device_snapshot_get(snap);
@@ -403,6 +406,10 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         {"unhealthy-device-policy", "UNHEALTHY_DEVICE_POLICY", FLAG_STRING, &o->unhealthy_policy,
          "unhealthy devices in slices: taint, remove, or auto (taint unless the server drops "
          "taints)"},
+        {"additional-xids-to-ignore", "ADDITIONAL_XIDS_TO_IGNORE", FLAG_STRING, &o->additional_xids,
+         "XIDs to treat as application errors besides NVIDIA's 13, 31, 43, 45, 68 and 109, "
+         "comma-separated (as NVIDIA's DRA driver takes them): a device reporting one stays "
+         "healthy"},
         {"ready-file", "READY_FILE", FLAG_STRING, &o->ready_file,
          "file written once registered and published, removed on exit"},
         {"metrics-address", "METRICS_ADDRESS", FLAG_STRING, &o->metrics_address,
@@ -469,6 +476,11 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
         return -1;
     }
+    if (xid_policy_init(&p->xids, o->additional_xids, &err) < 0) {
+        fprintf(stderr, "fakehw-kubelet-plugin: --additional-xids-to-ignore: %s\n", err.msg);
+        return -1;
+    }
+    p->health_policy = (struct health_policy){.personality = p->personality, .xids = &p->xids};
     if (resolve_path_flags(p) < 0)
         return -1;
     if (o->fakehw_host_root == NULL || *o->fakehw_host_root == '\0')
@@ -583,7 +595,8 @@ static int start(struct plugin *p, struct error *err)
             .watched_claim = watched_claim,
             .watched_claim_ctx = p,
             .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
-            .config_data_ctx = p};
+            .config_data_ctx = p,
+            .health = p->health_policy};
         p->status = claim_status_start(p->kc, &copts, err);
         if (p->status == NULL)
             return -1;
@@ -593,6 +606,7 @@ static int start(struct plugin *p, struct error *err)
                                             .taint_effect = p->taint_effect,
                                             .policy = p->policy,
                                             .personality = p->personality,
+                                            .xids = &p->xids,
                                             .on_published =
                                                 p->metrics ? metrics_on_slice_published : NULL,
                                             .on_published_ctx = p->metrics};
@@ -758,6 +772,11 @@ int main(int argc, char **argv)
               "(%s on the host)",
               FAKEHW_DRA_VERSION, fakehw_git_commit, p.opt.driver_name, p.opt.node_name,
               p.opt.fakehw_root, p.opt.fakehw_host_root);
+    if (p.opt.additional_xids != NULL && *p.opt.additional_xids) {
+        char ignored[1024];
+        xid_policy_format(&p.xids, ignored, sizeof(ignored));
+        LOG_I("XIDs ignored as application errors: %s", ignored);
+    }
     bool left = false;
     if (start(&p, &err) < 0) {
         LOG_E("%s", err.msg);

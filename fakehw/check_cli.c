@@ -73,8 +73,12 @@ int check_main(int argc, char **argv)
     }
     for (size_t i = 0; i < cfg.nflips; i++) {
         const struct flip *f = &cfg.flips[i];
-        printf("flip: %s -> %s after %" PRId64 "ms", f->device,
-               f->healthy ? "healthy" : "unhealthy", f->after_ms);
+        printf("flip: %s ->", f->device);
+        if (f->has_state)
+            printf(" %s", f->healthy ? "healthy" : "unhealthy");
+        if (f->xid > 0)
+            printf(" xid %ld", f->xid);
+        printf(" after %" PRId64 "ms", f->after_ms);
         if (f->for_ms > 0)
             printf(" for %" PRId64 "ms", f->for_ms);
         if (f->reason[0])

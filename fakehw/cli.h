@@ -32,6 +32,9 @@ int flip_main(int argc, char **argv);
 /* fakehw attach --mount DIR DEVICE|all [attach|detach|fail FAILURE] */
 int attach_main(int argc, char **argv);
 
+/* fakehw xid --mount DIR DEVICE|all [CODE | --clear] */
+int xid_main(int argc, char **argv);
+
 /* fakehw check --config FILE [--node NAME]: validates and prints the
  * inventory the node would get. */
 int check_main(int argc, char **argv);

@@ -24,12 +24,15 @@
 #define FLIP_ALL_DEVICES "all"
 
 /* A scheduled health change: `after` the config was loaded, device (or all)
- * goes to the state; with for_ms > 0 it returns to the other state (reason
- * cleared) for_ms later. */
+ * goes to the state and reports the XID (either or both); with for_ms > 0 it
+ * returns to the other state (reason cleared) and its XID is cleared
+ * for_ms later. */
 struct flip {
     char device[FAKEHW_NAME_MAX];
     int64_t after_ms;
+    bool has_state; /* the flip sets health (healthy) */
     bool healthy;
+    long xid;       /* > 0: the flip reports this XID */
     int64_t for_ms; /* 0: the state stays */
     char reason[FAKEHW_REASON_MAX];
 };

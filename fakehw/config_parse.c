@@ -59,7 +59,7 @@ static const char *const device_keys[] = {"count",
                                           "sharing",
                                           NULL};
 static const char *const attach_keys[] = {"delay", "failure", NULL};
-static const char *const flip_keys[] = {"device", "after", "state", "for", "reason", NULL};
+static const char *const flip_keys[] = {"device", "after", "state", "xid", "for", "reason", NULL};
 
 /* Matches s against a pattern where 'h' is a hex digit, 'd' a decimal
  * digit and anything else itself. */
@@ -489,7 +489,7 @@ static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *pa
 
 struct flip_ctx {
     struct flip_entry *f;
-    bool has_device, has_state;
+    bool has_device, has_reason;
 };
 
 static int flip_key(const struct yctx *y, const char *key, yaml_node_t *v, const char *path,
@@ -509,9 +509,11 @@ static int flip_key(const struct yctx *y, const char *key, yaml_node_t *v, const
     if (!strcmp(key, "after"))
         return duration_value(y, v, path, &f->after_ms);
     if (!strcmp(key, "state")) {
-        c->has_state = true;
+        f->has_state = true;
         return health_value(y, v, path, &f->healthy);
     }
+    if (!strcmp(key, "xid"))
+        return ylong(y, v, path, 1, FAKEHW_XID_MAX, "XID", &f->xid);
     if (!strcmp(key, "for")) {
         if (duration_value(y, v, path, &f->for_ms) < 0)
             return -1;
@@ -520,6 +522,7 @@ static int flip_key(const struct yctx *y, const char *key, yaml_node_t *v, const
         return 0;
     }
     /* reason */
+    c->has_reason = true;
     return text_value(y, v, path, f->reason, sizeof(f->reason));
 }
 
@@ -553,8 +556,12 @@ static int parse_flips(const struct yctx *y, yaml_node_t *node, const char *path
             return -1;
         if (!c.has_device)
             return yfail(y, item, ipath, "device is required (a device name or \"all\")");
-        if (!c.has_state)
-            return yfail(y, item, ipath, "state is required (healthy or unhealthy)");
+        if (!c.f->flip.has_state && c.f->flip.xid == 0)
+            return yfail(y, item, ipath,
+                         "state (healthy or unhealthy) or xid is required: what the flip changes");
+        if (c.has_reason && !c.f->flip.has_state)
+            return yfail(y, item, ipath,
+                         "reason needs a state (it is the healthReason set with it)");
     }
     return 0;
 }

@@ -43,14 +43,18 @@ int flips_plan(const struct flip *flips, size_t n, struct flip_event **events, s
         const struct flip *f = &flips[i];
         ev[k].at_ms = f->after_ms;
         memcpy(ev[k].device, f->device, sizeof(ev[k].device));
+        ev[k].has_state = f->has_state;
         ev[k].healthy = f->healthy;
         /* Cleaned (utf8.h) rather than refused when the flip fires. */
         utf8_copy_clean(ev[k].reason, sizeof(ev[k].reason), f->reason);
+        ev[k].xid = f->xid > 0 ? f->xid : FLIP_XID_KEEP;
         k++;
         if (f->for_ms > 0) {
             ev[k].at_ms = f->after_ms + f->for_ms;
             memcpy(ev[k].device, f->device, sizeof(ev[k].device));
+            ev[k].has_state = f->has_state;
             ev[k].healthy = !f->healthy;
+            ev[k].xid = f->xid > 0 ? 0 : FLIP_XID_KEEP;
             k++;
         }
     }
@@ -67,18 +71,39 @@ int flips_plan(const struct flip *flips, size_t n, struct flip_event **events, s
     return 0;
 }
 
-static void apply(struct flip_scheduler *s, const struct flip_event *ev)
+static void apply_health(struct flip_scheduler *s, const struct flip_event *ev, bool all)
 {
     struct error err;
     const char *state = ev->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY;
-    int rc = !strcmp(ev->device, FLIP_ALL_DEVICES)
-                 ? inventory_set_health_all(s->inv, ev->healthy, ev->reason, &err)
+    int rc = all ? inventory_set_health_all(s->inv, ev->healthy, ev->reason, &err)
                  : inventory_set_health(s->inv, ev->device, ev->healthy, ev->reason, &err);
     if (rc < 0)
         LOG_W("scheduled flip of %s to %s: %s", ev->device, state, err.msg);
     else
         LOG_I("scheduled flip: %s -> %s%s%s", ev->device, state, ev->reason[0] ? ": " : "",
               ev->reason);
+}
+
+static void apply_xid(struct flip_scheduler *s, const struct flip_event *ev, bool all)
+{
+    struct error err;
+    int rc = all ? inventory_set_xid_all(s->inv, ev->xid, &err)
+                 : inventory_set_xid(s->inv, ev->device, ev->xid, &err);
+    if (rc < 0)
+        LOG_W("scheduled flip of %s to xid %ld: %s", ev->device, ev->xid, err.msg);
+    else if (ev->xid > 0)
+        LOG_I("scheduled flip: %s -> xid %ld", ev->device, ev->xid);
+    else
+        LOG_I("scheduled flip: %s -> xid cleared", ev->device);
+}
+
+static void apply(struct flip_scheduler *s, const struct flip_event *ev)
+{
+    bool all = !strcmp(ev->device, FLIP_ALL_DEVICES);
+    if (ev->has_state)
+        apply_health(s, ev, all);
+    if (ev->xid != FLIP_XID_KEEP)
+        apply_xid(s, ev, all);
 }
 
 static void *run(void *arg)

@@ -2,10 +2,12 @@
 /* Scheduled health flips: the config's `flips` turned into timed events
  * and a thread that applies them to the inventory.
  *
- * A flip {device, after, state, for, reason} is one event at `after`
- * (device -> state, with reason) and, with `for`, a second one at
- * after + for (device -> the other state, reason cleared).  Times count from
- * when the scheduler started or was last given new flips (a reload). */
+ * A flip {device, after, state, xid, for, reason} is one event at `after`
+ * (device -> state, with reason; the XID reported) and, with `for`, a
+ * second one at after + for (device -> the other state, reason cleared; the
+ * XID cleared).  A flip without a state leaves health alone, one without an
+ * XID the XID.  Times count from when the scheduler started or was last
+ * given new flips (a reload). */
 #ifndef FAKEHW_FLIPS_H
 #define FAKEHW_FLIPS_H
 
@@ -20,9 +22,13 @@
 struct flip_event {
     int64_t at_ms;                /* since the schedule started */
     char device[FAKEHW_NAME_MAX]; /* or FLIP_ALL_DEVICES */
+    bool has_state;               /* set health to healthy, with reason */
     bool healthy;
     char reason[FAKEHW_REASON_MAX];
+    long xid; /* FLIP_XID_KEEP, 0 (clear) or the XID to report */
 };
+
+#define FLIP_XID_KEEP (-1)
 
 /* Expands flips into events sorted by time (ties keep config order, a
  * flip's own return after it).  The caller frees *events. */

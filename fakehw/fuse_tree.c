@@ -324,14 +324,25 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
     if (!writable(&of->p))
         return -EACCES;
     struct error err;
-    bool attach = !strcmp(of->p.file, FAKEHW_ATTR(ATTACH));
-    if ((attach ? inventory_write_attach : inventory_write_health)(t->inv, of->p.device, buf, size,
-                                                                   &err) < 0) {
+    /* The writable files and what applies a write to each. */
+    static const struct {
+        enum fakehw_attr_id attr;
+        int (*write)(struct live_inventory *, const char *, const char *, size_t, struct error *);
+    } writers[] = {
+        {FAKEHW_ATTR_ID_HEALTH, inventory_write_health},
+        {FAKEHW_ATTR_ID_ATTACH, inventory_write_attach},
+        {FAKEHW_ATTR_ID_XID, inventory_write_xid},
+    };
+    size_t w = 0;
+    while (w + 1 < sizeof(writers) / sizeof(writers[0]) &&
+           strcmp(of->p.file, fakehw_device_attributes[writers[w].attr].file) != 0)
+        w++;
+    if (writers[w].write(t->inv, of->p.device, buf, size, &err) < 0) {
         int e = errno;
         LOG_W("write to %s/%s refused: %s", of->p.device, of->p.file, err.msg);
         return -e;
     }
-    LOG_I("%s of %s set by write: %.*s", attach ? "attach" : "health", of->p.device,
+    LOG_I("%s of %s set by write: %.*s", of->p.file, of->p.device,
           (int)(size > 0 && buf[size - 1] == '\n' ? size - 1 : size), buf);
     return (int)size;
 }

@@ -20,7 +20,8 @@ struct live_device {
     struct gpu_device cfg; /* as configured */
     bool healthy;
     char reason[FAKEHW_REASON_MAX];
-    int64_t since; /* Unix seconds of the last health change */
+    int64_t since; /* Unix seconds of the last change of health or xid */
+    long xid;      /* the last XID reported, 0: none */
     struct attach_live attach;
 };
 
@@ -61,7 +62,8 @@ static int attr_index(const char *name)
 
 bool inventory_attribute_writable(const char *attr)
 {
-    return !strcmp(attr, FAKEHW_ATTR(HEALTH)) || !strcmp(attr, FAKEHW_ATTR(ATTACH));
+    return !strcmp(attr, FAKEHW_ATTR(HEALTH)) || !strcmp(attr, FAKEHW_ATTR(ATTACH)) ||
+           !strcmp(attr, FAKEHW_ATTR(XID));
 }
 
 static int64_t now_seconds(void)
@@ -174,6 +176,7 @@ static int render_config_attr(const struct gpu_device *c, enum fakehw_attr_id a,
     case FAKEHW_ATTR_ID_ATTACH:
     case FAKEHW_ATTR_ID_ATTACH_FAILURE:
     case FAKEHW_ATTR_ID_ATTACH_DELAY_MS:
+    case FAKEHW_ATTR_ID_XID:
         return LIVE_ATTR;
     case FAKEHW_ATTR_COUNT:
         break;
@@ -220,6 +223,7 @@ static int build(const struct gpu_device *devs, size_t n, const struct live_inve
             live[i].healthy = prev->healthy;
             memcpy(live[i].reason, prev->reason, sizeof(live[i].reason));
             live[i].since = prev->since;
+            live[i].xid = prev->xid;
             live[i].attach = prev->attach;
         } else {
             attach_init(&live[i].attach, &devs[i].attach);
@@ -469,6 +473,90 @@ int inventory_write_health(struct live_inventory *inv, const char *device, const
     return inventory_set_health(inv, device, healthy, reason, err);
 }
 
+/* Applies an XID change to d (lock held); true when something changed. */
+static bool set_xid_locked(struct live_device *d, long xid, int64_t now)
+{
+    if (d->xid == xid)
+        return false;
+    d->xid = xid;
+    d->since = now;
+    return true;
+}
+
+static int check_xid(long xid, struct error *err)
+{
+    if (xid < 0 || xid > FAKEHW_XID_MAX)
+        return error_set_and_errno(err, EINVAL, "xid: %ld is not an XID (1..%d, or 0 to clear)",
+                                   xid, FAKEHW_XID_MAX);
+    return 0;
+}
+
+int inventory_set_xid(struct live_inventory *inv, const char *device, long xid, struct error *err)
+{
+    if (check_xid(xid, err) < 0)
+        return -1;
+    pthread_mutex_lock(&inv->lock);
+    struct live_device *d = find_locked(inv, device);
+    uint64_t gen = 0;
+    if (d != NULL && set_xid_locked(d, xid, now_seconds()))
+        gen = bump_locked(inv);
+    pthread_mutex_unlock(&inv->lock);
+    if (d == NULL)
+        return error_set_and_errno(err, ENOENT, "no device %s on node %s", device, inv->node);
+    if (gen != 0)
+        notify(inv, gen);
+    return 0;
+}
+
+int inventory_set_xid_all(struct live_inventory *inv, long xid, struct error *err)
+{
+    if (check_xid(xid, err) < 0)
+        return -1;
+    pthread_mutex_lock(&inv->lock);
+    bool changed = false;
+    int64_t now = now_seconds();
+    for (size_t i = 0; i < inv->n; i++)
+        changed = set_xid_locked(&inv->devs[i], xid, now) || changed;
+    uint64_t gen = changed ? bump_locked(inv) : 0;
+    pthread_mutex_unlock(&inv->lock);
+    if (gen != 0)
+        notify(inv, gen);
+    return 0;
+}
+
+int xid_parse_command(const char *buf, size_t len, long *xid, struct error *err)
+{
+    if (len > 0 && buf[len - 1] == '\n')
+        len--;
+    long v = 0;
+    bool digits = len > 0 && len <= 5 && !(len > 1 && buf[0] == '0');
+    for (size_t i = 0; digits && i < len; i++) {
+        digits = buf[i] >= '0' && buf[i] <= '9';
+        v = v * 10 + (buf[i] - '0');
+    }
+    if (!digits || v > FAKEHW_XID_MAX) {
+        char shown[32];
+        size_t n = len < 16 ? len : 16;
+        for (size_t i = 0; i < n; i++)
+            shown[i] = (unsigned char)buf[i] < 0x20 || buf[i] == 0x7f ? '?' : buf[i];
+        shown[n] = '\0';
+        return error_set_and_errno(err, EINVAL,
+                                   "xid: \"%s%s\" is not an XID (a decimal 1..%d, or 0 to clear)",
+                                   shown, len > n ? "..." : "", FAKEHW_XID_MAX);
+    }
+    *xid = v;
+    return 0;
+}
+
+int inventory_write_xid(struct live_inventory *inv, const char *device, const char *buf, size_t len,
+                        struct error *err)
+{
+    long xid;
+    if (xid_parse_command(buf, len, &xid, err) < 0)
+        return -1;
+    return inventory_set_xid(inv, device, xid, err);
+}
+
 void inventory_set_attach_waker(struct live_inventory *inv, inventory_attach_waker fn, void *ctx)
 {
     inv->attach_waker = fn;
@@ -597,6 +685,9 @@ static int render_attr_locked(const struct live_inventory *inv, const struct liv
     case FAKEHW_ATTR_ID_HEALTH_SINCE:
         *mtime = sick && sick->since > d->since ? sick->since : d->since;
         return snprintf(buf, size, "%" PRId64 "\n", *mtime);
+    case FAKEHW_ATTR_ID_XID:
+        *mtime = d->since;
+        return snprintf(buf, size, "%ld\n", d->xid);
     case FAKEHW_ATTR_ID_ATTACH:
         *mtime = inv->changed_at;
         return snprintf(buf, size, "%s\n", fakehw_attach_name(d->attach.state));

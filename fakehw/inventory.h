@@ -6,7 +6,7 @@
  * Thread-safe: FUSE workers, the flip scheduler and the reload thread share
  * it.
  *
- * Every change (a device's health or reason, the device set or any
+ * Every change (a device's health, reason or XID, the device set or any
  * attribute) bumps the generation once and then calls the listener, outside
  * the lock, so the FUSE layer can wake poll(2) waiters.
  *
@@ -72,6 +72,21 @@ int health_parse_command(const char *buf, size_t len, bool *healthy, char *reaso
 /* health_parse_command, then inventory_set_health. */
 int inventory_write_health(struct live_inventory *inv, const char *device, const char *buf,
                            size_t len, struct error *err);
+
+/* Sets one device's XID (fakehw_tree.h: 1..FAKEHW_XID_MAX; 0 clears it);
+ * a change also sets healthSince.  EINVAL for a value out of range. */
+int inventory_set_xid(struct live_inventory *inv, const char *device, long xid, struct error *err);
+
+/* The same for every device, with one generation bump. */
+int inventory_set_xid_all(struct live_inventory *inv, long xid, struct error *err);
+
+/* Parses what was written to an xid file: a decimal 0..FAKEHW_XID_MAX
+ * without sign or leading zeros, optionally one trailing newline. */
+int xid_parse_command(const char *buf, size_t len, long *xid, struct error *err);
+
+/* xid_parse_command, then inventory_set_xid. */
+int inventory_write_xid(struct live_inventory *inv, const char *device, const char *buf, size_t len,
+                        struct error *err);
 
 /* Called (outside the lock) when a write started an attach that ends
  * later, so the attach timer (attacher.h) can wake. */

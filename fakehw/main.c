@@ -4,6 +4,7 @@
  *   fakehw --config FILE [--mount DIR] [--dev-dir DIR] [--node NAME] ...
  *   fakehw flip --mount DIR DEVICE STATE [--reason TEXT]
  *   fakehw attach --mount DIR DEVICE [attach|detach|fail FAILURE]
+ *   fakehw xid --mount DIR DEVICE [CODE | --clear]
  *   fakehw check --config FILE [--node NAME]
  *   fakehw profiles */
 #include <stdio.h>
@@ -32,6 +33,8 @@ static const char description[] =
     "                      set the health of a device, or of all\n"
     "  fakehw attach --mount DIR DEVICE|all [attach|detach|fail next|always|never|delay D]\n"
     "                      show or change the attach state of attachable devices\n"
+    "  fakehw xid --mount DIR DEVICE|all [CODE | --clear]\n"
+    "                      report an XID on a device, clear it, or show it\n"
     "  fakehw check --config FILE [--node NAME]\n"
     "                      validate a config and print the node's inventory\n"
     "  fakehw profiles\n"
@@ -43,6 +46,8 @@ int main(int argc, char **argv)
         return flip_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "attach"))
         return attach_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "xid"))
+        return xid_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "check"))
         return check_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "profiles"))

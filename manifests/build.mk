@@ -7,9 +7,10 @@ IMAGE             ?= localhost/fakehw-dra:dev
 K8S_VERSION       ?= v1.37.0
 KIND_CLUSTER_NAME ?= fakehw-dra
 OVERLAY           ?=
+FAKEHW_CONFIG     ?=
 CONTAINER_TOOL    ?= docker
 
-DEPLOY_ENV := IMAGE="$(IMAGE)" OVERLAY="$(OVERLAY)" CONTAINER_TOOL="$(CONTAINER_TOOL)"
+DEPLOY_ENV := IMAGE="$(IMAGE)" OVERLAY="$(OVERLAY)" FAKEHW_CONFIG="$(FAKEHW_CONFIG)" CONTAINER_TOOL="$(CONTAINER_TOOL)"
 
 DEPLOY_SCRIPTS := scripts/common.sh scripts/image.sh scripts/runtime-packages.sh scripts/deploy.sh \
   scripts/wait-slices.sh scripts/kind-up.sh scripts/kind-down.sh \

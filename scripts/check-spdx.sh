@@ -17,6 +17,6 @@ while IFS= read -r f; do
         missing=1
     fi
 done < <(git ls-files '*.c' '*.h' '*.proto' '*.sh' '*.bash' '*.bats' '*.mk' '*.py' \
-    Makefile Dockerfile .ci/run conformance/cluster/selftest/bin/kubectl \
+    Makefile Dockerfile .ci/run conformance/cluster/selftest/bin/kubectl conformance/quickstart/selftest/bin/kubectl \
     'manifests/*.yaml' 'manifests/*.tpl' 'kind/*.yaml')
 exit "$missing"

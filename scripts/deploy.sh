@@ -13,6 +13,8 @@
 #   KUBE_CONTEXT  kubeconfig context (default: the current one)
 #   IMAGE_ID      optional image ID; stamped on the pod template so that a
 #                 rebuilt image under the same tag rolls the pods (kind-up)
+#   FAKEHW_CONFIG optional fakehw config to deploy instead of the manifests'
+#                 fakehw.yaml (docs/fakehw.md), e.g. conformance/quickstart/fakehw.yaml
 #   WAIT_TIMEOUT  seconds to wait for the pods to go on delete (default 300)
 #
 # The repository's manifests are never edited: render builds a throw-away
@@ -73,6 +75,16 @@ make_kustomization() {
             echo "    newTag: latest"
         fi
         [[ -n $image_digest ]] && echo "    digest: $image_digest"
+        if [[ -n ${FAKEHW_CONFIG:-} ]]; then
+            # The same ConfigMap with the file's content: its name's hash
+            # changes with it, so the DaemonSet rolls.
+            echo "configMapGenerator:"
+            echo "  - name: fakehw-config"
+            echo "    namespace: $NAMESPACE"
+            echo "    behavior: replace"
+            echo "    files: [fakehw.yaml]"
+            echo "    options: {labels: {app.kubernetes.io/name: fakehw-dra}}"
+        fi
         if [[ -n ${IMAGE_ID:-} ]]; then
             echo "patches:"
             echo "  - target: {kind: DaemonSet, name: $DAEMONSET}"
@@ -82,6 +94,9 @@ make_kustomization() {
             echo "        value: {fakehw.example.com/image-id: \"$IMAGE_ID\"}"
         fi
     } >"$dir/kustomization.yaml" || die "cannot write $dir/kustomization.yaml"
+    if [[ -n ${FAKEHW_CONFIG:-} ]]; then
+        cp "$FAKEHW_CONFIG" "$dir/fakehw.yaml" || die "cannot copy FAKEHW_CONFIG=$FAKEHW_CONFIG"
+    fi
     KUSTOMIZATION=$dir
 }
 
@@ -163,6 +178,8 @@ esac
 require_tools kubectl
 SRC=$(manifests_dir) || exit 1
 split_image
+[[ -z ${FAKEHW_CONFIG:-} || (-f $FAKEHW_CONFIG && -r $FAKEHW_CONFIG) ]] ||
+    die "FAKEHW_CONFIG=$FAKEHW_CONFIG: no such readable file"
 trap cleanup EXIT
 make_kustomization
 case $1 in

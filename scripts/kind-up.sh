@@ -16,6 +16,7 @@
 #   KIND_NODE_IMAGE    node image to use instead of the config's pinned one
 #   IMAGE              driver image (default localhost/fakehw-dra:dev)
 #   OVERLAY            manifests/overlays/<OVERLAY> instead of manifests/base
+#   FAKEHW_CONFIG      a fakehw config to deploy instead of the manifests' one
 #   CONTAINER_TOOL     docker (default) or podman (then kind's podman provider)
 #   SKIP_IMAGE_BUILD   1: load $IMAGE as it is, do not build it
 #   WAIT_TIMEOUT       seconds to wait for the slices (default 300)

@@ -128,7 +128,7 @@ enum fakehw_attr_kind {
  *                   "STATE REASON" to flip; anything else fails with EINVAL
  *   healthReason    reason text of the last flip (empty when healthy unless
  *                   a reason was given with the flip)
- *   healthSince     Unix seconds of the last health change
+ *   healthSince     Unix seconds of the last change of health or xid
  *   attach          attachable devices (fakehw_attach.h): "none" (needs no
  *                   attach) | "detached" | "attaching" | "attached" |
  *                   "failed"; write "attach", "detach" or "fail next|always|never"
@@ -148,7 +148,11 @@ enum fakehw_attr_kind {
  *                   0 on a GPU
  *   multiprocessors, copyEngines, decoders, encoders, jpegEngines, ofaEngines
  *                   partitions: the engines of the instance; all 0 on a GPU
- *                   and on a model whose engines are not known */
+ *                   and on a model whose engines are not known
+ *   xid             the XID the device reported last (an NVIDIA driver error
+ *                   code, 1..FAKEHW_XID_MAX), 0 when none or cleared; write
+ *                   "CODE" to report one, "0" to clear it; a partition's is
+ *                   its own (a GPU's XID is not its partitions') */
 #define FAKEHW_DEVICE_ATTRIBUTES(X)                                                                \
     X(NAME, "name", LABEL, name, FIRST, UNPUBLISHED)                                               \
     X(INDEX, "index", COUNT, index, FIRST, PUBLISHED(INT, ALWAYS, "index"))                        \
@@ -191,7 +195,8 @@ enum fakehw_attr_kind {
     X(DECODERS, "decoders", COUNT, decoders, LATER, UNPUBLISHED)                                   \
     X(ENCODERS, "encoders", COUNT, encoders, LATER, UNPUBLISHED)                                   \
     X(JPEG_ENGINES, "jpegEngines", COUNT, jpeg_engines, LATER, UNPUBLISHED)                        \
-    X(OFA_ENGINES, "ofaEngines", COUNT, ofa_engines, LATER, UNPUBLISHED)
+    X(OFA_ENGINES, "ofaEngines", COUNT, ofa_engines, LATER, UNPUBLISHED)                           \
+    X(XID, "xid", COUNT, xid, LATER, UNPUBLISHED) /* a taint, not an attribute */
 
 #define FAKEHW_ATTR_ID_ENUM_(id, file, kind, field, since, slice) FAKEHW_ATTR_ID_##id,
 enum fakehw_attr_id { FAKEHW_DEVICE_ATTRIBUTES(FAKEHW_ATTR_ID_ENUM_) FAKEHW_ATTR_COUNT };
@@ -222,6 +227,10 @@ extern const struct fakehw_attr fakehw_device_attributes[FAKEHW_ATTR_COUNT];
 
 #define FAKEHW_HEALTHY   "healthy"
 #define FAKEHW_UNHEALTHY "unhealthy"
+
+/* XIDs are small numbers (NVIDIA's catalogue ends below 200); fakehw takes
+ * 1..FAKEHW_XID_MAX, five digits, as a health reason names them. */
+#define FAKEHW_XID_MAX 99999
 
 /* Attach states and scripted failures of attachable devices; their names
  * are fakehw_attach.h's. */
@@ -285,6 +294,7 @@ struct fakehw_device {
     uint64_t memory_sharing[3]; /* default, min, step in bytes; all 0: not shared */
     long mig_profile_id;        /* partitions: GPU instance profile ID */
     long multiprocessors, copy_engines, decoders, encoders, jpeg_engines, ofa_engines;
+    long xid; /* the last XID reported, 0: none */
     /* Not files of the tree: when the plugin publishes a device under
      * another name (driver/device/personality.h), the tree's directory
      * names of the device and of its parent, for paths into the tree.

@@ -23,6 +23,12 @@ $(BIN)/test_health: $(OBJ)/driver/health/tests/test_health.o $(HEALTH_LIB) $(DEV
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
+# Unit tests: NVIDIA's ignored XIDs and the additional list.
+UNIT_TESTS += $(BIN)/test_xid_policy
+$(BIN)/test_xid_policy: $(OBJ)/driver/health/tests/test_xid_policy.o $(HEALTH_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+
 # Unit tests: the claim work queue (collapse per uid, order, settling).
 UNIT_TESTS += $(BIN)/test_claim_queue
 $(BIN)/test_claim_queue: $(OBJ)/driver/health/tests/test_claim_queue.o $(HEALTH_LIB) $(KUBE_LIB) \

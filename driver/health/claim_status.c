@@ -26,6 +26,7 @@ struct claim_status_writer {
     void *watched_claim_ctx;
     claim_config_data_fn config_data;
     void *config_data_ctx;
+    struct health_policy health;
 
     pthread_t thread;
     pthread_mutex_t lock; /* guards everything below */
@@ -113,7 +114,7 @@ void claim_status_devices_changed(struct claim_status_writer *w, struct device_s
     struct device_snapshot *old = w->snap;
     /* Before the first snapshot nothing was reported: as if healthy and up. */
     device_health_diff(old ? old->devs : NULL, old ? old->n : 0, old ? old->tree_up : true,
-                       snap->devs, snap->n, snap->tree_up, note_changed, w);
+                       snap->devs, snap->n, snap->tree_up, &w->health, note_changed, w);
     if (w->n_changed > 0 && w->changed_since < 0)
         w->changed_since = monotonic_ms();
     w->snap = snap;
@@ -231,9 +232,15 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     pthread_mutex_lock(&w->lock);
     struct device_snapshot *snap = device_snapshot_get(w->snap);
     pthread_mutex_unlock(&w->lock);
-    struct claim_status_input in = {
-        w->driver, w->pool,        find_dev,          snap, snap != NULL ? snap->tree_up : true,
-        now,       w->config_data, w->config_data_ctx};
+    struct claim_status_input in = {w->driver,
+                                    w->pool,
+                                    find_dev,
+                                    snap,
+                                    snap != NULL ? snap->tree_up : true,
+                                    now,
+                                    w->config_data,
+                                    w->config_data_ctx,
+                                    w->health};
     json_auto_t *devices = NULL;
     int rc = claim_status_devices_build(claim, &in, &devices, err);
     device_snapshot_put(snap);
@@ -342,6 +349,7 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
     w->watched_claim = opts->watched_claim;
     w->watched_claim_ctx = opts->watched_claim_ctx;
+    w->health = opts->health;
     w->config_data = opts->config_data;
     w->config_data_ctx = opts->config_data_ctx;
     w->changed_since = -1;

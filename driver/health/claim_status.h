@@ -74,6 +74,9 @@ struct claim_status_options {
      * personality); NULL = nothing. */
     claim_config_data_fn config_data;
     void *config_data_ctx;
+    /* How health is published (device_health.h); its XID policy must
+     * outlive the writer.  Zero: the fakehw personality's. */
+    struct health_policy health;
 };
 
 struct claim_status_stats {

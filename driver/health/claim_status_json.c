@@ -133,7 +133,7 @@ static json_t *build_entry(const json_t *old, const char *device, const char *sh
     const struct fakehw_device *dev = in->find(in->find_ctx, device);
     struct device_health h;
     if (dev != NULL)
-        device_health_classify(dev, in->tree_up, &h);
+        device_health_classify(dev, in->tree_up, &in->health, &h);
     else
         device_health_removed(device, &h);
     json_t *conds = ready_conditions(json_object_get(entry, "conditions"), &h, in->now, generation);

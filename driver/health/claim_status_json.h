@@ -26,6 +26,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "driver/health/device_health.h"
 #include "error.h"
 #include "fakehw_tree.h"
 
@@ -50,6 +51,7 @@ struct claim_status_input {
     const char *now; /* RFC3339 UTC ("2025-11-22T05:13:00Z"), for new transitions */
     claim_config_data_fn config_data; /* NULL = no "config" in data */
     void *config_ctx;
+    struct health_policy health; /* how health is published (device_health.h) */
 };
 
 /* Builds the status.devices list claim should carry.  Returns 0 with

@@ -143,8 +143,34 @@ bool condition_reason_valid(const char *s)
     return true;
 }
 
-void device_health_classify(const struct fakehw_device *d, bool tree_up, struct device_health *out)
+/* An XID on a device whose health state is healthy: fatal ones make it
+ * unhealthy, ignored ones only say so. */
+static void classify_xid(const struct fakehw_device *d, const struct health_policy *policy,
+                         struct device_health *out)
 {
+    bool nvidia = policy->personality == PERSONALITY_NVIDIA;
+    if (out->xid_ignored) {
+        out->healthy = true;
+        snprintf(out->reason, sizeof(out->reason), "DeviceHealthy");
+        const char *what = xid_policy_ignored_what(d->xid);
+        snprintf(out->message, sizeof(out->message),
+                 "%s is healthy: XID %ld%s%s%s is an application error, ignored", d->name, d->xid,
+                 what ? " (" : "", what ? what : "", what ? ")" : "");
+        return;
+    }
+    if (!nvidia)
+        snprintf(out->taint_value, sizeof(out->taint_value), "XID-%ld", d->xid);
+    snprintf(out->reason, sizeof(out->reason), "XID%ld", d->xid);
+    snprintf(out->message, sizeof(out->message),
+             "%s reported XID %ld, a fatal XID (not one of the ignored XIDs)", d->name, d->xid);
+}
+
+void device_health_classify(const struct fakehw_device *d, bool tree_up,
+                            const struct health_policy *policy, struct device_health *out)
+{
+    static const struct health_policy zero;
+    if (policy == NULL)
+        policy = &zero;
     memset(out, 0, sizeof(*out));
     if (!tree_up) {
         snprintf(out->taint_value, sizeof(out->taint_value), "fakehw-unavailable");
@@ -154,6 +180,15 @@ void device_health_classify(const struct fakehw_device *d, bool tree_up, struct 
         else
             snprintf(out->message, sizeof(out->message),
                      "the fakehw tree is not available, %s cannot be checked", d->name);
+        return;
+    }
+    if (d->xid > 0) {
+        out->xid_ignored = xid_policy_ignored(policy->xids, d->xid);
+        if (policy->personality == PERSONALITY_NVIDIA)
+            out->xid_taint = d->xid;
+    }
+    if (d->healthy && d->xid > 0) {
+        classify_xid(d, policy, out);
         return;
     }
     if (d->healthy) {
@@ -185,15 +220,39 @@ void device_health_removed(const char *device_name, struct device_health *out)
              device_name);
 }
 
-json_t *device_health_taint_json(const char *driver, const struct device_health *h,
-                                 enum taint_effect effect)
+bool device_health_tainted(const struct device_health *h)
 {
-    if (h->healthy)
-        return NULL;
+    return h->taint_value[0] != '\0' || h->xid_taint > 0;
+}
+
+/* Appends {"key": <driver><suffix>, "value": value, "effect": effect}. */
+static int append_taint(json_t *list, const char *driver, const char *suffix, const char *value,
+                        enum taint_effect effect)
+{
     char key[256];
-    snprintf(key, sizeof(key), "%s%s", driver, DEVICE_HEALTH_TAINT_SUFFIX);
-    return json_pack("{s:s, s:s, s:s}", "key", key, "value", h->taint_value, "effect",
-                     taint_effect_name(effect));
+    snprintf(key, sizeof(key), "%s%s", driver, suffix);
+    return json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "key", key, "value", value,
+                                                 "effect", taint_effect_name(effect)));
+}
+
+json_t *device_health_taints_json(const char *driver, const struct device_health *h,
+                                  enum taint_effect effect)
+{
+    if (!device_health_tainted(h))
+        return NULL;
+    json_t *list = json_array();
+    if (list == NULL)
+        return NULL;
+    char code[24];
+    snprintf(code, sizeof(code), "%ld", h->xid_taint);
+    if ((h->taint_value[0] != '\0' &&
+         append_taint(list, driver, DEVICE_HEALTH_TAINT_SUFFIX, h->taint_value, effect) < 0) ||
+        (h->xid_taint > 0 && append_taint(list, driver, DEVICE_HEALTH_XID_TAINT_SUFFIX, code,
+                                          h->xid_ignored ? TAINT_EFFECT_NONE : effect) < 0)) {
+        json_decref(list);
+        return NULL;
+    }
+    return list;
 }
 
 static const struct fakehw_device *find_device(const struct fakehw_device *devs, size_t n,
@@ -207,12 +266,13 @@ static const struct fakehw_device *find_device(const struct fakehw_device *devs,
 }
 
 static bool same_published(const struct fakehw_device *a, bool a_up, const struct fakehw_device *b,
-                           bool b_up)
+                           bool b_up, const struct health_policy *policy)
 {
     struct device_health ha, hb;
-    device_health_classify(a, a_up, &ha);
-    device_health_classify(b, b_up, &hb);
+    device_health_classify(a, a_up, policy, &ha);
+    device_health_classify(b, b_up, policy, &hb);
     return ha.healthy == hb.healthy && strcmp(ha.taint_value, hb.taint_value) == 0 &&
+           ha.xid_taint == hb.xid_taint && ha.xid_ignored == hb.xid_ignored &&
            strcmp(ha.reason, hb.reason) == 0 && strcmp(ha.message, hb.message) == 0 &&
            strcmp(a->uuid, b->uuid) == 0 && strcmp(a->product_name, b->product_name) == 0 &&
            a->memory_bytes == b->memory_bytes;
@@ -220,11 +280,11 @@ static bool same_published(const struct fakehw_device *a, bool a_up, const struc
 
 void device_health_diff(const struct fakehw_device *old_devs, size_t n_old, bool old_up,
                         const struct fakehw_device *new_devs, size_t n_new, bool new_up,
-                        health_change_fn fn, void *ctx)
+                        const struct health_policy *policy, health_change_fn fn, void *ctx)
 {
     for (size_t i = 0; i < n_new; i++) {
         const struct fakehw_device *o = find_device(old_devs, n_old, new_devs[i].name);
-        if (o == NULL || !same_published(o, old_up, &new_devs[i], new_up))
+        if (o == NULL || !same_published(o, old_up, &new_devs[i], new_up, policy))
             fn(ctx, new_devs[i].name);
     }
     for (size_t i = 0; i < n_old; i++) {

@@ -46,8 +46,10 @@ int slice_set_generation(json_t *slice, int64_t generation)
 }
 
 json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,
-                          enum taint_effect effect, enum personality p, struct error *err)
+                          enum taint_effect effect, const struct health_policy *health,
+                          struct error *err)
 {
+    enum personality p = health->personality;
     char memory[QUANTITY_STR_MAX];
     if (quantity_format_bytes(d->memory_bytes, memory, sizeof(memory)) < 0) {
         error_set(err, "device %s: memory %llu cannot be formatted as a quantity", d->name,
@@ -73,10 +75,10 @@ json_t *slice_device_json(const struct fakehw_device *d, const char *driver, boo
         return NULL;
     }
     struct device_health h;
-    device_health_classify(d, tree_up, &h);
-    if (!h.healthy) {
-        json_t *taint = device_health_taint_json(driver, &h, effect);
-        if (taint == NULL || json_object_set_new(dev, "taints", json_pack("[o]", taint)) < 0) {
+    device_health_classify(d, tree_up, health, &h);
+    if (device_health_tainted(&h)) {
+        json_t *taints = device_health_taints_json(driver, &h, effect);
+        if (taints == NULL || json_object_set_new(dev, "taints", taints) < 0) {
             json_decref(dev);
             error_set(err, "device %s: out of memory", d->name);
             return NULL;
@@ -104,7 +106,8 @@ static json_t *planned_device_json(const struct slice_build_input *in,
                                    const struct partition_plan *plan, const struct fakehw_device *d,
                                    struct error *err)
 {
-    json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, in->personality, err);
+    const struct health_policy health = {in->personality, in->xids};
+    json_t *dev = slice_device_json(d, in->driver, in->tree_up, in->effect, &health, err);
     if (dev != NULL && (partitions_decorate(plan, d, (size_t)(d - in->devs), dev, err) < 0 ||
                         shares_decorate(d, dev, err) < 0)) {
         json_decref(dev);
@@ -169,13 +172,14 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
         qsort(sorted, in->n_devs, sizeof(*sorted), by_index_then_name);
 
     bool any_taint = false;
+    const struct health_policy health = {in->personality, in->xids};
     for (size_t i = 0; i < in->n_devs; i++) {
         const struct fakehw_device *d = sorted[i];
         const struct partition_info *pi = &out->plan.info[d - in->devs];
         if (pi->role == PARTITION_HIDDEN)
             continue;
         struct device_health h;
-        device_health_classify(d, in->tree_up, &h);
+        device_health_classify(d, in->tree_up, &health, &h);
         if (!h.healthy && in->remove_unhealthy) {
             out->removed++;
             continue;
@@ -199,8 +203,8 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
         if (json_object_set_new(names, d->name, json_true()) < 0)
             goto oom;
         out->order[out->published++] = d;
-        any_taint = any_taint || !h.healthy;
-        out->tainted += !h.healthy;
+        any_taint = any_taint || device_health_tainted(&h);
+        out->tainted += !h.healthy; /* unhealthy: not an ignored XID's None taint */
         out->counted += pi->role == PARTITION_COUNTED;
     }
     out->per_slice = any_taint || out->counted > 0 ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;

@@ -8,8 +8,9 @@
  * One device per GPU, named like its fakehw directory (gpu-0), with the
  * attributes of device_attributes_json (driver/device/device_attributes.h,
  * shared with the device metadata files) and capacity "memory" as a
- * Kubernetes quantity.  An unhealthy device carries the taint of
- * device_health_taint_json, or is left out when remove_unhealthy is set.
+ * Kubernetes quantity.  An unhealthy device carries the taints of
+ * device_health_taints_json, or is left out when remove_unhealthy is set;
+ * an ignored XID's taint (effect None) stays on a healthy device.
  *
  * Splitting: devices go in (index, name) order into slices of at most 128,
  * or at most 64 when any published device of the pool carries a taint or
@@ -74,8 +75,10 @@ struct slice_build_input {
      * counters; false: not (the server dropped the field). */
     bool partition_type;
     /* Whose driver the slices stand for: names were given by the inventory;
-     * this picks attributes, capacities and counters (personality.h). */
+     * this picks attributes, capacities and counters (personality.h) and
+     * how XIDs are tainted (device_health.h). */
     enum personality personality;
+    const struct xid_policy *xids; /* which XIDs are fatal; NULL: the default list */
 };
 
 struct slice_build_result {
@@ -83,7 +86,7 @@ struct slice_build_result {
     json_t *rejected; /* array of {"device": name, "error": why}: devices left out
                          because they break an API rule (they never block the others) */
     size_t published; /* devices in the slices */
-    size_t tainted;   /* of which carry a taint */
+    size_t tainted;   /* of which are unhealthy (tainted, not only by an ignored XID) */
     size_t removed;   /* unhealthy devices left out (remove_unhealthy) */
 };
 
@@ -128,9 +131,10 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
                            size_t index, struct error *err);
 
 /* Builds one device of the slice (no validation), with the attributes of
- * personality p; NULL with err. */
+ * health's personality and the taints of its classification; NULL with err. */
 json_t *slice_device_json(const struct fakehw_device *d, const char *driver, bool tree_up,
-                          enum taint_effect effect, enum personality p, struct error *err);
+                          enum taint_effect effect, const struct health_policy *health,
+                          struct error *err);
 
 /* Digits of the index prefix for a pool of n_slices slices. */
 int slice_index_digits(size_t n_slices);

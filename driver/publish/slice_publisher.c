@@ -42,6 +42,7 @@ struct slice_publisher {
     enum taint_effect effect;
     enum unhealthy_policy policy;
     enum personality personality;
+    const struct xid_policy *xids;
     int resync_ms, retry_base_ms, retry_max_ms, min_sync_interval_ms;
     void (*on_published)(void *ctx, long latency_ms);
     void *on_published_ctx;
@@ -526,6 +527,7 @@ static int sync_once(struct slice_publisher *p, const struct sync_input *in, str
             .partitions = partitions,
             .partition_type = partition_type,
             .personality = p->personality,
+            .xids = p->xids,
         };
         struct slice_layout layout;
         if (slice_layout_make(&bin, &layout, err) < 0)
@@ -871,6 +873,7 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->watch_cancel = kube_cancel_new();
     p->driver = strdup(opts->driver_name);
     p->personality = opts->personality;
+    p->xids = opts->xids;
     p->node = strdup(opts->node_name);
     p->effect = opts->taint_effect;
     p->policy = opts->policy;

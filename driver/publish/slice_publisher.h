@@ -61,9 +61,12 @@ struct slice_publisher_options {
     enum taint_effect taint_effect;
     enum unhealthy_policy policy;
     enum personality personality; /* attributes, capacities, counters */
-    int resync_ms;                /* periodic full sync; 0 = 30000 */
-    int retry_base_ms;            /* first retry delay after a failure; 0 = 200 */
-    int retry_max_ms;             /* cap of the doubling delay; 0 = 10000 */
+    /* Which XIDs are fatal (device_health.h); must outlive the publisher.
+     * NULL: the default list. */
+    const struct xid_policy *xids;
+    int resync_ms;     /* periodic full sync; 0 = 30000 */
+    int retry_base_ms; /* first retry delay after a failure; 0 = 200 */
+    int retry_max_ms;  /* cap of the doubling delay; 0 = 10000 */
     /* Syncs start at least this far apart, whatever asks for them; the
      * changes that come meanwhile are merged into the next.  0 = 50. */
     int min_sync_interval_ms;

@@ -324,7 +324,12 @@ static const struct {
      "bad-flip-duration.yaml:7:12: flips[0].after: \"30\" is not a valid duration: a unit is "
      "missing (e.g. 30s, 500ms, 1m30s)"},
     {"bad-flip-state-missing.yaml",
-     "bad-flip-state-missing.yaml:6:5: flips[0]: state is required (healthy or unhealthy)"},
+     "bad-flip-state-missing.yaml:6:5: flips[0]: state (healthy or unhealthy) or xid is required: "
+     "what the flip changes"},
+    {"bad-flip-xid.yaml", "bad-flip-xid.yaml:7:10: flips[0].xid: 0 is not a valid XID (1..99999)"},
+    {"bad-flip-reason-without-state.yaml",
+     "bad-flip-reason-without-state.yaml:6:5: flips[0]: reason needs a state (it is the "
+     "healthReason set with it)"},
     {"bad-health.yaml", "bad-health.yaml:5:15: defaults.devices[0].health: \"sick\" is not a "
                         "health state (healthy or unhealthy)"},
     {"bad-name-with-count.yaml",
@@ -422,6 +427,10 @@ static void test_bad_inline(void **state)
     expect_error("flips: [{device: all, state: unhealthy, for: 0s}]\n",
                  "t.yaml:1:46: flips[0].for: must be longer than 0 (leave it out for a lasting "
                  "flip)");
+    expect_error("defaults: {devices: [{profile: L4}]}\nflips: [{device: gpu-0, xid: \"79\"}]\n",
+                 "t.yaml:2:30: flips[0].xid: \"79\" is quoted, so it is a string, not an integer");
+    expect_error("defaults: {devices: [{profile: L4}]}\nflips: [{device: gpu-0, xid: 100000}]\n",
+                 "t.yaml:2:30: flips[0].xid: 100000 is not a valid XID (1..99999)");
     expect_error("flips: [{state: unhealthy}]\n",
                  "t.yaml:1:9: flips[0]: device is required (a device name or \"all\")");
     expect_error("nodes: [{name: a, colour: red}]\n",
@@ -432,6 +441,31 @@ static void test_bad_inline(void **state)
     expect_error("defaults: {devices: [{profile: L4}]}\nnodes: [{name: x, devices: [{profile: L4, "
                  "count: 5000}]}]\n",
                  "t.yaml:2:50: nodes[0].devices[0].count: 5000 is not a valid count (0..4096)");
+}
+
+/* XID flips: with or without a state, cleared with `for`. */
+static void test_xid_flips(void **state)
+{
+    (void)state;
+    struct config c;
+    load_text("defaults: {devices: [{count: 2, profile: L4}]}\n"
+              "flips:\n"
+              "  - {device: gpu-0, after: 1s, xid: 79, for: 30s}\n"
+              "  - {device: all, xid: 43}\n"
+              "  - {device: gpu-1, state: unhealthy, reason: XID 48, xid: 48}\n",
+              "n", &c);
+    assert_int_equal(c.nflips, 3);
+    assert_false(c.flips[0].has_state);
+    assert_int_equal(c.flips[0].xid, 79);
+    assert_int_equal(c.flips[0].after_ms, 1000);
+    assert_int_equal(c.flips[0].for_ms, 30000);
+    assert_string_equal(c.flips[1].device, "all");
+    assert_int_equal(c.flips[1].xid, 43);
+    assert_true(c.flips[2].has_state);
+    assert_false(c.flips[2].healthy);
+    assert_int_equal(c.flips[2].xid, 48);
+    assert_string_equal(c.flips[2].reason, "XID 48");
+    config_free(&c);
 }
 
 /* Bounds over the whole file: aliases or long lists cannot blow it up. */
@@ -687,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_value_checks),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_bad_inline),
+        cmocka_unit_test(test_xid_flips),
         cmocka_unit_test(test_whole_file_bounds),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_flips_bounded_after_aliases),

@@ -23,6 +23,7 @@ static struct flip make_flip(const char *device, int64_t after, bool healthy, in
     memset(&f, 0, sizeof(f));
     snprintf(f.device, sizeof(f.device), "%s", device);
     f.after_ms = after;
+    f.has_state = true;
     f.healthy = healthy;
     f.for_ms = for_ms;
     snprintf(f.reason, sizeof(f.reason), "%s", reason);
@@ -65,6 +66,51 @@ static void test_plan(void **state)
     free(ev);
     assert_int_equal(flips_plan(NULL, 0, &ev, &n, &err), 0);
     assert_int_equal(n, 0);
+    free(ev);
+}
+
+/* XID flips: reported at after, cleared after + for; a flip with a state
+ * and an XID changes both, one without a state leaves health alone. */
+static void test_plan_xid(void **state)
+{
+    (void)state;
+    struct flip flips[] = {
+        make_flip("gpu-1", 1000, false, 0, ""),
+        make_flip("gpu-0", 2000, false, 3000, "XID 79"),
+    };
+    flips[0].has_state = false;
+    flips[0].xid = 43;
+    flips[1].xid = 79;
+    struct flip_event *ev;
+    size_t n;
+    struct error err;
+    assert_int_equal(flips_plan(flips, 2, &ev, &n, &err), 0);
+    assert_int_equal(n, 3);
+    const struct {
+        int64_t at;
+        const char *device;
+        bool has_state, healthy;
+        long xid;
+    } want[] = {
+        {1000, "gpu-1", false, false, 43},
+        {2000, "gpu-0", true, false, 79},
+        {5000, "gpu-0", true, true, 0},
+    };
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(ev[i].at_ms, want[i].at);
+        assert_string_equal(ev[i].device, want[i].device);
+        assert_int_equal(ev[i].has_state, want[i].has_state);
+        if (want[i].has_state)
+            assert_int_equal(ev[i].healthy, want[i].healthy);
+        assert_int_equal(ev[i].xid, want[i].xid);
+    }
+    free(ev);
+    /* A health flip leaves the XID as it is. */
+    struct flip plain = make_flip("gpu-2", 0, false, 100, "");
+    assert_int_equal(flips_plan(&plain, 1, &ev, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(ev[0].xid, FLIP_XID_KEEP);
+    assert_int_equal(ev[1].xid, FLIP_XID_KEEP);
     free(ev);
 }
 
@@ -174,6 +220,58 @@ static void test_scheduler_all_and_unknown(void **state)
     inventory_free(inv);
 }
 
+static void read_file(struct live_inventory *inv, const char *dev, const char *file, char *buf,
+                      size_t size)
+{
+    size_t len;
+    int64_t mtime;
+    uint64_t gen;
+    struct error err;
+    assert_int_equal(inventory_read_file(inv, dev, file, buf, size, &len, &mtime, &gen, &err), 0);
+}
+
+/* Records each value gpu-1's xid goes through. */
+struct xid_recorder {
+    struct live_inventory *inv;
+    int n;
+    char values[4][16];
+};
+
+static void record_xid(void *ctx, uint64_t generation)
+{
+    (void)generation;
+    struct xid_recorder *r = ctx;
+    if (r->n < 4)
+        read_file(r->inv, "gpu-1", "xid", r->values[r->n++], sizeof(r->values[0]));
+}
+
+/* An XID flip with `for`: reported, then cleared; health stays healthy. */
+static void test_scheduler_xid(void **state)
+{
+    (void)state;
+    struct live_inventory *inv = two_gpus();
+    struct flip f = make_flip("gpu-1", 0, true, 50, "");
+    f.has_state = false;
+    f.xid = 79;
+    struct xid_recorder r = {.inv = inv};
+    inventory_set_listener(inv, record_xid, &r);
+    struct error err;
+    struct flip_scheduler *s = flip_scheduler_start(inv, &f, 1, &err);
+    assert_non_null(s);
+    wait_applied(s, 2);
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.values[0], "79\n");
+    assert_string_equal(r.values[1], "0\n");
+    char buf[32];
+    flip_scheduler_stop(s);
+    read_file(inv, "gpu-1", "xid", buf, sizeof(buf));
+    assert_string_equal(buf, "0\n");
+    read_health(inv, "gpu-1", buf, sizeof(buf));
+    assert_string_equal(buf, "healthy\n");
+    assert_int_equal(inventory_generation(inv), 3);
+    inventory_free(inv);
+}
+
 static void test_scheduler_replace_and_stop(void **state)
 {
     (void)state;
@@ -205,6 +303,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_plan_xid),
+        cmocka_unit_test(test_scheduler_xid),
         cmocka_unit_test(test_scheduler_flips_and_returns),
         cmocka_unit_test(test_scheduler_all_and_unknown),
         cmocka_unit_test(test_scheduler_replace_and_stop),

@@ -257,6 +257,83 @@ static void test_write_and_generation(void **state)
     expect_file(f->inv, "gpu-1", "health", "healthy\n");
 }
 
+/* What a write to xid may say: table-driven. */
+static void test_xid_commands(void **state)
+{
+    (void)state;
+    const struct {
+        const char *in;
+        bool ok;
+        long xid;
+    } cases[] = {
+        {"79", true, 79},       {"79\n", true, 79},   {"0", true, 0},       {"0\n", true, 0},
+        {"99999", true, 99999}, {"100000", false, 0}, {"079", false, 0},    {"", false, 0},
+        {"\n", false, 0},       {"-1", false, 0},     {"+79", false, 0},    {"79 ", false, 0},
+        {" 79", false, 0},      {"79\n\n", false, 0}, {"XID 79", false, 0}, {"0x4f", false, 0},
+        {"7\t9", false, 0},     {"clear", false, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long xid = -5;
+        struct error err;
+        int rc = xid_parse_command(cases[i].in, strlen(cases[i].in), &xid, &err);
+        if (cases[i].ok) {
+            if (rc != 0)
+                fail_msg("\"%s\": %s", cases[i].in, err.msg);
+            assert_int_equal(xid, cases[i].xid);
+        } else {
+            if (rc != -1)
+                fail_msg("\"%s\" accepted", cases[i].in);
+            assert_int_equal(errno, EINVAL);
+        }
+    }
+    long xid;
+    struct error err;
+    assert_int_equal(xid_parse_command("XID 79\n", 7, &xid, &err), -1);
+    assert_string_equal(err.msg,
+                        "xid: \"XID 79\" is not an XID (a decimal 1..99999, or 0 to clear)");
+}
+
+static void test_xid_write(void **state)
+{
+    struct fixture *f = *state;
+    struct error err;
+    expect_file(f->inv, "gpu-1", "xid", "0\n");
+    assert_int_equal(inventory_write_xid(f->inv, "gpu-1", "79\n", 3, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2);
+    assert_int_equal(f->notifications, 1);
+    expect_file(f->inv, "gpu-1", "xid", "79\n");
+    /* The XID is not the health state: health and reason stay. */
+    expect_file(f->inv, "gpu-1", "health", "healthy\n");
+    expect_file(f->inv, "gpu-1", "healthReason", "\n");
+    expect_file(f->inv, "gpu-0", "xid", "0\n");
+    /* The same XID again changes nothing; another one does, 0 clears. */
+    assert_int_equal(inventory_set_xid(f->inv, "gpu-1", 79, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 2);
+    assert_int_equal(inventory_set_xid(f->inv, "gpu-1", 48, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 3);
+    assert_int_equal(inventory_write_xid(f->inv, "gpu-1", "0", 1, &err), 0);
+    expect_file(f->inv, "gpu-1", "xid", "0\n");
+    assert_int_equal(inventory_generation(f->inv), 4);
+    /* Bad values and unknown devices change nothing. */
+    assert_int_equal(inventory_write_xid(f->inv, "gpu-1", "abc", 3, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(inventory_set_xid(f->inv, "gpu-1", FAKEHW_XID_MAX + 1, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(inventory_write_xid(f->inv, "gpu-7", "79", 2, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(inventory_generation(f->inv), 4);
+    /* Every device at once: one bump. */
+    assert_int_equal(inventory_set_xid_all(f->inv, 31, &err), 0);
+    assert_int_equal(inventory_generation(f->inv), 5);
+    expect_file(f->inv, "big-0", "xid", "31\n");
+    assert_true(inventory_attribute_writable("xid"));
+    /* A reload of the same config keeps the live XID. */
+    bool changed;
+    assert_int_equal(inventory_replace(f->inv, f->devs, 3, &changed, &err), 0);
+    assert_false(changed);
+    expect_file(f->inv, "gpu-0", "xid", "31\n");
+}
+
 static void test_all(void **state)
 {
     struct fixture *f = *state;
@@ -530,6 +607,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_render, setup, teardown),
         cmocka_unit_test(test_no_dev_dir),
         cmocka_unit_test(test_health_commands),
+        cmocka_unit_test(test_xid_commands),
+        cmocka_unit_test_setup_teardown(test_xid_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_and_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),

@@ -191,7 +191,10 @@ BAD_INVENTORIES=(
     'nodes: [{devices: []}] => nodes[0]: name is required (a node name or a glob like gpu-*)'
     'nodes: [{name: a, devices: [{profile: L4}]}, {name: a}] => nodes[1].name: "a" is also the name of nodes[0]; each node section needs its own name or glob'
     'flips: [{state: healthy}] => flips[0]: device is required (a device name or "all")'
-    'flips: [{device: gpu-0}] => flips[0]: state is required (healthy or unhealthy)'
+    'flips: [{device: gpu-0}] => flips[0]: state (healthy or unhealthy) or xid is required: what the flip changes'
+    'flips: [{device: gpu-0, xid: 0}] => flips[0].xid: 0 is not a valid XID (1..99999)'
+    'flips: [{device: gpu-0, xid: "79"}] => flips[0].xid: "79" is quoted, so it is a string, not an integer'
+    'flips: [{device: gpu-0, xid: 79, reason: XID 79}] => flips[0]: reason needs a state (it is the healthReason set with it)'
     'flips: [{device: gpu-0, state: dead}] => flips[0].state: "dead" is not a health state (healthy or unhealthy)'
 )
 
@@ -221,7 +224,7 @@ BAD_INVENTORIES=(
         run helm template fakehw-dra "$CHART" --set-file fakehwConfig="$f"
         assert_success
     done
-    printf 'nodes:\n  - name: "gpu-*"\n    devices:\n      - count: 2\n        profile: h100-sxm5-80gb\n        virtual: false\n        numaNode: -1\n      - profile: A100-SXM4-80GB\n        mig: {mode: off}\n      - profile: A100-SXM4-80GB\n        mig: {mode: static, instances: [{profile: 3g.40gb, placement: 0}]}\n        attach: {delay: 5s, failure: next}\nflips:\n  - {device: all, after: 30s, state: unhealthy, for: 10s, reason: XID 79}\n' \
+    printf 'nodes:\n  - name: "gpu-*"\n    devices:\n      - count: 2\n        profile: h100-sxm5-80gb\n        virtual: false\n        numaNode: -1\n      - profile: A100-SXM4-80GB\n        mig: {mode: off}\n      - profile: A100-SXM4-80GB\n        mig: {mode: static, instances: [{profile: 3g.40gb, placement: 0}]}\n        attach: {delay: 5s, failure: next}\nflips:\n  - {device: all, after: 30s, state: unhealthy, for: 10s, reason: XID 79}\n  - {device: gpu-0, xid: 79, for: 1m}\n' \
         >"$BATS_TEST_TMPDIR/inv.yaml"
     run "$BIN/fakehw" check --config "$BATS_TEST_TMPDIR/inv.yaml" --node gpu-1
     assert_success

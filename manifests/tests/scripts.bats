@@ -58,6 +58,25 @@ setup() {
     assert_output 1
 }
 
+@test "deploy.sh render deploys FAKEHW_CONFIG instead of the manifests' fakehw.yaml; a missing one is refused" {
+    require_kustomize
+    local cm
+    OVERLAY=nvidia-compat FAKEHW_CONFIG=conformance/quickstart/fakehw.yaml run scripts/deploy.sh render
+    assert_success
+    # One fakehw-config ConfigMap, with the file's content, and the DaemonSet mounts it.
+    cm=$(python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+cms = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("fakehw-config")]
+ds = [d for d in docs if d["kind"] == "DaemonSet"][0]
+vols = [v["configMap"]["name"] for v in ds["spec"]["template"]["spec"]["volumes"] if "configMap" in v]
+assert len(cms) == 1 and cms[0]["metadata"]["name"] in vols, (cms, vols)
+sys.stdout.write(cms[0]["data"]["fakehw.yaml"])' <<<"$output")
+    assert_equal "$cm" "$(cat conformance/quickstart/fakehw.yaml)"
+    FAKEHW_CONFIG=$BATS_TEST_TMPDIR/none.yaml run scripts/deploy.sh render
+    assert_failure
+    assert_output --partial "FAKEHW_CONFIG=$BATS_TEST_TMPDIR/none.yaml: no such readable file"
+}
+
 @test "deploy.sh driver-name follows the overlay; an unknown overlay is named with those that exist" {
     require_kustomize
     run scripts/deploy.sh driver-name

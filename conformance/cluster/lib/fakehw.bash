@@ -104,6 +104,44 @@ fakehw_flip() {
     }
 }
 
+# fakehw_device NODE POOL DEVICE: the name fakehw's tree on NODE has for
+# DEVICE, published in POOL: the device's own name, unless the driver
+# publishes it under another (the nvidia personality's gpu-0-mig-3g40gb-9-4
+# is the tree's gpu-0-mig-3g40gb-4).  Found in the tree's snapshot by the
+# device's uuid, or for a partition published without one by its GPU's
+# uuid (parentUUID), its profile and the first memory slice it consumes.
+fakehw_device() {
+    local dev snapshot uuid parent='' profile='' start='' name
+    dev=$(driver_slices | slice_device "$2" "$3") || return 1
+    snapshot=$(fakehw_on_node "$1" cat "$CONFORMANCE_FAKEHW_MOUNT/snapshot" 2>&1) || {
+        fail "reading $CONFORMANCE_FAKEHW_MOUNT/snapshot $(fakehw_where "$1") failed: $snapshot"
+        return 1
+    }
+    uuid=$(device_attribute uuid <<<"$dev" 2>/dev/null) || uuid=
+    if [[ -z $uuid ]]; then
+        parent=$(device_attribute parentUUID <<<"$dev" 2>/dev/null) || parent=
+        profile=$(device_attribute profile <<<"$dev" 2>/dev/null) || profile=
+        start=$(jq -r '[.consumesCounters[]?.counters // {} | keys[] | select(test("^memory-slice-[0-9]+$"))
+            | ltrimstr("memory-slice-") | tonumber] | min // empty' <<<"$dev")
+    fi
+    # One "name uuid parent profile start" line per device of the snapshot,
+    # then the parent's uuid for each, and the match.
+    name=$(awk -v want="$3" -v u="$uuid" -v pu="$parent" -v pr="$profile" -v st="$start" '
+        function flush() { if (d != "") { n++; nm[n] = d; id[n] = uid; par[n] = p; prof[n] = mp; pl[n] = place; byname[d] = uid } }
+        $1 == "device" { flush(); d = $2; uid = p = mp = place = ""; next }
+        $1 == "uuid" { uid = $2 } $1 == "parent" { p = $2 } $1 == "migProfile" { mp = $2 }
+        $1 == "migPlacement" { split($2, a, ":"); place = a[1] }
+        END { flush()
+            for (i = 1; i <= n; i++) if (nm[i] == want && (u == "" || id[i] == u)) { print nm[i]; exit }
+            for (i = 1; i <= n; i++) if (u != "" && id[i] == u) { print nm[i]; exit }
+            for (i = 1; i <= n; i++) if (u == "" && pu != "" && byname[par[i]] == pu && prof[i] == pr && pl[i] == st) { print nm[i]; exit } }' <<<"$snapshot")
+    [[ -n $name ]] || {
+        fail "no device of fakehw's tree on node $1 is $2/$3 (uuid ${uuid:-none}, parentUUID ${parent:-none}, profile ${profile:-none}, first memory slice ${start:-none})"
+        return 1
+    }
+    printf '%s\n' "$name"
+}
+
 # The health fakehw reports for DEVICE on NODE: healthy or unhealthy.
 fakehw_health() {
     fakehw_on_node "$1" cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$2/health"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The one file every cluster test loads (`load lib/helpers`): parameters,
 # kubectl queries, template rendering, feature detection, the per-test
-# lifecycle, diagnostics and the fake-driver checks.  Each part lives in its
-# own file beside this one.
+# lifecycle, diagnostics, the fake-driver checks and a container's GPU
+# listing.  Each part lives in its own file beside this one.
 
 CONFORMANCE_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -29,5 +29,7 @@ source "$CONFORMANCE_LIB/scenario.bash"
 source "$CONFORMANCE_LIB/diagnostics.bash"
 # shellcheck source=SCRIPTDIR/fakehw.bash
 source "$CONFORMANCE_LIB/fakehw.bash"
+# shellcheck source=SCRIPTDIR/smi.bash
+source "$CONFORMANCE_LIB/smi.bash"
 
 params_defaults

@@ -138,3 +138,52 @@ STUB
     run health_in_exit_trap
     assert_output $'healthy\nstatus 0'
 }
+
+# A dynamic-MIG GPU on worker-2 as the nvidia personality publishes it (its
+# placements under NVIDIA's names, without uuid) and a static instance with
+# one, beside the snapshot of worker-2's tree, which has the tree's names.
+nvidia_named_partitions() {
+    jq '.items += [{spec: {driver: "gpu.fakehw.example.com", nodeName: "worker-2", pool: {name: "worker-2", generation: 1},
+        devices: [
+          {name: "gpu-2", attributes: {type: {string: "gpu"}, uuid: {string: "GPU-b2"}}},
+          {name: "gpu-2-mig-3g40gb-9-0", attributes: {type: {string: "mig"}, parentUUID: {string: "GPU-b2"}, profile: {string: "3g.40gb"}},
+           consumesCounters: [{counterSet: "gpu-2-counter-set", counters: {"memory-slice-0": {value: "1"}, "memory-slice-3": {value: "1"}, memory: {value: "40Gi"}}}]},
+          {name: "gpu-2-mig-3g40gb-9-4", attributes: {type: {string: "mig"}, parentUUID: {string: "GPU-b2"}, profile: {string: "3g.40gb"}},
+           consumesCounters: [{counterSet: "gpu-2-counter-set", counters: {"memory-slice-7": {value: "1"}, "memory-slice-4": {value: "1"}}}]},
+          {name: "gpu-3-mig-1g10gb-19-0", attributes: {type: {string: "mig"}, uuid: {string: "MIG-s0"}, parentUUID: {string: "GPU-b3"}, profile: {string: "1g.10gb"}}}]}}]' \
+        "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/slices.json.new"
+    mv "$FAKE_CLUSTER/slices.json.new" "$FAKE_CLUSTER/slices.json"
+    mkdir -p "$FAKE_CLUSTER/snapshot"
+    {
+        printf 'generation 3\nnode worker-2\n'
+        printf 'device gpu-0\nname gpu-0\nuuid GPU-b0000000-0000-4000-8000-000000000000\nproductName NVIDIA H100 80GB HBM3\nparent \nmigProfile \nmigPlacement \n'
+        printf 'device gpu-2\nname gpu-2\nuuid GPU-b2\nparent \nmigProfile \nmigPlacement \n'
+        printf 'device gpu-3\nname gpu-3\nuuid GPU-b3\nparent \nmigProfile \nmigPlacement \n'
+        printf 'device gpu-2-mig-3g40gb-0\nname gpu-2-mig-3g40gb-0\nuuid MIG-d0\nparent gpu-2\nmigProfile 3g.40gb\nmigPlacement 0:4\n'
+        printf 'device gpu-2-mig-3g40gb-4\nname gpu-2-mig-3g40gb-4\nuuid MIG-d4\nparent gpu-2\nmigProfile 3g.40gb\nmigPlacement 4:4\n'
+        printf 'device gpu-3-mig-1g10gb-0\nname gpu-3-mig-1g10gb-0\nuuid MIG-s0\nparent gpu-3\nmigProfile 1g.10gb\nmigPlacement 0:1\n'
+        printf 'end 6\n'
+    } >"$FAKE_CLUSTER/snapshot/worker-2.txt"
+}
+
+@test "fake driver: fakehw_device finds the tree's name of a published device: its own, by uuid, or by GPU, profile and first memory slice" {
+    nvidia_named_partitions
+    run fakehw_device worker-2 worker-2 gpu-0
+    assert_output gpu-0
+    run kubectl_calls
+    assert_line "exec -n fakehw-dra fakehw-dra-fghij -c fakehw -- cat /var/run/fakehw/snapshot"
+    run fakehw_device worker-2 worker-2 gpu-2-mig-3g40gb-9-4
+    assert_output gpu-2-mig-3g40gb-4
+    run fakehw_device worker-2 worker-2 gpu-2-mig-3g40gb-9-0
+    assert_output gpu-2-mig-3g40gb-0
+    run fakehw_device worker-2 worker-2 gpu-3-mig-1g10gb-19-0
+    assert_output gpu-3-mig-1g10gb-0
+    # A placement the tree does not have is said so, with what was looked for.
+    sed -i 's/^migPlacement 4:4$/migPlacement 2:4/' "$FAKE_CLUSTER/snapshot/worker-2.txt"
+    run fakehw_device worker-2 worker-2 gpu-2-mig-3g40gb-9-4
+    assert_failure
+    assert_output --partial "no device of fakehw's tree on node worker-2 is worker-2/gpu-2-mig-3g40gb-9-4 (uuid none, parentUUID GPU-b2, profile 3g.40gb, first memory slice 4)"
+    run fakehw_device worker-2 worker-2 gpu-7
+    assert_failure
+    assert_output --partial "no device gpu-7 in pool worker-2"
+}

@@ -109,27 +109,27 @@ static void test_classify(void **state)
     (void)state;
     struct device_health h;
     struct fakehw_device ok = gpu(0, true, NULL);
-    device_health_classify(&ok, true, &h);
+    device_health_classify(&ok, true, NULL, &h);
     assert_true(h.healthy);
     assert_string_equal(h.taint_value, "");
     assert_string_equal(h.reason, "DeviceHealthy");
     assert_true(condition_reason_valid(h.reason));
 
     struct fakehw_device bad = gpu(1, false, "XID 79: GPU has fallen off the bus");
-    device_health_classify(&bad, true, &h);
+    device_health_classify(&bad, true, NULL, &h);
     assert_false(h.healthy);
     assert_string_equal(h.taint_value, "XID-79");
     assert_string_equal(h.reason, "XID79");
     assert_string_equal(h.message, "XID 79: GPU has fallen off the bus");
 
     struct fakehw_device quiet = gpu(2, false, "");
-    device_health_classify(&quiet, true, &h);
+    device_health_classify(&quiet, true, NULL, &h);
     assert_string_equal(h.taint_value, "unhealthy");
     assert_string_equal(h.reason, "DeviceUnhealthy");
     assert_string_equal(h.message, "gpu-2 is unhealthy (no reason given)");
 
     /* Tree gone: unhealthy whatever the device said. */
-    device_health_classify(&ok, false, &h);
+    device_health_classify(&ok, false, NULL, &h);
     assert_false(h.healthy);
     assert_string_equal(h.taint_value, "fakehw-unavailable");
     assert_string_equal(h.reason, "FakehwUnavailable");
@@ -145,16 +145,116 @@ static void test_taint_json(void **state)
     (void)state;
     struct device_health h;
     struct fakehw_device bad = gpu(1, false, "XID 79");
-    device_health_classify(&bad, true, &h);
-    json_t *t = device_health_taint_json(DRIVER, &h, TAINT_EFFECT_NO_EXECUTE);
+    device_health_classify(&bad, true, NULL, &h);
+    json_t *t = device_health_taints_json(DRIVER, &h, TAINT_EFFECT_NO_EXECUTE);
     char *s = json_dumps(t, JSON_SORT_KEYS | JSON_COMPACT);
-    assert_string_equal(s, "{\"effect\":\"NoExecute\",\"key\":\"gpu.fakehw.example.com/"
-                           "unhealthy\",\"value\":\"XID-79\"}");
+    assert_string_equal(s, "[{\"effect\":\"NoExecute\",\"key\":\"gpu.fakehw.example.com/"
+                           "unhealthy\",\"value\":\"XID-79\"}]");
     free(s);
     json_decref(t);
     struct fakehw_device ok = gpu(0, true, NULL);
-    device_health_classify(&ok, true, &h);
-    assert_null(device_health_taint_json(DRIVER, &h, TAINT_EFFECT_NO_SCHEDULE));
+    device_health_classify(&ok, true, NULL, &h);
+    assert_false(device_health_tainted(&h));
+    assert_null(device_health_taints_json(DRIVER, &h, TAINT_EFFECT_NO_SCHEDULE));
+}
+
+/* XIDs, table-driven: what each personality makes of a device's XID
+ * (device_health.h), with NVIDIA's default ignored XIDs or an additional
+ * list ("48": XID 48 becomes an application error). */
+static void test_classify_xids(void **state)
+{
+    (void)state;
+    const struct {
+        enum personality personality;
+        const char *additional; /* NULL: the default policy (a NULL xids) */
+        bool healthy;           /* the device's health state */
+        const char *reason;     /* its healthReason */
+        long xid;
+        /* what the classification says */
+        bool want_healthy;
+        const char *want_taint_value; /* of <driver>/unhealthy */
+        long want_xid_taint;
+        bool want_xid_ignored;
+        const char *want_reason, *want_message;
+        const char *want_taints; /* device_health_taints_json with NoSchedule, or NULL */
+    } rows[] = {
+        /* nvidia: NVIDIA's taint <driver>/xid=<code>, NoSchedule when fatal. */
+        {PERSONALITY_NVIDIA, NULL, true, "", 79, false, "", 79, false, "XID79",
+         "gpu-0 reported XID 79, a fatal XID (not one of the ignored XIDs)",
+         "[{\"effect\":\"NoSchedule\",\"key\":\"" DRIVER "/xid\",\"value\":\"79\"}]"},
+        /* nvidia: an ignored XID taints with effect None and stays healthy. */
+        {PERSONALITY_NVIDIA, NULL, true, "", 43, true, "", 43, true, "DeviceHealthy",
+         "gpu-0 is healthy: XID 43 (GPU stopped processing) is an application error, ignored",
+         "[{\"effect\":\"None\",\"key\":\"" DRIVER "/xid\",\"value\":\"43\"}]"},
+        {PERSONALITY_NVIDIA, NULL, true, "", 13, true, "", 13, true, "DeviceHealthy",
+         "gpu-0 is healthy: XID 13 (Graphics Engine Exception) is an application error, ignored",
+         "[{\"effect\":\"None\",\"key\":\"" DRIVER "/xid\",\"value\":\"13\"}]"},
+        {PERSONALITY_NVIDIA, NULL, true, "", 109, true, "", 109, true, "DeviceHealthy",
+         "gpu-0 is healthy: XID 109 (Context Switch Timeout Error) is an application error, "
+         "ignored",
+         "[{\"effect\":\"None\",\"key\":\"" DRIVER "/xid\",\"value\":\"109\"}]"},
+        /* The additional list: 48 ignored, 79 still fatal. */
+        {PERSONALITY_NVIDIA, " 48, 63,,", true, "", 48, true, "", 48, true, "DeviceHealthy",
+         "gpu-0 is healthy: XID 48 is an application error, ignored",
+         "[{\"effect\":\"None\",\"key\":\"" DRIVER "/xid\",\"value\":\"48\"}]"},
+        {PERSONALITY_NVIDIA, "48", true, "", 79, false, "", 79, false, "XID79",
+         "gpu-0 reported XID 79, a fatal XID (not one of the ignored XIDs)",
+         "[{\"effect\":\"NoSchedule\",\"key\":\"" DRIVER "/xid\",\"value\":\"79\"}]"},
+        /* Unhealthy by a flip and an XID: both taints, the flip's reason. */
+        {PERSONALITY_NVIDIA, NULL, false, "ECC", 31, false, "ECC", 31, true, "DeviceUnhealthy",
+         "ECC",
+         "[{\"effect\":\"NoSchedule\",\"key\":\"" DRIVER "/unhealthy\",\"value\":\"ECC\"},"
+         "{\"effect\":\"None\",\"key\":\"" DRIVER "/xid\",\"value\":\"31\"}]"},
+        /* No XID: nothing of it. */
+        {PERSONALITY_NVIDIA, NULL, true, "", 0, true, "", 0, false, "DeviceHealthy",
+         "gpu-0 is healthy", NULL},
+        /* fakehw: a fatal XID is its unhealthy taint, an ignored one nothing. */
+        {PERSONALITY_FAKEHW, NULL, true, "", 79, false, "XID-79", 0, false, "XID79",
+         "gpu-0 reported XID 79, a fatal XID (not one of the ignored XIDs)",
+         "[{\"effect\":\"NoSchedule\",\"key\":\"" DRIVER "/unhealthy\",\"value\":\"XID-79\"}]"},
+        {PERSONALITY_FAKEHW, NULL, true, "", 68, true, "", 0, true, "DeviceHealthy",
+         "gpu-0 is healthy: XID 68 (Video processor exception) is an application error, ignored",
+         NULL},
+        {PERSONALITY_FAKEHW, "79", true, "", 79, true, "", 0, true, "DeviceHealthy",
+         "gpu-0 is healthy: XID 79 is an application error, ignored", NULL},
+        /* fakehw: an unhealthy flip keeps its own value. */
+        {PERSONALITY_FAKEHW, NULL, false, "XID 48: DBE", 79, false, "XID-48", 0, false, "XID48",
+         "XID 48: DBE",
+         "[{\"effect\":\"NoSchedule\",\"key\":\"" DRIVER "/unhealthy\",\"value\":\"XID-48\"}]"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct xid_policy xids;
+        struct error err;
+        assert_int_equal(xid_policy_init(&xids, rows[i].additional, &err), 0);
+        struct health_policy policy = {rows[i].personality, rows[i].additional ? &xids : NULL};
+        struct fakehw_device d = gpu(0, rows[i].healthy, rows[i].reason);
+        d.xid = rows[i].xid;
+        struct device_health h;
+        device_health_classify(&d, true, &policy, &h);
+        print_message("row %zu: xid %ld\n", i, rows[i].xid);
+        assert_int_equal(h.healthy, rows[i].want_healthy);
+        assert_string_equal(h.taint_value, rows[i].want_taint_value);
+        assert_int_equal(h.xid_taint, rows[i].want_xid_taint);
+        assert_int_equal(h.xid_taint > 0 && h.xid_ignored,
+                         rows[i].want_xid_taint > 0 && rows[i].want_xid_ignored);
+        assert_string_equal(h.reason, rows[i].want_reason);
+        assert_string_equal(h.message, rows[i].want_message);
+        assert_true(condition_reason_valid(h.reason));
+        json_t *t = device_health_taints_json(DRIVER, &h, TAINT_EFFECT_NO_SCHEDULE);
+        if (rows[i].want_taints == NULL) {
+            assert_null(t);
+            assert_false(device_health_tainted(&h));
+            continue;
+        }
+        char *js = json_dumps(t, JSON_SORT_KEYS | JSON_COMPACT);
+        assert_string_equal(js, rows[i].want_taints);
+        free(js);
+        json_decref(t);
+        /* The tree gone: no XID is published, whatever the device said. */
+        device_health_classify(&d, false, &policy, &h);
+        assert_string_equal(h.reason, "FakehwUnavailable");
+        assert_int_equal(h.xid_taint, 0);
+    }
 }
 
 struct names {
@@ -184,7 +284,7 @@ static void test_health_diff(void **state)
     struct fakehw_device old[3] = {gpu(0, true, NULL), gpu(1, true, NULL), gpu(2, true, NULL)};
     struct fakehw_device cur[3] = {gpu(0, true, NULL), gpu(1, false, "XID 79"), gpu(3, true, NULL)};
     struct names n = {0};
-    device_health_diff(old, 3, true, cur, 3, true, collect, &n);
+    device_health_diff(old, 3, true, cur, 3, true, NULL, collect, &n);
     assert_int_equal(n.n, 3);
     assert_true(has(&n, "gpu-1")); /* flipped */
     assert_true(has(&n, "gpu-3")); /* added */
@@ -192,18 +292,43 @@ static void test_health_diff(void **state)
 
     /* Same snapshot: nothing.  Tree going away: every device. */
     memset(&n, 0, sizeof(n));
-    device_health_diff(old, 3, true, old, 3, true, collect, &n);
+    device_health_diff(old, 3, true, old, 3, true, NULL, collect, &n);
     assert_int_equal(n.n, 0);
-    device_health_diff(old, 3, true, old, 3, false, collect, &n);
+    device_health_diff(old, 3, true, old, 3, false, NULL, collect, &n);
     assert_int_equal(n.n, 3);
 
     /* A changed reason is a change; identical unhealthy state is not. */
     struct fakehw_device a = gpu(1, false, "XID 79"), b = gpu(1, false, "XID 48");
     memset(&n, 0, sizeof(n));
-    device_health_diff(&a, 1, true, &b, 1, true, collect, &n);
+    device_health_diff(&a, 1, true, &b, 1, true, NULL, collect, &n);
     assert_int_equal(n.n, 1);
     memset(&n, 0, sizeof(n));
-    device_health_diff(&a, 1, true, &a, 1, true, collect, &n);
+    device_health_diff(&a, 1, true, &a, 1, true, NULL, collect, &n);
+    assert_int_equal(n.n, 0);
+}
+
+/* An XID reported, changed or cleared is a health change in both
+ * personalities: the health stream and claim status follow it. */
+static void test_health_diff_xid(void **state)
+{
+    (void)state;
+    const struct health_policy nvidia = {PERSONALITY_NVIDIA, NULL};
+    struct fakehw_device a = gpu(0, true, NULL), b = gpu(0, true, NULL);
+    struct names n;
+    const long changes[][2] = {{0, 79}, {79, 48}, {43, 0}, {13, 31}};
+    for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+        a.xid = changes[i][0];
+        b.xid = changes[i][1];
+        memset(&n, 0, sizeof(n));
+        device_health_diff(&a, 1, true, &b, 1, true, &nvidia, collect, &n);
+        assert_int_equal(n.n, 1);
+        memset(&n, 0, sizeof(n));
+        device_health_diff(&a, 1, true, &b, 1, true, NULL, collect, &n);
+        assert_int_equal(n.n, 1);
+    }
+    b.xid = a.xid;
+    memset(&n, 0, sizeof(n));
+    device_health_diff(&a, 1, true, &b, 1, true, &nvidia, collect, &n);
     assert_int_equal(n.n, 0);
 }
 
@@ -283,7 +408,7 @@ static void test_claim_status_fresh(void **state)
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, false, "XID 79: fell off the bus")}, 2};
     struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL};
+                                    NULL,   NULL, {0}};
     json_t *claim = claim_json("[{\"driver\": \"nic.example.com\", \"pool\": \"" POOL
                                "\", \"device\": \"eth0\","
                                "  \"networkData\": {\"interfaceName\": \"eth0\"}}]");
@@ -331,10 +456,10 @@ static void test_claim_status_reason_not_utf8(void **state)
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, false, "XID 79: \xff\xfe bus \xe2\x82")}, 2};
     struct device_health h;
-    device_health_classify(&inv.devs[1], true, &h);
+    device_health_classify(&inv.devs[1], true, NULL, &h);
     assert_string_equal(h.message, "XID 79: ?? bus ??");
     struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL};
+                                    NULL,   NULL, {0}};
     json_t *claim = claim_json(NULL);
     json_t *devs = NULL;
     struct error err;
@@ -352,7 +477,7 @@ static void test_claim_status_transitions(void **state)
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
     struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL};
+                                    NULL,   NULL, {0}};
     json_t *claim = claim_json(NULL);
     json_t *first = NULL;
     struct error err;
@@ -427,7 +552,7 @@ static void test_claim_status_drops_stale_and_errors(void **state)
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
     struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL};
+                                    NULL,   NULL, {0}};
     /* An entry of ours for a device no longer allocated goes; one of another
      * pool of ours is not ours to manage and stays. */
     json_t *claim = claim_json("[{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\", \"device\":"
@@ -469,7 +594,7 @@ static void test_share_id_keys(void **state)
     (void)state;
     struct inv inv = {{gpu(0, true, NULL)}, 1};
     struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL};
+                                    NULL,   NULL, {0}};
     json_t *claim = json_loads(
         "{\"metadata\": {\"name\": \"c\", \"namespace\": \"ns\"}, \"status\": {\"allocation\":"
         " {\"devices\": {\"results\": [{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
@@ -495,7 +620,9 @@ int main(void)
         cmocka_unit_test(test_label_value_and_reason_rules),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_taint_json),
+        cmocka_unit_test(test_classify_xids),
         cmocka_unit_test(test_health_diff),
+        cmocka_unit_test(test_health_diff_xid),
         cmocka_unit_test(test_claim_status_fresh),
         cmocka_unit_test(test_claim_status_reason_not_utf8),
         cmocka_unit_test(test_claim_status_transitions),

@@ -332,8 +332,8 @@ static void test_update_shares_and_keeps(void **state)
     struct fakehw_device *d = gpus(4);
     flip(&d[1], "XID 79");
     struct slice_build_input bin = {
-        DRIVER, NODE, NODE_UID,          d, 4, true, TAINT_EFFECT_NO_SCHEDULE, false, 1,
-        true,   true, PERSONALITY_FAKEHW};
+        DRIVER, NODE, NODE_UID,           d,   4, true, TAINT_EFFECT_NO_SCHEDULE, false, 1,
+        true,   true, PERSONALITY_FAKEHW, NULL};
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&bin, &r, &err), 0);
@@ -446,8 +446,8 @@ static void test_layout_matches_build(void **state)
     d[20].index = 21;
     for (int remove = 0; remove < 2; remove++) {
         struct slice_build_input bin = {
-            DRIVER, NODE, NODE_UID,          d, 300, true, TAINT_EFFECT_NO_EXECUTE, remove, 7,
-            true,   true, PERSONALITY_FAKEHW};
+            DRIVER, NODE, NODE_UID,           d,   300, true, TAINT_EFFECT_NO_EXECUTE, remove, 7,
+            true,   true, PERSONALITY_FAKEHW, NULL};
         struct slice_build_result r;
         struct slice_layout l;
         struct error err;

@@ -15,7 +15,7 @@ in the container's termination message. Messages use fakehw's key paths.
 {{- define "fakehw-dra.fakehwConfig.known.node" -}}name seed driverVersion cudaDriverVersion devices flips{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.device" -}}count name profile productName architecture brand memory computeCapability driverVersion cudaDriverVersion uuid pciBusID pcieRoot numaNode health healthReason attach virtual mig sharing{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.attach" -}}delay failure{{- end -}}
-{{- define "fakehw-dra.fakehwConfig.known.flip" -}}device after state for reason{{- end -}}
+{{- define "fakehw-dra.fakehwConfig.known.flip" -}}device after state xid for reason{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.mig" -}}mode instances{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.instance" -}}profile placement{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.sharing" -}}memory{{- end -}}
@@ -108,8 +108,10 @@ in the container's termination message. Messages use fakehw's key paths.
 {{- $p := printf "%s[%d]" $.path $i -}}
 {{- include "fakehw-dra.fakehwConfig.mapping" (dict "path" $p "value" $f "known" "flip") -}}
 {{- if not (hasKey $f "device") }}{{ include "fakehw-dra.fakehwConfig.fail" (printf "%s: device is required (a device name or \"all\")" $p) }}{{ end -}}
-{{- if not (hasKey $f "state") }}{{ include "fakehw-dra.fakehwConfig.fail" (printf "%s: state is required (healthy or unhealthy)" $p) }}{{ end -}}
-{{- include "fakehw-dra.fakehwConfig.oneOf" (dict "path" (printf "%s.state" $p) "value" $f.state "words" "healthy unhealthy" "what" "a health state") -}}
+{{- if hasKey $f "state" }}{{ include "fakehw-dra.fakehwConfig.oneOf" (dict "path" (printf "%s.state" $p) "value" $f.state "words" "healthy unhealthy" "what" "a health state") }}{{ end -}}
+{{- if hasKey $f "xid" }}{{ include "fakehw-dra.fakehwConfig.integer" (dict "path" (printf "%s.xid" $p) "value" $f.xid "min" 1 "max" 99999 "what" "XID") }}{{ end -}}
+{{- if not (or (hasKey $f "state") (hasKey $f "xid")) }}{{ include "fakehw-dra.fakehwConfig.fail" (printf "%s: state (healthy or unhealthy) or xid is required: what the flip changes" $p) }}{{ end -}}
+{{- if and (hasKey $f "reason") (not (hasKey $f "state")) }}{{ include "fakehw-dra.fakehwConfig.fail" (printf "%s: reason needs a state (it is the healthReason set with it)" $p) }}{{ end -}}
 {{- range $k := list "device" "after" "for" "reason" -}}
 {{- if hasKey $f $k }}{{ include "fakehw-dra.fakehwConfig.text" (dict "path" (printf "%s.%s" $p $k) "value" (get $f $k)) }}{{ end -}}
 {{- end -}}
