@@ -175,12 +175,14 @@ kinds() {
 
 # check_pods SPEC NS PODS_JSON: one row per container.
 check_pods() {
-    local spec=$1 ns=$2 pods=$3 claims slices pod ctr claimed seen result
-    claims=$(kc get resourceclaims -n "$ns" -o json)
-    slices=$(kc get resourceslices -o json)
+    local spec=$1 ns=$2 pods=$3 pod ctr claimed seen result
+    # In files: a cluster's slices outgrow one command-line argument.
+    kc get resourceclaims -n "$ns" -o json >"$WORK/claims.json"
+    kc get resourceslices -o json >"$WORK/slices.json"
     while read -r pod ctr; do
-        claimed=$(jq -c --arg ctr "$ctr" --arg driver "$driver" --argjson claims "$claims" \
-            --argjson slices "$slices" "$CLAIMED" <<<"$(jq --arg p "$pod" '.items[] | select(.metadata.name == $p)' <<<"$pods")")
+        claimed=$(jq -c --arg ctr "$ctr" --arg driver "$driver" --slurpfile claims "$WORK/claims.json" \
+            --slurpfile slices "$WORK/slices.json" '$claims[0] as $claims | $slices[0] as $slices | '"$CLAIMED" \
+            <<<"$(jq --arg p "$pod" '.items[] | select(.metadata.name == $p)' <<<"$pods")")
         seen=$(kc logs -n "$ns" "$pod" -c "$ctr" | seen_devices)
         result=$(verdict "$claimed" "$seen")
         [[ $result != ok ]] || result="ok: $(jq -r 'map(.name) | join(", ") | if . == "" then "no device" else . end' <<<"$claimed")"
