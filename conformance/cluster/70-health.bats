@@ -121,3 +121,42 @@ claim_device_ready() {
     wait_for "allocatedResourcesStatus Healthy in pod victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
         pod_device_health "$TEST_NAMESPACE" victim ctr Healthy >/dev/null
 }
+
+# requires: minor=35, gate=DRADeviceTaints, gate=ResourceHealthStatus
+# bats test_tags=fake-only, serial
+@test "health: a fatal XID taints the device and marks the pod Unhealthy, an ignored one does not; clearing undoes it" {
+    # 1.35: a taint with effect None (an ignored XID in the nvidia
+    # personality), and the kubelet's report of a generated claim (above).
+    require_server_minor 35
+    require_gate DRADeviceTaints
+    require_gate ResourceHealthStatus
+    start_victim template
+    fakehw_on_node "$TEST_NODE" test -e "$CONFORMANCE_FAKEHW_MOUNT/devices/$VICTIM_DEVICE/xid" ||
+        skip "fakehw on $TEST_NODE has no xid files (a fakehw without XIDs)"
+    local ns=$TEST_NAMESPACE key value effect
+    # XID 79, "GPU has fallen off the bus": fatal.
+    read -r key value effect < <(xid_taint fatal 79)
+    fakehw_xid "$TEST_NODE" "$VICTIM_DEVICE" 79
+    wait_for "taint $key=$value:$effect on $VICTIM_POOL/$VICTIM_DEVICE" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_has_taint "$VICTIM_POOL" "$VICTIM_DEVICE" "$key" "$value" "$effect" >/dev/null
+    wait_for "allocatedResourcesStatus Unhealthy in pod victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        pod_device_health "$ns" victim ctr Unhealthy >/dev/null
+    [[ $effect == NoExecute ]] || pod_is_ready "$ns" victim >/dev/null ||
+        fail "a $effect taint must not stop the pod that already uses the device"
+    fakehw_xid "$TEST_NODE" "$VICTIM_DEVICE" --clear
+    wait_for "the XID taint on $VICTIM_POOL/$VICTIM_DEVICE to go" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_has_no_taint "$VICTIM_POOL" "$VICTIM_DEVICE" "$key" >/dev/null
+    wait_for "allocatedResourcesStatus Healthy in pod victim" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        pod_device_health "$ns" victim ctr Healthy >/dev/null
+
+    # XID 13, "Graphics Engine Exception": an application's fault, ignored.
+    fakehw_xid "$TEST_NODE" "$VICTIM_DEVICE" 13
+    if read -r key value effect < <(xid_taint ignored 13); then
+        wait_for "taint $key=$value:$effect on $VICTIM_POOL/$VICTIM_DEVICE" "$CONFORMANCE_HEALTH_TIMEOUT" \
+            device_has_taint "$VICTIM_POOL" "$VICTIM_DEVICE" "$key" "$value" "$effect" >/dev/null
+    fi
+    holds_for "pod victim's device to stay Healthy with an ignored XID" "$CONFORMANCE_PENDING_SECONDS" \
+        pod_device_health "$ns" victim ctr Healthy
+    device_has_no_taint "$VICTIM_POOL" "$VICTIM_DEVICE" "$(unhealthy_taint_key)" >/dev/null ||
+        fail "an ignored XID must not mark $VICTIM_POOL/$VICTIM_DEVICE unhealthy"
+}

@@ -165,7 +165,7 @@ claim_device() {
     find_mig_gpu
     local tree
     tree=$(fakehw_device "$MIG_NODE" "$MIG_POOL" "$MIG_3G") || return 1
-    flip_unhealthy "$MIG_NODE" "$tree"
+    flip_unhealthy "$MIG_NODE" "$tree" "$MIG_3G"
     wait_for "taint $(unhealthy_taint_key) on $MIG_POOL/$MIG_3G" "$CONFORMANCE_HEALTH_TIMEOUT" \
         device_has_unhealthy_taint "$MIG_POOL" "$MIG_3G" >/dev/null
     local slices tainted

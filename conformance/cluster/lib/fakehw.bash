@@ -147,23 +147,76 @@ fakehw_health() {
     fakehw_on_node "$1" cat "$CONFORMANCE_FAKEHW_MOUNT/devices/$2/health"
 }
 
-# Flips DEVICE on NODE back to healthy unless it already is, and waits until
-# the driver publishes it healthy again, so the next test finds the node whole
-# (teardown, also after a failure).
+# fakehw_restore_healthy NODE DEVICE [PUBLISHED]: flips fakehw's DEVICE on
+# NODE back to healthy unless it already is, and waits until the driver
+# publishes it healthy again (as PUBLISHED, its name in the slices, when
+# that differs from the tree's: the nvidia personality's MIG devices), so
+# the next test finds the node whole (teardown, also after a failure).
 fakehw_restore_healthy() {
-    local health pool
+    local health pool published=${3:-$2}
     health=$(fakehw_health "$1" "$2") || return 1
     [[ $health == healthy ]] && return 0
     fakehw_flip "$1" "$2" healthy || return 1
     pool=$(driver_slices | node_pool "$1") || return 1
-    wait_for "$pool/$2 to be published healthy again" "$CONFORMANCE_HEALTH_TIMEOUT" \
-        device_back_to_healthy "$pool" "$2" >/dev/null
+    wait_for "$pool/$published to be published healthy again" "$CONFORMANCE_HEALTH_TIMEOUT" \
+        device_back_to_healthy "$pool" "$published" >/dev/null
 }
 
-# Flips DEVICE on NODE unhealthy and makes sure teardown flips it back.
+# flip_unhealthy NODE DEVICE [PUBLISHED]: flips DEVICE on NODE unhealthy and
+# makes sure teardown flips it back (fakehw_restore_healthy).
 flip_unhealthy() {
-    defer fakehw_restore_healthy "$1" "$2"
+    defer fakehw_restore_healthy "$1" "$2" "${3:-$2}"
     fakehw_flip "$1" "$2" unhealthy "$UNHEALTHY_REASON"
+}
+
+# fakehw_xid NODE DEVICE CODE|--clear: DEVICE on NODE reports XID CODE, or
+# none.  A reported XID is cleared at teardown.
+fakehw_xid() {
+    local out
+    take_node_lock || return 1
+    [[ $3 == --clear ]] || defer fakehw_xid "$1" "$2" --clear
+    out=$(fakehw_on_node "$1" "$CONFORMANCE_FAKEHW_BIN" xid --mount "$CONFORMANCE_FAKEHW_MOUNT" "$2" "$3" 2>&1) || {
+        fail "fakehw xid $2 $3 $(fakehw_where "$1") failed: $out"
+        return 1
+    }
+}
+
+# xid_taint KIND CODE: the "key value effect" of the taint the fake driver
+# gives a device with XID CODE, KIND fatal or ignored; empty for none.  The
+# nvidia personality taints as NVIDIA's driver does (gpu.nvidia.com/xid,
+# effect None for an ignored XID), the default one as for any unhealthy
+# device, and not at all for an ignored XID.
+xid_taint() {
+    if [[ $CONFORMANCE_DRIVER == gpu.nvidia.com ]]; then
+        if [[ $1 == fatal ]]; then
+            echo "gpu.nvidia.com/xid $2 $CONFORMANCE_DRIVER_TAINT_EFFECT"
+        else
+            echo "gpu.nvidia.com/xid $2 None"
+        fi
+    elif [[ $1 == fatal ]]; then
+        echo "$(unhealthy_taint_key) XID-$2 $CONFORMANCE_DRIVER_TAINT_EFFECT"
+    fi
+}
+
+# device_has_taint POOL DEVICE KEY VALUE EFFECT
+device_has_taint() {
+    local taints
+    taints=$(driver_slices | device_taints "$1" "$2") || return 1
+    jq -e --arg k "$3" --arg v "$4" --arg e "$5" 'any(.[]; .key == $k and .value == $v and .effect == $e)' \
+        <<<"$taints" >/dev/null || {
+        printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
+        return 1
+    }
+}
+
+# device_has_no_taint POOL DEVICE KEY
+device_has_no_taint() {
+    local taints
+    taints=$(driver_slices | device_taints "$1" "$2") || return 1
+    jq -e --arg k "$3" 'all(.[]; .key != $k)' <<<"$taints" >/dev/null || {
+        printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
+        return 1
+    }
 }
 
 # The taint the fake driver puts on an unhealthy device.

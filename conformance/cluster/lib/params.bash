@@ -228,7 +228,14 @@ params_resolve_fake() {
     [[ $CONFORMANCE_DEVICE_METADATA == auto ]] && CONFORMANCE_DEVICE_METADATA=$fake
     if [[ $CONFORMANCE_EXPECTED_ATTRIBUTES == auto ]]; then
         CONFORMANCE_EXPECTED_ATTRIBUTES=
-        if [[ $fake == true ]]; then
+        if [[ $fake == true && $CONFORMANCE_DRIVER == gpu.nvidia.com ]]; then
+            # The nvidia personality publishes NVIDIA's set: no index or
+            # numaNode of its own, and no uuid on a dynamic MIG placement.
+            CONFORMANCE_EXPECTED_ATTRIBUTES="type productName architecture brand driverVersion cudaDriverVersion"
+            CONFORMANCE_EXPECTED_ATTRIBUTES+=" cudaComputeCapability"
+            CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/pciBusID resource.kubernetes.io/pcieRoot"
+            CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/numaNode"
+        elif [[ $fake == true ]]; then
             CONFORMANCE_EXPECTED_ATTRIBUTES="type uuid productName architecture brand index driverVersion"
             CONFORMANCE_EXPECTED_ATTRIBUTES+=" cudaComputeCapability numaNode"
             CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/pciBusID resource.kubernetes.io/pcieRoot"

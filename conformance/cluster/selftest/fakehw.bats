@@ -78,6 +78,15 @@ setup() {
     assert_success
     run grep -c 'fakehw flip' "$FAKE_CLUSTER/calls.log"
     assert_output 0
+    # A device published under another name than its tree's: the wait is
+    # for the published one.
+    fakehw_flip worker-1 gpu-3 unhealthy "XID 79"
+    CONFORMANCE_HEALTH_TIMEOUT=1 run fakehw_restore_healthy worker-1 gpu-3 gpu-7
+    assert_failure
+    assert_output --partial "device worker-1/gpu-7 is not published"
+    fakehw_flip worker-1 gpu-3 unhealthy "XID 79"
+    run fakehw_restore_healthy worker-1 gpu-3 gpu-2
+    assert_success
 }
 
 @test "fake driver: restoring fails, and says so, when the driver never republishes the device" {

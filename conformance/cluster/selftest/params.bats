@@ -72,10 +72,17 @@ setup() { selftest_setup; }
     assert_equal "$CONFORMANCE_EXPECTED_CAPACITY" memory
     [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " == *" resource.kubernetes.io/pcieRoot "* ]]
 
-    # The compat overlay: another name, but the fakehw container is there.
-    CONFORMANCE_DRIVER=gpu.nvidia.com CONFORMANCE_FAKE_DRIVER=auto
+    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " == *" index "* ]]
+
+    # The compat overlay: another name, but the fakehw container is there;
+    # its nvidia personality publishes NVIDIA's attributes, without index
+    # and numaNode, and with no uuid on dynamic MIG placements.
+    CONFORMANCE_DRIVER=gpu.nvidia.com CONFORMANCE_FAKE_DRIVER=auto CONFORMANCE_EXPECTED_ATTRIBUTES=auto
     params_resolve_fake "$(cat "$FAKE_CLUSTER/driver-pods.json")"
     assert_equal "$CONFORMANCE_FAKE_DRIVER" true
+    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " == *" cudaDriverVersion "* ]]
+    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" index "* && " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" numaNode "* ]]
+    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" uuid "* ]]
 }
 
 @test "params: another driver runs the generic checks only, unless told otherwise" {
