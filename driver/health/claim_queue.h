@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/prepare/prepare.h"
+#include "driver/prepare/prepare_types.h"
 
 /* A claim waiting for a write (strings owned). */
 struct claim_work {
