@@ -26,6 +26,7 @@
 #include "driver/grpc/rpc_server.h"
 #include "driver/grpc/socket_names.h"
 #include "driver/bind/binder.h"
+#include "driver/claims/claim_watch.h"
 #include "driver/health/claim_status.h"
 #include "driver/health/device_health.h"
 #include "driver/inventory.h"
@@ -83,6 +84,7 @@ struct plugin {
     enum unhealthy_policy policy;
 
     struct kube_client *kc;
+    struct claim_watch *claims; /* where prepare, the binder and the status writer read claims */
     struct tree_inventory *inv;
     struct prepare_state *prep;
     struct slice_publisher *pub;
@@ -105,32 +107,16 @@ static const char description[] =
 
 /* --- callbacks the parts need from each other --- */
 
-/* The watch's copy when it has the claim under this uid and name (no API
- * call on the path the pod waits on), else a GET. */
+/* Prepare's claims come from the claim watch (a GET when it does not hold
+ * one); the metrics count where each came from. */
 static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
     struct plugin *p = ctx;
-    const char *ns = ref->ns, *name = ref->name;
-    json_t *watched = binder_allocated_claim(p->binder, ns, name, ref->uid);
-    if (watched != NULL) {
-        metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_WATCH);
-        *claim = watched;
-        return 0;
-    }
-    metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_GET);
-    char path[1024];
-    if (kube_path_resourceclaim(path, sizeof(path), ns, name) < 0) {
-        *claim = NULL;
-        return error_set(err, "claim %.64s/%.64s...: the name is too long for a path", ns, name);
-    }
-    /* kube_request hands back the API server's Status body on a 4xx/5xx too;
-     * the prepare path expects no claim on failure. */
-    if (kube_request(p->kc, KUBE_GET, path, NULL, NULL, NULL, claim, err) < 0) {
-        json_decref(*claim);
-        *claim = NULL;
-        return -1;
-    }
-    return 0;
+    enum claim_source from;
+    int rc = claim_watch_fetch(p->claims, ref, claim, &from, err);
+    metrics_claim_read(p->metrics, from == CLAIM_FROM_WATCH ? METRICS_CLAIM_FROM_WATCH
+                                                            : METRICS_CLAIM_FROM_GET);
+    return rc;
 }
 
 static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
@@ -143,12 +129,6 @@ static void claim_holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
 {
     struct plugin *p = ctx;
     prepare_for_each_device(p->prep, fn, fn_ctx);
-}
-
-static json_t *watched_claim(void *ctx, const char *ns, const char *name, const char *uid)
-{
-    struct plugin *p = ctx;
-    return binder_allocated_claim(p->binder, ns, name, uid);
 }
 
 /* The nvidia personality's config of a device, for its status data. */
@@ -266,9 +246,7 @@ static void metrics_state(void *ctx, struct metrics_state *st)
     struct claim_count claims = {0, ""};
     prepare_for_each_device(p->prep, count_claim, &claims);
     st->claims_prepared = claims.n;
-    struct binder_stats bs;
-    binder_get_stats(p->binder, &bs);
-    st->claims_watched = bs.claims_watched;
+    st->claims_watched = claim_watch_size(p->claims);
     struct slice_publisher_status ps;
     slice_publisher_get_status(p->pub, &ps);
     st->slices = ps.slices;
@@ -566,10 +544,14 @@ static int start(struct plugin *p, struct error *err)
     p->health = health_service_new(err);
     if (p->health == NULL)
         return -1;
-    /* Before the status writer, which reads the binder's claim watch. */
+    /* Before the binder and the status writer, which read its claims. */
+    struct claim_watch_options wopts = {.driver_name = o->driver_name, .pool_name = o->node_name};
+    p->claims = claim_watch_start(p->kc, &wopts, err);
+    if (p->claims == NULL)
+        return -1;
     struct binder_options bopts = {
         .driver_name = o->driver_name, .pool_name = o->node_name, .fakehw_root = o->fakehw_root};
-    p->binder = binder_start(p->kc, &bopts, err);
+    p->binder = binder_start(p->kc, p->claims, &bopts, err);
     if (p->binder == NULL)
         return -1;
     if (o->device_status) {
@@ -580,8 +562,7 @@ static int start(struct plugin *p, struct error *err)
             .holders_ctx = p,
             .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
             .on_changed_written_ctx = p->metrics,
-            .watched_claim = watched_claim,
-            .watched_claim_ctx = p,
+            .watch = p->claims,
             .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
             .config_data_ctx = p};
         p->status = claim_status_start(p->kc, &copts, err);
@@ -668,6 +649,7 @@ static int stop(struct plugin *p, long long t0, bool *left)
     p->status = NULL;
     *left = (binder_stop_by(p->binder, tree_deadline(t0)) < 0) || *left;
     p->binder = NULL;
+    claim_watch_stop(p->claims); /* a binder left behind may still read what it keeps */
     struct error err;
     slice_publisher_halt(p->pub);
     if (p->kc != NULL && p->opt.cleanup_on_exit) /* the API again, until CLEANUP_END_MS */
@@ -684,6 +666,7 @@ static int stop(struct plugin *p, long long t0, bool *left)
               SHUTDOWN_BUDGET_MS,
               *left ? "; a thread blocked in the fakehw tree was left behind" : "");
     if (!*left) {
+        claim_watch_free(p->claims);
         kube_client_free(p->kc);
         metrics_free(p->metrics);
     }

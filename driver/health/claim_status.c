@@ -7,10 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "claim_patch.h"
-#include "claim_queue.h"
 #include "claim_status_json.h"
 #include "device_health.h"
+#include "driver/claims/claim_json.h"
+#include "driver/claims/claim_patch.h"
+#include "driver/claims/claim_queue.h"
 #include "log.h"
 #include "retry.h"
 #include "xalloc.h"
@@ -22,8 +23,7 @@ struct claim_status_writer {
     void *holders_ctx;
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
-    json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
-    void *watched_claim_ctx;
+    struct claim_watch *watch; /* NULL = always GET */
     claim_config_data_fn config_data;
     void *config_data_ctx;
 
@@ -190,9 +190,9 @@ static bool devices_equal(const json_t *a, const json_t *b)
  * 409 the copy is known stale). */
 static json_t *watched_copy(struct claim_status_writer *w, const struct claim_work *it)
 {
-    if (w->watched_claim == NULL || it->conflicts > 0)
+    if (w->watch == NULL || it->conflicts > 0)
         return NULL;
-    return w->watched_claim(w->watched_claim_ctx, it->ns, it->name, it->uid);
+    return claim_watch_get(w->watch, it->ns, it->name, it->uid);
 }
 
 static enum claim_write_result write_claim(struct claim_status_writer *w,
@@ -210,8 +210,7 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
         LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
         return CLAIM_WRITE_DONE;
     case CLAIM_READ_REPLACED: {
-        const char *uid =
-            json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
+        const char *uid = claim_meta(claim, "uid");
         LOG_V(2, "claim status: claim %s/%s has uid %s, not %s: replaced, nothing to write", it->ns,
               it->name, uid ? uid : "(none)", it->uid);
         return CLAIM_WRITE_DONE;
@@ -219,13 +218,13 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     case CLAIM_READ_FAILED:
         return CLAIM_WRITE_RETRY;
     }
-    if (!claim_status_has_results(claim, w->driver, w->pool)) {
+    if (!claim_has_results(claim, w->driver, w->pool)) {
         LOG_V(2, "claim status: claim %s/%s holds no device of %s in pool %s any more", it->ns,
               it->name, w->driver, w->pool);
         return CLAIM_WRITE_DONE;
     }
     char now[32];
-    claim_status_format_time((long long)time(NULL), now, sizeof(now));
+    claim_format_time((long long)time(NULL), now, sizeof(now));
     /* Built from a reference to the last snapshot, outside the lock: a new
      * snapshot meanwhile queues the claim again. */
     pthread_mutex_lock(&w->lock);
@@ -340,8 +339,7 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     claim_queue_init(&w->queue, &policy);
     w->on_changed_written = opts->on_changed_written;
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
-    w->watched_claim = opts->watched_claim;
-    w->watched_claim_ctx = opts->watched_claim_ctx;
+    w->watch = opts->watch;
     w->config_data = opts->config_data;
     w->config_data_ctx = opts->config_data_ctx;
     w->changed_since = -1;

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "device_health.h"
 #include "quantity.h"
@@ -37,20 +36,6 @@ static bool entry_matches(const json_t *entry, const char *driver, const char *p
     const char *dev = str_field(entry, "device"), *s = str_field(entry, "shareID");
     return d && p && dev && strcmp(d, driver) == 0 && strcmp(p, pool) == 0 &&
            strcmp(dev, device) == 0 && strcmp(s ? s : "", share_id ? share_id : "") == 0;
-}
-
-bool claim_status_has_results(const json_t *claim, const char *driver, const char *pool)
-{
-    const json_t *results = allocation_results(claim);
-    size_t i;
-    const json_t *r;
-    json_array_foreach(results, i, r)
-    {
-        const char *d = str_field(r, "driver"), *p = str_field(r, "pool");
-        if (d && p && strcmp(d, driver) == 0 && strcmp(p, pool) == 0)
-            return true;
-    }
-    return false;
 }
 
 /* The conditions of an entry with Ready set from h: other types kept, Ready
@@ -234,27 +219,4 @@ oom:
     json_decref(out);
     error_set(err, "claim %s/%s: cannot copy the other drivers' status.devices entries", ns, name);
     return CLAIM_STATUS_BUILD_FAILED;
-}
-
-json_t *claim_status_patch(const json_t *claim, const json_t *devices)
-{
-    const char *rv = str_field(json_object_get(claim, "metadata"), "resourceVersion");
-    json_t *meta = rv ? json_pack("{s:s}", "resourceVersion", rv) : json_object();
-    json_t *status = json_pack("{s:O}", "devices", devices);
-    if (meta == NULL || status == NULL) {
-        json_decref(meta);
-        json_decref(status);
-        return NULL;
-    }
-    return json_pack("{s:o, s:o}", "metadata", meta, "status", status);
-}
-
-void claim_status_format_time(long long t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (size == 0)
-        return;
-    if (gmtime_r(&tt, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        buf[0] = '\0';
 }

@@ -48,7 +48,8 @@ $(BIN)/test_sync_run: $(OBJ)/driver/publish/tests/test_sync_run.o $(PUBLISH_LIB)
 # no gRPC.  Lives in $(BUILD)/test-bin (not a shipped program).
 PUBLISH_TEST_DRIVER := $(BUILD)/test-bin/publish-test-driver
 $(PUBLISH_TEST_DRIVER): $(OBJ)/driver/publish/tests/publish_test_driver.o $(OBJ)/driver/inventory.o \
-    $(PUBLISH_LIB) $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(BUILD)/lib/libkube.a $(COMMON_LIB)
+    $(PUBLISH_LIB) $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(BUILD)/lib/libclaims.a $(BUILD)/lib/libkube.a \
+    $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(KUBE_LDLIBS) $(HEALTH_LDLIBS) $(LDLIBS)
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* publish-test-driver: the slice publisher and the claim status writer on
  * their own, for the integration tests of driver/publish and driver/health
- * (the bats files in driver/publish/tests).  It watches a fakehw tree (a plain directory
- * is enough) through the inventory and feeds every snapshot to the publisher
- * and the writer, like the plugin does, without the gRPC side.
+ * (the bats files in driver/publish/tests and driver/health/tests).  It
+ * watches a fakehw tree (a plain directory is enough) through the inventory
+ * and feeds every snapshot to the publisher and the writer, like the plugin
+ * does, without the gRPC side.
  *
  * Prepared claims come from --claims-file: one line per (claim, device),
  * "<namespace> <name> <uid> <pool> <device>", read at start (every claim is
