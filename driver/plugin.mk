@@ -23,3 +23,15 @@ $(BIN)/test_inventory: $(OBJ)/driver/tests/test_inventory.o $(OBJ)/driver/invent
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
+# The integration test program of driver/publish and driver/health: the
+# publisher, the claim status writer and the inventory, no gRPC (source
+# driver/tests/publish_test_driver.c).  Lives in $(BUILD)/test-bin (not a
+# shipped program); their bats suites run it against the API server stand-in.
+PUBLISH_TEST_DRIVER := $(BUILD)/test-bin/publish-test-driver
+$(PUBLISH_TEST_DRIVER): $(OBJ)/driver/tests/publish_test_driver.o $(OBJ)/driver/inventory.o \
+    $(PUBLISH_LIB) $(HEALTH_LIB) $(PUBLISH_ATTRS) $(CLAIMS_LIB) $(KUBE_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(KUBE_LDLIBS) $(HEALTH_LDLIBS) $(LDLIBS)
+ifneq ($(wildcard conformance/node/standins/apiserver/build.mk),)
+bats: $(PUBLISH_TEST_DRIVER)
+endif
