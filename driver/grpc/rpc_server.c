@@ -58,51 +58,6 @@ static const struct rpc_method *find_method(const struct rpc_server *srv, const 
     return NULL;
 }
 
-void server_push_job(struct rpc_server *srv, struct rpc_stream *c)
-{
-    pthread_mutex_lock(&srv->jobs_mu);
-    c->next_job = NULL;
-    if (srv->jobs_tail)
-        srv->jobs_tail->next_job = c;
-    else
-        srv->jobs_head = c;
-    srv->jobs_tail = c;
-    pthread_cond_signal(&srv->jobs_cond);
-    pthread_mutex_unlock(&srv->jobs_mu);
-}
-
-bool server_stopping(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    bool stopping = srv->state != SRV_RUNNING;
-    pthread_mutex_unlock(&srv->mu);
-    return stopping;
-}
-
-size_t server_unary_calls(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    size_t n = srv->n_live - srv->n_live_streams;
-    pthread_mutex_unlock(&srv->mu);
-    return n;
-}
-
-void server_call_over(struct rpc_server *srv, struct rpc_stream *c)
-{
-    pthread_mutex_lock(&srv->mu);
-    if (c->live_prev)
-        c->live_prev->live_next = c->live_next;
-    else
-        srv->live = c->live_next;
-    if (c->live_next)
-        c->live_next->live_prev = c->live_prev;
-    srv->n_live--;
-    if (call_is_stream(c))
-        srv->n_live_streams--;
-    pthread_cond_broadcast(&srv->cond);
-    pthread_mutex_unlock(&srv->mu);
-}
-
 /* A call arrived (poller thread). */
 static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
 {
@@ -122,20 +77,15 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
         c->method = find_method(srv, c->path);
     }
 
-    size_t in_class;
-    pthread_mutex_lock(&srv->mu);
-    c->live_next = srv->live;
-    if (srv->live)
-        srv->live->live_prev = c;
-    srv->live = c;
-    ++srv->n_live;
-    if (call_is_stream(c))
-        in_class = ++srv->n_live_streams;
-    else
-        in_class = srv->n_live - srv->n_live_streams;
+    size_t in_class = server_call_arrived(srv, c);
     const struct rpc_registered *reg = c->registered;
-    pthread_mutex_unlock(&srv->mu);
-    call_start(c, in_class);
+    char refusal[STATUS_MSG_MAX] = "";
+    if (call_is_stream(c) && in_class > RPC_MAX_STREAMS)
+        snprintf(refusal, sizeof(refusal), "too many streams open (limit %d)", RPC_MAX_STREAMS);
+    else if (!call_is_stream(c) && in_class > RPC_MAX_UNARY_CALLS)
+        snprintf(refusal, sizeof(refusal), "too many calls in progress (limit %d)",
+                 RPC_MAX_UNARY_CALLS);
+    call_start(c, refusal[0] != '\0' ? refusal : NULL);
     /* Re-armed after the call started: a unary call run on the poller has
      * been answered by now, so grpc core's work for the next request does
      * not delay this answer; the method's other armed request takes a call
@@ -184,21 +134,10 @@ static void *poller_main(void *arg)
 static void *worker_main(void *arg)
 {
     struct rpc_server *srv = arg;
-    for (;;) {
-        pthread_mutex_lock(&srv->jobs_mu);
-        while (srv->jobs_head == NULL && !srv->workers_stop)
-            pthread_cond_wait(&srv->jobs_cond, &srv->jobs_mu);
-        struct rpc_stream *c = srv->jobs_head;
-        if (c == NULL) { /* stop requested and nothing left */
-            pthread_mutex_unlock(&srv->jobs_mu);
-            return NULL;
-        }
-        srv->jobs_head = c->next_job;
-        if (srv->jobs_head == NULL)
-            srv->jobs_tail = NULL;
-        pthread_mutex_unlock(&srv->jobs_mu);
+    struct rpc_stream *c;
+    while ((c = server_pop_job(srv)) != NULL)
         call_run(c, server_stopping(srv));
-    }
+    return NULL;
 }
 
 /* ---------- lifecycle ---------- */
