@@ -244,6 +244,64 @@ static int answer_from_checkpoint(struct prepare_state *st, const struct claim_r
     return 1;
 }
 
+#define cleanup_plan __attribute__((cleanup(prepare_plan_free)))
+
+/* The claim from the API (the watch, else a GET) and what its prepare will
+ * write and answer. */
+static int plan_claim(struct prepare_state *st, const struct claim_ref *c,
+                      struct prepare_plan *plan, struct prepare_trace *tr, struct error *err)
+{
+    json_auto_t *claim = NULL;
+    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c, &claim, err) < 0)
+        return -1;
+    prepare_trace_mark(tr, PREPARE_STEP_CLAIM);
+    int rc = prepare_plan_build(st, c, claim, plan, err);
+    prepare_trace_mark(tr, PREPARE_STEP_PLAN);
+    return rc;
+}
+
+/* Takes the plan's record into st->claims (PrepareStarted) unless another
+ * uid of the name is still prepared or the node's other claims hold what
+ * its devices need. */
+static int admit_record(struct prepare_state *st, const struct claim_ref *c,
+                        struct prepare_plan *plan, struct error *err)
+{
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *other = same_name_uid(st, c);
+    if (other != NULL)
+        rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
+    else if (check_node_holds(st, plan->record, err) < 0)
+        rc = -1;
+    else
+        claim_records_put(&st->claims, steal_pointer(&plan->record));
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+/* The files first, then the journal line: a crash in between leaves files
+ * no line owns, which the next start sweeps.  The line is written before
+ * the answer and made durable just after it (JOURNAL_LAZY).  On failure
+ * the record is rolled back. */
+static int write_claim(struct prepare_state *st, const struct claim_ref *c,
+                       struct claim_record *rec, const struct prepare_plan *plan,
+                       struct prepare_trace *tr, struct error *err)
+{
+    /* An unprepare of this claim, or of an earlier claim of this name, may
+     * have left its files queued. */
+    int rc = claim_reaper_reclaim(st->reaper, c->uid, rec->metadata_dir, err);
+    if (rc == 0)
+        rc = record_files_write(st, plan, err);
+    prepare_trace_mark(tr, PREPARE_STEP_FILES);
+    if (rc == 0) {
+        rc = journal(st, c->uid, rec, JOURNAL_LAZY, err);
+        prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
+    }
+    if (rc < 0)
+        rollback(st, c->uid);
+    return rc;
+}
+
 static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
                           struct prepared_claim *out, struct prepare_trace *tr, struct error *err)
 {
@@ -257,55 +315,17 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     if (drop_record(st, c->uid, false, NULL, err) < 0)
         return -1;
     prepare_trace_mark(tr, PREPARE_STEP_CHECKPOINT);
-
-    json_t *claim = NULL;
-    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c, &claim, err) < 0)
+    cleanup_plan struct prepare_plan plan = {0};
+    if (plan_claim(st, c, &plan, tr, err) < 0)
         return -1;
-    prepare_trace_mark(tr, PREPARE_STEP_CLAIM);
-    struct prepare_plan plan;
-    rc = prepare_plan_build(st, c, claim, &plan, err);
-    json_decref(claim);
-    prepare_trace_mark(tr, PREPARE_STEP_PLAN);
-    if (rc < 0)
+    struct claim_record *rec = plan.record; /* in st->claims once admitted */
+    if (admit_record(st, c, &plan, err) < 0 || write_claim(st, c, rec, &plan, tr, err) < 0)
         return -1;
-
-    struct claim_record *rec = plan.record;
-    pthread_mutex_lock(&st->lock);
-    const char *other = same_name_uid(st, c);
-    if (other != NULL)
-        rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
-    else if (check_node_holds(st, rec, err) < 0)
-        rc = -1;
-    else
-        claim_records_put(&st->claims, steal_pointer(&plan.record));
-    pthread_mutex_unlock(&st->lock);
-    if (rc < 0)
-        goto out;
-    /* An unprepare of this claim, or of an earlier claim of this name, may
-     * have left its files queued. */
-    rc = claim_reaper_reclaim(st->reaper, c->uid, rec->metadata_dir, err);
-    /* The files first, then the journal line: a crash in between leaves
-     * files no line owns, which the next start sweeps.  The line is
-     * written before the answer and made durable just after it
-     * (JOURNAL_LAZY). */
-    if (rc == 0)
-        rc = record_files_write(st, &plan, err);
-    prepare_trace_mark(tr, PREPARE_STEP_FILES);
-    if (rc == 0) {
-        rc = journal(st, c->uid, rec, JOURNAL_LAZY, err);
-        prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
-    }
-    if (rc < 0) {
-        rollback(st, c->uid);
-        goto out;
-    }
     *out = plan.answer;
     memset(&plan.answer, 0, sizeof(plan.answer));
     LOG_V(1, "claim %s/%s (uid %s): prepared %zu device(s)", c->ns, c->name, c->uid,
           out->n_devices);
-out:
-    prepare_plan_free(&plan);
-    return rc;
+    return 0;
 }
 
 int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
@@ -471,26 +491,18 @@ static void compact_at_close(struct prepare_state *st)
     prepare_shared_leave(st, lock);
 }
 
-struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err)
+/* The CDI kinds, the paths below the plugin directory, the directories,
+ * the recovered checkpoint and the reaper. */
+static int state_init(struct prepare_state *st, const struct prepare_config *cfg, struct error *err)
 {
-    if (check_config(cfg, err) < 0)
-        return NULL;
-    struct prepare_state *st = xcalloc(1, sizeof(*st));
-    st->cfg = *cfg;
-    pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->idle, NULL);
     /* The metadata kind is also needed to recover metadata specs written
      * while device metadata was on. */
-    if (cdi_claim_kind(cfg->driver_name, st->claim_kind, sizeof(st->claim_kind), err) < 0) {
-        error_prefix(err, "driver name %s", cfg->driver_name);
-        goto fail;
-    }
+    if (cdi_claim_kind(cfg->driver_name, st->claim_kind, sizeof(st->claim_kind), err) < 0)
+        return error_prefix(err, "driver name %s", cfg->driver_name);
     if (cdi_metadata_kind(cfg->driver_name, st->metadata_kind, sizeof(st->metadata_kind), err) <
         0) {
-        if (cfg->device_metadata) {
-            error_prefix(err, "driver name %s (device metadata)", cfg->driver_name);
-            goto fail;
-        }
+        if (cfg->device_metadata)
+            return error_prefix(err, "driver name %s (device metadata)", cfg->driver_name);
         st->metadata_kind[0] = '\0';
     }
     snprintf(st->checkpoint_path, sizeof(st->checkpoint_path), "%s/%s", cfg->plugin_dir,
@@ -502,15 +514,25 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
     snprintf(st->lock_path, sizeof(st->lock_path), "%s/%s", cfg->plugin_dir, SERIALIZE_LOCK_FILE);
     if (mkdir_p(cfg->plugin_dir, 0755, err) < 0 || mkdir_p(cfg->cdi_root, 0755, err) < 0 ||
         open_store(st, err) < 0)
-        goto fail;
+        return -1;
     st->reaper = claim_reaper_start(st->metadata_root, err);
-    if (st->reaper == NULL)
-        goto fail;
+    return st->reaper != NULL ? 0 : -1;
+}
+
+struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err)
+{
+    if (check_config(cfg, err) < 0)
+        return NULL;
+    struct prepare_state *st = xcalloc(1, sizeof(*st));
+    st->cfg = *cfg;
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->idle, NULL);
+    if (state_init(st, cfg, err) < 0) {
+        prepare_state_close(st);
+        return NULL;
+    }
     LOG_V(1, "prepare state: %zu prepared claim(s)", st->claims.n);
     return st;
-fail:
-    prepare_state_close(st);
-    return NULL;
 }
 
 void prepare_state_close(struct prepare_state *st)
