@@ -9,9 +9,10 @@
 #include <time.h>
 
 #include "api_names.h"
+#include "cleanup.h"
 #include "dns_names.h"
-#include "retry.h"
 #include "log.h"
+#include "retry.h"
 #include "slice_builder.h"
 #include "slice_fingerprint.h"
 #include "slice_sync.h"
@@ -848,25 +849,50 @@ static void *watch_thread(void *arg)
 
 /* --- lifecycle --- */
 
-struct slice_publisher *slice_publisher_start(struct kube_client *kc,
-                                              const struct slice_publisher_options *opts,
-                                              struct error *err)
+static int check_names(const struct slice_publisher_options *opts, struct error *err)
 {
-    if (!dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63) {
-        error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
-                  opts->driver_name ? opts->driver_name : "");
-        return NULL;
-    }
-    if (!dns_subdomain_valid(opts->node_name)) {
-        error_set(err, "node name \"%s\" is not a DNS subdomain",
-                  opts->node_name ? opts->node_name : "");
-        return NULL;
-    }
+    if (!dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63)
+        return error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
+                         opts->driver_name ? opts->driver_name : "");
+    if (!dns_subdomain_valid(opts->node_name))
+        return error_set(err, "node name \"%s\" is not a DNS subdomain",
+                         opts->node_name ? opts->node_name : "");
+    return 0;
+}
+
+/* The LIST path of this node's and driver's slices, and the watch path. */
+static void make_paths(struct slice_publisher *p)
+{
+    char selector[400];
+    snprintf(selector, sizeof(selector), "spec.nodeName=%s,spec.driver=%s", p->node, p->driver);
+    cleanup_free char *escaped = kube_query_escape(selector);
+    if (escaped != NULL &&
+        asprintf(&p->list_path, "%s?fieldSelector=%s", KUBE_PATH_RESOURCESLICES, escaped) < 0)
+        p->list_path = NULL;
+    if (p->list_path != NULL && asprintf(&p->watch_path, "%s&limit=1", p->list_path) < 0)
+        p->watch_path = NULL;
+}
+
+/* Frees a publisher whose locks and threads were never made. */
+static void free_unstarted(struct slice_publisher *p)
+{
+    json_decref(p->equivalents);
+    json_decref(p->echoes);
+    json_decref(p->unexplained);
+    free(p->watch_path);
+    free(p->list_path);
+    free(p->driver);
+    free(p->node);
+    kube_cancel_free(p->watch_cancel);
+    free(p);
+}
+
+static struct slice_publisher *new_publisher(struct kube_client *kc,
+                                             const struct slice_publisher_options *opts)
+{
     struct slice_publisher *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        error_set(err, "out of memory");
+    if (p == NULL)
         return NULL;
-    }
     p->kc = kc;
     p->watch_cancel = kube_cancel_new();
     p->driver = strdup(opts->driver_name);
@@ -886,55 +912,48 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->equivalents = json_array();
     p->echoes = json_object();
     p->unexplained = json_array();
-    char selector[400];
-    snprintf(selector, sizeof(selector), "spec.nodeName=%s,spec.driver=%s", p->node, p->driver);
-    char *escaped = kube_query_escape(selector);
-    if (escaped != NULL &&
-        asprintf(&p->list_path, "%s?fieldSelector=%s", KUBE_PATH_RESOURCESLICES, escaped) < 0)
-        p->list_path = NULL;
-    free(escaped);
-    if (p->list_path != NULL && asprintf(&p->watch_path, "%s&limit=1", p->list_path) < 0)
-        p->watch_path = NULL;
+    if (p->driver && p->node)
+        make_paths(p);
     if (!p->driver || !p->node || !p->equivalents || !p->echoes || !p->unexplained ||
         !p->list_path || !p->watch_path) {
+        free_unstarted(p);
+        return NULL;
+    }
+    return p;
+}
+
+struct slice_publisher *slice_publisher_start(struct kube_client *kc,
+                                              const struct slice_publisher_options *opts,
+                                              struct error *err)
+{
+    if (check_names(opts, err) < 0)
+        return NULL;
+    struct slice_publisher *p = new_publisher(kc, opts);
+    if (p == NULL) {
         error_set(err, "out of memory");
-        goto fail;
+        return NULL;
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->list_lock, NULL);
     if (retry_cond_init(&p->cond) < 0) {
         pthread_mutex_destroy(&p->list_lock);
         pthread_mutex_destroy(&p->lock);
+        free_unstarted(p);
         error_set(err, "slice publisher: cannot create a condition variable");
-        goto fail;
+        return NULL;
     }
-    if (pthread_create(&p->sync_thread, NULL, sync_thread, p) != 0) {
-        error_set(err, "slice publisher: cannot start the sync thread");
-        goto fail_threads;
+    bool sync = pthread_create(&p->sync_thread, NULL, sync_thread, p) == 0;
+    p->sync_started = sync;
+    bool watch = sync && pthread_create(&p->watch_thread, NULL, watch_thread, p) == 0;
+    p->watch_started = watch;
+    if (!watch) {
+        error_set(err, "slice publisher: cannot start the %s thread", sync ? "watch" : "sync");
+        slice_publisher_stop(p, false, NULL);
+        return NULL;
     }
-    p->sync_started = true;
-    if (pthread_create(&p->watch_thread, NULL, watch_thread, p) != 0) {
-        error_set(err, "slice publisher: cannot start the watch thread");
-        goto fail_threads;
-    }
-    p->watch_started = true;
     LOG_V(2, "slice publisher: started for driver %s, node %s (unhealthy devices: %s, effect %s)",
           p->driver, p->node, unhealthy_policy_name(p->policy), taint_effect_name(p->effect));
     return p;
-fail_threads:
-    slice_publisher_stop(p, false, NULL);
-    return NULL;
-fail:
-    json_decref(p->equivalents);
-    json_decref(p->echoes);
-    json_decref(p->unexplained);
-    free(p->watch_path);
-    free(p->list_path);
-    free(p->driver);
-    free(p->node);
-    kube_cancel_free(p->watch_cancel);
-    free(p);
-    return NULL;
 }
 
 int slice_publisher_wait_published(struct slice_publisher *p, int timeout_ms)
