@@ -46,9 +46,10 @@ static void scan_result(void *ctx, const char *device, bool has_conditions)
 static void reconcile(struct binder *b, json_t *claims, const struct device_snapshot *snap,
                       bool synced)
 {
-    json_t *held = json_object(), *seen = json_object();
+    json_auto_t *held = json_object();
+    json_auto_t *seen = json_object();
     if (held == NULL || seen == NULL)
-        goto out;
+        return;
     const char *uid;
     json_t *claim;
     json_object_foreach(claims, uid, claim)
@@ -83,9 +84,6 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
               fakehw_attach_name(d->attach));
         binder_write_attach(b, fakehw_device_dir(d), "detach");
     }
-out:
-    json_decref(held);
-    json_decref(seen);
 }
 
 /* --- writing one claim's status --- */

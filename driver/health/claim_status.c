@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "claim_status_json.h"
+#include "cleanup.h"
 #include "device_health.h"
 #include "driver/claims/claim_json.h"
 #include "driver/claims/claim_patch.h"
@@ -87,21 +88,21 @@ static void note_changed(void *ctx, const char *device_name)
         if (strcmp(w->changed[i], device_name) == 0)
             return;
     }
-    if (w->n_changed == w->cap_changed) {
+    char *name = strdup(device_name);
+    if (name != NULL && w->n_changed == w->cap_changed) {
         size_t cap = w->cap_changed ? w->cap_changed * 2 : 16;
         char **grown = realloc(w->changed, cap * sizeof(*grown));
-        if (grown == NULL)
-            goto oom;
-        w->changed = grown;
-        w->cap_changed = cap;
+        if (grown != NULL) {
+            w->changed = grown;
+            w->cap_changed = cap;
+        }
     }
-    w->changed[w->n_changed] = strdup(device_name);
-    if (w->changed[w->n_changed] == NULL)
-        goto oom;
-    w->n_changed++;
-    return;
-oom:
-    LOG_E("claim status: out of memory noting a health change of %s", device_name);
+    if (name == NULL || w->n_changed == w->cap_changed) {
+        free(name);
+        LOG_E("claim status: out of memory noting a health change of %s", device_name);
+        return;
+    }
+    w->changed[w->n_changed++] = name;
 }
 
 void claim_status_devices_changed(struct claim_status_writer *w, struct device_snapshot *snap)
@@ -328,10 +329,18 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
                                                const struct claim_status_options *opts,
                                                struct error *err)
 {
-    struct claim_status_writer *w = xcalloc(1, sizeof(*w));
+    if (!opts->driver_name || !opts->driver_name[0] || !opts->pool_name || !opts->pool_name[0]) {
+        error_set(err, "claim status writer: driver name and pool name are required");
+        return NULL;
+    }
+    cleanup_free struct claim_status_writer *w = xcalloc(1, sizeof(*w));
+    if (retry_cond_init(&w->cond) < 0) {
+        error_set(err, "claim status writer: cannot create a condition variable");
+        return NULL;
+    }
     w->kc = kc;
-    w->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
-    w->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
+    w->driver = xstrdup(opts->driver_name);
+    w->pool = xstrdup(opts->pool_name);
     w->holders = opts->holders;
     w->holders_ctx = opts->holders_ctx;
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
@@ -343,28 +352,16 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->config_data = opts->config_data;
     w->config_data_ctx = opts->config_data_ctx;
     w->changed_since = -1;
-    if (w->driver[0] == '\0' || w->pool[0] == '\0') {
-        error_set(err, "claim status writer: driver name and pool name are required");
-        goto fail_alloc;
-    }
     pthread_mutex_init(&w->lock, NULL);
-    if (retry_cond_init(&w->cond) < 0) {
-        error_set(err, "claim status writer: cannot create a condition variable");
-        goto fail_lock;
-    }
     if (pthread_create(&w->thread, NULL, writer_thread, w) != 0) {
         error_set(err, "claim status writer: cannot start its thread");
         pthread_cond_destroy(&w->cond);
-        goto fail_lock;
+        pthread_mutex_destroy(&w->lock);
+        free(w->driver);
+        free(w->pool);
+        return NULL;
     }
-    return w;
-fail_lock:
-    pthread_mutex_destroy(&w->lock);
-fail_alloc:
-    free(w->driver);
-    free(w->pool);
-    free(w);
-    return NULL;
+    return steal_pointer(&w);
 }
 
 int claim_status_wait_idle(struct claim_status_writer *w, int timeout_ms)
