@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "driver/health/claim_status.h"
 #include "driver/health/device_health.h"
 #include "driver/inventory.h"
@@ -221,6 +222,68 @@ static int parse(struct options *o, int argc, char **argv)
     return 0;
 }
 
+/* The claim status writer (with the claims file queued), the publisher,
+ * then the inventory that feeds both. */
+static int start_parts(struct driver *d, struct kube_client *kc, enum taint_effect effect,
+                       enum unhealthy_policy policy, struct tree_inventory **inv, struct error *err)
+{
+    if (d->o.device_status) {
+        struct claim_status_options copts = {.driver_name = d->o.driver_name,
+                                             .pool_name = d->o.node_name,
+                                             .holders = holders,
+                                             .holders_ctx = d,
+                                             .retry_base_ms = 100,
+                                             .retry_max_ms = 2000};
+        d->status = claim_status_start(kc, &copts, err);
+        if (d->status == NULL)
+            return 1;
+        read_claims(d->o.claims_file, queue_line, d);
+    }
+    struct slice_publisher_options popts = {.driver_name = d->o.driver_name,
+                                            .node_name = d->o.node_name,
+                                            .taint_effect = effect,
+                                            .policy = policy,
+                                            .resync_ms = (int)d->o.resync_ms,
+                                            .retry_base_ms = 100,
+                                            .retry_max_ms = 2000};
+    d->pub = slice_publisher_start(kc, &popts, err);
+    if (d->pub == NULL)
+        return 1;
+    struct inventory_options iopts = {.root = d->o.fakehw_root, .retry_ms = 200};
+    struct inventory_listener listener = {on_inventory, d};
+    *inv = inventory_start(&iopts, &listener, 1, err);
+    return *inv != NULL ? 0 : 1;
+}
+
+/* Until SIGTERM or SIGINT: the status file when it changed, the ready file
+ * once the pool is published. */
+static void run(struct driver *d, const sigset_t *sigs)
+{
+    struct error err;
+    cleanup_free char *last_status = NULL;
+    bool ready = false;
+    for (;;) {
+        struct timespec tick = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+        int sig = sigtimedwait(sigs, NULL, &tick);
+        if (sig == SIGTERM || sig == SIGINT)
+            break;
+        char *text = status_json(d);
+        if (d->o.status_file && text && (last_status == NULL || strcmp(text, last_status) != 0)) {
+            if (atomic_write_file(d->o.status_file, text, strlen(text), 0644, &err) < 0)
+                LOG_E("%s", err.msg);
+            free(last_status);
+            last_status = text;
+            text = NULL;
+        }
+        free(text);
+        if (!ready && d->o.ready_file && slice_publisher_wait_published(d->pub, 0) == 0) {
+            if (atomic_write_file(d->o.ready_file, "published\n", 10, 0644, &err) < 0)
+                LOG_E("%s", err.msg);
+            ready = true;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct driver d = {0};
@@ -257,62 +320,11 @@ int main(int argc, char **argv)
         LOG_E("%s", err.msg);
         return 1;
     }
-    int rc = 1;
     struct tree_inventory *inv = NULL;
-    if (d.o.device_status) {
-        struct claim_status_options copts = {.driver_name = d.o.driver_name,
-                                             .pool_name = d.o.node_name,
-                                             .holders = holders,
-                                             .holders_ctx = &d,
-                                             .retry_base_ms = 100,
-                                             .retry_max_ms = 2000};
-        d.status = claim_status_start(kc, &copts, &err);
-        if (d.status == NULL)
-            goto out;
-        read_claims(d.o.claims_file, queue_line, &d);
-    }
-    struct slice_publisher_options popts = {.driver_name = d.o.driver_name,
-                                            .node_name = d.o.node_name,
-                                            .taint_effect = effect,
-                                            .policy = policy,
-                                            .resync_ms = (int)d.o.resync_ms,
-                                            .retry_base_ms = 100,
-                                            .retry_max_ms = 2000};
-    d.pub = slice_publisher_start(kc, &popts, &err);
-    if (d.pub == NULL)
-        goto out;
-    struct inventory_options iopts = {.root = d.o.fakehw_root, .retry_ms = 200};
-    struct inventory_listener listener = {on_inventory, &d};
-    inv = inventory_start(&iopts, &listener, 1, &err);
-    if (inv == NULL)
-        goto out;
-
-    char *last_status = NULL;
-    bool ready = false;
-    for (;;) {
-        struct timespec tick = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
-        int sig = sigtimedwait(&sigs, NULL, &tick);
-        if (sig == SIGTERM || sig == SIGINT)
-            break;
-        char *text = status_json(&d);
-        if (d.o.status_file && text && (last_status == NULL || strcmp(text, last_status) != 0)) {
-            if (atomic_write_file(d.o.status_file, text, strlen(text), 0644, &err) < 0)
-                LOG_E("%s", err.msg);
-            free(last_status);
-            last_status = text;
-            text = NULL;
-        }
-        free(text);
-        if (!ready && d.o.ready_file && slice_publisher_wait_published(d.pub, 0) == 0) {
-            if (atomic_write_file(d.o.ready_file, "published\n", 10, 0644, &err) < 0)
-                LOG_E("%s", err.msg);
-            ready = true;
-        }
-    }
-    free(last_status);
-    rc = 0;
-out:
-    if (rc != 0)
+    int rc = start_parts(&d, kc, effect, policy, &inv, &err);
+    if (rc == 0)
+        run(&d, &sigs);
+    else
         LOG_E("%s", err.msg);
     inventory_stop(inv);
     claim_status_stop(d.status);
