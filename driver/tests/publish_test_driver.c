@@ -199,17 +199,15 @@ static int parse(struct options *o, int argc, char **argv)
         {"resync-ms", "RESYNC_MS", FLAG_INT, &o->resync_ms, "periodic resync"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
     };
-    size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        argv[0], "[flags]",
+        "Publishes a fakehw tree as ResourceSlices and writes claim device status "
+        "(test program for driver/publish and driver/health)."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, argv[0], "[flags]",
-                    "Publishes a fakehw tree as ResourceSlices and writes claim device status "
-                    "(test program for driver/publish and driver/health).",
-                    flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         exit(0);
-    }
     if (rc < 0 || next != argc) {
         fprintf(stderr, "%s: %s\n", argv[0], rc < 0 ? err.msg : "unexpected argument");
         return -1;

@@ -182,15 +182,14 @@ int main(int argc, char **argv)
         {"workers", "TEST_WORKERS", FLAG_INT, &o.workers, "handler threads of the DRA server"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o.verbosity, "log verbosity"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        "grpc-test-server", "[flags]",
+        "The plugin's gRPC layer with a fake prepare path, for tests."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "grpc-test-server", "[flags]",
-                    "The plugin's gRPC layer with a fake prepare path, for tests.", flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return 0;
-    }
     if (rc < 0 || next != argc || !o.registry_dir || !o.plugin_dir) {
         fprintf(stderr, "grpc-test-server: %s\n",
                 rc < 0 ? err.msg : "--registry-dir and --plugin-dir are required, no arguments");
