@@ -330,9 +330,8 @@ static int name_sockets(struct plugin *p)
     return 0;
 }
 
-static int parse_options(struct plugin *p, int argc, char **argv)
+static void option_defaults(struct options *o)
 {
-    struct options *o = &p->opt;
     *o = (struct options){
         .personality = PERSONALITY_DEFAULT_NAME,
         .registrar_dir = "/var/lib/kubelet/plugins_registry",
@@ -347,6 +346,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         .gone_grace_ms = 3000,
         .workers = 4,
     };
+}
+
+/* The flags (with their environment variables) into *o; exits after
+ * --help and --version.  -1 after a usage error (said on stderr). */
+static int read_flags(struct options *o, int argc, char **argv)
+{
     const struct flag flags[] = {
         {"personality", "PERSONALITY", FLAG_STRING, &o->personality,
          "whose driver this stands in for: fakehw, or nvidia (NVIDIA's DRA driver: its driver "
@@ -401,18 +406,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
         FLAG_VERSION_ENTRY,
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"fakehw-kubelet-plugin", "[flags]", description};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw-kubelet-plugin", "[flags]", description, flags, nflags);
+    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
         exit(0);
-    }
-    if (rc == FLAGS_VERSION) {
-        version_print(stdout, "fakehw-kubelet-plugin");
-        exit(0);
-    }
     if (rc < 0) {
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
         return -1;
@@ -422,7 +421,15 @@ static int parse_options(struct plugin *p, int argc, char **argv)
                 argv[next]);
         return -1;
     }
-    log_verbosity = (int)o->verbosity;
+    return 0;
+}
+
+/* The flags checked and resolved: the personality, the taint effect and
+ * policy, the paths made absolute, the plugin directory and sockets. */
+static int check_options(struct plugin *p)
+{
+    struct options *o = &p->opt;
+    struct error err;
     if (o->node_name == NULL || *o->node_name == '\0') {
         fprintf(stderr, "fakehw-kubelet-plugin: --node-name (or NODE_NAME) is required\n");
         return -1;
@@ -459,6 +466,15 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     return name_sockets(p);
 }
 
+static int parse_options(struct plugin *p, int argc, char **argv)
+{
+    option_defaults(&p->opt);
+    if (read_flags(&p->opt, argc, argv) < 0)
+        return -1;
+    log_verbosity = (int)p->opt.verbosity;
+    return check_options(p);
+}
+
 static int start_servers(struct plugin *p, struct error *err)
 {
     p->dra = dra_service_new(p->prep, err);
@@ -492,33 +508,38 @@ static int start_servers(struct plugin *p, struct error *err)
     return 0;
 }
 
-static int start(struct plugin *p, struct error *err)
+/* First: a bad or taken --metrics-address fails the start before any API
+ * call, and the port is held until serving begins. */
+static int bind_metrics(struct plugin *p, struct error *err)
 {
-    struct options *o = &p->opt;
-    /* First: a bad or taken --metrics-address fails the start before any
-     * API call, and the port is held until serving begins below. */
-    if (o->metrics_address != NULL && *o->metrics_address != '\0') {
-        p->metrics_srv = metrics_server_bind(o->metrics_address, err);
-        if (p->metrics_srv == NULL)
-            return error_prefix(err, "--metrics-address");
-        p->metrics = metrics_new(err);
-        if (p->metrics == NULL)
-            return -1;
-    }
+    const char *address = p->opt.metrics_address;
+    if (address == NULL || *address == '\0')
+        return 0;
+    p->metrics_srv = metrics_server_bind(address, err);
+    if (p->metrics_srv == NULL)
+        return error_prefix(err, "--metrics-address");
+    p->metrics = metrics_new(err);
+    return p->metrics != NULL ? 0 : -1;
+}
+
+static int open_api(struct plugin *p, struct error *err)
+{
     struct kube_config kcfg = {0};
-    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
+    if (kube_config_load(p->opt.kubeconfig, &kcfg, err) < 0)
         return error_prefix(err, "loading the Kubernetes client configuration");
     struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin",
                                         .on_response = p->metrics ? metrics_on_api_response : NULL,
                                         .on_response_ctx = p->metrics};
     p->kc = kube_client_new(&kcfg, &kopts, err);
     kube_config_free(&kcfg);
-    if (p->kc == NULL)
-        return -1;
+    return p->kc != NULL ? 0 : -1;
+}
 
+static int open_prepare(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
     if (mkdir_p(p->plugin_dir, 0750, err) < 0 || mkdir_p(o->cdi_root, 0755, err) < 0)
         return -1;
-
     struct prepare_config pcfg = {
         .driver_name = o->driver_name,
         .node_name = o->node_name,
@@ -540,11 +561,14 @@ static int start(struct plugin *p, struct error *err)
     p->prep = prepare_state_open(&pcfg, err);
     if (p->prep == NULL)
         return error_prefix(err, "opening the prepare state in %s", p->plugin_dir);
+    return 0;
+}
 
-    p->health = health_service_new(err);
-    if (p->health == NULL)
-        return -1;
-    /* Before the binder and the status writer, which read its claims. */
+/* The claim watch, then the binder and the status writer, which read its
+ * claims. */
+static int start_claims(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
     struct claim_watch_options wopts = {.driver_name = o->driver_name, .pool_name = o->node_name};
     p->claims = claim_watch_start(p->kc, &wopts, err);
     if (p->claims == NULL)
@@ -554,21 +578,26 @@ static int start(struct plugin *p, struct error *err)
     p->binder = binder_start(p->kc, p->claims, &bopts, err);
     if (p->binder == NULL)
         return -1;
-    if (o->device_status) {
-        struct claim_status_options copts = {
-            .driver_name = o->driver_name,
-            .pool_name = o->node_name,
-            .holders = claim_holders,
-            .holders_ctx = p,
-            .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
-            .on_changed_written_ctx = p->metrics,
-            .watch = p->claims,
-            .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
-            .config_data_ctx = p};
-        p->status = claim_status_start(p->kc, &copts, err);
-        if (p->status == NULL)
-            return -1;
-    }
+    if (!o->device_status)
+        return 0;
+    struct claim_status_options copts = {
+        .driver_name = o->driver_name,
+        .pool_name = o->node_name,
+        .holders = claim_holders,
+        .holders_ctx = p,
+        .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
+        .on_changed_written_ctx = p->metrics,
+        .watch = p->claims,
+        .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
+        .config_data_ctx = p};
+    p->status = claim_status_start(p->kc, &copts, err);
+    return p->status != NULL ? 0 : -1;
+}
+
+/* The slice publisher, then the inventory that feeds every listener. */
+static int start_publishing(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
     struct slice_publisher_options sopts = {.driver_name = o->driver_name,
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,
@@ -580,16 +609,21 @@ static int start(struct plugin *p, struct error *err)
     p->pub = slice_publisher_start(p->kc, &sopts, err);
     if (p->pub == NULL)
         return -1;
-
     struct inventory_options iopts = {.root = o->fakehw_root,
                                       .gone_grace_ms = (int)o->gone_grace_ms,
                                       .personality = p->personality};
     struct inventory_listener listener = {.on_change = on_inventory, .ctx = p};
     p->inv = inventory_start(&iopts, &listener, 1, err);
-    if (p->inv == NULL)
-        return -1;
+    return p->inv != NULL ? 0 : -1;
+}
 
-    if (start_servers(p, err) < 0)
+static int start(struct plugin *p, struct error *err)
+{
+    if (bind_metrics(p, err) < 0 || open_api(p, err) < 0 || open_prepare(p, err) < 0)
+        return -1;
+    p->health = health_service_new(err);
+    if (p->health == NULL || start_claims(p, err) < 0 || start_publishing(p, err) < 0 ||
+        start_servers(p, err) < 0)
         return -1;
     if (p->metrics_srv != NULL) {
         if (metrics_server_serve(p->metrics_srv, p->metrics, metrics_state, p, err) < 0)
