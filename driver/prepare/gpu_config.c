@@ -25,30 +25,16 @@ const char *gpu_sharing_strategy_name(enum gpu_sharing_strategy s)
     return s == GPU_SHARING_SPACE_PARTITIONING ? "SpacePartitioning" : "TimeSlicing";
 }
 
-static int want_object(const json_t *v, const char *path, struct error *err)
-{
-    return json_is_object(v) ? 0 : error_set(err, "field \"%s\" must be an object", path);
-}
-
-static int want_string(const json_t *v, const char *path, struct error *err)
-{
-    if (!json_is_string(v))
-        return error_set(err, "field \"%s\" must be a string", path);
-    if (strlen(json_string_value(v)) != json_string_length(v))
-        return error_set(err, "field \"%s\" holds a NUL character", path);
-    return 0;
-}
-
 static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"interval", NULL};
-    if (want_object(ts, "sharing.timeSlicing", err) < 0 ||
+    if (strict_json_object(ts, "sharing.timeSlicing", err) < 0 ||
         strict_json_check_fields(ts, "sharing.timeSlicing", fields, err) < 0)
         return -1;
     const json_t *iv = strict_json_field(ts, "interval");
     if (iv == NULL)
         return 0;
-    if (want_string(iv, "sharing.timeSlicing.interval", err) < 0)
+    if (strict_json_string(iv, "sharing.timeSlicing.interval", err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof(intervals) / sizeof(intervals[0]); i++)
         if (!strcmp(json_string_value(iv), intervals[i])) {
@@ -64,7 +50,7 @@ static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *e
 static int parse_space_partitioning(const json_t *sp, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"partitionCount", NULL};
-    if (want_object(sp, "sharing.spacePartitioning", err) < 0 ||
+    if (strict_json_object(sp, "sharing.spacePartitioning", err) < 0 ||
         strict_json_check_fields(sp, "sharing.spacePartitioning", fields, err) < 0)
         return -1;
     const json_t *pc = strict_json_field(sp, "partitionCount");
@@ -86,7 +72,7 @@ static int parse_space_partitioning(const json_t *sp, struct entry *e, struct er
 static int parse_sharing(const json_t *sharing, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"strategy", "timeSlicing", "spacePartitioning", NULL};
-    if (want_object(sharing, "sharing", err) < 0 ||
+    if (strict_json_object(sharing, "sharing", err) < 0 ||
         strict_json_check_fields(sharing, "sharing", fields, err))
         return -1;
     const json_t *strategy = strict_json_field(sharing, "strategy");
@@ -94,7 +80,7 @@ static int parse_sharing(const json_t *sharing, struct entry *e, struct error *e
     const json_t *sp = strict_json_field(sharing, "spacePartitioning");
     if (strategy == NULL)
         return error_set(err, "field \"sharing.strategy\" is required");
-    if (want_string(strategy, "sharing.strategy", err) < 0)
+    if (strict_json_string(strategy, "sharing.strategy", err) < 0)
         return -1;
     const char *s = json_string_value(strategy);
     e->has_sharing = true;
@@ -159,7 +145,7 @@ static int env_check_limits(const json_t *env, struct error *err)
 
 static int parse_env(const json_t *env, struct entry *e, struct error *err)
 {
-    if (want_object(env, "env", err) < 0)
+    if (strict_json_object(env, "env", err) < 0)
         return -1;
     const char *name;
     json_t *value;
@@ -177,7 +163,7 @@ static int parse_env(const json_t *env, struct entry *e, struct error *err)
                              "field \"env\": \"%s\" is reserved (names starting with FAKEHW_ "
                              "or DRA_ are set by the driver)",
                              name);
-        if (want_string(value, path, err) < 0)
+        if (strict_json_string(value, path, err) < 0)
             return -1;
     }
     if (env_check_limits(env, err) < 0)

@@ -71,18 +71,9 @@ const char *nvidia_sharing_name(enum nvidia_sharing s)
 static int want_object(const json_t *v, const char *path, const char *const *allowed,
                        struct error *err)
 {
-    if (!json_is_object(v))
-        return error_set(err, "field \"%s\" must be an object", path);
+    if (strict_json_object(v, path, err) < 0)
+        return -1;
     return strict_json_check_fields(v, path, allowed, err);
-}
-
-static int want_string(const json_t *v, const char *path, struct error *err)
-{
-    if (!json_is_string(v))
-        return error_set(err, "field \"%s\" must be a string", path);
-    if (strlen(json_string_value(v)) != json_string_length(v))
-        return error_set(err, "field \"%s\" holds a NUL character", path);
-    return 0;
 }
 
 static int want_bool(const json_t *v, const char *path, bool *out, struct error *err)
@@ -99,7 +90,7 @@ static int want_bool(const json_t *v, const char *path, bool *out, struct error 
 static int want_one_of(const json_t *v, const char *path, const char *const *names, size_t n,
                        size_t *out, struct error *err)
 {
-    if (want_string(v, path, err) < 0)
+    if (strict_json_string(v, path, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(json_string_value(v), names[i])) {

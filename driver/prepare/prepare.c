@@ -328,68 +328,90 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     return 0;
 }
 
+/* What one call of the API does for its claim, between claim_call's
+ * bracket; ctx is the call's own. */
+typedef int (*claim_step_fn)(struct prepare_state *st, const struct claim_ref *c,
+                             struct prepare_trace *tr, void *ctx, struct error *err);
+
+struct claim_call {
+    const char *done, *failed; /* the trace log's words */
+    const char *suffix;        /* after the claim in an error: "" or ": unprepare" */
+    claim_step_fn step;
+    void *ctx;
+    prepare_hook_fn hook; /* told after a success */
+};
+
+/* One prepare or unprepare: the reference checked, the step run holding
+ * the shared lock and the claim's uid, the hook told after a success, the
+ * step times logged.  Errors name the claim. */
+static int claim_call(struct prepare_state *st, const char *ns, const char *name, const char *uid,
+                      const struct claim_call *call, struct error *err)
+{
+    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
+        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
+    const struct claim_ref c = {ns, name, uid};
+    struct busy_uid slot;
+    struct prepare_trace tr;
+    prepare_trace_start(&tr);
+    int lock;
+    if (prepare_shared_enter(st, &lock, err) < 0)
+        return error_prefix(err, "claim %s/%s (uid %s)%s", ns, name, uid, call->suffix);
+    uid_acquire(st, uid, &slot);
+    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
+    int rc = call->step(st, &c, &tr, call->ctx, err);
+    if (rc == 0 && call->hook) {
+        call->hook(st->cfg.hook_ctx, &c);
+        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
+    }
+    uid_release(st, &slot);
+    prepare_shared_leave(st, lock);
+    prepare_trace_log(&tr, rc == 0 ? call->done : call->failed, ns, name, uid);
+    if (rc < 0)
+        return error_prefix(err, "claim %s/%s (uid %s)%s", ns, name, uid, call->suffix);
+    return 0;
+}
+
+static int prepare_step(struct prepare_state *st, const struct claim_ref *c,
+                        struct prepare_trace *tr, void *ctx, struct error *err)
+{
+    return prepare_locked(st, c, ctx, tr, err);
+}
+
 int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                   struct prepared_claim *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
-    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
-        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
-    const struct claim_ref c = {ns, name, uid};
-    struct busy_uid slot;
-    struct prepare_trace tr;
-    prepare_trace_start(&tr);
-    int lock;
-    if (prepare_shared_enter(st, &lock, err) < 0)
-        return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
-    uid_acquire(st, uid, &slot);
-    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
-    int rc = prepare_locked(st, &c, out, &tr, err);
-    if (rc == 0 && st->cfg.on_prepared) {
-        st->cfg.on_prepared(st->cfg.hook_ctx, &c);
-        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
-    }
-    uid_release(st, &slot);
-    prepare_shared_leave(st, lock);
-    prepare_trace_log(&tr, rc == 0 ? "prepare" : "failed prepare", ns, name, uid);
-    if (rc < 0)
-        return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
-    return 0;
+    const struct claim_call call = {"prepare", "failed prepare",   "", prepare_step,
+                                    out,       st->cfg.on_prepared};
+    return claim_call(st, ns, name, uid, &call, err);
 }
 
 /* ---- unprepare ---- */
 
+/* *ctx (bool): whether the claim was prepared. */
+static int unprepare_step(struct prepare_state *st, const struct claim_ref *c,
+                          struct prepare_trace *tr, void *ctx, struct error *err)
+{
+    pthread_mutex_lock(&st->lock);
+    const struct claim_record *rec = claim_records_find(&st->claims, c->uid);
+    pthread_mutex_unlock(&st->lock);
+    if (rec && !claim_record_names(rec, c->ns, c->name))
+        LOG_W("claim %s/%s (uid %s): unprepare names it, the checkpoint has it as %s/%s; "
+              "removing it by uid",
+              c->ns, c->name, c->uid, rec->ns, rec->name);
+    *(bool *)ctx = rec != NULL;
+    return rec != NULL ? drop_record(st, c->uid, true, tr, err) : 0;
+}
+
 int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                     struct error *err)
 {
-    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
-        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
-    const struct claim_ref c = {ns, name, uid};
-    struct busy_uid slot;
-    struct prepare_trace tr;
-    prepare_trace_start(&tr);
-    int lock;
-    if (prepare_shared_enter(st, &lock, err) < 0)
-        return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
-    uid_acquire(st, uid, &slot);
-    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
-    pthread_mutex_lock(&st->lock);
-    const struct claim_record *rec = claim_records_find(&st->claims, uid);
-    pthread_mutex_unlock(&st->lock);
-    if (rec && !claim_record_names(rec, ns, name))
-        LOG_W("claim %s/%s (uid %s): unprepare names it, the checkpoint has it as %s/%s; "
-              "removing it by uid",
-              ns, name, uid, rec->ns, rec->name);
-    bool known = rec != NULL;
-    int rc = known ? drop_record(st, uid, true, &tr, err) : 0;
-    if (rc == 0 && st->cfg.on_unprepared) {
-        st->cfg.on_unprepared(st->cfg.hook_ctx, &c);
-        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
-    }
-    uid_release(st, &slot);
-    prepare_shared_leave(st, lock);
-    prepare_trace_log(&tr, rc == 0 ? "unprepare" : "failed unprepare", ns, name, uid);
-    if (rc < 0)
-        return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
+    bool known = false;
+    const struct claim_call call = {"unprepare",   "failed unprepare",
+                                    ": unprepare", unprepare_step,
+                                    &known,        st->cfg.on_unprepared};
+    if (claim_call(st, ns, name, uid, &call, err) < 0)
+        return -1;
     LOG_V(1, "claim %s/%s (uid %s): %s", ns, name, uid, known ? "unprepared" : "not prepared");
     return 0;
 }
