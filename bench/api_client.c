@@ -153,15 +153,44 @@ static json_t *managed_fields(void)
     return json_loads(text, 0, NULL);
 }
 
+/* The allocation results of the claim's devices, all of request "gpu". */
+static json_t *allocated_results(const char *driver, const char *pool, char *const *devices,
+                                 size_t n)
+{
+    json_auto_t *results = json_array();
+    for (size_t i = 0; results && i < n; i++)
+        if (json_array_append_new(results,
+                                  json_pack("{s:s, s:s, s:s, s:s}", "request", "gpu", "driver",
+                                            driver, "pool", pool, "device", devices[i])) < 0)
+            return NULL;
+    return steal_pointer(&results);
+}
+
+/* Marks claim ns/name allocated (results, the node) and reserved for a pod. */
+static int allocate(struct api_client *c, const char *ns, const char *name, const char *pool,
+                    const char *uid, json_t *results, struct error *err)
+{
+    char pod_uid[80], path[512];
+    snprintf(pod_uid, sizeof(pod_uid), "%.36s", uid); /* any UID-shaped value */
+    json_auto_t *status =
+        json_pack("{s:{s:{s:{s:O}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}, s:[{s:s, s:s, s:s}]}}",
+                  "status", "allocation", "devices", "results", results, "nodeSelector",
+                  "nodeSelectorTerms", "matchFields", "key", "metadata.name", "operator", "In",
+                  "values", pool, "reservedFor", "resource", "pods", "name", name, "uid", pod_uid);
+    cleanup_free char *text = status ? json_dumps(status, JSON_COMPACT) : NULL;
+    if (text == NULL)
+        return error_set(err, "out of memory");
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status",
+             ns, name);
+    return api_call(c, "PATCH", path, "application/merge-patch+json", text, NULL, err);
+}
+
 int api_create_allocated_claim(struct api_client *c, const char *ns, const char *name,
                                const char *driver, const char *pool, char *const *devices, size_t n,
                                char uid[64], struct error *err)
 {
     char path[512];
-    int rc = -1;
-    char *text = NULL;
-    json_t *created = NULL;
-    json_t *claim =
+    json_auto_t *claim =
         json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}], s:o},"
                   " s:{s:{s:[{s:s, s:{s:s, s:I}}]}}}",
                   "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name",
@@ -171,48 +200,17 @@ int api_create_allocated_claim(struct api_client *c, const char *ns, const char 
                   "00000000-0000-4000-8000-00000000b0d0", "controller", 1, "blockOwnerDeletion", 1,
                   "managedFields", managed_fields(), "spec", "devices", "requests", "name", "gpu",
                   "exactly", "deviceClassName", driver, "count", (json_int_t)n);
-    json_t *results = json_array();
-    for (size_t i = 0; results && i < n; i++)
-        json_array_append_new(results, json_pack("{s:s, s:s, s:s, s:s}", "request", "gpu", "driver",
-                                                 driver, "pool", pool, "device", devices[i]));
-    if (claim == NULL || results == NULL || (text = json_dumps(claim, JSON_COMPACT)) == NULL) {
-        error_set(err, "out of memory");
-        goto out;
-    }
+    json_auto_t *results = allocated_results(driver, pool, devices, n);
+    cleanup_free char *text = claim ? json_dumps(claim, JSON_COMPACT) : NULL;
+    if (results == NULL || text == NULL)
+        return error_set(err, "out of memory");
     snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims", ns);
+    json_auto_t *created = NULL;
     if (api_call(c, "POST", path, NULL, text, &created, err) < 0)
-        goto out;
+        return -1;
     const char *u = json_string_value(json_object_get(json_object_get(created, "metadata"), "uid"));
-    if (u == NULL || strlen(u) >= 64) {
-        error_set(err, "POST %s: the created claim has no usable metadata.uid", path);
-        goto out;
-    }
+    if (u == NULL || strlen(u) >= 64)
+        return error_set(err, "POST %s: the created claim has no usable metadata.uid", path);
     snprintf(uid, 64, "%s", u);
-    free(text);
-    text = NULL;
-    char pod_uid[80];
-    snprintf(pod_uid, sizeof(pod_uid), "%.36s", u); /* any UID-shaped value */
-    json_t *status =
-        json_pack("{s:{s:{s:{s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}, s:[{s:s, s:s, s:s}]}}",
-                  "status", "allocation", "devices", "results", results, "nodeSelector",
-                  "nodeSelectorTerms", "matchFields", "key", "metadata.name", "operator", "In",
-                  "values", pool, "reservedFor", "resource", "pods", "name", name, "uid", pod_uid);
-    results = NULL; /* owned by status now */
-    text = status ? json_dumps(status, JSON_COMPACT) : NULL;
-    json_decref(status);
-    if (text == NULL) {
-        error_set(err, "out of memory");
-        goto out;
-    }
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status",
-             ns, name);
-    if (api_call(c, "PATCH", path, "application/merge-patch+json", text, NULL, err) < 0)
-        goto out;
-    rc = 0;
-out:
-    free(text);
-    json_decref(claim);
-    json_decref(results);
-    json_decref(created);
-    return rc;
+    return allocate(c, ns, name, pool, u, results, err) < 0 ? -1 : 0;
 }

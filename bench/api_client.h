@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "cleanup.h"
 #include "error.h"
 
 struct api_client;
@@ -20,6 +21,8 @@ struct api_client_tls {
 struct api_client *api_client_new(const char *base_url, const struct api_client_tls *tls,
                                   struct error *err);
 void api_client_free(struct api_client *c);
+CLEANUP_FUNC(struct api_client, api_client_free)
+#define cleanup_api_client __attribute__((cleanup(api_client_freep)))
 
 /* GET whose body is read and dropped: the round-trip floor.  0 on 200. */
 int api_get_discard(struct api_client *c, const char *path, struct error *err);

@@ -98,81 +98,140 @@ static int check_programs(const char *bin, bool plugin, struct error *err)
     return 0;
 }
 
-static int cmd_run(int argc, char **argv, const char *self)
+/* The flags of fakehw-bench run. */
+struct run_opts {
+    const char *bin, *out, *suites, *sizes, *work, *cdi_dir;
+    long runs, verbosity;
+    bool quick, keep;
+};
+
+/* 0 with the options read and checked (suites picked, sizes in b), 1 after
+ * --help, 2 after a usage error (said on stderr). */
+static int read_run_flags(int argc, char **argv, struct run_opts *o, bool *picked, struct bench *b)
 {
-    const char *bin = NULL, *out = NULL, *suites = "floors,prepare,startup,health,flap";
-    const char *sizes = "8,128,1024,4096";
-    const char *work = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    const char *cdi_dir = NULL;
-    long runs = 5, verbosity = 0;
-    bool quick = false, keep = false;
+    *o = (struct run_opts){.suites = "floors,prepare,startup,health,flap",
+                           .sizes = "8,128,1024,4096",
+                           .work = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                           .runs = 5};
     const struct flag flags[] = {
-        {"bin", "BENCH_BIN", FLAG_STRING, &bin,
+        {"bin", "BENCH_BIN", FLAG_STRING, &o->bin,
          "directory with fakehw, fakehw-kubelet-plugin, apiserver-standin (required)"},
-        {"out", "BENCH_OUT", FLAG_STRING, &out, "write results.md and results.json here"},
-        {"runs", "BENCH_RUNS", FLAG_INT, &runs, "repetitions of every figure (3..64)"},
-        {"suites", "BENCH_SUITES", FLAG_STRING, &suites,
+        {"out", "BENCH_OUT", FLAG_STRING, &o->out, "write results.md and results.json here"},
+        {"runs", "BENCH_RUNS", FLAG_INT, &o->runs, "repetitions of every figure (3..64)"},
+        {"suites", "BENCH_SUITES", FLAG_STRING, &o->suites,
          "comma-separated: floors, prepare, startup, health, flap"},
-        {"sizes", "BENCH_SIZES", FLAG_STRING, &sizes,
+        {"sizes", "BENCH_SIZES", FLAG_STRING, &o->sizes,
          "GPU counts of the start-up suite, comma-separated (1..4096, at most 8)"},
-        {"quick", "BENCH_QUICK", FLAG_BOOL, &quick,
+        {"quick", "BENCH_QUICK", FLAG_BOOL, &o->quick,
          "few operations per run: checks that the suites work; the figures mean little"},
-        {"work-dir", "BENCH_WORK_DIR", FLAG_STRING, &work,
+        {"work-dir", "BENCH_WORK_DIR", FLAG_STRING, &o->work,
          "scratch directories go under this (short: socket paths are limited)"},
-        {"cdi-dir", "BENCH_CDI_DIR", FLAG_STRING, &cdi_dir,
+        {"cdi-dir", "BENCH_CDI_DIR", FLAG_STRING, &o->cdi_dir,
          "CDI roots go under this; default /dev/shm when it is a tmpfs (/var/run/cdi is one on "
          "a node), else --work-dir"},
-        {"keep", "BENCH_KEEP", FLAG_BOOL, &keep, "keep the scratch directory and its logs"},
-        {"v", "BENCH_VERBOSITY", FLAG_INT, &verbosity, "log verbosity"},
+        {"keep", "BENCH_KEEP", FLAG_BOOL, &o->keep, "keep the scratch directory and its logs"},
+        {"v", "BENCH_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        "fakehw-bench run", "--bin DIR [flags]",
+        "Runs the benchmark suites and prints the results as Markdown tables."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw-bench run", "--bin DIR [flags]",
-                    "Runs the benchmark suites and prints the results as Markdown tables.", flags,
-                    nflags);
-        return 0;
-    }
-    bool picked[N_SUITES];
-    struct bench b = {0};
-    const char *bad = rc < 0         ? err.msg
-                      : next != argc ? "takes no arguments"
-                      : bin == NULL  ? "--bin is required"
-                      : runs < (quick ? 1 : 3) || runs > REPORT_MAX_RUNS
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
+        return 1;
+    const char *bad = rc < 0           ? err.msg
+                      : next != argc   ? "takes no arguments"
+                      : o->bin == NULL ? "--bin is required"
+                      : o->runs < (o->quick ? 1 : 3) || o->runs > REPORT_MAX_RUNS
                           ? "--runs: 3..64 (1.. with --quick)"
-                      : pick_suites(suites, picked, &err) < 0 ? err.msg
-                      : parse_sizes(sizes, &b, &err) < 0      ? err.msg
-                                                              : NULL;
+                      : pick_suites(o->suites, picked, &err) < 0 ? err.msg
+                      : parse_sizes(o->sizes, b, &err) < 0       ? err.msg
+                                                                 : NULL;
     if (bad) {
         fprintf(stderr, "fakehw-bench run: %s\n", bad);
         return 2;
     }
-    log_verbosity = (int)verbosity;
+    return 0;
+}
+
+/* The scratch directory and the CDI base (on a tmpfs when there is one). */
+static int make_scratch(const struct run_opts *o, char *base, char *cdi_base)
+{
+    const char *cdi_dir = o->cdi_dir;
+    struct statfs sfs;
+    if (cdi_dir == NULL)
+        cdi_dir = statfs("/dev/shm", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC ? "/dev/shm" : o->work;
+    snprintf(base, PATH_MAX, "%s/fakehw-bench.XXXXXX", o->work);
+    snprintf(cdi_base, PATH_MAX, "%s/fakehw-bench-cdi.XXXXXX", cdi_dir);
+    if (mkdtemp(base) == NULL || mkdtemp(cdi_base) == NULL) {
+        fprintf(stderr, "fakehw-bench run: creating a directory in %s or %s: %s\n", o->work,
+                cdi_dir, strerror(errno));
+        rmdir(base);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every picked suite in turn, until one fails; then the report, printed
+ * and written.  0, or 1 after a failure (said on stderr). */
+static int run_suites(struct bench *b, const bool *picked, const struct run_opts *o)
+{
+    struct report *report = b->report;
+    struct error err;
+    machine_describe(report, b->base, b->cdi_base);
+    const char *commit = getenv("BENCH_COMMIT");
+    if (commit && commit[0])
+        report_meta(report, "commit", "%s", commit);
+    report_meta(report, "runs per figure", "%ld%s", o->runs,
+                o->quick ? " (--quick: few operations per run, not figures to keep)" : "");
+    int64_t t0 = now_mono_ns();
+    int status = 0;
+    for (size_t i = 0; i < N_SUITES && status == 0; i++) {
+        if (picked[i] && all_suites[i].run(b, &err) < 0) {
+            fprintf(stderr, "fakehw-bench: %s: %s\n", all_suites[i].name, err.msg);
+            status = 1;
+        }
+    }
+    char load[64];
+    machine_loadavg(load, sizeof(load));
+    report_meta(report, "load average at end (1, 5, 15 min)", "%s", load);
+    report_meta(report, "duration", "%.0f s", (double)(now_mono_ns() - t0) / 1e9);
+    if (status != 0)
+        return status;
+    report_print_markdown(report, stdout);
+    fflush(stdout);
+    if (o->out && report_write(report, o->out, &err) < 0) {
+        fprintf(stderr, "fakehw-bench: %s\n", err.msg);
+        return 1;
+    }
+    if (o->out)
+        fprintf(stderr, "bench: results in %s/results.md and %s/results.json\n", o->out, o->out);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv, const char *self)
+{
+    struct run_opts o;
+    bool picked[N_SUITES];
+    struct bench b = {0};
+    int rc = read_run_flags(argc, argv, &o, picked, &b);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    log_verbosity = (int)o.verbosity;
     bool plugin = false;
     for (size_t i = 0; i < N_SUITES; i++)
         plugin = plugin || (picked[i] && all_suites[i].needs_plugin);
-    if (check_programs(bin, plugin, &err) < 0) {
+    struct error err;
+    if (check_programs(o.bin, plugin, &err) < 0) {
         fprintf(stderr, "fakehw-bench run: %s\n", err.msg);
         return 1;
     }
-
-    struct statfs sfs;
-    if (cdi_dir == NULL)
-        cdi_dir = statfs("/dev/shm", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC ? "/dev/shm" : work;
-    char base[PATH_MAX], cdi_base[PATH_MAX];
-    snprintf(base, sizeof(base), "%s/fakehw-bench.XXXXXX", work);
-    snprintf(cdi_base, sizeof(cdi_base), "%s/fakehw-bench-cdi.XXXXXX", cdi_dir);
-    if (mkdtemp(base) == NULL || mkdtemp(cdi_base) == NULL) {
-        fprintf(stderr, "fakehw-bench run: creating a directory in %s or %s: %s\n", work, cdi_dir,
-                strerror(errno));
-        rmdir(base);
+    char base[PATH_MAX], cdi_base[PATH_MAX], abs_bin[PATH_MAX];
+    if (make_scratch(&o, base, cdi_base) < 0)
         return 1;
-    }
-    char abs_bin[PATH_MAX];
-    if (realpath(bin, abs_bin) == NULL)
-        snprintf(abs_bin, sizeof(abs_bin), "%s", bin);
+    if (realpath(o.bin, abs_bin) == NULL)
+        snprintf(abs_bin, sizeof(abs_bin), "%s", o.bin);
 
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -182,42 +241,13 @@ static int cmd_run(int argc, char **argv, const char *self)
     b.self = self;
     b.base = base;
     b.cdi_base = cdi_base;
-    b.runs = (int)runs;
-    b.quick = quick;
-    b.keep = keep;
+    b.runs = (int)o.runs;
+    b.quick = o.quick;
+    b.keep = o.keep;
     b.report = &report;
     b.prepare_floor_ms = NAN;
-    machine_describe(&report, base, cdi_base);
-    const char *commit = getenv("BENCH_COMMIT");
-    if (commit && commit[0])
-        report_meta(&report, "commit", "%s", commit);
-    report_meta(&report, "runs per figure", "%ld%s", runs,
-                quick ? " (--quick: few operations per run, not figures to keep)" : "");
-    int64_t t0 = now_mono_ns();
-    int status = 0;
-    for (size_t i = 0; i < N_SUITES && status == 0; i++) {
-        if (!picked[i])
-            continue;
-        if (all_suites[i].run(&b, &err) < 0) {
-            fprintf(stderr, "fakehw-bench: %s: %s\n", all_suites[i].name, err.msg);
-            status = 1;
-        }
-    }
-    char load[64];
-    machine_loadavg(load, sizeof(load));
-    report_meta(&report, "load average at end (1, 5, 15 min)", "%s", load);
-    report_meta(&report, "duration", "%.0f s", (double)(now_mono_ns() - t0) / 1e9);
-    if (status == 0) {
-        report_print_markdown(&report, stdout);
-        fflush(stdout);
-        if (out && report_write(&report, out, &err) < 0) {
-            fprintf(stderr, "fakehw-bench: %s\n", err.msg);
-            status = 1;
-        } else if (out) {
-            fprintf(stderr, "bench: results in %s/results.md and %s/results.json\n", out, out);
-        }
-    }
-    if (status == 0 && !keep) {
+    int status = run_suites(&b, picked, &o);
+    if (status == 0 && !o.keep) {
         if (remove_tree(base, &err) < 0 || remove_tree(cdi_base, &err) < 0)
             fprintf(stderr, "fakehw-bench: %s\n", err.msg);
     } else {

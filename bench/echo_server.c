@@ -29,15 +29,14 @@ int echo_server_main(int argc, char **argv)
         {"socket", "ECHO_SOCKET", FLAG_STRING, &socket_path, "unix socket to serve (required)"},
         {"workers", "ECHO_WORKERS", FLAG_INT, &workers, "handler threads (the plugin's default)"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"fakehw-bench echo-server", "--socket PATH",
+                                          "Serves " ECHO_METHOD
+                                          " (empty in, empty out) until SIGTERM."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw-bench echo-server", "--socket PATH",
-                    "Serves " ECHO_METHOD " (empty in, empty out) until SIGTERM.", flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return 0;
-    }
     if (rc < 0 || next != argc || socket_path == NULL || workers < 1) {
         fprintf(stderr, "fakehw-bench echo-server: %s\n",
                 rc < 0 ? err.msg : "--socket is required, --workers >= 1, no arguments");

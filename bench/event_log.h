@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "cleanup.h"
 #include "error.h"
 
 struct event_log;
@@ -21,6 +22,8 @@ struct event_log *event_log_open(const char *path, struct error *err);
 int event_log_next(struct event_log *l, int timeout_ms, json_t **ev, struct error *err);
 
 void event_log_close(struct event_log *l);
+CLEANUP_FUNC(struct event_log, event_log_close)
+#define cleanup_event_log __attribute__((cleanup(event_log_closep)))
 
 /* Fields of an event: its time, and whether it is a successful write
  * (2xx) of the given resource ("resourceslices"). */

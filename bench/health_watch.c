@@ -132,17 +132,13 @@ struct health_watch *health_watch_start(const char *dra_socket, double timeout_s
         return error_set(err, "out of memory"), NULL;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
-    if ((w->client = rpc_client_new(dra_socket, err)) == NULL)
-        goto fail;
-    w->stream = rpc_client_stream_open(w->client, WATCH_METHOD, "", 0, timeout_s, err);
-    if (w->stream == NULL)
-        goto fail;
-    if (pthread_create(&w->thread, NULL, reader, w) != 0) {
+    if ((w->client = rpc_client_new(dra_socket, err)) != NULL &&
+        (w->stream = rpc_client_stream_open(w->client, WATCH_METHOD, "", 0, timeout_s, err)) !=
+            NULL) {
+        if (pthread_create(&w->thread, NULL, reader, w) == 0)
+            return w;
         error_set(err, "cannot start the health stream reader");
-        goto fail;
     }
-    return w;
-fail:
     rpc_client_stream_close(w->stream);
     rpc_client_free(w->client);
     pthread_mutex_destroy(&w->lock);

@@ -149,9 +149,8 @@ int dra_prepare(struct rpc_client *rc, const struct dra_claim *c, struct error *
                                                                                       a.data);
     if (r == NULL) {
         error_set(err, "prepare of claim %s/%s: the answer does not decode", c->ns, c->name);
-        goto out;
-    }
-    if (r->n_claims != 1 || strcmp(r->claims[0]->key, c->uid) || r->claims[0]->value == NULL) {
+    } else if (r->n_claims != 1 || strcmp(r->claims[0]->key, c->uid) ||
+               r->claims[0]->value == NULL) {
         error_set(err, "prepare of claim %s/%s: the answer does not have exactly this claim", c->ns,
                   c->name);
     } else if (r->claims[0]->value->error[0]) {
@@ -162,8 +161,9 @@ int dra_prepare(struct rpc_client *rc, const struct dra_claim *c, struct error *
     } else {
         ret = 0;
     }
-    k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__free_unpacked(r, NULL);
-out:
+    if (r != NULL)
+        k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__free_unpacked(r,
+                                                                                             NULL);
     rpc_answer_free(&a);
     return ret;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "stats.h"
 
 struct figure *report_figure(struct report *r, const char *group, const char *unit, const char *fmt,
@@ -178,9 +179,8 @@ static json_t *report_json(const struct report *r)
 int report_write(const struct report *r, const char *dir, struct error *err)
 {
     char path[4096];
-    char *md = NULL, *js = NULL;
+    cleanup_free char *md = NULL;
     size_t md_len = 0;
-    int rc = -1;
     if (mkdir_p(dir, 0755, err) < 0)
         return -1;
     FILE *f = open_memstream(&md, &md_len);
@@ -188,29 +188,17 @@ int report_write(const struct report *r, const char *dir, struct error *err)
         return error_set(err, "out of memory");
     fprintf(f, "# fakehw-dra benchmark results\n\n");
     report_print_markdown(r, f);
-    if (fclose(f) != 0) {
-        error_set(err, "out of memory");
-        goto out;
-    }
+    if (fclose(f) != 0)
+        return error_set(err, "out of memory");
     snprintf(path, sizeof(path), "%s/results.md", dir);
     if (atomic_write_file(path, md, md_len, 0644, err) < 0)
-        goto out;
-    json_t *j = report_json(r);
-    js = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(j);
-    if (js == NULL) {
-        error_set(err, "out of memory");
-        goto out;
-    }
+        return -1;
+    json_auto_t *j = report_json(r);
+    cleanup_free char *js = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    if (js == NULL)
+        return error_set(err, "out of memory");
     snprintf(path, sizeof(path), "%s/results.json", dir);
-    size_t js_len = strlen(js);
-    if (atomic_write_file(path, js, js_len, 0644, err) < 0)
-        goto out;
-    rc = 0;
-out:
-    free(md);
-    free(js);
-    return rc;
+    return atomic_write_file(path, js, strlen(js), 0644, err) < 0 ? -1 : 0;
 }
 
 void report_free(struct report *r)

@@ -220,30 +220,29 @@ static int one_run(struct bench *b, struct world *w, struct api_client *api, lon
     return 0;
 }
 
+static int flap_runs(struct bench *b, struct world *w, struct error *err)
+{
+    long window_ms = b->quick ? 500 : 3000;
+    cleanup_api_client struct api_client *api = NULL;
+    if (world_start(w, FLAP_GPUS, err) < 0 || (api = api_client_new(w->api_url, NULL, err)) == NULL)
+        return -1;
+    for (int run = 0; run < b->runs; run++) {
+        fprintf(stderr, "bench: API requests from tree changes, run %d/%d (2 x %ld ms)\n", run + 1,
+                b->runs, window_ms);
+        if (one_run(b, w, api, window_ms, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int suite_flap(struct bench *b, struct error *err)
 {
     struct world w;
     char name[64];
-    int rc = -1;
-    struct api_client *api = NULL;
-    long window_ms = b->quick ? 500 : 3000;
     bench_world_name(b, "flap", name, sizeof(name));
     if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
         return -1;
     w.last_attachable = true;
-    if (world_start(&w, FLAP_GPUS, err) < 0 || (api = api_client_new(w.api_url, NULL, err)) == NULL)
-        goto out;
-    for (int run = 0; run < b->runs; run++) {
-        fprintf(stderr, "bench: API requests from tree changes, run %d/%d (2 x %ld ms)\n", run + 1,
-                b->runs, window_ms);
-        if (one_run(b, &w, api, window_ms, err) < 0)
-            goto out;
-    }
-    rc = 0;
-out:
-    api_client_free(api);
-    struct error e;
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
+    int rc = world_finish(&w, flap_runs(b, &w, err), false, err);
     return rc < 0 ? error_prefix(err, "flap") : 0;
 }

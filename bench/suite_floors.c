@@ -107,62 +107,58 @@ static int measure(struct bench *b, struct floor_ctx *f, load_op_fn op, int call
     return 0;
 }
 
-int suite_floors(struct bench *b, struct error *err)
+/* The parts the floors need (the API stand-in with one allocated claim,
+ * the echo server, the fsync file), then every run. */
+static int floors_run(struct bench *b, struct world *w, struct proc *echo, struct floor_ctx *f,
+                      struct error *err)
 {
-    struct world w;
-    struct proc echo = {0};
-    struct floor_ctx f = {.fd = -1};
     char name[64], sock[2400], log[2400];
-    int rc = -1;
     bench_world_name(b, "floors", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
-        world_start_api(&w, err) < 0)
-        goto out;
+    if (world_init(w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
+        world_start_api(w, err) < 0)
+        return -1;
 
     /* The GET of the floor is the GET prepare does: one allocated claim. */
     char uid[64];
     char *devs[] = {"gpu-0"};
-    if ((f.http = api_client_new(w.api_url, NULL, err)) == NULL ||
-        api_create_allocated_claim(f.http, "bench", "floor", WORLD_DRIVER, WORLD_NODE, devs, 1, uid,
-                                   err) < 0)
-        goto out;
-    snprintf(f.claim_path, sizeof(f.claim_path),
+    if ((f->http = api_client_new(w->api_url, NULL, err)) == NULL ||
+        api_create_allocated_claim(f->http, "bench", "floor", WORLD_DRIVER, WORLD_NODE, devs, 1,
+                                   uid, err) < 0)
+        return -1;
+    snprintf(f->claim_path, sizeof(f->claim_path),
              "/apis/resource.k8s.io/v1/namespaces/bench/resourceclaims/floor");
 
-    snprintf(sock, sizeof(sock), "%s/echo.sock", w.dir);
-    snprintf(log, sizeof(log), "%s/echo-server.log", w.dir);
+    snprintf(sock, sizeof(sock), "%s/echo.sock", w->dir);
+    snprintf(log, sizeof(log), "%s/echo-server.log", w->dir);
     char *argv[] = {(char *)b->self, "echo-server", "--socket", sock, NULL};
-    if (proc_spawn(&echo, "echo-server", argv, log, NULL, err) < 0 ||
-        wait_for_path(sock, 10000, &echo, NULL, err) < 0)
-        goto out;
-    if ((f.grpc = rpc_client_new(sock, err)) == NULL)
-        goto out;
+    if (proc_spawn(echo, "echo-server", argv, log, NULL, err) < 0 ||
+        wait_for_path(sock, 10000, echo, NULL, err) < 0 ||
+        (f->grpc = rpc_client_new(sock, err)) == NULL)
+        return -1;
 
     /* The fsync floor uses the file system of the plugin's directories. */
-    snprintf(f.file, sizeof(f.file), "%s/fsync-floor", w.plugins);
-    f.fd = open(f.file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (f.fd < 0) {
-        error_set_errno(err, errno, "creating %s", f.file);
-        goto out;
-    }
+    snprintf(f->file, sizeof(f->file), "%s/fsync-floor", w->plugins);
+    f->fd = open(f->file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (f->fd < 0)
+        return error_set_errno(err, errno, "creating %s", f->file);
 
     int n = b->quick ? 100 : 1000;
     int n_sync = b->quick ? 20 : 200;
     for (int run = 0; run < b->runs; run++) {
         fprintf(stderr, "bench: floors, run %d/%d\n", run + 1, b->runs);
         double g50, h50, s50;
-        if (measure(b, &f, op_grpc, 1, n, "gRPC unary round trip, sequential", true, &g50, err) <
+        if (measure(b, f, op_grpc, 1, n, "gRPC unary round trip, sequential", true, &g50, err) <
                 0 ||
-            measure(b, &f, op_grpc, 8, n, "gRPC unary round trip, 8 concurrent callers", true, NULL,
+            measure(b, f, op_grpc, 8, n, "gRPC unary round trip, 8 concurrent callers", true, NULL,
                     err) < 0 ||
-            measure(b, &f, op_http, 1, n, "HTTP GET of a claim from the API stand-in", true, &h50,
+            measure(b, f, op_http, 1, n, "HTTP GET of a claim from the API stand-in", true, &h50,
                     err) < 0 ||
-            measure(b, &f, op_fsync, 1, n_sync, "fsync of a 256-byte file (pwrite + fsync)", true,
+            measure(b, f, op_fsync, 1, n_sync, "fsync of a 256-byte file (pwrite + fsync)", true,
                     &s50, err) < 0 ||
-            measure(b, &f, op_atomic, 1, n_sync / 2,
+            measure(b, f, op_atomic, 1, n_sync / 2,
                     "atomic file replace (temp file, fsync, rename, fsync of the directory)", false,
                     NULL, err) < 0)
-            goto out;
+            return -1;
         figure_add_run(report_figure(b->report, GROUP_FLOORS, "ms",
                                      "prepare floor: gRPC + HTTP GET + fsync (sum of the p50s)"),
                        g50 + h50 + s50);
@@ -172,8 +168,15 @@ int suite_floors(struct bench *b, struct error *err)
     struct spread sp;
     spread_of(fl->runs, fl->n, &sp);
     b->prepare_floor_ms = sp.median;
-    rc = 0;
-out:
+    return 0;
+}
+
+int suite_floors(struct bench *b, struct error *err)
+{
+    struct world w;
+    struct proc echo = {0};
+    struct floor_ctx f = {.fd = -1};
+    int rc = floors_run(b, &w, &echo, &f, err);
     if (f.fd >= 0)
         close(f.fd);
     api_client_free(f.http);
@@ -181,7 +184,5 @@ out:
     struct error e;
     if (proc_stop(&echo, 5000, &e) < 0 && rc == 0)
         rc = error_set(err, "%s", e.msg);
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
-    return rc;
+    return world_finish(&w, rc, false, err);
 }

@@ -302,35 +302,33 @@ static int idle(struct bench *b, struct world *w, struct error *err)
 }
 
 /* One node: flips, then (for the idle size, without MIG) the idle windows. */
-static int one_node(struct bench *b, const struct flip_node *fn, struct error *err)
+static int node_measure(struct bench *b, struct world *w, const struct flip_node *fn,
+                        struct error *err)
 {
-    struct world w;
-    struct event_log *log = NULL;
-    char name[64];
-    int rc = -1;
-    int gpus = fn->gpus;
-    bench_world_name(b, fn->mig ? "health-mig" : "health", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+    cleanup_event_log struct event_log *log = NULL;
+    if (world_start(w, fn->gpus, err) < 0 || (log = event_log_open(w->event_log, err)) == NULL)
         return -1;
-    w.mig_dynamic = fn->mig;
-    if (world_start(&w, gpus, err) < 0 || (log = event_log_open(w.event_log, err)) == NULL)
-        goto out;
     /* Skip what start-up wrote. */
     json_t *ev;
     int got;
     while ((got = event_log_next(log, 0, &ev, err)) == 1)
         json_decref(ev);
-    if (got < 0 || flips(b, &w, log, fn, err) < 0)
-        goto out;
-    if (gpus == IDLE_GPUS && !fn->mig && idle(b, &w, err) < 0)
-        goto out;
-    rc = 0;
-out:
-    event_log_close(log);
-    struct error e;
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
-    return rc;
+    if (got < 0 || flips(b, w, log, fn, err) < 0)
+        return -1;
+    if (fn->gpus == IDLE_GPUS && !fn->mig && idle(b, w, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int one_node(struct bench *b, const struct flip_node *fn, struct error *err)
+{
+    struct world w;
+    char name[64];
+    bench_world_name(b, fn->mig ? "health-mig" : "health", name, sizeof(name));
+    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+        return -1;
+    w.mig_dynamic = fn->mig;
+    return world_finish(&w, node_measure(b, &w, fn, err), false, err);
 }
 
 int suite_health(struct bench *b, struct error *err)

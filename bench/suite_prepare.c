@@ -85,6 +85,13 @@ static int create_claims(struct world *w, struct prep_ctx *p, struct error *err)
     return rc;
 }
 
+static void samples_pair_free(struct samples (*s)[2])
+{
+    samples_free(&(*s)[0]);
+    samples_free(&(*s)[1]);
+}
+#define cleanup_samples_pair __attribute__((cleanup(samples_pair_free)))
+
 /* Cycles configuration k's claims on p's plugin and adds its figures under
  * label; the 1-device sequential one also as a ratio to the prepare floor. */
 static int run_config(struct bench *b, struct prep_ctx *p, size_t k, const char *label,
@@ -92,16 +99,15 @@ static int run_config(struct bench *b, struct prep_ctx *p, size_t k, const char 
 {
     const struct config *c = &configs[k];
     p->cfg = k;
-    struct samples s[2] = {{0}, {0}};
+    cleanup_samples_pair struct samples s[2] = {{0}, {0}};
     double wall;
     int per_caller = c->callers == 1 ? (b->quick ? 20 : 200) : (b->quick ? 4 : 40);
-    int rc = -1;
     if (load_run(c->callers, 5, op_cycle, p, 2, s, &wall, err) < 0) /* warm-up */
-        goto out;
+        return -1;
     samples_clear(&s[0]);
     samples_clear(&s[1]);
     if (load_run(c->callers, per_caller, op_cycle, p, 2, s, &wall, err) < 0)
-        goto out;
+        return -1;
     struct report *r = b->report;
     double p50 = samples_percentile(&s[0], 50);
     figure_add_run(report_figure(r, GROUP_PREPARE, "ms", "prepare, %s, p50", label), p50);
@@ -118,11 +124,7 @@ static int run_config(struct bench *b, struct prep_ctx *p, size_t k, const char 
         figure_add_run(
             report_figure(r, GROUP_PREPARE, "x", "prepare, %s, p50 / prepare floor", label),
             p50 / b->prepare_floor_ms);
-    rc = 0;
-out:
-    samples_free(&s[0]);
-    samples_free(&s[1]);
-    return rc;
+    return 0;
 }
 
 /* The lean world: a plugin without the two optional features that add
@@ -131,6 +133,23 @@ out:
  * same run. */
 #define LEAN_LABEL "1 device, sequential, device metadata and claim device status off"
 
+/* The world started, its claims made, every run. */
+static int prepare_runs(struct bench *b, struct world *w, struct prep_ctx *p, bool lean,
+                        struct error *err)
+{
+    if (world_start(w, PREPARE_GPUS, err) < 0 || create_claims(w, p, err) < 0 ||
+        (p->grpc = rpc_client_new(w->dra_sock, err)) == NULL)
+        return -1;
+    for (int run = 0; run < b->runs; run++) {
+        fprintf(stderr, "bench: prepare and unprepare%s, run %d/%d\n",
+                lean ? " without device metadata and device status" : "", run + 1, b->runs);
+        for (size_t k = 0; k < (lean ? 1 : N_CONFIGS); k++)
+            if (run_config(b, p, k, lean ? LEAN_LABEL : configs[k].label, err) < 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* One world of PREPARE_GPUS with its claims; every run measures all
  * configurations, or (lean) configuration 0 on the lean plugin. */
 static int measure_world(struct bench *b, bool lean, struct error *err)
@@ -138,7 +157,6 @@ static int measure_world(struct bench *b, bool lean, struct error *err)
     struct world w;
     struct prep_ctx *p = calloc(1, sizeof(*p));
     char name[64];
-    int rc = -1;
     if (p == NULL)
         return error_set(err, "out of memory");
     bench_world_name(b, lean ? "prepare-lean" : "prepare", name, sizeof(name));
@@ -154,27 +172,13 @@ static int measure_world(struct bench *b, bool lean, struct error *err)
         w.plugin_flags[0] = "--device-metadata=false";
         w.plugin_flags[1] = "--device-status=false";
     }
-    if (world_start(&w, PREPARE_GPUS, err) < 0 || create_claims(&w, p, err) < 0 ||
-        (p->grpc = rpc_client_new(w.dra_sock, err)) == NULL)
-        goto out;
-    for (int run = 0; run < b->runs; run++) {
-        fprintf(stderr, "bench: prepare and unprepare%s, run %d/%d\n",
-                lean ? " without device metadata and device status" : "", run + 1, b->runs);
-        for (size_t k = 0; k < (lean ? 1 : N_CONFIGS); k++)
-            if (run_config(b, p, k, lean ? LEAN_LABEL : configs[k].label, err) < 0)
-                goto out;
-    }
-    rc = 0;
-out:
+    int rc = prepare_runs(b, &w, p, lean, err);
     rpc_client_free(p->grpc);
     for (size_t k = 0; k < N_CONFIGS; k++)
         for (int c = 0; c < MAX_CALLERS; c++)
             dra_claim_free(&p->claims[k][c]);
     free(p);
-    struct error e;
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
-    return rc;
+    return world_finish(&w, rc, false, err);
 }
 
 int suite_prepare(struct bench *b, struct error *err)

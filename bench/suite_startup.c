@@ -115,31 +115,24 @@ static double ms_between(int64_t from, int64_t to)
  * placements, with a counter set per GPU (docs/resourceslices.md). */
 #define MIG_DEVICES_PER_GPU 19
 
-/* The start-to-published rows of a pool of 8 H100s in dynamic MIG mode. */
-static int mig_run(struct bench *b, int gpus, struct error *err)
+/* The rows of mig_run, on its world. */
+static int mig_measure(struct bench *b, struct world *w, int gpus, struct error *err)
 {
-    struct world w;
-    struct event_log *log = NULL;
-    char name[64];
-    int rc = -1;
-    bench_world_name(b, "startup-mig", name, sizeof(name));
+    cleanup_event_log struct event_log *log = NULL;
     int64_t t_reg = 0, t_pub = 0;
     json_int_t slices = 0;
     long devices = (long)gpus * MIG_DEVICES_PER_GPU;
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
-        return -1;
-    w.mig_dynamic = true;
-    if (world_start_api(&w, err) < 0 || world_start_fakehw(&w, gpus, err) < 0 ||
-        (log = event_log_open(w.event_log, err)) == NULL || world_spawn_plugin(&w, err) < 0 ||
-        world_register(&w, 60000, &t_reg, err) < 0 ||
+    if (world_start_api(w, err) < 0 || world_start_fakehw(w, gpus, err) < 0 ||
+        (log = event_log_open(w->event_log, err)) == NULL || world_spawn_plugin(w, err) < 0 ||
+        world_register(w, 60000, &t_reg, err) < 0 ||
         wait_published(log, devices, 120000, &t_pub, &slices, err) < 0)
-        goto out;
+        return -1;
     int64_t t_both = t_reg > t_pub ? t_reg : t_pub;
     figure_add_run(report_figure(b->report, GROUP_STARTUP, "ms",
                                  "registered and published (later of the two), %d GPUs in dynamic "
                                  "MIG (%ld devices)",
                                  gpus, devices),
-                   ms_between(w.plugin_spawn_ns, t_both));
+                   ms_between(w->plugin_spawn_ns, t_both));
     figure_add_run(report_figure(b->report, GROUP_STARTUP, "slices",
                                  "slices published, %d GPUs in dynamic MIG (%ld devices)", gpus,
                                  devices),
@@ -148,35 +141,34 @@ static int mig_run(struct bench *b, int gpus, struct error *err)
     figure_add_run(report_figure(b->report, GROUP_STARTUP, "devices",
                                  "devices published, %d GPUs in dynamic MIG", gpus),
                    (double)devices);
-    rc = 0;
-out:
-    event_log_close(log);
-    struct error e;
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
-    if (rc == 0 && !b->keep && (remove_tree(w.dir, &e) < 0 || remove_tree(w.cdi, &e) < 0))
-        rc = error_set(err, "%s", e.msg);
-    return rc;
+    return 0;
 }
 
-static int one_run(struct bench *b, int gpus, struct error *err)
+/* The start-to-published rows of a pool of 8 H100s in dynamic MIG mode. */
+static int mig_run(struct bench *b, int gpus, struct error *err)
 {
     struct world w;
-    struct event_log *log = NULL;
     char name[64];
-    int rc = -1;
-    bench_world_name(b, "startup", name, sizeof(name));
+    bench_world_name(b, "startup-mig", name, sizeof(name));
+    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+        return -1;
+    w.mig_dynamic = true;
+    return world_finish(&w, mig_measure(b, &w, gpus, err), !b->keep, err);
+}
+
+static int one_measure(struct bench *b, struct world *w, int gpus, struct error *err)
+{
+    cleanup_event_log struct event_log *log = NULL;
     int64_t t_reg = 0, t_file = 0, t_pub = 0;
     json_int_t slices = 0;
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
-        world_start_api(&w, err) < 0 || world_start_fakehw(&w, gpus, err) < 0 ||
-        (log = event_log_open(w.event_log, err)) == NULL || world_spawn_plugin(&w, err) < 0 ||
-        world_register(&w, 60000, &t_reg, err) < 0 ||
+    if (world_start_api(w, err) < 0 || world_start_fakehw(w, gpus, err) < 0 ||
+        (log = event_log_open(w->event_log, err)) == NULL || world_spawn_plugin(w, err) < 0 ||
+        world_register(w, 60000, &t_reg, err) < 0 ||
         wait_published(log, gpus, 120000, &t_pub, &slices, err) < 0 ||
-        world_wait_ready(&w, 60000, &t_file, err) < 0 || world_watch_health(&w, err) < 0)
-        goto out;
+        world_wait_ready(w, 60000, &t_file, err) < 0 || world_watch_health(w, err) < 0)
+        return -1;
     struct report *r = b->report;
-    int64_t t0 = w.plugin_spawn_ns;
+    int64_t t0 = w->plugin_spawn_ns;
     int64_t t_both = t_reg > t_pub ? t_reg : t_pub;
     figure_add_run(report_figure(r, GROUP_STARTUP, "ms", "registered, %d GPUs", gpus),
                    ms_between(t0, t_reg));
@@ -189,8 +181,8 @@ static int one_run(struct bench *b, int gpus, struct error *err)
                    ms_between(t0, t_file));
 
     struct proc_mem pm, fm;
-    if (proc_mem(w.plugin.pid, &pm, err) < 0 || proc_mem(w.fakehw.pid, &fm, err) < 0)
-        goto out;
+    if (proc_mem(w->plugin.pid, &pm, err) < 0 || proc_mem(w->fakehw.pid, &fm, err) < 0)
+        return -1;
     figure_add_run(report_figure(r, GROUP_MEMORY, "MiB", "plugin, %d GPUs", gpus),
                    pm.hwm_kib / 1024.0);
     figure_add_run(report_figure(r, GROUP_MEMORY, "MiB",
@@ -198,15 +190,18 @@ static int one_run(struct bench *b, int gpus, struct error *err)
                    pm.rss_anon_kib / 1024.0);
     figure_add_run(report_figure(r, GROUP_MEMORY, "MiB", "fakehw, %d GPUs", gpus),
                    fm.hwm_kib / 1024.0);
-    rc = 0;
-out:
-    event_log_close(log);
-    struct error e;
-    if (world_stop(&w, &e) < 0 && rc == 0)
-        rc = error_set(err, "%s", e.msg);
-    if (rc == 0 && !b->keep && (remove_tree(w.dir, &e) < 0 || remove_tree(w.cdi, &e) < 0))
-        rc = error_set(err, "%s", e.msg);
-    return rc;
+    return 0;
+}
+
+static int one_run(struct bench *b, int gpus, struct error *err)
+{
+    struct world w;
+    char name[64];
+    bench_world_name(b, "startup", name, sizeof(name));
+    int rc = world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err);
+    if (rc == 0)
+        rc = one_measure(b, &w, gpus, err);
+    return world_finish(&w, rc, !b->keep, err);
 }
 
 /* The floors of start-up and memory: each binary loading its libraries,

@@ -194,6 +194,16 @@ int world_stop(struct world *w, struct error *err)
     return rc;
 }
 
+int world_finish(struct world *w, int rc, bool remove, struct error *err)
+{
+    struct error e;
+    if (world_stop(w, &e) < 0 && rc == 0)
+        rc = error_set(err, "%s", e.msg);
+    if (rc == 0 && remove && (remove_tree(w->dir, &e) < 0 || remove_tree(w->cdi, &e) < 0))
+        rc = error_set(err, "%s", e.msg);
+    return rc;
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;

@@ -72,6 +72,12 @@ int world_start(struct world *w, int gpus, struct error *err);
  * 0 when every part exited cleanly, else -1 with the first problem. */
 int world_stop(struct world *w, struct error *err);
 
+/* The end of a suite's world: world_stop, then, with remove, its
+ * directories deleted.  rc is the run's own result; when it is 0, a part
+ * that did not exit cleanly (or a directory that stayed) is the error.
+ * Returns the result. */
+int world_finish(struct world *w, int rc, bool remove, struct error *err);
+
 /* Removes a directory tree (not crossing mount points). */
 int remove_tree(const char *dir, struct error *err);
 

@@ -16,3 +16,12 @@ void version_print(FILE *out, const char *prog)
 {
     fprintf(out, "%s %s (git %s)\n", prog, FAKEHW_DRA_VERSION, fakehw_git_commit);
 }
+
+int flags_read_versioned(const struct flag *flags, size_t nflags, int argc, char **argv,
+                         const struct flags_program *program, int *next, struct error *err)
+{
+    int rc = flags_read(flags, nflags, argc, argv, program, next, err);
+    if (rc == FLAGS_VERSION)
+        version_print(stdout, program->name);
+    return rc;
+}

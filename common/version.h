@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 
+#include "flags.h"
+
 /* The release.  The Helm chart's version is the same number (make test
  * checks that the two agree). */
 #define FAKEHW_DRA_VERSION "0.1.0"
@@ -18,5 +20,11 @@ extern const char fakehw_git_commit[];
 
 /* Prints "<prog> 0.1.0 (git 8bda152)\n" to out. */
 void version_print(FILE *out, const char *prog);
+
+/* flags_read with --version answered too: version_print's line for the
+ * program's name goes to stdout and FLAGS_VERSION is returned.  After
+ * FLAGS_HELP or FLAGS_VERSION the program exits with success. */
+int flags_read_versioned(const struct flag *flags, size_t nflags, int argc, char **argv,
+                         const struct flags_program *program, int *next, struct error *err);
 
 #endif

@@ -5,6 +5,7 @@
 #   kube/     Kubernetes API client (libcurl + jansson)
 #   prepare/  claims, opaque config, CDI specs, device metadata, checkpoint
 #   publish/  ResourceSlice building and publishing
+#   claims/   the claim watch, the claim work queue, claim reads and status PATCHes
 #   health/   health state, taints, claim device status
 #   metrics/  Prometheus metrics and their HTTP endpoint
 #   bind/     binding conditions of attachable devices
@@ -14,6 +15,7 @@ include driver/grpc/build.mk
 include driver/kube/build.mk
 include driver/prepare/build.mk
 include driver/publish/build.mk
+include driver/claims/build.mk
 include driver/health/build.mk
 include driver/metrics/build.mk
 include driver/bind/build.mk

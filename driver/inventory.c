@@ -205,6 +205,43 @@ static void *watch_thread(void *arg)
     return NULL;
 }
 
+/* The options and listeners copied, the watch opened, the first snapshot
+ * published, the thread started. */
+static int inventory_begin(struct tree_inventory *inv, const struct inventory_options *opts,
+                           const struct inventory_listener *listeners, size_t n_listeners,
+                           struct error *err)
+{
+    inv->root = strdup(opts->root);
+    inv->personality = opts->personality;
+    if (n_listeners > 0) {
+        inv->listeners = calloc(n_listeners, sizeof(*listeners));
+        if (inv->listeners != NULL)
+            memcpy(inv->listeners, listeners, n_listeners * sizeof(*listeners));
+    }
+    if (inv->root == NULL || (n_listeners > 0 && inv->listeners == NULL))
+        return error_set(err, "out of memory");
+    inv->n_listeners = n_listeners;
+    inv->gone_grace_ms = opts->gone_grace_ms;
+    struct fakehw_watch_options wopts = {.resync_ms = opts->resync_ms, .retry_ms = opts->retry_ms};
+    /* Watch first, then read: a change between the two is not lost. */
+    inv->watch = fakehw_watch_open(inv->root, &wopts, err);
+    if (inv->watch == NULL)
+        return -1;
+    if (fakehw_watch_up(inv->watch)) {
+        reload(inv);
+    } else {
+        LOG_W("fakehw tree %s is not there yet; waiting for it", inv->root);
+        struct device_snapshot *empty = device_snapshot_new(NULL, 0, false, err);
+        if (empty == NULL)
+            return -1;
+        publish(inv, empty);
+    }
+    if (pthread_create(&inv->thread, NULL, watch_thread, inv) != 0)
+        return error_set(err, "cannot start the inventory thread");
+    inv->thread_started = true;
+    return 0;
+}
+
 struct tree_inventory *inventory_start(const struct inventory_options *opts,
                                        const struct inventory_listener *listeners,
                                        size_t n_listeners, struct error *err)
@@ -223,42 +260,11 @@ struct tree_inventory *inventory_start(const struct inventory_options *opts,
         error_set(err, "cannot create a condition variable");
         return NULL;
     }
-    inv->root = strdup(opts->root);
-    inv->personality = opts->personality;
-    if (n_listeners > 0) {
-        inv->listeners = calloc(n_listeners, sizeof(*listeners));
-        if (inv->listeners != NULL)
-            memcpy(inv->listeners, listeners, n_listeners * sizeof(*listeners));
+    if (inventory_begin(inv, opts, listeners, n_listeners, err) < 0) {
+        inventory_stop(inv);
+        return NULL;
     }
-    if (inv->root == NULL || (n_listeners > 0 && inv->listeners == NULL)) {
-        error_set(err, "out of memory");
-        goto fail;
-    }
-    inv->n_listeners = n_listeners;
-    inv->gone_grace_ms = opts->gone_grace_ms;
-    struct fakehw_watch_options wopts = {.resync_ms = opts->resync_ms, .retry_ms = opts->retry_ms};
-    /* Watch first, then read: a change between the two is not lost. */
-    inv->watch = fakehw_watch_open(inv->root, &wopts, err);
-    if (inv->watch == NULL)
-        goto fail;
-    if (fakehw_watch_up(inv->watch)) {
-        reload(inv);
-    } else {
-        LOG_W("fakehw tree %s is not there yet; waiting for it", inv->root);
-        struct device_snapshot *empty = device_snapshot_new(NULL, 0, false, err);
-        if (empty == NULL)
-            goto fail;
-        publish(inv, empty);
-    }
-    if (pthread_create(&inv->thread, NULL, watch_thread, inv) != 0) {
-        error_set(err, "cannot start the inventory thread");
-        goto fail;
-    }
-    inv->thread_started = true;
     return inv;
-fail:
-    inventory_stop(inv);
-    return NULL;
 }
 
 static void inventory_free(struct tree_inventory *inv)

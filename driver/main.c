@@ -26,6 +26,7 @@
 #include "driver/grpc/rpc_server.h"
 #include "driver/grpc/socket_names.h"
 #include "driver/bind/binder.h"
+#include "driver/claims/claim_watch.h"
 #include "driver/health/claim_status.h"
 #include "driver/health/device_health.h"
 #include "driver/inventory.h"
@@ -86,6 +87,7 @@ struct plugin {
     struct health_policy health_policy; /* personality and xids, for every classification */
 
     struct kube_client *kc;
+    struct claim_watch *claims; /* where prepare, the binder and the status writer read claims */
     struct tree_inventory *inv;
     struct prepare_state *prep;
     struct slice_publisher *pub;
@@ -108,32 +110,16 @@ static const char description[] =
 
 /* --- callbacks the parts need from each other --- */
 
-/* The watch's copy when it has the claim under this uid and name (no API
- * call on the path the pod waits on), else a GET. */
+/* Prepare's claims come from the claim watch (a GET when it does not hold
+ * one); the metrics count where each came from. */
 static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
     struct plugin *p = ctx;
-    const char *ns = ref->ns, *name = ref->name;
-    json_t *watched = binder_allocated_claim(p->binder, ns, name, ref->uid);
-    if (watched != NULL) {
-        metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_WATCH);
-        *claim = watched;
-        return 0;
-    }
-    metrics_claim_read(p->metrics, METRICS_CLAIM_FROM_GET);
-    char path[1024];
-    if (kube_path_resourceclaim(path, sizeof(path), ns, name) < 0) {
-        *claim = NULL;
-        return error_set(err, "claim %.64s/%.64s...: the name is too long for a path", ns, name);
-    }
-    /* kube_request hands back the API server's Status body on a 4xx/5xx too;
-     * the prepare path expects no claim on failure. */
-    if (kube_request(p->kc, KUBE_GET, path, NULL, NULL, NULL, claim, err) < 0) {
-        json_decref(*claim);
-        *claim = NULL;
-        return -1;
-    }
-    return 0;
+    enum claim_source from;
+    int rc = claim_watch_fetch(p->claims, ref, claim, &from, err);
+    metrics_claim_read(p->metrics, from == CLAIM_FROM_WATCH ? METRICS_CLAIM_FROM_WATCH
+                                                            : METRICS_CLAIM_FROM_GET);
+    return rc;
 }
 
 static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev, struct error *err)
@@ -146,12 +132,6 @@ static void claim_holders(void *ctx, prepared_device_fn fn, void *fn_ctx)
 {
     struct plugin *p = ctx;
     prepare_for_each_device(p->prep, fn, fn_ctx);
-}
-
-static json_t *watched_claim(void *ctx, const char *ns, const char *name, const char *uid)
-{
-    struct plugin *p = ctx;
-    return binder_allocated_claim(p->binder, ns, name, uid);
 }
 
 /* The nvidia personality's config of a device, for its status data. */
@@ -269,9 +249,7 @@ static void metrics_state(void *ctx, struct metrics_state *st)
     struct claim_count claims = {0, ""};
     prepare_for_each_device(p->prep, count_claim, &claims);
     st->claims_prepared = claims.n;
-    struct binder_stats bs;
-    binder_get_stats(p->binder, &bs);
-    st->claims_watched = bs.claims_watched;
+    st->claims_watched = claim_watch_size(p->claims);
     struct slice_publisher_status ps;
     slice_publisher_get_status(p->pub, &ps);
     st->slices = ps.slices;
@@ -355,9 +333,8 @@ static int name_sockets(struct plugin *p)
     return 0;
 }
 
-static int parse_options(struct plugin *p, int argc, char **argv)
+static void option_defaults(struct options *o)
 {
-    struct options *o = &p->opt;
     *o = (struct options){
         .personality = PERSONALITY_DEFAULT_NAME,
         .registrar_dir = "/var/lib/kubelet/plugins_registry",
@@ -372,6 +349,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         .gone_grace_ms = 3000,
         .workers = 4,
     };
+}
+
+/* The flags (with their environment variables) into *o; exits after
+ * --help and --version.  -1 after a usage error (said on stderr). */
+static int read_flags(struct options *o, int argc, char **argv)
+{
     const struct flag flags[] = {
         {"personality", "PERSONALITY", FLAG_STRING, &o->personality,
          "whose driver this stands in for: fakehw, or nvidia (NVIDIA's DRA driver: its driver "
@@ -430,18 +413,12 @@ static int parse_options(struct plugin *p, int argc, char **argv)
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
         FLAG_VERSION_ENTRY,
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"fakehw-kubelet-plugin", "[flags]", description};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw-kubelet-plugin", "[flags]", description, flags, nflags);
+    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
         exit(0);
-    }
-    if (rc == FLAGS_VERSION) {
-        version_print(stdout, "fakehw-kubelet-plugin");
-        exit(0);
-    }
     if (rc < 0) {
         fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
         return -1;
@@ -451,7 +428,15 @@ static int parse_options(struct plugin *p, int argc, char **argv)
                 argv[next]);
         return -1;
     }
-    log_verbosity = (int)o->verbosity;
+    return 0;
+}
+
+/* The flags checked and resolved: the personality, the taint effect and
+ * policy, the paths made absolute, the plugin directory and sockets. */
+static int check_options(struct plugin *p)
+{
+    struct options *o = &p->opt;
+    struct error err;
     if (o->node_name == NULL || *o->node_name == '\0') {
         fprintf(stderr, "fakehw-kubelet-plugin: --node-name (or NODE_NAME) is required\n");
         return -1;
@@ -493,6 +478,15 @@ static int parse_options(struct plugin *p, int argc, char **argv)
     return name_sockets(p);
 }
 
+static int parse_options(struct plugin *p, int argc, char **argv)
+{
+    option_defaults(&p->opt);
+    if (read_flags(&p->opt, argc, argv) < 0)
+        return -1;
+    log_verbosity = (int)p->opt.verbosity;
+    return check_options(p);
+}
+
 static int start_servers(struct plugin *p, struct error *err)
 {
     p->dra = dra_service_new(p->prep, err);
@@ -526,33 +520,38 @@ static int start_servers(struct plugin *p, struct error *err)
     return 0;
 }
 
-static int start(struct plugin *p, struct error *err)
+/* First: a bad or taken --metrics-address fails the start before any API
+ * call, and the port is held until serving begins. */
+static int bind_metrics(struct plugin *p, struct error *err)
 {
-    struct options *o = &p->opt;
-    /* First: a bad or taken --metrics-address fails the start before any
-     * API call, and the port is held until serving begins below. */
-    if (o->metrics_address != NULL && *o->metrics_address != '\0') {
-        p->metrics_srv = metrics_server_bind(o->metrics_address, err);
-        if (p->metrics_srv == NULL)
-            return error_prefix(err, "--metrics-address");
-        p->metrics = metrics_new(err);
-        if (p->metrics == NULL)
-            return -1;
-    }
+    const char *address = p->opt.metrics_address;
+    if (address == NULL || *address == '\0')
+        return 0;
+    p->metrics_srv = metrics_server_bind(address, err);
+    if (p->metrics_srv == NULL)
+        return error_prefix(err, "--metrics-address");
+    p->metrics = metrics_new(err);
+    return p->metrics != NULL ? 0 : -1;
+}
+
+static int open_api(struct plugin *p, struct error *err)
+{
     struct kube_config kcfg = {0};
-    if (kube_config_load(o->kubeconfig, &kcfg, err) < 0)
+    if (kube_config_load(p->opt.kubeconfig, &kcfg, err) < 0)
         return error_prefix(err, "loading the Kubernetes client configuration");
     struct kube_client_options kopts = {.user_agent = "fakehw-kubelet-plugin",
                                         .on_response = p->metrics ? metrics_on_api_response : NULL,
                                         .on_response_ctx = p->metrics};
     p->kc = kube_client_new(&kcfg, &kopts, err);
     kube_config_free(&kcfg);
-    if (p->kc == NULL)
-        return -1;
+    return p->kc != NULL ? 0 : -1;
+}
 
+static int open_prepare(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
     if (mkdir_p(p->plugin_dir, 0750, err) < 0 || mkdir_p(o->cdi_root, 0755, err) < 0)
         return -1;
-
     struct prepare_config pcfg = {
         .driver_name = o->driver_name,
         .node_name = o->node_name,
@@ -574,33 +573,44 @@ static int start(struct plugin *p, struct error *err)
     p->prep = prepare_state_open(&pcfg, err);
     if (p->prep == NULL)
         return error_prefix(err, "opening the prepare state in %s", p->plugin_dir);
+    return 0;
+}
 
-    p->health = health_service_new(err);
-    if (p->health == NULL)
+/* The claim watch, then the binder and the status writer, which read its
+ * claims. */
+static int start_claims(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
+    struct claim_watch_options wopts = {.driver_name = o->driver_name, .pool_name = o->node_name};
+    p->claims = claim_watch_start(p->kc, &wopts, err);
+    if (p->claims == NULL)
         return -1;
-    /* Before the status writer, which reads the binder's claim watch. */
     struct binder_options bopts = {
         .driver_name = o->driver_name, .pool_name = o->node_name, .fakehw_root = o->fakehw_root};
-    p->binder = binder_start(p->kc, &bopts, err);
+    p->binder = binder_start(p->kc, p->claims, &bopts, err);
     if (p->binder == NULL)
         return -1;
-    if (o->device_status) {
-        struct claim_status_options copts = {
-            .driver_name = o->driver_name,
-            .pool_name = o->node_name,
-            .holders = claim_holders,
-            .holders_ctx = p,
-            .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
-            .on_changed_written_ctx = p->metrics,
-            .watched_claim = watched_claim,
-            .watched_claim_ctx = p,
-            .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
-            .config_data_ctx = p,
-            .health = p->health_policy};
-        p->status = claim_status_start(p->kc, &copts, err);
-        if (p->status == NULL)
-            return -1;
-    }
+    if (!o->device_status)
+        return 0;
+    struct claim_status_options copts = {
+        .driver_name = o->driver_name,
+        .pool_name = o->node_name,
+        .holders = claim_holders,
+        .holders_ctx = p,
+        .on_changed_written = p->metrics ? metrics_on_claim_status_written : NULL,
+        .on_changed_written_ctx = p->metrics,
+        .watch = p->claims,
+        .config_data = p->personality == PERSONALITY_NVIDIA ? claim_config_data : NULL,
+        .config_data_ctx = p,
+        .health = p->health_policy};
+    p->status = claim_status_start(p->kc, &copts, err);
+    return p->status != NULL ? 0 : -1;
+}
+
+/* The slice publisher, then the inventory that feeds every listener. */
+static int start_publishing(struct plugin *p, struct error *err)
+{
+    struct options *o = &p->opt;
     struct slice_publisher_options sopts = {.driver_name = o->driver_name,
                                             .node_name = o->node_name,
                                             .taint_effect = p->taint_effect,
@@ -613,16 +623,21 @@ static int start(struct plugin *p, struct error *err)
     p->pub = slice_publisher_start(p->kc, &sopts, err);
     if (p->pub == NULL)
         return -1;
-
     struct inventory_options iopts = {.root = o->fakehw_root,
                                       .gone_grace_ms = (int)o->gone_grace_ms,
                                       .personality = p->personality};
     struct inventory_listener listener = {.on_change = on_inventory, .ctx = p};
     p->inv = inventory_start(&iopts, &listener, 1, err);
-    if (p->inv == NULL)
-        return -1;
+    return p->inv != NULL ? 0 : -1;
+}
 
-    if (start_servers(p, err) < 0)
+static int start(struct plugin *p, struct error *err)
+{
+    if (bind_metrics(p, err) < 0 || open_api(p, err) < 0 || open_prepare(p, err) < 0)
+        return -1;
+    p->health = health_service_new(err);
+    if (p->health == NULL || start_claims(p, err) < 0 || start_publishing(p, err) < 0 ||
+        start_servers(p, err) < 0)
         return -1;
     if (p->metrics_srv != NULL) {
         if (metrics_server_serve(p->metrics_srv, p->metrics, metrics_state, p, err) < 0)
@@ -682,6 +697,7 @@ static int stop(struct plugin *p, long long t0, bool *left)
     p->status = NULL;
     *left = (binder_stop_by(p->binder, tree_deadline(t0)) < 0) || *left;
     p->binder = NULL;
+    claim_watch_stop(p->claims); /* a binder left behind may still read what it keeps */
     struct error err;
     slice_publisher_halt(p->pub);
     if (p->kc != NULL && p->opt.cleanup_on_exit) /* the API again, until CLEANUP_END_MS */
@@ -698,6 +714,7 @@ static int stop(struct plugin *p, long long t0, bool *left)
               SHUTDOWN_BUDGET_MS,
               *left ? "; a thread blocked in the fakehw tree was left behind" : "");
     if (!*left) {
+        claim_watch_free(p->claims);
         kube_client_free(p->kc);
         metrics_free(p->metrics);
     }

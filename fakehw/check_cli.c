@@ -24,15 +24,13 @@ int check_main(int argc, char **argv)
         {"config", "FAKEHW_CONFIG", FLAG_STRING, &config, "YAML config file (required)"},
         {"node", "NODE_NAME", FLAG_STRING, &node, "node name (default: the hostname)"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"fakehw check", "--config FILE [--node NAME]",
+                                          check_description};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw check", "--config FILE [--node NAME]", check_description, flags,
-                    nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return 0;
-    }
     if (rc < 0 || next < argc || config == NULL) {
         fprintf(stderr, "fakehw check: %s\n",
                 rc < 0 ? err.msg : "usage: fakehw check --config FILE [--node NAME]");

@@ -75,18 +75,12 @@ int main(int argc, char **argv)
         {"v", "FAKEHW_VERBOSITY", FLAG_INT, &verbosity, "log verbosity"},
         FLAG_VERSION_ENTRY,
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"fakehw", "--config FILE [flags]", description};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw", "--config FILE [flags]", description, flags, nflags);
+    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
         return 0;
-    }
-    if (rc == FLAGS_VERSION) {
-        version_print(stdout, "fakehw");
-        return 0;
-    }
     if (rc < 0) {
         fprintf(stderr, "fakehw: %s\n", err.msg);
         return EXIT_USAGE;

@@ -9,8 +9,8 @@
 FUZZ_TARGETS := config snapshot dra_request kubeconfig claim slices k8s_protobuf
 FUZZ_BIN     := $(BUILD)/fuzz-bin
 FUZZ_PROGS   := $(FUZZ_TARGETS:%=$(FUZZ_BIN)/fuzz_%)
-FUZZ_LIBS    := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(PREPARE_LIB) \
-                $(DEVICE_LIB) $(KUBE_LIB) $(FAKEHW_LIB) $(COMMON_LIB)
+FUZZ_LIBS    := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(PUBLISH_LIB) $(BIND_LIB) $(HEALTH_LIB) $(CLAIMS_LIB) \
+                $(PREPARE_LIB) $(DEVICE_LIB) $(KUBE_LIB) $(FAKEHW_LIB) $(COMMON_LIB)
 FUZZ_OBJS    := $(FUZZ_TARGETS:%=$(OBJ)/fuzz/fuzz_%.o) $(OBJ)/fuzz/fuzz_common.o
 FUZZ_SECONDS ?= 60
 

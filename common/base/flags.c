@@ -145,3 +145,14 @@ void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *
         if (flags[i].type == FLAG_VERSION)
             fprintf(out, "  --%-32s %s\n", flags[i].name, flags[i].help);
 }
+
+int flags_read(const struct flag *flags, size_t nflags, int argc, char **argv,
+               const struct flags_program *program, int *next, struct error *err)
+{
+    int rc = flags_parse(flags, nflags, argc, argv, next, err);
+    if (rc == FLAGS_HELP) {
+        flags_usage(stdout, program->name, program->synopsis, program->description, flags, nflags);
+        fflush(stdout);
+    }
+    return rc;
+}

@@ -52,4 +52,21 @@ int flags_parse(const struct flag *flags, size_t nflags, int argc, char **argv, 
 void flags_usage(FILE *out, const char *prog, const char *synopsis, const char *description,
                  const struct flag *flags, size_t nflags);
 
+/* What --help prints about a program: its name, its synopsis (what follows
+ * the name on the usage line) and a description. */
+struct flags_program {
+    const char *name;
+    const char *synopsis;
+    const char *description;
+};
+
+/* flags_parse with --help answered: the usage (flags_usage) goes to stdout
+ * and FLAGS_HELP is returned, for the program to exit with success.  Other
+ * results are flags_parse's. */
+int flags_read(const struct flag *flags, size_t nflags, int argc, char **argv,
+               const struct flags_program *program, int *next, struct error *err);
+
+/* The number of entries of a flag table (an array, not a pointer). */
+#define FLAGS_COUNT(table) (sizeof(table) / sizeof((table)[0]))
+
 #endif

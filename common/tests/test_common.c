@@ -185,6 +185,40 @@ static void print_version(FILE *out, void *ctx)
     version_print(out, ctx);
 }
 
+/* flags_read: --help prints the usage on stdout and says FLAGS_HELP; other
+ * arguments parse as with flags_parse. */
+static void test_flags_read(void **state)
+{
+    (void)state;
+    static const struct flags_program program = {"prog", "[flags]", "Reads flags."};
+    struct error err;
+    int next;
+    char tmpl[] = "/tmp/test_flags_read.XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+    char *help[] = {"prog", "--help", NULL};
+    int rc = flags_read(version_flags, FLAGS_COUNT(version_flags), 2, help, &program, &next, &err);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    assert_int_equal(rc, FLAGS_HELP);
+    char text[4096] = "";
+    assert_true(pread(fd, text, sizeof(text) - 1, 0) > 0);
+    close(fd);
+    unlink(tmpl);
+    assert_non_null(strstr(text, "Usage: prog [flags]\n\nReads flags.\n"));
+    assert_non_null(strstr(text, "  --root "));
+
+    const char *root = "/r";
+    const struct flag flags[] = {{"root", NULL, FLAG_STRING, &root, "the root"}};
+    char *args[] = {"prog", "--root", "/x", "rest", NULL};
+    assert_int_equal(flags_read(flags, FLAGS_COUNT(flags), 4, args, &program, &next, &err), 0);
+    assert_string_equal(root, "/x");
+    assert_int_equal(next, 3);
+}
+
 /* --version only where the table has it, never with a value or from the
  * environment; --help lists it after -h, --help. */
 static void test_flags_version(void **state)
@@ -393,7 +427,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write_replaces), cmocka_unit_test(test_atomic_write_nosync),
         cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
-        cmocka_unit_test(test_flags_version),
+        cmocka_unit_test(test_flags_version),         cmocka_unit_test(test_flags_read),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

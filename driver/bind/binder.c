@@ -8,9 +8,10 @@
 #include <time.h>
 
 #include "binder_internal.h"
+#include "cleanup.h"
 #include "driver/device/personality.h"
-#include "driver/health/claim_patch.h"
-#include "driver/health/claim_status_json.h"
+#include "driver/claims/claim_json.h"
+#include "driver/claims/claim_patch.h"
 #include "fakehw_attach.h"
 #include "log.h"
 #include "retry.h"
@@ -45,9 +46,10 @@ static void scan_result(void *ctx, const char *device, bool has_conditions)
 static void reconcile(struct binder *b, json_t *claims, const struct device_snapshot *snap,
                       bool synced)
 {
-    json_t *held = json_object(), *seen = json_object();
+    json_auto_t *held = json_object();
+    json_auto_t *seen = json_object();
     if (held == NULL || seen == NULL)
-        goto out;
+        return;
     const char *uid;
     json_t *claim;
     json_object_foreach(claims, uid, claim)
@@ -55,9 +57,8 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
         struct scan s = {b, claim, held, seen, false};
         binding_claim_results(claim, b->driver, b->pool, scan_result, &s);
         if (s.needs_write) {
-            const json_t *meta = json_object_get(claim, "metadata");
-            const struct claim_ref ref = {json_string_value(json_object_get(meta, "namespace")),
-                                          json_string_value(json_object_get(meta, "name")), uid};
+            const struct claim_ref ref = {claim_meta(claim, "namespace"), claim_meta(claim, "name"),
+                                          uid};
             if (ref.ns != NULL && ref.name != NULL) {
                 pthread_mutex_lock(&b->lock);
                 claim_queue_add(&b->queue, &ref, monotonic_ms(), -1);
@@ -83,9 +84,6 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
               fakehw_attach_name(d->attach));
         binder_write_attach(b, fakehw_device_dir(d), "detach");
     }
-out:
-    json_decref(held);
-    json_decref(seen);
 }
 
 /* --- writing one claim's status --- */
@@ -135,10 +133,9 @@ static void build_result(void *ctx, const char *device, bool has_conditions)
     }
     json_decref(w->devices);
     w->devices = next;
-    LOG_I("binder: claim %s/%s: %s %s",
-          json_string_value(json_object_get(json_object_get(w->claim, "metadata"), "namespace")),
-          json_string_value(json_object_get(json_object_get(w->claim, "metadata"), "name")),
-          o == ATTACHED ? b->names.attached : b->names.failed, device);
+    LOG_I("binder: claim %s/%s: %s %s", claim_meta(w->claim, "namespace"),
+          claim_meta(w->claim, "name"), o == ATTACHED ? b->names.attached : b->names.failed,
+          device);
 }
 
 static enum claim_write_result write_claim(struct binder *b, const struct claim_work *it,
@@ -156,7 +153,7 @@ static enum claim_write_result write_claim(struct binder *b, const struct claim_
         return CLAIM_WRITE_DONE;
     }
     char now[32];
-    claim_status_format_time((long long)time(NULL), now, sizeof(now));
+    claim_format_time((long long)time(NULL), now, sizeof(now));
     struct build w = {.b = b, .claim = claim, .now = now};
     binding_claim_results(claim, b->driver, b->pool, build_result, &w);
     json_auto_t *devices = w.devices;
@@ -202,10 +199,10 @@ static void *worker_main(void *arg)
     while (!b->stopping) {
         if (b->dirty) {
             b->dirty = false;
-            json_t *claims = json_copy(b->claims); /* shallow: claims are replaced, not edited */
             struct device_snapshot *snap = device_snapshot_get(b->snap);
-            bool synced = b->synced;
             pthread_mutex_unlock(&b->lock);
+            bool synced = false; /* the watch's lock is never taken under b->lock */
+            json_t *claims = claim_watch_claims(b->watch, &synced);
             if (claims != NULL)
                 reconcile(b, claims, snap, synced);
             json_decref(claims);
@@ -251,71 +248,69 @@ void binder_get_stats(struct binder *b, struct binder_stats *st)
 {
     pthread_mutex_lock(&b->lock);
     *st = b->stats;
-    st->claims_watched = json_object_size(b->claims);
     st->conflicts = b->queue.conflicts;
     st->failures = b->queue.failures;
     pthread_mutex_unlock(&b->lock);
 }
 
-struct binder *binder_start(struct kube_client *kc, const struct binder_options *opts,
-                            struct error *err)
+/* The claim watch's listener: called with the watch's lock held. */
+static void claims_changed(void *ctx)
 {
-    struct binder *b = xcalloc(1, sizeof(*b));
+    struct binder *b = ctx;
+    pthread_mutex_lock(&b->lock);
+    b->dirty = true;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static int check_options(const struct binder_options *opts, struct error *err)
+{
+    if (!opts->driver_name || !opts->driver_name[0] || !opts->pool_name || !opts->pool_name[0] ||
+        !opts->fakehw_root || !opts->fakehw_root[0])
+        return error_set(err, "binder: driver name, pool name and fakehw root are required");
+    return 0;
+}
+
+struct binder *binder_start(struct kube_client *kc, struct claim_watch *watch,
+                            const struct binder_options *opts, struct error *err)
+{
+    if (check_options(opts, err) < 0)
+        return NULL;
+    cleanup_free struct binder *b = xcalloc(1, sizeof(*b));
+    if ((b->requested = json_object()) == NULL) {
+        error_set(err, "binder: out of memory");
+        return NULL;
+    }
+    if (retry_cond_init(&b->cond) < 0) {
+        json_decref(b->requested);
+        error_set(err, "binder: cannot create a condition variable");
+        return NULL;
+    }
+    if (thread_end_init(&b->worker_end) < 0) {
+        pthread_cond_destroy(&b->cond);
+        json_decref(b->requested);
+        error_set(err, "binder: cannot create a condition variable");
+        return NULL;
+    }
     b->kc = kc;
-    b->watch_cancel = kube_cancel_new();
-    b->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
-    b->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
-    b->root = xstrdup(opts->fakehw_root ? opts->fakehw_root : "");
-    b->claims = json_object();
-    b->requested = json_object();
+    b->watch = watch;
+    b->driver = xstrdup(opts->driver_name);
+    b->pool = xstrdup(opts->pool_name);
+    b->root = xstrdup(opts->fakehw_root);
+    binding_names_make(b->driver, &b->names);
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
                                               opts->max_attempts};
     claim_queue_init(&b->queue, &policy);
-    b->retry_base_ms = b->queue.policy.retry_base_ms;
-    b->retry_max_ms = b->queue.policy.retry_max_ms;
     pthread_mutex_init(&b->lock, NULL);
-    if (!b->claims || !b->requested) {
-        error_set(err, "binder: out of memory");
-        goto fail;
-    }
-    if (!b->driver[0] || !b->pool[0] || !b->root[0]) {
-        error_set(err, "binder: driver name, pool name and fakehw root are required");
-        goto fail;
-    }
-    binding_names_make(b->driver, &b->names);
-    if (retry_cond_init(&b->cond) < 0) {
-        error_set(err, "binder: cannot create a condition variable");
-        goto fail;
-    }
-    if (thread_end_init(&b->worker_end) < 0) {
-        error_set(err, "binder: cannot create a condition variable");
-        pthread_cond_destroy(&b->cond);
-        goto fail;
-    }
+    b->dirty = true; /* the watch may have listed before the binder listens */
     if (pthread_create(&b->worker_thread, NULL, worker_main, b) != 0) {
         error_set(err, "binder: cannot start its worker thread");
-        thread_end_destroy(&b->worker_end);
-        pthread_cond_destroy(&b->cond);
-        goto fail;
-    }
-    b->worker_started = true;
-    if (pthread_create(&b->watch_thread, NULL, binder_watch_main, b) != 0) {
-        error_set(err, "binder: cannot start its watch thread");
-        binder_stop(b);
+        binder_free(steal_pointer(&b));
         return NULL;
     }
-    b->watch_started = true;
-    return b;
-fail:
-    pthread_mutex_destroy(&b->lock);
-    json_decref(b->claims);
-    json_decref(b->requested);
-    free(b->driver);
-    free(b->pool);
-    free(b->root);
-    kube_cancel_free(b->watch_cancel);
-    free(b);
-    return NULL;
+    b->worker_started = true;
+    claim_watch_listen(watch, claims_changed, b);
+    return steal_pointer(&b);
 }
 
 static void binder_free(struct binder *b)
@@ -323,14 +318,12 @@ static void binder_free(struct binder *b)
     thread_end_destroy(&b->worker_end);
     claim_queue_clear(&b->queue);
     device_snapshot_put(b->snap);
-    json_decref(b->claims);
     json_decref(b->requested);
     pthread_cond_destroy(&b->cond);
     pthread_mutex_destroy(&b->lock);
     free(b->driver);
     free(b->pool);
     free(b->root);
-    kube_cancel_free(b->watch_cancel);
     free(b);
 }
 
@@ -338,14 +331,12 @@ int binder_stop_by(struct binder *b, long long deadline_ms)
 {
     if (b == NULL)
         return 0;
-    kube_cancel_fire(b->watch_cancel);
+    if (b->worker_started)
+        claim_watch_listen(b->watch, NULL, NULL);
     pthread_mutex_lock(&b->lock);
     b->stopping = true;
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
-    /* The watch only waits on the API server, whose calls are cancelled. */
-    if (b->watch_started)
-        pthread_join(b->watch_thread, NULL);
     if (b->worker_started && !thread_end_wait(&b->worker_end, b->worker_thread, deadline_ms)) {
         LOG_W("binder: its worker is still blocked in the fakehw tree %s (a hung or stopped "
               "fakehw?); leaving it behind",

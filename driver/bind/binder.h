@@ -2,10 +2,10 @@
 /* The binder: acts on device binding conditions (binding_conditions.h) for
  * the attachable devices of this node's pool.
  *
- * A watch thread lists and watches ResourceClaims in every namespace and
- * keeps those with an allocation result of this driver and pool.  A worker
- * thread reconciles them with the fakehw tree whenever a claim or the
- * inventory changes:
+ * A worker thread reconciles the claims of the claim watch
+ * (driver/claims/claim_watch.h: those with an allocation result of this
+ * driver and pool) with the fakehw tree whenever a claim or the inventory
+ * changes:
  *  - a result that carries binding conditions and whose status reports
  *    neither condition yet: the worker asks fakehw to attach the device
  *    (writes "attach" to devices/<name>/attach, once per allocation: claim
@@ -15,10 +15,8 @@
  *    (after its own request): "<driver>/attach-failed" True, and the
  *    scheduler gives the allocation up and schedules the pod again;
  *  - an attachable device that no claim of the pool holds any more (after
- *    the first complete list) and is not detached: it writes "detach".
- * The watch's claims also serve the prepare path (binder_allocated_claim):
- * the scheduler allocates a claim well before the kubelet prepares it, so a
- * prepare usually finds the claim here and needs no GET.
+ *    the watch's first complete list) and is not detached: it writes
+ *    "detach".
  * Status writes are read-modify-write like the claim-status writer's: GET,
  * build, skip when nothing changes, PATCH /status with a merge patch that
  * carries the claim's resourceVersion; 409 re-reads at once (a few times,
@@ -32,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "driver/claims/claim_watch.h"
 #include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
@@ -46,7 +45,6 @@ struct binder_options {
 };
 
 struct binder_stats {
-    size_t claims_watched;         /* claims kept: allocated to this driver and pool */
     unsigned long attach_requests; /* "attach" written to the tree */
     unsigned long detach_requests;
     unsigned long writes;    /* successful status PATCHes */
@@ -56,9 +54,10 @@ struct binder_stats {
 
 struct binder;
 
-/* Starts both threads.  kc must outlive the binder. */
-struct binder *binder_start(struct kube_client *kc, const struct binder_options *opts,
-                            struct error *err);
+/* Starts the worker, which listens to the claim watch.  kc and watch must
+ * outlive the binder. */
+struct binder *binder_start(struct kube_client *kc, struct claim_watch *watch,
+                            const struct binder_options *opts, struct error *err);
 
 /* A new inventory snapshot (an attach may have ended): reconcile soon.  The
  * binder takes its own reference. */
@@ -66,17 +65,8 @@ void binder_devices_changed(struct binder *b, struct device_snapshot *snap);
 
 void binder_get_stats(struct binder *b, struct binder_stats *st);
 
-/* The claim with this uid, namespace and name as the watch last delivered
- * it (a new reference to an object no one changes: read it, do not modify
- * it), when it
- * has an allocation result of this driver and pool; NULL when the watch has
- * not delivered it (yet).  The caller json_decref()s it.  A claim's
- * allocation does not change while the claim is reserved for a pod, and
- * the kubelet prepares only reserved claims, so the copy's allocation is the
- * one to prepare; only the status may have moved on. */
-json_t *binder_allocated_claim(struct binder *b, const char *ns, const char *name, const char *uid);
-
-/* Stops and joins both threads, frees everything.  NULL is fine. */
+/* Stops listening to the claim watch, stops and joins the worker, frees
+ * everything.  NULL is fine. */
 void binder_stop(struct binder *b);
 
 /* The same, waiting for the worker (which reads and writes the fakehw

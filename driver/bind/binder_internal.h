@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Internals of the binder (binder.h) shared by its files: binder.c (the
  * worker: reconcile, the status writes, the lifecycle), binder_attach.c
- * (the fakehw attach files and what they say per allocated device) and
- * binder_watch.c (the claim watch). */
+ * (the fakehw attach files and what they say per allocated device). */
 #ifndef FAKEHW_DRIVER_BINDER_INTERNAL_H
 #define FAKEHW_DRIVER_BINDER_INTERNAL_H
 
@@ -13,28 +12,25 @@
 
 #include "binder.h"
 #include "binding_conditions.h"
-#include "driver/health/claim_queue.h"
+#include "driver/claims/claim_queue.h"
 #include "thread_end.h"
 
 struct binder {
     struct kube_client *kc;
+    struct claim_watch *watch; /* the claims to reconcile */
     char *driver, *pool, *root;
     struct binding_names names;
-    long retry_base_ms, retry_max_ms; /* of the claim watch */
 
-    pthread_t watch_thread, worker_thread;
-    bool watch_started, worker_started;
+    pthread_t worker_thread;
+    bool worker_started;
     /* The worker reads and writes the fakehw tree, where a hung fakehw can
      * hold it for good: binder_stop_by may leave it behind (thread_end.h). */
     struct thread_end worker_end;
-    struct kube_cancel *watch_cancel; /* ends the claim watch */
 
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;
     bool stopping;
-    bool dirty;     /* claims or devices changed since the last reconcile */
-    bool synced;    /* a whole list has been seen: unheld devices may be detached */
-    json_t *claims; /* uid -> claim, only claims with results of driver and pool */
+    bool dirty; /* claims or devices changed since the last reconcile */
     struct device_snapshot *snap;
     struct claim_queue queue; /* claims whose binding conditions need a write */
     struct binder_stats stats;
@@ -58,8 +54,5 @@ enum outcome_kind binder_device_outcome(struct binder *b, const json_t *claim, c
 
 /* Writes "attach" or "detach" to the device's attach file; -1 logged. */
 int binder_write_attach(struct binder *b, const char *device, const char *command);
-
-/* The claim watch thread: lists and watches claims until watch_cancel fires. */
-void *binder_watch_main(void *arg);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cleanup.h"
+
 void binding_names_make(const char *driver, struct binding_names *names)
 {
     snprintf(names->attached, sizeof(names->attached), "%s/%s", driver, BINDING_ATTACHED_SUFFIX);
@@ -106,21 +108,21 @@ json_t *binding_status_set(const json_t *claim, const char *driver, const char *
                            const char *message, const char *now)
 {
     const json_t *old = json_object_get(json_object_get(claim, "status"), "devices");
-    json_t *devices = json_is_array(old) ? json_deep_copy(old) : json_array();
+    json_auto_t *devices = json_is_array(old) ? json_deep_copy(old) : json_array();
     if (devices == NULL)
         return NULL;
     json_t *entry = find_entry(devices, driver, pool, device);
     if (entry == NULL) {
         entry = json_pack("{s:s, s:s, s:s, s:[]}", "driver", driver, "pool", pool, "device", device,
                           "conditions");
-        if (entry == NULL || json_array_append_new(devices, entry) < 0)
-            goto oom;
+        if (json_array_append_new(devices, entry) < 0) /* takes entry; fails on NULL */
+            return NULL;
     }
     json_t *conds = json_object_get(entry, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
-        if (conds == NULL || json_object_set_new(entry, "conditions", conds) < 0)
-            goto oom;
+        if (json_object_set_new(entry, "conditions", conds) < 0)
+            return NULL;
     }
     json_int_t generation =
         json_integer_value(json_object_get(json_object_get(claim, "metadata"), "generation"));
@@ -128,7 +130,7 @@ json_t *binding_status_set(const json_t *claim, const char *driver, const char *
                              "reason", reason, "message", message, "lastTransitionTime", now,
                              "observedGeneration", generation);
     if (cond == NULL)
-        goto oom;
+        return NULL;
     size_t i;
     json_t *c;
     json_array_foreach(conds, i, c)
@@ -140,15 +142,8 @@ json_t *binding_status_set(const json_t *claim, const char *driver, const char *
                 str(c, "lastTransitionTime") != NULL)
                 json_object_set(cond, "lastTransitionTime",
                                 json_object_get(c, "lastTransitionTime"));
-            if (json_array_set_new(conds, i, cond) < 0)
-                goto oom;
-            return devices;
+            return json_array_set_new(conds, i, cond) < 0 ? NULL : steal_pointer(&devices);
         }
     }
-    if (json_array_append_new(conds, cond) < 0)
-        goto oom;
-    return devices;
-oom:
-    json_decref(devices);
-    return NULL;
+    return json_array_append_new(conds, cond) < 0 ? NULL : steal_pointer(&devices);
 }

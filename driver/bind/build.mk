@@ -2,7 +2,7 @@
 # driver/bind/: device binding conditions (KEP-5007) for attachable fake
 # GPUs: the published fields and the binder threads that attach devices
 # and set the claim conditions.  Built as $(BIND_LIB); programs link it
-# before $(HEALTH_LIB) and $(KUBE_LIB).
+# before $(CLAIMS_LIB) and $(KUBE_LIB).
 BIND_SRCS   := $(wildcard driver/bind/*.c)
 BIND_OBJS   := $(BIND_SRCS:%.c=$(OBJ)/%.o)
 BIND_LIB    := $(BUILD)/lib/libbind.a

@@ -115,6 +115,17 @@ static int add_published(json_t *attrs, const struct published *p, const struct 
     return 0;
 }
 
+static int add_all(json_t *a, const struct fakehw_device *d, struct error *err)
+{
+    /* type is no file of the tree: a device with a parent is a partition. */
+    if (add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(published) / sizeof(published[0]); i++)
+        if (published[i].published && add_published(a, &published[i], d, err) < 0)
+            return -1;
+    return 0;
+}
+
 json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
 {
     json_auto_t *a = json_object();
@@ -122,14 +133,9 @@ json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
         error_set(err, "device %s: out of memory", d->name);
         return NULL;
     }
-    /* type is no file of the tree: a device with a parent is a partition. */
-    if (add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0)
-        goto fail;
-    for (size_t i = 0; i < sizeof(published) / sizeof(published[0]); i++)
-        if (published[i].published && add_published(a, &published[i], d, err) < 0)
-            goto fail;
+    if (add_all(a, d, err) < 0) {
+        error_prefix(err, "device %s", d->name);
+        return NULL;
+    }
     return steal_pointer(&a);
-fail:
-    error_prefix(err, "device %s", d->name);
-    return NULL;
 }

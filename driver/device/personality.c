@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "dns_names.h"
 
 /* One row per personality: its flag value and the driver it stands in for. */
@@ -91,25 +92,20 @@ int personality_rename(enum personality p, struct fakehw_device *devs, size_t n,
 {
     if (p == PERSONALITY_FAKEHW || n == 0)
         return 0;
-    char(*names)[FAKEHW_NAME_MAX] = calloc(n, sizeof(*names));
-    const char **sorted = calloc(n, sizeof(*sorted));
-    int rc = -1;
-    if (names == NULL || sorted == NULL) {
-        error_set(err, "out of memory renaming %zu devices", n);
-        goto out;
-    }
+    cleanup_free char(*names)[FAKEHW_NAME_MAX] = calloc(n, sizeof(*names));
+    cleanup_free const char **sorted = calloc(n, sizeof(*sorted));
+    if (names == NULL || sorted == NULL)
+        return error_set(err, "out of memory renaming %zu devices", n);
     for (size_t i = 0; i < n; i++) {
         if (personality_device_name(p, &devs[i], names[i], sizeof(names[i]), err) < 0)
-            goto out;
+            return -1;
         sorted[i] = names[i];
     }
     qsort(sorted, n, sizeof(*sorted), by_name);
     for (size_t i = 1; i < n; i++)
-        if (!strcmp(sorted[i - 1], sorted[i])) {
-            error_set(err, "two devices would both be published as %s (%s personality)", sorted[i],
-                      personality_name(p));
-            goto out;
-        }
+        if (!strcmp(sorted[i - 1], sorted[i]))
+            return error_set(err, "two devices would both be published as %s (%s personality)",
+                             sorted[i], personality_name(p));
     /* A partition's parent takes its GPU's new name: look it up by the
      * tree's name before any is changed. */
     for (size_t i = 0; i < n; i++) {
@@ -127,11 +123,7 @@ int personality_rename(enum personality p, struct fakehw_device *devs, size_t n,
     }
     for (size_t i = 0; i < n; i++)
         snprintf(devs[i].name, sizeof(devs[i].name), "%s", names[i]);
-    rc = 0;
-out:
-    free(names);
-    free(sorted);
-    return rc;
+    return 0;
 }
 
 const char *fakehw_device_dir(const struct fakehw_device *d)

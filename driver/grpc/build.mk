@@ -4,7 +4,8 @@
 # services, and their message codecs.  Everything lands in one static library;
 # the plugin links it with the prepare module that implements prepare.h:
 #   $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB) $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
-DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/rpc_wire.c \
+DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/rpc_live.c \
+                    driver/grpc/rpc_wire.c \
                     driver/grpc/registration_service.c \
                     driver/grpc/dra_service.c driver/grpc/dra_codec.c \
                     driver/grpc/health_service.c driver/grpc/health_codec.c \

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/prepare/prepare.h"
+#include "driver/prepare/prepare_types.h"
 #include "error.h"
 
 enum dra_api { DRA_API_V1, DRA_API_V1BETA1 };

@@ -274,7 +274,7 @@ static void watch_close(struct rpc_stream *c)
  * at once (unknown method, too many calls), or dispatch the request that
  * came with a registered unary call, or send the initial metadata and, for
  * a generic call, read the request. */
-void call_start(struct rpc_stream *c, size_t in_class)
+void call_start(struct rpc_stream *c, const char *over_budget)
 {
     struct rpc_server *srv = c->srv;
     c->t_arrived = trace_now();
@@ -289,12 +289,8 @@ void call_start(struct rpc_stream *c, size_t in_class)
     if (c->method == NULL) {
         snprintf(msg, sizeof(msg), "unknown method %s", c->path);
         finish_with_status(c, GRPC_STATUS_UNIMPLEMENTED, msg);
-    } else if (call_is_stream(c) && in_class > RPC_MAX_STREAMS) {
-        snprintf(msg, sizeof(msg), "too many streams open (limit %d)", RPC_MAX_STREAMS);
-        finish_with_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
-    } else if (!call_is_stream(c) && in_class > RPC_MAX_UNARY_CALLS) {
-        snprintf(msg, sizeof(msg), "too many calls in progress (limit %d)", RPC_MAX_UNARY_CALLS);
-        finish_with_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    } else if (over_budget != NULL) {
+        finish_with_status(c, GRPC_STATUS_RESOURCE_EXHAUSTED, over_budget);
     } else if (c->registered != NULL && !call_is_stream(c)) {
         /* The request came with the call: no batch before the answer, whose
          * send batch carries the initial metadata too (one write). */

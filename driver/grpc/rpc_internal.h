@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Internals shared by rpc_server.c (the server: threads, completion queue,
- * lifecycle) and rpc_call.c (one call: its batches, send queue, handler run,
- * and the rpc_stream / rpc_reply API).  Not a contract for other modules.
+ * lifecycle), rpc_call.c (one call: its batches, send queue, handler run,
+ * and the rpc_stream / rpc_reply API of rpc_call.h) and rpc_live.c (the
+ * server's calls in progress and the job queue its workers take them
+ * from).  Not a contract for other modules.
  *
  * Calls come in two ways.  Every method added with rpc_server_add_method is
  * registered with grpc core, which reads the request message before it hands
@@ -48,8 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/grpc/rpc_call.h"
 #include "log.h"
-#include "driver/grpc/rpc_server.h"
 
 #define STATUS_MSG_MAX 1024
 
@@ -156,9 +158,9 @@ struct rpc_reply {
 /* For grpc_server_request_call (reg NULL) or grpc_server_request_registered_call. */
 struct rpc_stream *call_new(struct rpc_server *srv, const struct rpc_registered *reg);
 void call_discard(struct rpc_stream *c); /* a request that never got a call */
-/* The call arrived, method looked up; in_class: live calls of its kind
- * (unary or stream) including this one, checked against that kind's budget. */
-void call_start(struct rpc_stream *c, size_t in_class);
+/* The call arrived, method looked up; over_budget: NULL, or why the server
+ * refuses it (RESOURCE_EXHAUSTED: too many calls of its kind). */
+void call_start(struct rpc_stream *c, const char *over_budget);
 static inline bool call_is_stream(const struct rpc_stream *c)
 {
     return c->method != NULL && c->method->stream_open != NULL;
@@ -172,10 +174,16 @@ void call_run(struct rpc_stream *c, bool stopping); /* on a worker: decode, run 
  * whose handler has not run yet are left to call_run (stopping). */
 void call_shutdown_stream(struct rpc_stream *c);
 
-/* rpc_server.c: what a call needs from its server. */
-void server_push_job(struct rpc_server *srv, struct rpc_stream *c);
-bool server_stopping(struct rpc_server *srv);      /* shutdown has begun */
-size_t server_unary_calls(struct rpc_server *srv); /* unary calls in progress, this one too */
+/* rpc_live.c: the calls in progress (the live list) and the job queue. */
+/* Joins the live list; returns the live calls of its kind (unary or
+ * stream), this one included, for the server's budget of that kind. */
+size_t server_call_arrived(struct rpc_server *srv, struct rpc_stream *c);
 void server_call_over(struct rpc_server *srv, struct rpc_stream *c); /* leaves the live list */
+size_t server_unary_calls(struct rpc_server *srv); /* unary calls in progress, this one too */
+bool server_stopping(struct rpc_server *srv);      /* shutdown has begun */
+void server_push_job(struct rpc_server *srv, struct rpc_stream *c);
+/* The next job for a worker; waits for one.  NULL once the workers are
+ * told to stop and none is left. */
+struct rpc_stream *server_pop_job(struct rpc_server *srv);
 
 #endif

@@ -58,51 +58,6 @@ static const struct rpc_method *find_method(const struct rpc_server *srv, const 
     return NULL;
 }
 
-void server_push_job(struct rpc_server *srv, struct rpc_stream *c)
-{
-    pthread_mutex_lock(&srv->jobs_mu);
-    c->next_job = NULL;
-    if (srv->jobs_tail)
-        srv->jobs_tail->next_job = c;
-    else
-        srv->jobs_head = c;
-    srv->jobs_tail = c;
-    pthread_cond_signal(&srv->jobs_cond);
-    pthread_mutex_unlock(&srv->jobs_mu);
-}
-
-bool server_stopping(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    bool stopping = srv->state != SRV_RUNNING;
-    pthread_mutex_unlock(&srv->mu);
-    return stopping;
-}
-
-size_t server_unary_calls(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    size_t n = srv->n_live - srv->n_live_streams;
-    pthread_mutex_unlock(&srv->mu);
-    return n;
-}
-
-void server_call_over(struct rpc_server *srv, struct rpc_stream *c)
-{
-    pthread_mutex_lock(&srv->mu);
-    if (c->live_prev)
-        c->live_prev->live_next = c->live_next;
-    else
-        srv->live = c->live_next;
-    if (c->live_next)
-        c->live_next->live_prev = c->live_prev;
-    srv->n_live--;
-    if (call_is_stream(c))
-        srv->n_live_streams--;
-    pthread_cond_broadcast(&srv->cond);
-    pthread_mutex_unlock(&srv->mu);
-}
-
 /* A call arrived (poller thread). */
 static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
 {
@@ -122,20 +77,15 @@ static void on_new_call(struct rpc_server *srv, struct rpc_stream *c, bool ok)
         c->method = find_method(srv, c->path);
     }
 
-    size_t in_class;
-    pthread_mutex_lock(&srv->mu);
-    c->live_next = srv->live;
-    if (srv->live)
-        srv->live->live_prev = c;
-    srv->live = c;
-    ++srv->n_live;
-    if (call_is_stream(c))
-        in_class = ++srv->n_live_streams;
-    else
-        in_class = srv->n_live - srv->n_live_streams;
+    size_t in_class = server_call_arrived(srv, c);
     const struct rpc_registered *reg = c->registered;
-    pthread_mutex_unlock(&srv->mu);
-    call_start(c, in_class);
+    char refusal[STATUS_MSG_MAX] = "";
+    if (call_is_stream(c) && in_class > RPC_MAX_STREAMS)
+        snprintf(refusal, sizeof(refusal), "too many streams open (limit %d)", RPC_MAX_STREAMS);
+    else if (!call_is_stream(c) && in_class > RPC_MAX_UNARY_CALLS)
+        snprintf(refusal, sizeof(refusal), "too many calls in progress (limit %d)",
+                 RPC_MAX_UNARY_CALLS);
+    call_start(c, refusal[0] != '\0' ? refusal : NULL);
     /* Re-armed after the call started: a unary call run on the poller has
      * been answered by now, so grpc core's work for the next request does
      * not delay this answer; the method's other armed request takes a call
@@ -184,21 +134,10 @@ static void *poller_main(void *arg)
 static void *worker_main(void *arg)
 {
     struct rpc_server *srv = arg;
-    for (;;) {
-        pthread_mutex_lock(&srv->jobs_mu);
-        while (srv->jobs_head == NULL && !srv->workers_stop)
-            pthread_cond_wait(&srv->jobs_cond, &srv->jobs_mu);
-        struct rpc_stream *c = srv->jobs_head;
-        if (c == NULL) { /* stop requested and nothing left */
-            pthread_mutex_unlock(&srv->jobs_mu);
-            return NULL;
-        }
-        srv->jobs_head = c->next_job;
-        if (srv->jobs_head == NULL)
-            srv->jobs_tail = NULL;
-        pthread_mutex_unlock(&srv->jobs_mu);
+    struct rpc_stream *c;
+    while ((c = server_pop_job(srv)) != NULL)
         call_run(c, server_stopping(srv));
-    }
+    return NULL;
 }
 
 /* ---------- lifecycle ---------- */
@@ -316,17 +255,9 @@ void rpc_process_setup(void)
     setenv("GRPC_POLL_STRATEGY", "poll", 0);
 }
 
-int rpc_server_start(struct rpc_server *srv, struct error *err)
+/* The completion queue and the grpc server, every method registered. */
+static int create_server(struct rpc_server *srv, struct error *err)
 {
-    if (srv->state != SRV_NEW)
-        return error_set(err, "%s server: already started", srv->name);
-    if (srv->n_methods == 0)
-        return error_set(err, "%s server: no methods", srv->name);
-    if (prepare_socket_path(srv, err) < 0)
-        return -1;
-
-    grpc_init();
-    srv->grpc_inited = true;
     srv->cq = grpc_completion_queue_create_for_next(NULL);
     /* No bandwidth-delay probe: on a unix socket it only makes the kubelet
      * answer a PING in the middle of every call. */
@@ -341,35 +272,37 @@ int rpc_server_start(struct rpc_server *srv, struct error *err)
         srv->registered[i].method = &srv->methods[i];
         srv->registered[i].handle = grpc_server_register_method(
             srv->server, srv->methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-        if (srv->registered[i].handle == NULL) {
-            error_set(err, "%s server: grpc core refused to register method %s", srv->name,
-                      srv->methods[i].path);
-            goto fail;
-        }
+        if (srv->registered[i].handle == NULL)
+            return error_set(err, "%s server: grpc core refused to register method %s", srv->name,
+                             srv->methods[i].path);
     }
+    return 0;
+}
+
+/* Binds the unix socket and makes it mode 0660. */
+static int listen_socket(struct rpc_server *srv, struct error *err)
+{
     char addr[4200];
     snprintf(addr, sizeof(addr), "unix:%s", srv->socket_path);
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     int port = grpc_server_add_http2_port(srv->server, addr, creds);
     grpc_server_credentials_release(creds);
-    if (port == 0) {
-        error_set(err, "%s server: cannot listen on %s (see the grpc log line above)", srv->name,
-                  srv->socket_path);
-        goto fail;
-    }
-    if (chmod(srv->socket_path, 0660) < 0) {
-        error_set_errno(err, errno, "%s server: chmod %s", srv->name, srv->socket_path);
-        goto fail;
-    }
-    grpc_server_start(srv->server);
+    if (port == 0)
+        return error_set(err, "%s server: cannot listen on %s (see the grpc log line above)",
+                         srv->name, srv->socket_path);
+    if (chmod(srv->socket_path, 0660) < 0)
+        return error_set_errno(err, errno, "%s server: chmod %s", srv->name, srv->socket_path);
+    return 0;
+}
 
+/* The workers, the pending requests, then the poller that serves them. */
+static int start_threads(struct rpc_server *srv, struct error *err)
+{
     srv->workers = xcalloc((size_t)srv->nworkers, sizeof(pthread_t));
     for (int i = 0; i < srv->nworkers; i++) {
         int rc = pthread_create(&srv->workers[i], NULL, worker_main, srv);
-        if (rc != 0) {
-            error_set_errno(err, rc, "%s server: starting worker thread", srv->name);
-            goto fail_started;
-        }
+        if (rc != 0)
+            return error_set_errno(err, rc, "%s server: starting worker thread", srv->name);
         srv->n_workers_started++;
     }
     pthread_mutex_lock(&srv->mu);
@@ -382,19 +315,19 @@ int rpc_server_start(struct rpc_server *srv, struct error *err)
     pthread_mutex_unlock(&srv->mu);
     int rc = pthread_create(&srv->poller, NULL, poller_main, srv);
     if (rc != 0) {
-        error_set_errno(err, rc, "%s server: starting the poller thread", srv->name);
         pthread_mutex_lock(&srv->mu);
         srv->state = SRV_STOPPING;
         pthread_mutex_unlock(&srv->mu);
-        goto fail_started;
+        return error_set_errno(err, rc, "%s server: starting the poller thread", srv->name);
     }
     srv->poller_running = true;
-    LOG_V(1, "%s server: listening on %s", srv->name, srv->socket_path);
     return 0;
+}
 
-fail_started:
-    /* Started but nothing served yet: the pending requests fail on shutdown
-     * and are freed while we drain the queue by hand. */
+/* A started server that serves nothing yet: the pending requests fail on
+ * shutdown and are freed while the queue is drained by hand. */
+static void unstart(struct rpc_server *srv)
+{
     stop_workers(srv);
     grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
     grpc_server_cancel_all_calls(srv->server);
@@ -411,11 +344,35 @@ fail_started:
     }
     grpc_server_destroy(srv->server);
     srv->server = NULL;
-fail:
+}
+
+static int start_failed(struct rpc_server *srv)
+{
     destroy_unstarted(srv);
     unlink(srv->socket_path);
     srv->state = SRV_STOPPED;
     return -1;
+}
+
+int rpc_server_start(struct rpc_server *srv, struct error *err)
+{
+    if (srv->state != SRV_NEW)
+        return error_set(err, "%s server: already started", srv->name);
+    if (srv->n_methods == 0)
+        return error_set(err, "%s server: no methods", srv->name);
+    if (prepare_socket_path(srv, err) < 0)
+        return -1;
+    grpc_init();
+    srv->grpc_inited = true;
+    if (create_server(srv, err) < 0 || listen_socket(srv, err) < 0)
+        return start_failed(srv);
+    grpc_server_start(srv->server);
+    if (start_threads(srv, err) < 0) {
+        unstart(srv);
+        return start_failed(srv);
+    }
+    LOG_V(1, "%s server: listening on %s", srv->name, srv->socket_path);
+    return 0;
 }
 
 static void timespec_add_ms(struct timespec *ts, long ms)

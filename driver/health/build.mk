@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# driver/health/: device health (taints, claim conditions), the claim
-# device-status writer and the claim work queue it shares with
-# driver/bind/.  Built as $(HEALTH_LIB).  Programs that use it link:
-#   $(HEALTH_LIB) $(DEVICE_LIB) $(KUBE_LIB) $(COMMON_LIB) $(HEALTH_LDLIBS)
+# driver/health/: device health (taints, claim conditions) and the claim
+# device-status writer.  Built as $(HEALTH_LIB).  Programs that use it link:
+#   $(HEALTH_LIB) $(CLAIMS_LIB) $(DEVICE_LIB) $(KUBE_LIB) $(COMMON_LIB) $(HEALTH_LDLIBS)
 HEALTH_SRCS   := $(wildcard driver/health/*.c)
 HEALTH_OBJS   := $(HEALTH_SRCS:%.c=$(OBJ)/%.o)
 HEALTH_LIB    := $(BUILD)/lib/libhealth.a
@@ -18,8 +17,8 @@ $(HEALTH_LIB): $(HEALTH_OBJS)
 
 # Unit tests: classification, taint values, health diffs, claim status JSON.
 UNIT_TESTS += $(BIN)/test_health
-$(BIN)/test_health: $(OBJ)/driver/health/tests/test_health.o $(HEALTH_LIB) $(DEVICE_LIB) \
-    $(COMMON_LIB)
+$(BIN)/test_health: $(OBJ)/driver/health/tests/test_health.o $(HEALTH_LIB) $(CLAIMS_LIB) \
+    $(DEVICE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
@@ -29,16 +28,8 @@ $(BIN)/test_xid_policy: $(OBJ)/driver/health/tests/test_xid_policy.o $(HEALTH_LI
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
-# Unit tests: the claim work queue (collapse per uid, order, settling).
-UNIT_TESTS += $(BIN)/test_claim_queue
-$(BIN)/test_claim_queue: $(OBJ)/driver/health/tests/test_claim_queue.o $(HEALTH_LIB) $(KUBE_LIB) \
-    $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
-
-# The bats suite runs publish-test-driver (driver/publish/build.mk) against
-# the API server stand-in.
+# The bats suite runs publish-test-driver (driver/plugin.mk) against the
+# API server stand-in.
 ifneq ($(wildcard conformance/node/standins/apiserver/build.mk),)
 BATS_SUITES += driver/health/tests
-bats: $(PUBLISH_TEST_DRIVER)
 endif

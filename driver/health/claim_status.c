@@ -7,10 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "claim_patch.h"
-#include "claim_queue.h"
 #include "claim_status_json.h"
+#include "cleanup.h"
 #include "device_health.h"
+#include "driver/claims/claim_json.h"
+#include "driver/claims/claim_patch.h"
+#include "driver/claims/claim_queue.h"
 #include "log.h"
 #include "retry.h"
 #include "xalloc.h"
@@ -22,8 +24,7 @@ struct claim_status_writer {
     void *holders_ctx;
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
-    json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
-    void *watched_claim_ctx;
+    struct claim_watch *watch; /* NULL = always GET */
     claim_config_data_fn config_data;
     void *config_data_ctx;
     struct health_policy health;
@@ -88,21 +89,21 @@ static void note_changed(void *ctx, const char *device_name)
         if (strcmp(w->changed[i], device_name) == 0)
             return;
     }
-    if (w->n_changed == w->cap_changed) {
+    char *name = strdup(device_name);
+    if (name != NULL && w->n_changed == w->cap_changed) {
         size_t cap = w->cap_changed ? w->cap_changed * 2 : 16;
         char **grown = realloc(w->changed, cap * sizeof(*grown));
-        if (grown == NULL)
-            goto oom;
-        w->changed = grown;
-        w->cap_changed = cap;
+        if (grown != NULL) {
+            w->changed = grown;
+            w->cap_changed = cap;
+        }
     }
-    w->changed[w->n_changed] = strdup(device_name);
-    if (w->changed[w->n_changed] == NULL)
-        goto oom;
-    w->n_changed++;
-    return;
-oom:
-    LOG_E("claim status: out of memory noting a health change of %s", device_name);
+    if (name == NULL || w->n_changed == w->cap_changed) {
+        free(name);
+        LOG_E("claim status: out of memory noting a health change of %s", device_name);
+        return;
+    }
+    w->changed[w->n_changed++] = name;
 }
 
 void claim_status_devices_changed(struct claim_status_writer *w, struct device_snapshot *snap)
@@ -191,9 +192,9 @@ static bool devices_equal(const json_t *a, const json_t *b)
  * 409 the copy is known stale). */
 static json_t *watched_copy(struct claim_status_writer *w, const struct claim_work *it)
 {
-    if (w->watched_claim == NULL || it->conflicts > 0)
+    if (w->watch == NULL || it->conflicts > 0)
         return NULL;
-    return w->watched_claim(w->watched_claim_ctx, it->ns, it->name, it->uid);
+    return claim_watch_get(w->watch, it->ns, it->name, it->uid);
 }
 
 static enum claim_write_result write_claim(struct claim_status_writer *w,
@@ -211,8 +212,7 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
         LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
         return CLAIM_WRITE_DONE;
     case CLAIM_READ_REPLACED: {
-        const char *uid =
-            json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
+        const char *uid = claim_meta(claim, "uid");
         LOG_V(2, "claim status: claim %s/%s has uid %s, not %s: replaced, nothing to write", it->ns,
               it->name, uid ? uid : "(none)", it->uid);
         return CLAIM_WRITE_DONE;
@@ -220,13 +220,13 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     case CLAIM_READ_FAILED:
         return CLAIM_WRITE_RETRY;
     }
-    if (!claim_status_has_results(claim, w->driver, w->pool)) {
+    if (!claim_has_results(claim, w->driver, w->pool)) {
         LOG_V(2, "claim status: claim %s/%s holds no device of %s in pool %s any more", it->ns,
               it->name, w->driver, w->pool);
         return CLAIM_WRITE_DONE;
     }
     char now[32];
-    claim_status_format_time((long long)time(NULL), now, sizeof(now));
+    claim_format_time((long long)time(NULL), now, sizeof(now));
     /* Built from a reference to the last snapshot, outside the lock: a new
      * snapshot meanwhile queues the claim again. */
     pthread_mutex_lock(&w->lock);
@@ -336,10 +336,18 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
                                                const struct claim_status_options *opts,
                                                struct error *err)
 {
-    struct claim_status_writer *w = xcalloc(1, sizeof(*w));
+    if (!opts->driver_name || !opts->driver_name[0] || !opts->pool_name || !opts->pool_name[0]) {
+        error_set(err, "claim status writer: driver name and pool name are required");
+        return NULL;
+    }
+    cleanup_free struct claim_status_writer *w = xcalloc(1, sizeof(*w));
+    if (retry_cond_init(&w->cond) < 0) {
+        error_set(err, "claim status writer: cannot create a condition variable");
+        return NULL;
+    }
     w->kc = kc;
-    w->driver = xstrdup(opts->driver_name ? opts->driver_name : "");
-    w->pool = xstrdup(opts->pool_name ? opts->pool_name : "");
+    w->driver = xstrdup(opts->driver_name);
+    w->pool = xstrdup(opts->pool_name);
     w->holders = opts->holders;
     w->holders_ctx = opts->holders_ctx;
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
@@ -347,34 +355,21 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     claim_queue_init(&w->queue, &policy);
     w->on_changed_written = opts->on_changed_written;
     w->on_changed_written_ctx = opts->on_changed_written_ctx;
-    w->watched_claim = opts->watched_claim;
-    w->watched_claim_ctx = opts->watched_claim_ctx;
+    w->watch = opts->watch;
     w->health = opts->health;
     w->config_data = opts->config_data;
     w->config_data_ctx = opts->config_data_ctx;
     w->changed_since = -1;
-    if (w->driver[0] == '\0' || w->pool[0] == '\0') {
-        error_set(err, "claim status writer: driver name and pool name are required");
-        goto fail_alloc;
-    }
     pthread_mutex_init(&w->lock, NULL);
-    if (retry_cond_init(&w->cond) < 0) {
-        error_set(err, "claim status writer: cannot create a condition variable");
-        goto fail_lock;
-    }
     if (pthread_create(&w->thread, NULL, writer_thread, w) != 0) {
         error_set(err, "claim status writer: cannot start its thread");
         pthread_cond_destroy(&w->cond);
-        goto fail_lock;
+        pthread_mutex_destroy(&w->lock);
+        free(w->driver);
+        free(w->pool);
+        return NULL;
     }
-    return w;
-fail_lock:
-    pthread_mutex_destroy(&w->lock);
-fail_alloc:
-    free(w->driver);
-    free(w->pool);
-    free(w);
-    return NULL;
+    return steal_pointer(&w);
 }
 
 int claim_status_wait_idle(struct claim_status_writer *w, int timeout_ms)

@@ -6,9 +6,9 @@
  * Callers only queue work; a background thread does the API calls, so a slow
  * or failing API server never blocks a prepare or the inventory thread, and a
  * failure to write status never fails a prepare.  Work is kept per claim uid
- * in a claim queue (claim_queue.h, shared with the binder): repeated
+ * in a claim queue (driver/claims/claim_queue.h, shared with the binder): repeated
  * requests for one claim before it is written collapse into one write.  A write is a
- * read-modify-write: GET the claim (or take the watch's copy, see watched_claim), build the new
+ * read-modify-write: GET the claim (or take the claim watch's copy, see watch), build the new
  * list (other drivers' entries kept), skip the write when nothing changes, otherwise PATCH the
  * status subresource with a merge patch that carries the claim's resourceVersion.  409 Conflict
  * re-reads at once (a few times, then with backoff); other failures retry with exponential backoff
@@ -36,6 +36,7 @@
 #include <stddef.h>
 
 #include "claim_status_json.h"
+#include "driver/claims/claim_watch.h"
 #include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "driver/prepare/prepare.h"
@@ -64,12 +65,11 @@ struct claim_status_options {
      * NULL = none. */
     void (*on_changed_written)(void *ctx, long latency_ms);
     void *on_changed_written_ctx;
-    /* The claim with this namespace, name and uid as a watch last saw it
-     * (new reference), or NULL.  When set, a write starts from that copy instead of a GET; its
-     * resourceVersion goes into the patch, so a stale copy answers 409 and
-     * the claim is then read with a GET.  NULL = always GET. */
-    json_t *(*watched_claim)(void *ctx, const char *ns, const char *name, const char *uid);
-    void *watched_claim_ctx;
+    /* When set, a write starts from the watch's copy of the claim
+     * (claim_watch_get) instead of a GET; its resourceVersion goes into the
+     * patch, so a stale copy answers 409 and the claim is then read with a
+     * GET.  NULL = always GET.  Must outlive the writer. */
+    struct claim_watch *watch;
     /* What the opaque config made of each device, for its data (the nvidia
      * personality); NULL = nothing. */
     claim_config_data_fn config_data;

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "cleanup.h"
 #include "device_health.h"
 #include "quantity.h"
 #include "utf8.h"
@@ -39,32 +39,18 @@ static bool entry_matches(const json_t *entry, const char *driver, const char *p
            strcmp(dev, device) == 0 && strcmp(s ? s : "", share_id ? share_id : "") == 0;
 }
 
-bool claim_status_has_results(const json_t *claim, const char *driver, const char *pool)
-{
-    const json_t *results = allocation_results(claim);
-    size_t i;
-    const json_t *r;
-    json_array_foreach(results, i, r)
-    {
-        const char *d = str_field(r, "driver"), *p = str_field(r, "pool");
-        if (d && p && strcmp(d, driver) == 0 && strcmp(p, pool) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* The conditions of an entry with Ready set from h: other types kept, Ready
  * in its old position (or appended), lastTransitionTime kept while the
  * status stays the same. */
 static json_t *ready_conditions(const json_t *old, const struct device_health *h, const char *now,
                                 const json_t *generation)
 {
-    json_t *out = json_array();
-    json_t *ready =
+    json_auto_t *out = json_array();
+    json_auto_t *ready =
         json_pack("{s:s, s:s, s:s, s:s}", "type", CLAIM_CONDITION_READY, "status",
                   h->healthy ? "True" : "False", "reason", h->reason, "message", h->message);
     if (out == NULL || ready == NULL)
-        goto fail;
+        return NULL;
     const char *since = now;
     bool placed = false;
     size_t i;
@@ -74,7 +60,7 @@ static json_t *ready_conditions(const json_t *old, const struct device_health *h
         const char *type = str_field(c, "type");
         if (type == NULL || strcmp(type, CLAIM_CONDITION_READY) != 0) {
             if (json_array_append(out, (json_t *)c) < 0)
-                goto fail;
+                return NULL;
             continue;
         }
         if (placed)
@@ -84,22 +70,16 @@ static json_t *ready_conditions(const json_t *old, const struct device_health *h
         if (old_status && old_since && strcmp(old_status, h->healthy ? "True" : "False") == 0)
             since = old_since;
         if (json_array_append(out, ready) < 0)
-            goto fail;
+            return NULL;
         placed = true;
     }
-    if (!placed && json_array_append(out, ready) < 0)
-        goto fail;
-    if (json_object_set_new(ready, "lastTransitionTime", json_string(since)) < 0)
-        goto fail;
-    if (json_is_integer(generation) &&
-        json_object_set_new(ready, "observedGeneration", json_deep_copy(generation)) < 0)
-        goto fail;
-    json_decref(ready);
-    return out;
-fail:
-    json_decref(ready);
-    json_decref(out);
-    return NULL;
+    /* Ready is in out (a reference): set its time there. */
+    if ((!placed && json_array_append(out, ready) < 0) ||
+        json_object_set_new(ready, "lastTransitionTime", json_string(since)) < 0 ||
+        (json_is_integer(generation) &&
+         json_object_set_new(ready, "observedGeneration", json_deep_copy(generation)) < 0))
+        return NULL;
+    return steal_pointer(&out);
 }
 
 static json_t *device_data(const struct fakehw_device *dev)
@@ -114,22 +94,36 @@ static json_t *device_data(const struct fakehw_device *dev)
                      "memory", memory);
 }
 
+/* The entry's data: the device's, and what the opaque config made of it. */
+static int set_data(json_t *entry, const struct fakehw_device *dev,
+                    const struct claim_status_input *in, const json_t *claim, size_t result)
+{
+    json_t *data = device_data(dev);
+    json_t *config = in->config_data
+                         ? in->config_data(in->config_ctx, claim, result, in->find, in->find_ctx)
+                         : NULL;
+    /* set_new takes config and data, also when it fails (or data is NULL). */
+    if (config != NULL && json_object_set_new(data, "config", config) < 0) {
+        json_decref(data);
+        return -1;
+    }
+    return json_object_set_new(entry, "data", data);
+}
+
 /* Our entry for one allocation result, starting from the old one if any. */
 static json_t *build_entry(const json_t *old, const char *device, const char *share_id,
                            const struct claim_status_input *in, const json_t *generation,
                            const json_t *claim, size_t result)
 {
-    json_t *entry = old ? json_deep_copy(old) : json_object();
+    json_auto_t *entry = old ? json_deep_copy(old) : json_object();
     if (entry == NULL)
         return NULL;
-    if (old == NULL) {
-        if (json_object_set_new(entry, "driver", json_string(in->driver)) < 0 ||
-            json_object_set_new(entry, "pool", json_string(in->pool)) < 0 ||
-            json_object_set_new(entry, "device", json_string(device)) < 0 ||
-            (share_id && share_id[0] &&
-             json_object_set_new(entry, "shareID", json_string(share_id)) < 0))
-            goto fail;
-    }
+    if (old == NULL && (json_object_set_new(entry, "driver", json_string(in->driver)) < 0 ||
+                        json_object_set_new(entry, "pool", json_string(in->pool)) < 0 ||
+                        json_object_set_new(entry, "device", json_string(device)) < 0 ||
+                        (share_id && share_id[0] &&
+                         json_object_set_new(entry, "shareID", json_string(share_id)) < 0)))
+        return NULL;
     const struct fakehw_device *dev = in->find(in->find_ctx, device);
     struct device_health h;
     if (dev != NULL)
@@ -137,22 +131,40 @@ static json_t *build_entry(const json_t *old, const char *device, const char *sh
     else
         device_health_removed(device, &h);
     json_t *conds = ready_conditions(json_object_get(entry, "conditions"), &h, in->now, generation);
-    if (conds == NULL || json_object_set_new(entry, "conditions", conds) < 0)
-        goto fail;
-    if (dev != NULL) {
-        json_t *data = device_data(dev);
-        json_t *config =
-            in->config_data ? in->config_data(in->config_ctx, claim, result, in->find, in->find_ctx)
-                            : NULL;
-        if (config != NULL && (data == NULL || json_object_set_new(data, "config", config) < 0))
-            goto fail;
-        if (data == NULL || json_object_set_new(entry, "data", data) < 0)
-            goto fail;
+    if (json_object_set_new(entry, "conditions", conds) < 0 ||
+        (dev != NULL && set_data(entry, dev, in, claim, result) < 0))
+        return NULL;
+    return steal_pointer(&entry);
+}
+
+/* The first entry of list under the list map's key of one allocation
+ * result (driver, pool, device, shareID), or NULL. */
+static const json_t *find_entry(const json_t *list, const char *driver, const char *pool,
+                                const char *device, const char *share_id)
+{
+    size_t j;
+    const json_t *o;
+    json_array_foreach(list, j, o)
+    {
+        if (entry_matches(o, driver, pool, device, share_id))
+            return o;
     }
-    return entry;
-fail:
-    json_decref(entry);
     return NULL;
+}
+
+/* Entries of other drivers or pools, as they are and in their order. */
+static int keep_others(json_t *out, const json_t *existing, const struct claim_status_input *in)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(existing, i, e)
+    {
+        const char *d = str_field(e, "driver"), *p = str_field(e, "pool");
+        bool ours = d && p && strcmp(d, in->driver) == 0 && strcmp(p, in->pool) == 0;
+        if (!ours && json_array_append(out, (json_t *)e) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int claim_status_devices_build(const json_t *claim, const struct claim_status_input *in,
@@ -176,20 +188,17 @@ int claim_status_devices_build(const json_t *claim, const struct claim_status_in
     if (existing != NULL && !json_is_array(existing))
         return error_set(err, "claim %s/%s: status.devices is not a list", ns, name);
 
-    json_t *out = json_array();
+    json_auto_t *out = json_array();
     if (out == NULL) {
         error_set(err, "claim %s/%s: out of memory", ns, name);
         return CLAIM_STATUS_BUILD_FAILED;
     }
-    size_t i;
-    const json_t *e;
-    json_array_foreach(existing, i, e)
-    {
-        const char *d = str_field(e, "driver"), *p = str_field(e, "pool");
-        bool ours = d && p && strcmp(d, in->driver) == 0 && strcmp(p, in->pool) == 0;
-        if (!ours && json_array_append(out, (json_t *)e) < 0)
-            goto oom;
+    if (keep_others(out, existing, in) < 0) {
+        error_set(err, "claim %s/%s: cannot copy the other drivers' status.devices entries", ns,
+                  name);
+        return CLAIM_STATUS_BUILD_FAILED;
     }
+    size_t i;
     const json_t *r;
     json_array_foreach(results, i, r)
     {
@@ -197,64 +206,21 @@ int claim_status_devices_build(const json_t *claim, const struct claim_status_in
         if (!d || !p || strcmp(d, in->driver) != 0 || strcmp(p, in->pool) != 0)
             continue;
         const char *device = str_field(r, "device");
-        if (device == NULL || device[0] == '\0') {
-            json_decref(out);
+        if (device == NULL || device[0] == '\0')
             return error_set(err, "claim %s/%s: status.allocation.devices.results[%zu]: no device",
                              ns, name, i);
-        }
         const char *share_id = str_field(r, "shareID");
         /* One entry per key even when two requests got the same device. */
-        bool seen = false;
-        size_t j;
-        const json_t *o;
-        json_array_foreach(out, j, o)
-        {
-            if (entry_matches(o, d, p, device, share_id))
-                seen = true;
-        }
-        if (seen)
+        if (find_entry(out, d, p, device, share_id) != NULL)
             continue;
-        const json_t *old = NULL;
-        json_array_foreach(existing, j, o)
-        {
-            if (old == NULL && entry_matches(o, d, p, device, share_id))
-                old = o;
-        }
+        const json_t *old = find_entry(existing, d, p, device, share_id);
         json_t *entry = build_entry(old, device, share_id, in, generation, claim, i);
         if (entry == NULL || json_array_append_new(out, entry) < 0) {
-            json_decref(out);
             error_set(err, "claim %s/%s: cannot build the status.devices entry of device %s", ns,
                       name, device);
             return CLAIM_STATUS_BUILD_FAILED;
         }
     }
-    *devices = out;
+    *devices = steal_pointer(&out);
     return 0;
-oom:
-    json_decref(out);
-    error_set(err, "claim %s/%s: cannot copy the other drivers' status.devices entries", ns, name);
-    return CLAIM_STATUS_BUILD_FAILED;
-}
-
-json_t *claim_status_patch(const json_t *claim, const json_t *devices)
-{
-    const char *rv = str_field(json_object_get(claim, "metadata"), "resourceVersion");
-    json_t *meta = rv ? json_pack("{s:s}", "resourceVersion", rv) : json_object();
-    json_t *status = json_pack("{s:O}", "devices", devices);
-    if (meta == NULL || status == NULL) {
-        json_decref(meta);
-        json_decref(status);
-        return NULL;
-    }
-    return json_pack("{s:o, s:o}", "metadata", meta, "status", status);
-}
-
-void claim_status_format_time(long long t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (size == 0)
-        return;
-    if (gmtime_r(&tt, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        buf[0] = '\0';
 }

@@ -63,15 +63,4 @@ struct claim_status_input {
 int claim_status_devices_build(const json_t *claim, const struct claim_status_input *in,
                                json_t **devices, struct error *err);
 
-/* True when claim has at least one allocation result of driver and pool. */
-bool claim_status_has_results(const json_t *claim, const char *driver, const char *pool);
-
-/* The merge patch that replaces status.devices, guarded by the claim's
- * resourceVersion so a concurrent writer makes it fail with 409:
- * {"metadata": {"resourceVersion": rv}, "status": {"devices": devices}}. */
-json_t *claim_status_patch(const json_t *claim, const json_t *devices);
-
-/* Formats t (Unix seconds) as RFC3339 UTC into buf (at least 21 bytes). */
-void claim_status_format_time(long long t, char *buf, size_t size);
-
 #endif

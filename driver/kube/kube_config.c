@@ -324,6 +324,48 @@ static void document_deletep(yaml_document_t **d)
         yaml_document_delete(*d);
 }
 
+/* current-context: its cluster and its user, as the config takes them. */
+static int load_current_context(struct kc *k, yaml_node_t *root, struct kube_config *cfg,
+                                struct error *err)
+{
+    const char *ctx_name, *cluster_name, *user_name;
+    if (get_string(k, root, "current-context", "kubeconfig", &ctx_name, err) < 0)
+        return -1;
+    if (ctx_name == NULL)
+        return error_set(err, "kubeconfig %s: current-context is not set", k->path);
+    yaml_node_t *ctx, *cluster, *user = NULL;
+    if (find_named(k, "contexts", "context", ctx_name, &ctx, err) < 0)
+        return -1;
+    if (ctx == NULL)
+        return error_set(err, "kubeconfig %s: current-context \"%s\": no such entry in contexts",
+                         k->path, ctx_name);
+    char what[300];
+    snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
+    if (get_string(k, ctx, "cluster", what, &cluster_name, err) < 0 ||
+        get_string(k, ctx, "user", what, &user_name, err) < 0)
+        return -1;
+    if (cluster_name == NULL)
+        return error_set(err, "kubeconfig %s:%lu: %s: cluster is not set", k->path, line_of(ctx),
+                         what);
+    if (find_named(k, "clusters", "cluster", cluster_name, &cluster, err) < 0)
+        return -1;
+    if (cluster == NULL)
+        return error_set(err, "kubeconfig %s: %s: cluster \"%s\" not found in clusters", k->path,
+                         what, cluster_name);
+    if (user_name) {
+        if (find_named(k, "users", "user", user_name, &user, err) < 0)
+            return -1;
+        if (user == NULL)
+            return error_set(err, "kubeconfig %s: %s: user \"%s\" not found in users", k->path,
+                             what, user_name);
+    }
+    if (load_cluster(k, cluster, cluster_name, cfg, err) < 0)
+        return -1;
+    if (user && load_user(k, user, user_name, cfg, err) < 0)
+        return -1;
+    return 0;
+}
+
 static int load_kubeconfig(const char *path, struct kube_config *cfg, struct error *err)
 {
     struct kc k = {.path = path};
@@ -369,42 +411,7 @@ static int load_kubeconfig(const char *path, struct kube_config *cfg, struct err
         return error_set(err, "kubeconfig %s:%lu: the top level must be a mapping", path,
                          line_of(root));
 
-    const char *ctx_name, *cluster_name, *user_name;
-    if (get_string(&k, root, "current-context", "kubeconfig", &ctx_name, err) < 0)
-        return -1;
-    if (ctx_name == NULL)
-        return error_set(err, "kubeconfig %s: current-context is not set", path);
-    yaml_node_t *ctx, *cluster, *user = NULL;
-    if (find_named(&k, "contexts", "context", ctx_name, &ctx, err) < 0)
-        return -1;
-    if (ctx == NULL)
-        return error_set(err, "kubeconfig %s: current-context \"%s\": no such entry in contexts",
-                         path, ctx_name);
-    char what[300];
-    snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
-    if (get_string(&k, ctx, "cluster", what, &cluster_name, err) < 0 ||
-        get_string(&k, ctx, "user", what, &user_name, err) < 0)
-        return -1;
-    if (cluster_name == NULL)
-        return error_set(err, "kubeconfig %s:%lu: %s: cluster is not set", path, line_of(ctx),
-                         what);
-    if (find_named(&k, "clusters", "cluster", cluster_name, &cluster, err) < 0)
-        return -1;
-    if (cluster == NULL)
-        return error_set(err, "kubeconfig %s: %s: cluster \"%s\" not found in clusters", path, what,
-                         cluster_name);
-    if (user_name) {
-        if (find_named(&k, "users", "user", user_name, &user, err) < 0)
-            return -1;
-        if (user == NULL)
-            return error_set(err, "kubeconfig %s: %s: user \"%s\" not found in users", path, what,
-                             user_name);
-    }
-    if (load_cluster(&k, cluster, cluster_name, cfg, err) < 0)
-        return -1;
-    if (user && load_user(&k, user, user_name, cfg, err) < 0)
-        return -1;
-    return 0;
+    return load_current_context(&k, root, cfg, err);
 }
 
 /* ---------- in-cluster ---------- */

@@ -143,6 +143,72 @@ static int note_attempts(struct error *err, int attempts)
     return -1;
 }
 
+/* What an attempt's answer calls for: 0 when it is the answer (good or
+ * not), 1 to try again after *delay ms (a transport failure or a status
+ * worth retrying), -1 with err when it is given up. */
+static int judge_attempt(struct kube_client *c, enum kube_method m, const char *path, int attempt,
+                         const struct attempt *a, long *delay, struct error *err)
+{
+    const char *method = kube_method_name(m);
+    bool last = attempt >= c->opts.max_attempts;
+    *delay = retry_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms);
+    if (a->curl_rc != CURLE_OK) {
+        if (a->body.overflow)
+            return error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
+                             KUBE_MAX_BODY);
+        if (kube_client_expired(c)) {
+            error_set(err, "%s %s: cancelled: the client is shutting down (%s)", method, path,
+                      a->curl_msg);
+            return note_attempts(err, attempt);
+        }
+        if (last || !transport_retriable(a->curl_rc, m)) {
+            error_set(err, "%s %s: no answer from %s: %s", method, path, c->server, a->curl_msg);
+            return note_attempts(err, attempt);
+        }
+        LOG_W("%s %s: attempt %d of %d failed (%s); retrying in %ld ms", method, path, attempt,
+              c->opts.max_attempts, a->curl_msg, *delay);
+        return 1;
+    }
+    if (last || !status_retriable(a->status, m))
+        return 0;
+    /* Honour Retry-After, but never wait longer than backoff_max_ms. */
+    if (a->retry_after_s >= 0) {
+        long ra = a->retry_after_s > c->opts.backoff_max_ms / 1000 ? c->opts.backoff_max_ms
+                                                                   : a->retry_after_s * 1000;
+        if (ra > *delay)
+            *delay = ra;
+    }
+    LOG_W("%s %s: attempt %d of %d answered %ld; retrying in %ld ms", method, path, attempt,
+          c->opts.max_attempts, a->status, *delay);
+    return 1;
+}
+
+/* The answer: its status, its body decoded; -1 with err for a status that
+ * is not 2xx (the body, the API server's Status, is handed back too). */
+static int take_answer(enum kube_method m, const char *path, const struct attempt *a, int attempts,
+                       long *status, json_t **response, struct error *err)
+{
+    const char *method = kube_method_name(m);
+    json_t *decoded = NULL;
+    if (a->body.len > 0)
+        decoded = json_loadb(a->body.data, a->body.len, 0, NULL);
+    if (status)
+        *status = a->status;
+    LOG_V(4, "%s %s: %ld (%zu bytes)", method, path, a->status, a->body.len);
+    int rc = 0;
+    if (a->status >= 400 || a->status < 200) {
+        kube_http_status_error(err, method, path, a->status, decoded, a->body.data, a->body.len);
+        if (status_retriable(a->status, m))
+            note_attempts(err, attempts);
+        rc = -1;
+    }
+    if (response)
+        *response = decoded;
+    else
+        json_decref(decoded);
+    return rc;
+}
+
 int kube_request(struct kube_client *c, enum kube_method m, const char *path, const json_t *body,
                  const char *content_type, long *status, json_t **response, struct error *err)
 {
@@ -157,75 +223,26 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
     cleanup_free char *url = xasprintf("%s%s", c->server, path);
     cleanup_free char *payload = NULL;
     cleanup_attempt struct attempt a = {0};
-    int attempts = 0;
     if (body && (payload = json_dumps(body, JSON_COMPACT)) == NULL)
         return error_set(err, "%s %s: cannot encode the request body as JSON", method, path);
     if (content_type == NULL)
         content_type = "application/json";
-
     for (int attempt = 1;; attempt++) {
-        attempts = attempt;
         if (kube_client_expired(c)) {
             error_set(err, "%s %s: cancelled: the client is shutting down", method, path);
             return note_attempts(err, attempt - 1);
         }
         if (attempt_once(c, m, url, payload, content_type, &a, err) < 0)
             return error_prefix(err, "%s %s", method, path);
-        bool last = attempt >= c->opts.max_attempts;
-        long delay = retry_backoff_ms(attempt, c->opts.backoff_base_ms, c->opts.backoff_max_ms);
-        if (a.curl_rc != CURLE_OK) {
-            if (a.body.overflow)
-                return error_set(err, "%s %s: the response is larger than %ld bytes", method, path,
-                                 KUBE_MAX_BODY);
-            if (kube_client_expired(c)) {
-                error_set(err, "%s %s: cancelled: the client is shutting down (%s)", method, path,
-                          a.curl_msg);
-                return note_attempts(err, attempt);
-            }
-            if (last || !transport_retriable(a.curl_rc, m)) {
-                error_set(err, "%s %s: no answer from %s: %s", method, path, c->server, a.curl_msg);
-                return note_attempts(err, attempt);
-            }
-            LOG_W("%s %s: attempt %d of %d failed (%s); retrying in %ld ms", method, path, attempt,
-                  c->opts.max_attempts, a.curl_msg, delay);
-        } else if (!last && status_retriable(a.status, m)) {
-            /* Honour Retry-After, but never wait longer than backoff_max_ms. */
-            if (a.retry_after_s >= 0) {
-                long ra = a.retry_after_s > c->opts.backoff_max_ms / 1000 ? c->opts.backoff_max_ms
-                                                                          : a.retry_after_s * 1000;
-                if (ra > delay)
-                    delay = ra;
-            }
-            LOG_W("%s %s: attempt %d of %d answered %ld; retrying in %ld ms", method, path, attempt,
-                  c->opts.max_attempts, a.status, delay);
-        } else {
-            break;
-        }
+        long delay;
+        int verdict = judge_attempt(c, m, path, attempt, &a, &delay, err);
+        if (verdict < 0)
+            return -1;
+        if (verdict == 0)
+            return take_answer(m, path, &a, attempt, status, response, err);
         kube_buf_free(&a.body);
         /* The wait ends with the deadline; the next turn then gives up. */
         if (delay > 0)
             retry_sleep_ms(kube_client_remaining_ms(c, delay));
     }
-
-    json_t *decoded = NULL;
-    if (a.body.len > 0)
-        decoded = json_loadb(a.body.data, a.body.len, 0, NULL);
-    if (status)
-        *status = a.status;
-    LOG_V(4, "%s %s: %ld (%zu bytes)", method, path, a.status, a.body.len);
-    if (a.status >= 400 || a.status < 200) {
-        kube_http_status_error(err, method, path, a.status, decoded, a.body.data, a.body.len);
-        if (status_retriable(a.status, m))
-            note_attempts(err, attempts);
-        if (response)
-            *response = decoded;
-        else
-            json_decref(decoded);
-        return -1;
-    }
-    if (response)
-        *response = decoded;
-    else
-        json_decref(decoded);
-    return 0;
 }

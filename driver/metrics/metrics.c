@@ -3,6 +3,8 @@
 #include "metrics_test.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,36 +209,54 @@ static void render_api(FILE *f, struct metrics *m)
         }
 }
 
+/* The metrics of the state the plugin hands over at each scrape, one row
+ * each: name, type, help, and where the value is in struct metrics_state
+ * (a size_t or an unsigned long). */
+#define STATE_SIZE(field)  offsetof(struct metrics_state, field), true
+#define STATE_COUNT(field) offsetof(struct metrics_state, field), false
+static const struct state_metric {
+    const char *name, *type, *help;
+    size_t offset;
+    bool is_size;
+} state_metrics[] = {
+    {"claims_prepared", "gauge", "ResourceClaims prepared on this node.",
+     STATE_SIZE(claims_prepared)},
+    {"claims_watched", "gauge",
+     "ResourceClaims allocated to this node's pool that the plugin's claim watch keeps.",
+     STATE_SIZE(claims_watched)},
+    {"resourceslices", "gauge",
+     "ResourceSlices of this node's pool, as of the last successful sync.", STATE_SIZE(slices)},
+    {"devices_published", "gauge", "Devices in this node's ResourceSlices.", STATE_SIZE(devices)},
+    {"devices_tainted", "gauge", "Published devices that carry an unhealthy taint.",
+     STATE_SIZE(tainted)},
+    {"resourceslice_syncs_total", "counter",
+     "Attempts to bring this node's ResourceSlices in line with the fakehw tree.",
+     STATE_COUNT(slice_syncs)},
+    {"resourceslice_sync_errors_total", "counter",
+     "ResourceSlice sync attempts that failed (retried with backoff).",
+     STATE_COUNT(slice_sync_errors)},
+    {"resourceslice_syncs_skipped_total", "counter",
+     "Syncs left out because the device changes since the last one left the "
+     "ResourceSlices as they were: no API request.",
+     STATE_COUNT(slice_syncs_skipped)},
+    {"claim_status_writes_total", "counter",
+     "ResourceClaim status.devices written (PATCH answered 2xx).",
+     STATE_COUNT(claim_status_writes)},
+    {"claim_status_errors_total", "counter",
+     "ResourceClaim status.devices writes that failed (retried with backoff).",
+     STATE_COUNT(claim_status_errors)},
+};
+
 static void render_state(FILE *f, const struct metrics_state *st)
 {
-    header(f, "claims_prepared", "gauge", "ResourceClaims prepared on this node.");
-    fprintf(f, METRICS_PREFIX "claims_prepared %zu\n", st->claims_prepared);
-    header(f, "claims_watched", "gauge",
-           "ResourceClaims allocated to this node's pool that the plugin's claim watch keeps.");
-    fprintf(f, METRICS_PREFIX "claims_watched %zu\n", st->claims_watched);
-    header(f, "resourceslices", "gauge",
-           "ResourceSlices of this node's pool, as of the last successful sync.");
-    fprintf(f, METRICS_PREFIX "resourceslices %zu\n", st->slices);
-    header(f, "devices_published", "gauge", "Devices in this node's ResourceSlices.");
-    fprintf(f, METRICS_PREFIX "devices_published %zu\n", st->devices);
-    header(f, "devices_tainted", "gauge", "Published devices that carry an unhealthy taint.");
-    fprintf(f, METRICS_PREFIX "devices_tainted %zu\n", st->tainted);
-    header(f, "resourceslice_syncs_total", "counter",
-           "Attempts to bring this node's ResourceSlices in line with the fakehw tree.");
-    fprintf(f, METRICS_PREFIX "resourceslice_syncs_total %lu\n", st->slice_syncs);
-    header(f, "resourceslice_sync_errors_total", "counter",
-           "ResourceSlice sync attempts that failed (retried with backoff).");
-    fprintf(f, METRICS_PREFIX "resourceslice_sync_errors_total %lu\n", st->slice_sync_errors);
-    header(f, "resourceslice_syncs_skipped_total", "counter",
-           "Syncs left out because the device changes since the last one left the "
-           "ResourceSlices as they were: no API request.");
-    fprintf(f, METRICS_PREFIX "resourceslice_syncs_skipped_total %lu\n", st->slice_syncs_skipped);
-    header(f, "claim_status_writes_total", "counter",
-           "ResourceClaim status.devices written (PATCH answered 2xx).");
-    fprintf(f, METRICS_PREFIX "claim_status_writes_total %lu\n", st->claim_status_writes);
-    header(f, "claim_status_errors_total", "counter",
-           "ResourceClaim status.devices writes that failed (retried with backoff).");
-    fprintf(f, METRICS_PREFIX "claim_status_errors_total %lu\n", st->claim_status_errors);
+    for (size_t i = 0; i < sizeof(state_metrics) / sizeof(state_metrics[0]); i++) {
+        const struct state_metric *m = &state_metrics[i];
+        const char *at = (const char *)st + m->offset;
+        unsigned long v = m->is_size ? (unsigned long)*(const size_t *)(const void *)at
+                                     : *(const unsigned long *)(const void *)at;
+        header(f, m->name, m->type, m->help);
+        fprintf(f, METRICS_PREFIX "%s %lu\n", m->name, v);
+    }
 }
 
 int metrics_render(struct metrics *m, const struct metrics_state *state, char **text, size_t *len,

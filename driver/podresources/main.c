@@ -55,19 +55,13 @@ int main(int argc, char **argv)
         {"timeout", "PODRESOURCES_TIMEOUT", FLAG_INT, &timeout, "seconds to wait for the kubelet"},
         FLAG_VERSION_ENTRY,
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"fakehw-podresources",
+                                          "[flags] [list | get NAMESPACE/POD]", description};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "fakehw-podresources", "[flags] [list | get NAMESPACE/POD]",
-                    description, flags, nflags);
+    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
         return 0;
-    }
-    if (rc == FLAGS_VERSION) {
-        version_print(stdout, "fakehw-podresources");
-        return 0;
-    }
     if (rc < 0) {
         fprintf(stderr, "fakehw-podresources: %s\n", err.msg);
         return 2;

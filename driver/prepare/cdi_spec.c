@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cdi_names.h"
+#include "cleanup.h"
 #include "driver/device/personality.h"
 
 static int make_kind(const char *vendor_prefix, const char *driver, const char *class, char *buf,
@@ -147,116 +148,121 @@ static int name_device(struct cdi_claim *c, size_t i, struct error *err)
     return cdi_check_device_name(out, err);
 }
 
-static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_device *d,
-                            struct error *err)
+static json_t *oom(struct error *err)
+{
+    error_set(err, "CDI spec: out of memory");
+    return NULL;
+}
+
+/* The env of one device, under its prefix ("FAKEHW_DEVICE_3_"). */
+static int device_env(json_t *env, const struct cdi_claim_device *d, struct error *err)
 {
     const struct fakehw_device *dev = d->dev;
-    json_t *env = json_array();
-    json_t *edits = json_object();
-    char prefix[64], path[FAKEHW_PATH_MAX + FAKEHW_NAME_MAX + 16];
+    char prefix[64];
     snprintf(prefix, sizeof(prefix), "FAKEHW_DEVICE_%ld_", dev->index);
-    if (env == NULL || edits == NULL || json_object_set(edits, "env", env) < 0) {
-        error_set(err, "CDI spec: out of memory");
-        goto fail;
-    }
     if (append_env(env, err, "%sUUID=%s", prefix, dev->uuid) < 0 ||
         append_env(env, err, "%sNAME=%s", prefix, dev->name) < 0 ||
         append_env(env, err, "%sREQUEST=%s", prefix, d->request) < 0 ||
         (d->share_id && append_env(env, err, "%sSHARE_ID=%s", prefix, d->share_id) < 0) ||
         (d->memory &&
-         append_env(env, err, "%sMEMORY=%llu", prefix, (unsigned long long)d->memory) < 0) ||
-        (d->nvidia ? nvidia_env(env, prefix, d->nvidia, err)
-                   : config_env(env, prefix, d->config, err)) < 0)
-        goto fail;
+         append_env(env, err, "%sMEMORY=%llu", prefix, (unsigned long long)d->memory) < 0))
+        return -1;
+    return d->nvidia ? nvidia_env(env, prefix, d->nvidia, err)
+                     : config_env(env, prefix, d->config, err);
+}
+
+/* Appends the read-only bind mount of <fakehw host root>/devices/<dir>. */
+static int mount_device_dir(json_t *mounts, const struct cdi_claim *c, const char *dir,
+                            const char *name, struct error *err)
+{
+    char path[FAKEHW_PATH_MAX + FAKEHW_NAME_MAX + 16];
+    if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES, dir) >=
+        (int)sizeof(path))
+        return error_set(err, "fakehw path of %s is too long", name);
+    if (json_array_append_new(mounts, bind_mount(path, path)) < 0)
+        return error_set(err, "CDI spec: out of memory");
+    return 0;
+}
+
+static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_device *d,
+                            struct error *err)
+{
+    const struct fakehw_device *dev = d->dev;
+    json_auto_t *edits = json_object();
+    json_t *env = json_array();
+    if (json_object_set_new(edits, "env", env) < 0) /* takes env, also when it fails */
+        return oom(err);
+    if (device_env(env, d, err) < 0)
+        return NULL;
     if (dev->device_path[0]) {
         char node[64];
         snprintf(node, sizeof(node), "/dev/fakegpu%ld", dev->minor);
         json_t *nodes = json_pack("[{s:s, s:s}]", "path", node, "hostPath", dev->device_path);
-        if (nodes == NULL || json_object_set_new(edits, "deviceNodes", nodes) < 0) {
-            error_set(err, "CDI spec: out of memory");
-            goto fail;
-        }
-    }
-    if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
-                 fakehw_device_dir(dev)) >= (int)sizeof(path)) {
-        error_set(err, "fakehw path of %s is too long", dev->name);
-        goto fail;
+        if (json_object_set_new(edits, "deviceNodes", nodes) < 0)
+            return oom(err);
     }
     json_t *mounts = json_array();
-    if (mounts == NULL || json_object_set_new(edits, "mounts", mounts) < 0 ||
-        json_array_append_new(mounts, bind_mount(path, path)) < 0) {
-        error_set(err, "CDI spec: out of memory");
-        goto fail;
-    }
+    if (json_object_set_new(edits, "mounts", mounts) < 0)
+        return oom(err);
+    if (mount_device_dir(mounts, c, fakehw_device_dir(dev), dev->name, err) < 0)
+        return NULL;
     /* A MIG partition: its GPU's directory too (read for the GPU row that
      * fakegpu-smi -L lists the partition under, as nvidia-smi -L does). */
-    if (dev->parent[0] != '\0') {
-        if (snprintf(path, sizeof(path), "%s/%s/%s", c->fakehw_host_root, FAKEHW_DIR_DEVICES,
-                     fakehw_device_parent_dir(dev)) >= (int)sizeof(path)) {
-            error_set(err, "fakehw path of %s is too long", dev->parent);
-            goto fail;
-        }
-        if (json_array_append_new(mounts, bind_mount(path, path)) < 0) {
-            error_set(err, "CDI spec: out of memory");
-            goto fail;
-        }
+    if (dev->parent[0] != '\0' &&
+        mount_device_dir(mounts, c, fakehw_device_parent_dir(dev), dev->parent, err) < 0)
+        return NULL;
+    return steal_pointer(&edits);
+}
+
+/* FAKEHW_VISIBLE_DEVICES: the claim's UUIDs, comma-separated (caller
+ * frees); NULL when out of memory. */
+static char *visible_devices(const struct cdi_claim *c)
+{
+    char *visible = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&visible, &len);
+    if (f == NULL)
+        return NULL;
+    for (size_t i = 0; i < c->n_devices; i++)
+        fprintf(f, "%s%s", i ? "," : "", c->devices[i].dev->uuid);
+    if (fclose(f) != 0) {
+        free(visible);
+        return NULL;
     }
-    json_decref(env);
-    return edits;
-fail:
-    json_decref(env);
-    json_decref(edits);
-    return NULL;
+    return visible;
+}
+
+/* fakegpu-smi, and under nvidia-smi's path too where workloads written for
+ * NVIDIA's driver call it. */
+static int smi_mounts(json_t *edits, const struct cdi_claim *c)
+{
+    json_t *mounts = json_pack("[o]", bind_mount(c->fakegpu_smi, CDI_SMI_PATH));
+    if (mounts != NULL && c->nvidia_smi &&
+        json_array_append_new(mounts, bind_mount(c->fakegpu_smi, CDI_NVIDIA_SMI_PATH)) < 0) {
+        json_decref(mounts);
+        return -1;
+    }
+    return json_object_set_new(edits, "mounts", mounts);
 }
 
 /* Edits applied once per container that gets any device of the claim. */
 static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
 {
-    json_t *edits = json_object();
+    json_auto_t *edits = json_object();
     json_t *env = json_array();
-    char *visible = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&visible, &len);
-    if (edits == NULL || env == NULL || f == NULL || json_object_set(edits, "env", env) < 0) {
-        if (f)
-            fclose(f);
-        error_set(err, "CDI spec: out of memory");
-        goto fail;
-    }
-    for (size_t i = 0; i < c->n_devices; i++)
-        fprintf(f, "%s%s", i ? "," : "", c->devices[i].dev->uuid);
-    if (fclose(f) != 0) {
-        error_set(err, "CDI spec: out of memory");
-        goto fail;
-    }
+    cleanup_free char *visible = visible_devices(c);
+    if (json_object_set_new(edits, "env", env) < 0 || visible == NULL)
+        return oom(err);
     if (append_env(env, err, "DRA_RESOURCE_DRIVER_NAME=%s", c->driver) < 0 ||
         append_env(env, err, "DRA_CLAIM_NAMESPACE=%s", c->ns) < 0 ||
         append_env(env, err, "DRA_CLAIM_NAME=%s", c->name) < 0 ||
         append_env(env, err, "DRA_CLAIM_UID=%s", c->uid) < 0 ||
         append_env(env, err, "FAKEHW_ROOT=%s", c->fakehw_host_root) < 0 ||
         append_env(env, err, "FAKEHW_VISIBLE_DEVICES=%s", visible) < 0)
-        goto fail;
-    if (c->fakegpu_smi && c->fakegpu_smi[0]) {
-        json_t *mounts = json_pack("[o]", bind_mount(c->fakegpu_smi, CDI_SMI_PATH));
-        /* Where workloads written for NVIDIA's driver call it. */
-        if (mounts != NULL && c->nvidia_smi &&
-            json_array_append_new(mounts, bind_mount(c->fakegpu_smi, CDI_NVIDIA_SMI_PATH)) < 0) {
-            json_decref(mounts);
-            mounts = NULL;
-        }
-        if (mounts == NULL || json_object_set_new(edits, "mounts", mounts) < 0) {
-            error_set(err, "CDI spec: out of memory");
-            goto fail;
-        }
-    }
-    free(visible);
-    json_decref(env);
-    return edits;
-fail:
-    free(visible);
-    json_decref(env);
-    json_decref(edits);
-    return NULL;
+        return NULL;
+    if (c->fakegpu_smi && c->fakegpu_smi[0] && smi_mounts(edits, c) < 0)
+        return oom(err);
+    return steal_pointer(&edits);
 }
 
 json_t *cdi_claim_spec(struct cdi_claim *c, struct error *err)
@@ -271,30 +277,23 @@ json_t *cdi_claim_spec(struct cdi_claim *c, struct error *err)
     json_t *edits = claim_edits(c, err);
     if (edits == NULL)
         return NULL;
-    json_t *spec = json_pack("{s:s, s:s, s:o, s:[]}", "cdiVersion", CDI_VERSION, "kind", kind,
-                             "containerEdits", edits, "devices");
-    if (spec == NULL) {
-        error_set(err, "CDI spec: out of memory");
-        return NULL;
-    }
+    json_auto_t *spec = json_pack("{s:s, s:s, s:o, s:[]}", "cdiVersion", CDI_VERSION, "kind", kind,
+                                  "containerEdits", edits, "devices");
+    if (spec == NULL)
+        return oom(err);
     json_t *devices = json_object_get(spec, "devices");
     for (size_t i = 0; i < c->n_devices; i++) {
         if (name_device(c, i, err) < 0)
-            goto fail;
+            return NULL;
         json_t *dev_edits = device_edits(c, &c->devices[i], err);
         if (dev_edits == NULL)
-            goto fail;
+            return NULL;
         json_t *d =
             json_pack("{s:s, s:o}", "name", c->devices[i].cdi_name, "containerEdits", dev_edits);
-        if (d == NULL || json_array_append_new(devices, d) < 0) {
-            error_set(err, "CDI spec: out of memory");
-            goto fail;
-        }
+        if (d == NULL || json_array_append_new(devices, d) < 0)
+            return oom(err);
     }
-    return spec;
-fail:
-    json_decref(spec);
-    return NULL;
+    return steal_pointer(&spec);
 }
 
 json_t *cdi_metadata_spec(const char *driver, const char *uid, const char *request,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "cleanup.h"
 #include "k8s_names.h"
 
 #define LINE_FLAGS  (JSON_COMPACT | JSON_SORT_KEYS)
@@ -78,7 +79,7 @@ static int apply_change(const char *json, size_t n, const char *driver, json_t *
                         struct error *err)
 {
     json_error_t jerr;
-    json_t *change = json_loadb(json, n, JSON_REJECT_DUPLICATES, &jerr);
+    json_auto_t *change = json_loadb(json, n, JSON_REJECT_DUPLICATES, &jerr);
     if (change == NULL)
         return error_set(err, "not valid JSON: column %d: %s", jerr.column, jerr.text);
     const char *op = json_string_value(json_object_get(change, "op"));
@@ -86,43 +87,28 @@ static int apply_change(const char *json, size_t n, const char *driver, json_t *
     json_t *rec = json_object_get(change, "record");
     bool prepared = op && !strcmp(op, CHECKPOINT_OP_PREPARED);
     bool unprepared = op && !strcmp(op, CHECKPOINT_OP_UNPREPARED);
-    int rc = -1;
-    if (!json_is_object(change)) {
-        error_set(err, "not a JSON object");
-        goto out;
-    }
-    if (!prepared && !unprepared) {
-        error_set(err, "op must be \"%s\" or \"%s\"", CHECKPOINT_OP_PREPARED,
-                  CHECKPOINT_OP_UNPREPARED);
-        goto out;
-    }
+    if (!json_is_object(change))
+        return error_set(err, "not a JSON object");
+    if (!prepared && !unprepared)
+        return error_set(err, "op must be \"%s\" or \"%s\"", CHECKPOINT_OP_PREPARED,
+                         CHECKPOINT_OP_UNPREPARED);
     if (json_object_size(change) != (prepared ? 3u : 2u) || uid == NULL ||
-        (prepared && rec == NULL)) {
-        error_set(err, "want exactly the fields op, uid (a string)%s",
-                  prepared ? " and record" : "");
-        goto out;
-    }
+        (prepared && rec == NULL))
+        return error_set(err, "want exactly the fields op, uid (a string)%s",
+                         prepared ? " and record" : "");
     if (k8s_check_uid("uid", uid, err) < 0)
-        goto out;
+        return -1;
     if (unprepared) {
         json_object_del(claims, uid);
-        rc = 0;
-        goto out;
+        return 0;
     }
     if (checkpoint_check_record(driver, uid, rec, err) < 0)
-        goto out;
-    if (strcmp(json_string_value(json_object_get(rec, "state")), CHECKPOINT_COMPLETED) != 0) {
-        error_set(err, "claim %s: state must be %s", uid, CHECKPOINT_COMPLETED);
-        goto out;
-    }
-    if (json_object_set(claims, uid, rec) < 0) {
-        error_set(err, "out of memory");
-        goto out;
-    }
-    rc = 0;
-out:
-    json_decref(change);
-    return rc;
+        return -1;
+    if (strcmp(json_string_value(json_object_get(rec, "state")), CHECKPOINT_COMPLETED) != 0)
+        return error_set(err, "claim %s: state must be %s", uid, CHECKPOINT_COMPLETED);
+    if (json_object_set(claims, uid, rec) < 0)
+        return error_set(err, "out of memory");
+    return 0;
 }
 
 int checkpoint_journal_replay(const char *text, size_t len, const char *driver, json_t *claims,
@@ -161,14 +147,13 @@ int checkpoint_journal_replay(const char *text, size_t len, const char *driver, 
 int checkpoint_journal_load(const char *path, const char *driver, json_t *claims,
                             struct checkpoint_journal_replay *r, int *corrupt, struct error *err)
 {
-    char *text;
+    cleanup_free char *text = NULL;
     size_t len;
     memset(r, 0, sizeof(*r));
     int rc = checkpoint_read_file(path, &text, &len, corrupt, err);
     if (rc != 0)
         return rc;
     rc = checkpoint_journal_replay(text, len, driver, claims, r, err);
-    free(text);
     if (rc < 0) {
         *corrupt = 1;
         return error_prefix(err, "%s", path);

@@ -17,6 +17,7 @@
 #include "checkpoint.h"
 #include "checkpoint_journal.h"
 #include "claim_files.h"
+#include "cleanup.h"
 #include "log.h"
 #include "owned_files.h"
 #include "retry.h"
@@ -113,6 +114,26 @@ static void note_files_locked(struct checkpoint_store *s)
         s->seen_journal = (struct file_id){.exists = false};
 }
 
+/* The snapshot written, then the journal emptied.  With mu held. */
+static int write_compacted_locked(struct checkpoint_store *s, struct error *err)
+{
+    cleanup_free char *text = s->snapshot(s->ctx, err);
+    if (text == NULL || checkpoint_write(s->snapshot_path, text, err) < 0)
+        return -1;
+    /* The snapshot holds every line now: a crash before the truncation is
+     * durable only replays them onto it again, which changes nothing. */
+    if (ftruncate(s->fd, 0) < 0 || fsync(s->fd) < 0) {
+        s->dirty = true;
+        return error_set_errno(err, errno, "emptying %s after writing %s", s->journal_path,
+                               s->snapshot_path);
+    }
+    s->size = s->synced_size = 0;
+    s->lines = s->synced_lines = 0;
+    s->synced = s->written;
+    s->dirty = false;
+    return 0;
+}
+
 /* Writes a new snapshot and empties the journal.  With mu held; waits until
  * every written line has been applied (or failed), and keeps new appends out
  * meanwhile. */
@@ -121,26 +142,8 @@ static int compact_locked(struct checkpoint_store *s, struct error *err)
     s->compacting = true;
     while (s->active > 0 || s->syncing)
         pthread_cond_wait(&s->cv, &s->mu);
-    int rc = -1;
-    char *text = s->snapshot(s->ctx, err);
-    if (text == NULL || checkpoint_write(s->snapshot_path, text, err) < 0)
-        goto out;
-    /* The snapshot holds every line now: a crash before the truncation is
-     * durable only replays them onto it again, which changes nothing. */
-    if (ftruncate(s->fd, 0) < 0 || fsync(s->fd) < 0) {
-        error_set_errno(err, errno, "emptying %s after writing %s", s->journal_path,
-                        s->snapshot_path);
-        s->dirty = true;
-        goto out;
-    }
-    s->size = s->synced_size = 0;
-    s->lines = s->synced_lines = 0;
-    s->synced = s->written;
-    s->dirty = false;
-    rc = 0;
-out:
+    int rc = write_compacted_locked(s, err);
     note_files_locked(s);
-    free(text);
     s->compacting = false;
     pthread_cond_broadcast(&s->cv);
     return rc;

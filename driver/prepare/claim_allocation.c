@@ -78,9 +78,69 @@ static int result_string(const json_t *r, const char *key, bool optional, size_t
     return error_set(err, "allocation result %zu: %s is %s, not a string", i, key, json_kind(v));
 }
 
-/* consumedCapacity: memory only, a quantity of bytes. */
-static int parse_consumed(const json_t *r, size_t i, struct claim_result *cr, struct error *err)
+/* One step of reading allocation result i of this driver into *cr, in the
+ * order of result_steps below.  pool: this node's pool. */
+typedef int (*result_step)(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                           struct error *err);
+
+static int read_strings(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                        struct error *err)
 {
+    (void)pool;
+    if (result_string(r, "request", false, i, &cr->request, err) < 0 ||
+        result_string(r, "pool", false, i, &cr->pool, err) < 0 ||
+        result_string(r, "device", false, i, &cr->device, err) < 0 ||
+        result_string(r, "shareID", true, i, &cr->share_id, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int check_request(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                         struct error *err)
+{
+    (void)r, (void)pool;
+    if (!claim_request_split(cr->request, cr->base_request))
+        return error_set(err,
+                         "allocation result %zu: request \"%.300s\" is not a request name (a DNS "
+                         "label, or two joined by '/')",
+                         i, cr->request);
+    return 0;
+}
+
+static int check_pool(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                      struct error *err)
+{
+    (void)r;
+    if (strcmp(cr->pool, pool) != 0)
+        return error_set(err,
+                         "allocation result %zu (device %.64s): pool \"%.253s\" is not this "
+                         "node's pool \"%s\"",
+                         i, cr->device, cr->pool, pool);
+    return 0;
+}
+
+static int check_device(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                        struct error *err)
+{
+    (void)r, (void)pool;
+    if (k8s_is_dns_label(cr->device))
+        return 0;
+    k8s_check_dns_label("device", cr->device, err);
+    return error_prefix(err, "allocation result %zu", i);
+}
+
+static int check_share(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                       struct error *err)
+{
+    (void)r, (void)pool;
+    return cr->share_id != NULL ? check_share_id(cr->share_id, i, err) : 0;
+}
+
+/* consumedCapacity: memory only, a quantity of bytes. */
+static int parse_consumed(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                          struct error *err)
+{
+    (void)pool;
     const json_t *consumed = json_object_get(r, "consumedCapacity");
     if (consumed == NULL || json_is_null(consumed))
         return 0;
@@ -111,23 +171,94 @@ static int parse_consumed(const json_t *r, size_t i, struct claim_result *cr, st
     return 0;
 }
 
+static int parse_admin(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                       struct error *err)
+{
+    (void)pool;
+    const json_t *admin = json_object_get(r, "adminAccess");
+    if (admin != NULL && !json_is_null(admin) && !json_is_boolean(admin))
+        return error_set(err,
+                         "allocation result %zu (device %.64s): adminAccess is %s, not a boolean",
+                         i, cr->device, json_kind(admin));
+    cr->admin_access = json_is_true(admin);
+    return 0;
+}
+
+static int parse_binding(const json_t *r, size_t i, const char *pool, struct claim_result *cr,
+                         struct error *err)
+{
+    (void)pool;
+    const json_t *bc = json_object_get(r, "bindingConditions");
+    if (bc == NULL || json_is_null(bc))
+        return 0;
+    const json_t *first = json_array_get(bc, 0);
+    if (!json_is_array(bc) || (first != NULL && !json_is_string(first)))
+        return error_set(err,
+                         "allocation result %zu (device %.64s): bindingConditions is not a "
+                         "list of strings",
+                         i, cr->device);
+    cr->binding_condition = json_string_value(first);
+    return 0;
+}
+
+static const result_step result_steps[] = {
+    read_strings, check_request,  check_pool,  check_device,
+    check_share,  parse_consumed, parse_admin, parse_binding,
+};
+
+/* The claim is the one asked for and allocated: its status.allocation. */
+static const json_t *allocation_of(const json_t *claim, const char *uid, struct error *err)
+{
+    if (!json_is_object(claim)) {
+        error_set(err, "the API server's answer is not a JSON object");
+        return NULL;
+    }
+    const char *got = json_string_value(get_path(claim, "metadata", "uid"));
+    const json_t *alloc = get_path(claim, "status", "allocation");
+    if (got == NULL)
+        error_set(err, "the claim has no metadata.uid");
+    else if (strcmp(got, uid) != 0)
+        error_set(err, "got replaced: the API server has it with uid %s", got);
+    else if (alloc == NULL || json_is_null(alloc))
+        error_set(err, "not allocated");
+    else if (!json_is_object(alloc))
+        error_set(err, "status.allocation is not an object");
+    else
+        return alloc;
+    return NULL;
+}
+
+/* This driver's results, each through result_steps. */
+static int parse_results(const json_t *results, const char *driver, const char *pool,
+                         struct claim_allocation *out, struct error *err)
+{
+    size_t total = json_array_size(results);
+    out->results = calloc(total ? total : 1, sizeof(*out->results));
+    if (out->results == NULL)
+        return error_set(err, "out of memory for %zu results", total);
+    for (size_t i = 0; i < total; i++) {
+        const json_t *r = json_array_get(results, i);
+        const char *drv = string_field(r, "driver");
+        if (drv == NULL)
+            return error_set(err, "allocation result %zu: no driver", i);
+        if (strcmp(drv, driver) != 0)
+            continue;
+        struct claim_result *cr = &out->results[out->n_results];
+        for (size_t k = 0; k < sizeof(result_steps) / sizeof(result_steps[0]); k++)
+            if (result_steps[k](r, i, pool, cr, err) < 0)
+                return -1;
+        out->n_results++;
+    }
+    return 0;
+}
+
 int claim_allocation_parse(const json_t *claim, const char *uid, const char *driver,
                            const char *pool, struct claim_allocation *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(claim))
-        return error_set(err, "the API server's answer is not a JSON object");
-    const char *got = json_string_value(get_path(claim, "metadata", "uid"));
-    if (got == NULL)
-        return error_set(err, "the claim has no metadata.uid");
-    if (strcmp(got, uid) != 0)
-        return error_set(err, "got replaced: the API server has it with uid %s", got);
-    const json_t *alloc = get_path(claim, "status", "allocation");
-    if (alloc == NULL || json_is_null(alloc))
-        return error_set(err, "not allocated");
-    if (!json_is_object(alloc))
-        return error_set(err, "status.allocation is not an object");
-
+    const json_t *alloc = allocation_of(claim, uid, err);
+    if (alloc == NULL)
+        return -1;
     const json_t *ann = get_path(claim, "metadata", "annotations");
     const json_t *pcn = json_object_get(ann, CLAIM_POD_CLAIM_NAME_ANNOTATION);
     if (pcn != NULL) {
@@ -136,81 +267,17 @@ int claim_allocation_parse(const json_t *claim, const char *uid, const char *dri
                                 err) < 0)
             return -1;
     }
-
     const json_t *devices = json_object_get(alloc, "devices");
     const json_t *results = json_object_get(devices, "results");
     const json_t *config = json_object_get(devices, "config");
     if (results != NULL && !json_is_null(results) && !json_is_array(results))
         return error_set(err, "status.allocation.devices.results is not a list");
     out->config = json_is_null(config) ? NULL : config;
-
-    size_t total = json_array_size(results);
-    out->results = calloc(total ? total : 1, sizeof(*out->results));
-    if (out->results == NULL)
-        return error_set(err, "out of memory for %zu results", total);
-    for (size_t i = 0; i < total; i++) {
-        const json_t *r = json_array_get(results, i);
-        const char *drv = string_field(r, "driver");
-        if (drv == NULL) {
-            error_set(err, "allocation result %zu: no driver", i);
-            goto fail;
-        }
-        if (strcmp(drv, driver) != 0)
-            continue;
-        struct claim_result *cr = &out->results[out->n_results];
-        if (result_string(r, "request", false, i, &cr->request, err) < 0 ||
-            result_string(r, "pool", false, i, &cr->pool, err) < 0 ||
-            result_string(r, "device", false, i, &cr->device, err) < 0 ||
-            result_string(r, "shareID", true, i, &cr->share_id, err) < 0)
-            goto fail;
-        if (!claim_request_split(cr->request, cr->base_request)) {
-            error_set(err,
-                      "allocation result %zu: request \"%.300s\" is not a request name (a DNS "
-                      "label, or two joined by '/')",
-                      i, cr->request);
-            goto fail;
-        }
-        if (strcmp(cr->pool, pool) != 0) {
-            error_set(err,
-                      "allocation result %zu (device %.64s): pool \"%.253s\" is not this "
-                      "node's pool \"%s\"",
-                      i, cr->device, cr->pool, pool);
-            goto fail;
-        }
-        if (!k8s_is_dns_label(cr->device)) {
-            k8s_check_dns_label("device", cr->device, err);
-            error_prefix(err, "allocation result %zu", i);
-            goto fail;
-        }
-        if (cr->share_id != NULL && check_share_id(cr->share_id, i, err) < 0)
-            goto fail;
-        if (parse_consumed(r, i, cr, err) < 0)
-            goto fail;
-        const json_t *admin = json_object_get(r, "adminAccess");
-        if (admin != NULL && !json_is_null(admin) && !json_is_boolean(admin)) {
-            error_set(err, "allocation result %zu (device %.64s): adminAccess is %s, not a boolean",
-                      i, cr->device, json_kind(admin));
-            goto fail;
-        }
-        cr->admin_access = json_is_true(admin);
-        const json_t *bc = json_object_get(r, "bindingConditions");
-        if (bc != NULL && !json_is_null(bc)) {
-            const json_t *first = json_array_get(bc, 0);
-            if (!json_is_array(bc) || (first != NULL && !json_is_string(first))) {
-                error_set(err,
-                          "allocation result %zu (device %.64s): bindingConditions is not a "
-                          "list of strings",
-                          i, cr->device);
-                goto fail;
-            }
-            cr->binding_condition = json_string_value(first);
-        }
-        out->n_results++;
+    if (parse_results(results, driver, pool, out, err) < 0) {
+        claim_allocation_free(out);
+        return -1;
     }
     return 0;
-fail:
-    claim_allocation_free(out);
-    return -1;
 }
 
 void claim_allocation_free(struct claim_allocation *a)

@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "cleanup.h"
-#include "driver/prepare/prepare.h"
+#include "driver/prepare/prepare_types.h"
 #include "error.h"
 
 enum claim_state {

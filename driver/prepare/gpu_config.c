@@ -25,30 +25,16 @@ const char *gpu_sharing_strategy_name(enum gpu_sharing_strategy s)
     return s == GPU_SHARING_SPACE_PARTITIONING ? "SpacePartitioning" : "TimeSlicing";
 }
 
-static int want_object(const json_t *v, const char *path, struct error *err)
-{
-    return json_is_object(v) ? 0 : error_set(err, "field \"%s\" must be an object", path);
-}
-
-static int want_string(const json_t *v, const char *path, struct error *err)
-{
-    if (!json_is_string(v))
-        return error_set(err, "field \"%s\" must be a string", path);
-    if (strlen(json_string_value(v)) != json_string_length(v))
-        return error_set(err, "field \"%s\" holds a NUL character", path);
-    return 0;
-}
-
 static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"interval", NULL};
-    if (want_object(ts, "sharing.timeSlicing", err) < 0 ||
+    if (strict_json_object(ts, "sharing.timeSlicing", err) < 0 ||
         strict_json_check_fields(ts, "sharing.timeSlicing", fields, err) < 0)
         return -1;
     const json_t *iv = strict_json_field(ts, "interval");
     if (iv == NULL)
         return 0;
-    if (want_string(iv, "sharing.timeSlicing.interval", err) < 0)
+    if (strict_json_string(iv, "sharing.timeSlicing.interval", err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof(intervals) / sizeof(intervals[0]); i++)
         if (!strcmp(json_string_value(iv), intervals[i])) {
@@ -64,7 +50,7 @@ static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *e
 static int parse_space_partitioning(const json_t *sp, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"partitionCount", NULL};
-    if (want_object(sp, "sharing.spacePartitioning", err) < 0 ||
+    if (strict_json_object(sp, "sharing.spacePartitioning", err) < 0 ||
         strict_json_check_fields(sp, "sharing.spacePartitioning", fields, err) < 0)
         return -1;
     const json_t *pc = strict_json_field(sp, "partitionCount");
@@ -86,7 +72,7 @@ static int parse_space_partitioning(const json_t *sp, struct entry *e, struct er
 static int parse_sharing(const json_t *sharing, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"strategy", "timeSlicing", "spacePartitioning", NULL};
-    if (want_object(sharing, "sharing", err) < 0 ||
+    if (strict_json_object(sharing, "sharing", err) < 0 ||
         strict_json_check_fields(sharing, "sharing", fields, err))
         return -1;
     const json_t *strategy = strict_json_field(sharing, "strategy");
@@ -94,7 +80,7 @@ static int parse_sharing(const json_t *sharing, struct entry *e, struct error *e
     const json_t *sp = strict_json_field(sharing, "spacePartitioning");
     if (strategy == NULL)
         return error_set(err, "field \"sharing.strategy\" is required");
-    if (want_string(strategy, "sharing.strategy", err) < 0)
+    if (strict_json_string(strategy, "sharing.strategy", err) < 0)
         return -1;
     const char *s = json_string_value(strategy);
     e->has_sharing = true;
@@ -159,7 +145,7 @@ static int env_check_limits(const json_t *env, struct error *err)
 
 static int parse_env(const json_t *env, struct entry *e, struct error *err)
 {
-    if (want_object(env, "env", err) < 0)
+    if (strict_json_object(env, "env", err) < 0)
         return -1;
     const char *name;
     json_t *value;
@@ -177,7 +163,7 @@ static int parse_env(const json_t *env, struct entry *e, struct error *err)
                              "field \"env\": \"%s\" is reserved (names starting with FAKEHW_ "
                              "or DRA_ are set by the driver)",
                              name);
-        if (want_string(value, path, err) < 0)
+        if (strict_json_string(value, path, err) < 0)
             return -1;
     }
     if (env_check_limits(env, err) < 0)
@@ -280,55 +266,73 @@ static void apply(struct gpu_config *c, const struct entry *e)
         json_object_update(c->env, e->env);
 }
 
-int gpu_config_resolve(const char *driver, const json_t *config, const char *const *requests,
+/* This driver's entries of a config list, parsed; their env is owned. */
+struct entries {
+    struct entry *v;
+    const char **sources;
+    size_t n;
+};
+
+static void entries_free(struct entries *e)
+{
+    for (size_t j = 0; j < e->n; j++)
+        json_decref(e->v[j].env);
+    free(e->v);
+    free(e->sources);
+}
+#define cleanup_entries __attribute__((cleanup(entries_free)))
+
+/* The config of request: the entries that apply to it merged, FromClass
+ * entries first, then FromClaim, each in list order. */
+static int resolve_one(struct gpu_config *c, const struct entries *e, const char *request,
+                       struct error *err)
+{
+    c->env = json_object();
+    if (c->env == NULL)
+        return error_set(err, "config: out of memory");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < e->n; j++)
+            if ((strcmp(e->sources[j], "FromClass") == 0) == (pass == 0) &&
+                applies(e->v[j].requests, request))
+                apply(c, &e->v[j]);
+    /* Entries within the limits can still merge to more. */
+    if (env_check_limits(c->env, err) < 0)
+        return error_prefix(err, "request %s: env merged from its config entries", request);
+    return 0;
+}
+
+static int resolve_all(const char *driver, const json_t *config, const char *const *requests,
                        size_t n, struct gpu_config *out, struct error *err)
 {
     size_t total = json_array_size(config);
+    cleanup_entries struct entries e = {calloc(total ? total : 1, sizeof(*e.v)),
+                                        calloc(total ? total : 1, sizeof(*e.sources)), 0};
+    if (e.v == NULL || e.sources == NULL)
+        return error_set(err, "config: out of memory");
+    for (size_t i = 0; i < total; i++) {
+        int r = parse_entry(driver, json_array_get(config, i), i, &e.sources[e.n], &e.v[e.n], err);
+        if (r < 0)
+            return -1;
+        e.n += (size_t)r;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (resolve_one(&out[i], &e, requests[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+int gpu_config_resolve(const char *driver, const json_t *config, const char *const *requests,
+                       size_t n, struct gpu_config *out, struct error *err)
+{
     if (config != NULL && !json_is_array(config))
         return error_set(err, "status.allocation.devices.config must be a list");
-    struct entry *entries = calloc(total ? total : 1, sizeof(*entries));
-    const char **sources = calloc(total ? total : 1, sizeof(*sources));
-    size_t k = 0;
-    int rc = -1;
     for (size_t i = 0; i < n; i++)
         out[i] = (struct gpu_config){GPU_SHARING_TIME_SLICING, "Default", 0, NULL};
-    if (entries == NULL || sources == NULL) {
-        error_set(err, "config: out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < total; i++) {
-        int r = parse_entry(driver, json_array_get(config, i), i, &sources[k], &entries[k], err);
-        if (r < 0)
-            goto out;
-        k += (size_t)r;
-    }
-    for (size_t i = 0; i < n; i++) {
-        out[i].env = json_object();
-        if (out[i].env == NULL) {
-            error_set(err, "config: out of memory");
-            goto out;
-        }
-        /* FromClass entries first, then FromClaim, each in list order. */
-        for (int pass = 0; pass < 2; pass++)
-            for (size_t j = 0; j < k; j++)
-                if ((strcmp(sources[j], "FromClass") == 0) == (pass == 0) &&
-                    applies(entries[j].requests, requests[i]))
-                    apply(&out[i], &entries[j]);
-        /* Entries within the limits can still merge to more. */
-        if (env_check_limits(out[i].env, err) < 0) {
-            error_prefix(err, "request %s: env merged from its config entries", requests[i]);
-            goto out;
-        }
-    }
-    rc = 0;
-out:
-    for (size_t j = 0; j < k; j++)
-        json_decref(entries[j].env);
-    free(entries);
-    free(sources);
-    if (rc < 0)
+    if (resolve_all(driver, config, requests, n, out, err) < 0) {
         gpu_config_free(out, n);
-    return rc;
+        return -1;
+    }
+    return 0;
 }
 
 void gpu_config_free(struct gpu_config *c, size_t n)

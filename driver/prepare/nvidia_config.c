@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strict_json.h"
-
+#include "cleanup.h"
 #include "quantity.h"
+#include "strict_json.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -71,18 +71,9 @@ const char *nvidia_sharing_name(enum nvidia_sharing s)
 static int want_object(const json_t *v, const char *path, const char *const *allowed,
                        struct error *err)
 {
-    if (!json_is_object(v))
-        return error_set(err, "field \"%s\" must be an object", path);
+    if (strict_json_object(v, path, err) < 0)
+        return -1;
     return strict_json_check_fields(v, path, allowed, err);
-}
-
-static int want_string(const json_t *v, const char *path, struct error *err)
-{
-    if (!json_is_string(v))
-        return error_set(err, "field \"%s\" must be a string", path);
-    if (strlen(json_string_value(v)) != json_string_length(v))
-        return error_set(err, "field \"%s\" holds a NUL character", path);
-    return 0;
 }
 
 static int want_bool(const json_t *v, const char *path, bool *out, struct error *err)
@@ -99,7 +90,7 @@ static int want_bool(const json_t *v, const char *path, bool *out, struct error 
 static int want_one_of(const json_t *v, const char *path, const char *const *names, size_t n,
                        size_t *out, struct error *err)
 {
-    if (want_string(v, path, err) < 0)
+    if (strict_json_string(v, path, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(json_string_value(v), names[i])) {
@@ -369,14 +360,11 @@ static int mps_limits(const struct entry *e, const struct entry *const *chosen,
                       const struct fakehw_device *devs, size_t n, struct nvidia_config *out,
                       struct error *err)
 {
-    const char **uuids = calloc(n ? n : 1, sizeof(*uuids));
-    uint64_t *mib = calloc(n ? n : 1, sizeof(*mib));
+    cleanup_free const char **uuids = calloc(n ? n : 1, sizeof(*uuids));
+    cleanup_free uint64_t *mib = calloc(n ? n : 1, sizeof(*mib));
     size_t k = 0;
-    int rc = -1;
-    if (uuids == NULL || mib == NULL) {
-        error_set(err, "config: out of memory");
-        goto out;
-    }
+    if (uuids == NULL || mib == NULL)
+        return error_set(err, "config: out of memory");
     for (size_t i = 0; i < n; i++)
         if (chosen[i] == e)
             uuids[k++] = devs[i].uuid;
@@ -394,14 +382,13 @@ static int mps_limits(const struct entry *e, const struct entry *const *chosen,
             char *end;
             errno = 0;
             long idx = strtol(key, &end, 10);
-            if (*key == '\0' || *end != '\0' || errno != 0 || idx < 0 || (size_t)idx >= k) {
-                error_set(err,
-                          "config[%ld] (%s): parameters: field "
-                          "\"sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit\": \"%s\" is "
-                          "neither the UUID nor the index (0..%zu) of a device it applies to",
-                          e->index, e->source, key, k ? k - 1 : 0);
-                goto out;
-            }
+            if (*key == '\0' || *end != '\0' || errno != 0 || idx < 0 || (size_t)idx >= k)
+                return error_set(
+                    err,
+                    "config[%ld] (%s): parameters: field "
+                    "\"sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit\": \"%s\" is "
+                    "neither the UUID nor the index (0..%zu) of a device it applies to",
+                    e->index, e->source, key, k ? k - 1 : 0);
             j = (size_t)idx;
         }
         struct error ignored;
@@ -414,11 +401,10 @@ static int mps_limits(const struct entry *e, const struct entry *const *chosen,
         size_t used = strlen(list);
         int w = snprintf(list + used, sizeof(list) - used, "%s%s=%lluM", used ? "," : "", uuids[j],
                          (unsigned long long)mib[j]);
-        if (w < 0 || (size_t)w >= sizeof(list) - used) {
-            error_set(err, "config[%ld] (%s): the pinned memory limits of %zu devices are too long",
-                      e->index, e->source, k);
-            goto out;
-        }
+        if (w < 0 || (size_t)w >= sizeof(list) - used)
+            return error_set(
+                err, "config[%ld] (%s): the pinned memory limits of %zu devices are too long",
+                e->index, e->source, k);
     }
     for (size_t i = 0; i < n; i++) {
         if (chosen[i] != e)
@@ -428,11 +414,7 @@ static int mps_limits(const struct entry *e, const struct entry *const *chosen,
             if (!strcmp(uuids[j], devs[i].uuid))
                 out[i].pinned_limit_mib = mib[j];
     }
-    rc = 0;
-out:
-    free(uuids);
-    free(mib);
-    return rc;
+    return 0;
 }
 
 static void fill(struct nvidia_config *c, const struct entry *e, enum nvidia_config_kind kind)
@@ -460,13 +442,10 @@ int nvidia_config_resolve(const char *driver, const json_t *config, const char *
     if (config != NULL && !json_is_array(config))
         return error_set(err, "status.allocation.devices.config must be a list");
     size_t total = json_array_size(config), k = 0;
-    struct entry *entries = calloc(total ? total : 1, sizeof(*entries));
-    const struct entry **chosen = calloc(n ? n : 1, sizeof(*chosen));
-    int rc = -1;
-    if (entries == NULL || chosen == NULL) {
-        error_set(err, "config: out of memory");
-        goto out;
-    }
+    cleanup_free struct entry *entries = calloc(total ? total : 1, sizeof(*entries));
+    cleanup_free const struct entry **chosen = calloc(n ? n : 1, sizeof(*chosen));
+    if (entries == NULL || chosen == NULL)
+        return error_set(err, "config: out of memory");
     /* FromClass entries first, then FromClaim, each in list order. */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < total; i++) {
@@ -476,7 +455,7 @@ int nvidia_config_resolve(const char *driver, const json_t *config, const char *
                 continue;
             int r = parse_entry(driver, json_array_get(config, i), i, &entries[k], err);
             if (r < 0)
-                goto out;
+                return -1;
             k += (size_t)r;
         }
     for (size_t i = 0; i < n; i++) {
@@ -484,14 +463,12 @@ int nvidia_config_resolve(const char *driver, const json_t *config, const char *
         for (size_t j = k; j-- > 0 && chosen[i] == NULL;) {
             const struct entry *e = &entries[j];
             if (e->requests != NULL && names_request(e->requests, requests[i])) {
-                if (e->kind != want) {
-                    error_set(err,
-                              "config[%ld] (%s): a %s cannot apply to device %s of type %s "
-                              "(request %s)",
-                              e->index, e->source, kinds[e->kind].name, devs[i].name,
-                              kinds[want].device_type, requests[i]);
-                    goto out;
-                }
+                if (e->kind != want)
+                    return error_set(err,
+                                     "config[%ld] (%s): a %s cannot apply to device %s of type %s "
+                                     "(request %s)",
+                                     e->index, e->source, kinds[e->kind].name, devs[i].name,
+                                     kinds[want].device_type, requests[i]);
                 chosen[i] = e;
             } else if (e->requests == NULL && e->kind == want) {
                 chosen[i] = e;
@@ -505,23 +482,19 @@ int nvidia_config_resolve(const char *driver, const json_t *config, const char *
             used = chosen[i] == &entries[j];
         if (used && entries[j].sharing == NVIDIA_SHARING_MPS &&
             mps_limits(&entries[j], chosen, devs, n, out, err) < 0)
-            goto out;
+            return -1;
     }
-    rc = 0;
-out:
-    free(entries);
-    free(chosen);
-    return rc;
+    return 0;
 }
 
 json_t *nvidia_config_json(const struct nvidia_config *c)
 {
-    json_t *o = json_pack("{s:s}", "kind", nvidia_config_kind_name(c->kind));
+    json_auto_t *o = json_pack("{s:s}", "kind", nvidia_config_kind_name(c->kind));
     if (o == NULL)
         return NULL;
     if (c->entry >= 0 && (json_object_set_new(o, "source", json_string(c->source)) < 0 ||
                           json_object_set_new(o, "entry", json_integer(c->entry)) < 0))
-        goto fail;
+        return NULL;
     json_t *sharing = NULL;
     if (c->sharing == NVIDIA_SHARING_TIME_SLICING)
         sharing = c->interval ? json_pack("{s:s, s:{s:s}}", "strategy", "TimeSlicing",
@@ -538,22 +511,19 @@ json_t *nvidia_config_json(const struct nvidia_config *c)
             (c->pinned_limit_mib &&
              json_object_set_new(mps, "pinnedDeviceMemoryLimit", json_string(limit)) < 0)) {
             json_decref(mps);
-            goto fail;
+            return NULL;
         }
         sharing = json_pack("{s:s, s:o}", "strategy", "MPS", "mpsConfig", mps);
     }
     if (c->sharing != NVIDIA_SHARING_NONE &&
         (sharing == NULL || json_object_set_new(o, "sharing", sharing) < 0))
-        goto fail;
+        return NULL;
     if (c->kind == NVIDIA_VFIO_DEVICE_CONFIG &&
         json_object_set_new(o, "iommu",
                             json_pack("{s:s, s:b}", "backendPolicy", c->iommu_backend,
                                       "enableAPIDevice", c->iommu_api_device)) < 0)
-        goto fail;
-    return o;
-fail:
-    json_decref(o);
-    return NULL;
+        return NULL;
+    return steal_pointer(&o);
 }
 
 static const char *str_at(const json_t *o, const char *key)
@@ -568,12 +538,11 @@ json_t *nvidia_config_claim_data(const char *driver, const char *pool, const jso
     const json_t *devices = json_object_get(alloc, "devices");
     const json_t *results = json_object_get(devices, "results");
     size_t total = json_array_size(results), n = 0, mine = total;
-    struct fakehw_device *devs = calloc(total ? total : 1, sizeof(*devs));
-    const char **requests = calloc(total ? total : 1, sizeof(*requests));
-    struct nvidia_config *out = calloc(total ? total : 1, sizeof(*out));
-    json_t *data = NULL;
+    cleanup_free struct fakehw_device *devs = calloc(total ? total : 1, sizeof(*devs));
+    cleanup_free const char **requests = calloc(total ? total : 1, sizeof(*requests));
+    cleanup_free struct nvidia_config *out = calloc(total ? total : 1, sizeof(*out));
     if (devs == NULL || requests == NULL || out == NULL)
-        goto out;
+        return NULL;
     for (size_t i = 0; i < total; i++) {
         const json_t *r = json_array_get(results, i);
         const char *d = str_at(r, "driver"), *p = str_at(r, "pool"), *name = str_at(r, "device");
@@ -582,7 +551,7 @@ json_t *nvidia_config_claim_data(const char *driver, const char *pool, const jso
         const struct fakehw_device *dev = find(find_ctx, name);
         requests[n] = str_at(r, "request");
         if (dev == NULL || requests[n] == NULL)
-            goto out;
+            return NULL;
         devs[n] = *dev;
         if (i == result)
             mine = n;
@@ -591,10 +560,6 @@ json_t *nvidia_config_claim_data(const char *driver, const char *pool, const jso
     struct error err;
     if (mine < total && nvidia_config_resolve(driver, json_object_get(devices, "config"), requests,
                                               devs, n, out, &err) == 0)
-        data = nvidia_config_json(&out[mine]);
-out:
-    free(devs);
-    free(requests);
-    free(out);
-    return data;
+        return nvidia_config_json(&out[mine]);
+    return NULL;
 }

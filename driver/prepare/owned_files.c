@@ -86,16 +86,12 @@ static int write_at(int dirfd, const char *name, const char *path, const char *d
     }
     if (fd < 0)
         return error_set(err, "creating a temporary file for %s: all names taken", path);
-    if (fill_and_close(fd, path, data, len, mode, err) < 0)
-        goto fail;
-    if (renameat(dirfd, tmp, dirfd, name) < 0) {
-        error_set_errno(err, errno, "renaming a temporary file to %s", path);
-        goto fail;
-    }
-    return 0;
-fail:
-    unlinkat(dirfd, tmp, 0);
-    return -1;
+    int rc = fill_and_close(fd, path, data, len, mode, err);
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+        rc = error_set_errno(err, errno, "renaming a temporary file to %s", path);
+    if (rc < 0)
+        unlinkat(dirfd, tmp, 0);
+    return rc;
 }
 
 /* Writes data to name in a directory made just now, which no one reads yet:

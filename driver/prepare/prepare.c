@@ -8,22 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "allocation_checks.h"
 #include "atomic_file.h"
 #include "checkpoint.h"
 #include "checkpoint_journal.h"
 #include "checkpoint_store.h"
-#include "claim_files.h"
 #include "claim_record.h"
 #include "cleanup.h"
 #include "device_metadata.h"
 #include "log.h"
-#include "owned_files.h"
 #include "prepare_state.h"
 #include "prepare_trace.h"
 #include "prepared_claim.h"
+#include "record_files.h"
 #include "serialize_lock.h"
 #include "xalloc.h"
 
@@ -140,99 +138,6 @@ static int journal(struct prepare_state *st, const char *uid, struct claim_recor
                : checkpoint_store_append(st->store, line, len, apply_change, &c, err);
 }
 
-/* A regular file with content at path? */
-static bool file_present(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
-}
-
-bool prepare_record_missing_file(const struct prepare_state *st, const struct claim_record *rec,
-                                 char *path, size_t size)
-{
-    for (size_t i = 0; i < rec->n_cdi_specs; i++) {
-        const char *spec = rec->cdi_specs[i];
-        char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
-        snprintf(path, size, "%s/%s", st->cfg.cdi_root, spec);
-        if (!file_present(path))
-            return true;
-        if (rec->metadata_dir == NULL ||
-            claim_file_kind(st->cfg.driver_name, spec, uid, req) != CLAIM_FILE_METADATA_SPEC)
-            continue;
-        snprintf(path, size, "%s/%s/%s/%s", st->metadata_root, rec->metadata_dir, req,
-                 DEVICE_METADATA_FILE);
-        if (!file_present(path))
-            return true;
-    }
-    return false;
-}
-
-/* The CDI specs of rec (claim spec first: a runtime stops seeing the claim
- * at once) and its metadata directory: all now (now), or all through the
- * reaper, after the answer (claim_reaper.h). */
-static int remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
-                               bool now, struct error *err)
-{
-    size_t n = rec->n_cdi_specs;
-    cleanup_free const char **names = xcalloc(n ? n : 1, sizeof(*names));
-    size_t k = 0;
-    for (size_t pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < n; i++) {
-            const char *s = rec->cdi_specs[i];
-            char uid[K8S_UID_LEN + 1], req[K8S_DNS_LABEL_MAX + 1];
-            bool claim_spec =
-                claim_file_kind(st->cfg.driver_name, s, uid, req) == CLAIM_FILE_CLAIM_SPEC;
-            if (claim_spec == (pass == 0))
-                names[k++] = s;
-        }
-    if (now)
-        return claim_files_remove(st->cfg.cdi_root, names, k, st->cfg.plugin_dir, rec->metadata_dir,
-                                  err);
-    /* Queued before the record goes, so that a prepare of the same claim,
-     * which may start once it is gone, finds them queued. */
-    cleanup_free char **paths = xcalloc(k ? k : 1, sizeof(*paths));
-    for (size_t i = 0; i < k; i++)
-        paths[i] = xasprintf("%s/%s", st->cfg.cdi_root, names[i]);
-    if (k > 0 || rec->metadata_dir != NULL)
-        claim_reaper_add(st->reaper, rec->uid, rec->metadata_dir, (const char *const *)paths, k);
-    for (size_t i = 0; i < k; i++)
-        free(paths[i]);
-    return 0;
-}
-
-int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
-                                struct error *err)
-{
-    return remove_record_files(st, rec, true, err);
-}
-
-static int write_plan_files(const struct prepare_state *st, const struct prepare_plan *plan,
-                            struct error *err)
-{
-    size_t root_len = strlen(st->metadata_root);
-    for (size_t i = 0; i < plan->n_files; i++) {
-        const struct plan_file *f = &plan->files[i];
-        /* Derived data: atomic for readers, but no fsync.  The journal line
-         * makes the claim durable; a file lost in a crash is found missing
-         * and the claim prepared afresh.  Metadata files go below the
-         * metadata root level by level, never through a planted link. */
-        int rc;
-        if (f->make_parent && strncmp(f->path, st->metadata_root, root_len) == 0 &&
-            f->path[root_len] == '/')
-            rc = owned_write_file(st->metadata_root, f->path + root_len + 1, f->text,
-                                  strlen(f->text), 0644, err);
-        else if (f->make_parent)
-            rc = error_set(err, "%s is not below %s", f->path, st->metadata_root);
-        else if (f->quiet)
-            rc = atomic_create_file_quiet(f->path, f->text, strlen(f->text), 0644, err);
-        else
-            rc = atomic_write_file_nosync(f->path, f->text, strlen(f->text), 0644, err);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* ---- prepare ---- */
 
 /* Another uid with the same namespace/name would share the metadata
@@ -282,7 +187,7 @@ static int drop_record(struct prepare_state *st, const char *uid, bool for_unpre
     bool durable = rec->state == CLAIM_PREPARE_COMPLETED;
     /* Shared: the other instance may prepare the claim again as soon as
      * the lock is free, so nothing may be left for after the answer. */
-    int rc = remove_record_files(st, rec, !for_unprepare || st->cfg.shared, err);
+    int rc = record_files_remove(st, rec, !for_unprepare || st->cfg.shared, err);
     if (tr != NULL)
         prepare_trace_mark(tr, PREPARE_STEP_FILES);
     if (rc < 0)
@@ -327,7 +232,7 @@ static int answer_from_checkpoint(struct prepare_state *st, const struct claim_r
         return error_set(err, "uid %s is already prepared for claim %s/%s", c->uid, rec->ns,
                          rec->name);
     char missing[PATH_MAX];
-    if (!prepare_record_missing_file(st, rec, missing, sizeof(missing))) {
+    if (!record_files_missing(st, rec, missing, sizeof(missing))) {
         prepared_claim_copy(&rec->devices, out);
         return 0;
     }
@@ -337,6 +242,64 @@ static int answer_from_checkpoint(struct prepare_state *st, const struct claim_r
     if (drop_record(st, c->uid, false, NULL, err) < 0)
         return error_prefix(err, "dropping the claim's remaining files");
     return 1;
+}
+
+#define cleanup_plan __attribute__((cleanup(prepare_plan_free)))
+
+/* The claim from the API (the watch, else a GET) and what its prepare will
+ * write and answer. */
+static int plan_claim(struct prepare_state *st, const struct claim_ref *c,
+                      struct prepare_plan *plan, struct prepare_trace *tr, struct error *err)
+{
+    json_auto_t *claim = NULL;
+    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c, &claim, err) < 0)
+        return -1;
+    prepare_trace_mark(tr, PREPARE_STEP_CLAIM);
+    int rc = prepare_plan_build(st, c, claim, plan, err);
+    prepare_trace_mark(tr, PREPARE_STEP_PLAN);
+    return rc;
+}
+
+/* Takes the plan's record into st->claims (PrepareStarted) unless another
+ * uid of the name is still prepared or the node's other claims hold what
+ * its devices need. */
+static int admit_record(struct prepare_state *st, const struct claim_ref *c,
+                        struct prepare_plan *plan, struct error *err)
+{
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *other = same_name_uid(st, c);
+    if (other != NULL)
+        rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
+    else if (check_node_holds(st, plan->record, err) < 0)
+        rc = -1;
+    else
+        claim_records_put(&st->claims, steal_pointer(&plan->record));
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+/* The files first, then the journal line: a crash in between leaves files
+ * no line owns, which the next start sweeps.  The line is written before
+ * the answer and made durable just after it (JOURNAL_LAZY).  On failure
+ * the record is rolled back. */
+static int write_claim(struct prepare_state *st, const struct claim_ref *c,
+                       struct claim_record *rec, const struct prepare_plan *plan,
+                       struct prepare_trace *tr, struct error *err)
+{
+    /* An unprepare of this claim, or of an earlier claim of this name, may
+     * have left its files queued. */
+    int rc = claim_reaper_reclaim(st->reaper, c->uid, rec->metadata_dir, err);
+    if (rc == 0)
+        rc = record_files_write(st, plan, err);
+    prepare_trace_mark(tr, PREPARE_STEP_FILES);
+    if (rc == 0) {
+        rc = journal(st, c->uid, rec, JOURNAL_LAZY, err);
+        prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
+    }
+    if (rc < 0)
+        rollback(st, c->uid);
+    return rc;
 }
 
 static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
@@ -352,119 +315,103 @@ static int prepare_locked(struct prepare_state *st, const struct claim_ref *c,
     if (drop_record(st, c->uid, false, NULL, err) < 0)
         return -1;
     prepare_trace_mark(tr, PREPARE_STEP_CHECKPOINT);
-
-    json_t *claim = NULL;
-    if (st->cfg.fetch_claim(st->cfg.fetch_ctx, c, &claim, err) < 0)
+    cleanup_plan struct prepare_plan plan = {0};
+    if (plan_claim(st, c, &plan, tr, err) < 0)
         return -1;
-    prepare_trace_mark(tr, PREPARE_STEP_CLAIM);
-    struct prepare_plan plan;
-    rc = prepare_plan_build(st, c, claim, &plan, err);
-    json_decref(claim);
-    prepare_trace_mark(tr, PREPARE_STEP_PLAN);
-    if (rc < 0)
+    struct claim_record *rec = plan.record; /* in st->claims once admitted */
+    if (admit_record(st, c, &plan, err) < 0 || write_claim(st, c, rec, &plan, tr, err) < 0)
         return -1;
-
-    struct claim_record *rec = plan.record;
-    pthread_mutex_lock(&st->lock);
-    const char *other = same_name_uid(st, c);
-    if (other != NULL)
-        rc = error_set(err, "still prepared with the old uid %s; waiting for its unprepare", other);
-    else if (check_node_holds(st, rec, err) < 0)
-        rc = -1;
-    else
-        claim_records_put(&st->claims, steal_pointer(&plan.record));
-    pthread_mutex_unlock(&st->lock);
-    if (rc < 0)
-        goto out;
-    /* An unprepare of this claim, or of an earlier claim of this name, may
-     * have left its files queued. */
-    rc = claim_reaper_reclaim(st->reaper, c->uid, rec->metadata_dir, err);
-    /* The files first, then the journal line: a crash in between leaves
-     * files no line owns, which the next start sweeps.  The line is
-     * written before the answer and made durable just after it
-     * (JOURNAL_LAZY). */
-    if (rc == 0)
-        rc = write_plan_files(st, &plan, err);
-    prepare_trace_mark(tr, PREPARE_STEP_FILES);
-    if (rc == 0) {
-        rc = journal(st, c->uid, rec, JOURNAL_LAZY, err);
-        prepare_trace_mark(tr, PREPARE_STEP_JOURNAL);
-    }
-    if (rc < 0) {
-        rollback(st, c->uid);
-        goto out;
-    }
     *out = plan.answer;
     memset(&plan.answer, 0, sizeof(plan.answer));
     LOG_V(1, "claim %s/%s (uid %s): prepared %zu device(s)", c->ns, c->name, c->uid,
           out->n_devices);
-out:
-    prepare_plan_free(&plan);
-    return rc;
+    return 0;
+}
+
+/* What one call of the API does for its claim, between claim_call's
+ * bracket; ctx is the call's own. */
+typedef int (*claim_step_fn)(struct prepare_state *st, const struct claim_ref *c,
+                             struct prepare_trace *tr, void *ctx, struct error *err);
+
+struct claim_call {
+    const char *done, *failed; /* the trace log's words */
+    const char *suffix;        /* after the claim in an error: "" or ": unprepare" */
+    claim_step_fn step;
+    void *ctx;
+    prepare_hook_fn hook; /* told after a success */
+};
+
+/* One prepare or unprepare: the reference checked, the step run holding
+ * the shared lock and the claim's uid, the hook told after a success, the
+ * step times logged.  Errors name the claim. */
+static int claim_call(struct prepare_state *st, const char *ns, const char *name, const char *uid,
+                      const struct claim_call *call, struct error *err)
+{
+    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
+        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
+    const struct claim_ref c = {ns, name, uid};
+    struct busy_uid slot;
+    struct prepare_trace tr;
+    prepare_trace_start(&tr);
+    int lock;
+    if (prepare_shared_enter(st, &lock, err) < 0)
+        return error_prefix(err, "claim %s/%s (uid %s)%s", ns, name, uid, call->suffix);
+    uid_acquire(st, uid, &slot);
+    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
+    int rc = call->step(st, &c, &tr, call->ctx, err);
+    if (rc == 0 && call->hook) {
+        call->hook(st->cfg.hook_ctx, &c);
+        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
+    }
+    uid_release(st, &slot);
+    prepare_shared_leave(st, lock);
+    prepare_trace_log(&tr, rc == 0 ? call->done : call->failed, ns, name, uid);
+    if (rc < 0)
+        return error_prefix(err, "claim %s/%s (uid %s)%s", ns, name, uid, call->suffix);
+    return 0;
+}
+
+static int prepare_step(struct prepare_state *st, const struct claim_ref *c,
+                        struct prepare_trace *tr, void *ctx, struct error *err)
+{
+    return prepare_locked(st, c, ctx, tr, err);
 }
 
 int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                   struct prepared_claim *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
-    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
-        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
-    const struct claim_ref c = {ns, name, uid};
-    struct busy_uid slot;
-    struct prepare_trace tr;
-    prepare_trace_start(&tr);
-    int lock;
-    if (prepare_shared_enter(st, &lock, err) < 0)
-        return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
-    uid_acquire(st, uid, &slot);
-    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
-    int rc = prepare_locked(st, &c, out, &tr, err);
-    if (rc == 0 && st->cfg.on_prepared) {
-        st->cfg.on_prepared(st->cfg.hook_ctx, &c);
-        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
-    }
-    uid_release(st, &slot);
-    prepare_shared_leave(st, lock);
-    prepare_trace_log(&tr, rc == 0 ? "prepare" : "failed prepare", ns, name, uid);
-    if (rc < 0)
-        return error_prefix(err, "claim %s/%s (uid %s)", ns, name, uid);
-    return 0;
+    const struct claim_call call = {"prepare", "failed prepare",   "", prepare_step,
+                                    out,       st->cfg.on_prepared};
+    return claim_call(st, ns, name, uid, &call, err);
 }
 
 /* ---- unprepare ---- */
 
+/* *ctx (bool): whether the claim was prepared. */
+static int unprepare_step(struct prepare_state *st, const struct claim_ref *c,
+                          struct prepare_trace *tr, void *ctx, struct error *err)
+{
+    pthread_mutex_lock(&st->lock);
+    const struct claim_record *rec = claim_records_find(&st->claims, c->uid);
+    pthread_mutex_unlock(&st->lock);
+    if (rec && !claim_record_names(rec, c->ns, c->name))
+        LOG_W("claim %s/%s (uid %s): unprepare names it, the checkpoint has it as %s/%s; "
+              "removing it by uid",
+              c->ns, c->name, c->uid, rec->ns, rec->name);
+    *(bool *)ctx = rec != NULL;
+    return rec != NULL ? drop_record(st, c->uid, true, tr, err) : 0;
+}
+
 int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                     struct error *err)
 {
-    if (k8s_check_claim_ref(ns, name, uid, err) < 0)
-        return error_prefix(err, "claim %.63s/%.253s", ns ? ns : "", name ? name : "");
-    const struct claim_ref c = {ns, name, uid};
-    struct busy_uid slot;
-    struct prepare_trace tr;
-    prepare_trace_start(&tr);
-    int lock;
-    if (prepare_shared_enter(st, &lock, err) < 0)
-        return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
-    uid_acquire(st, uid, &slot);
-    prepare_trace_mark(&tr, PREPARE_STEP_WAIT);
-    pthread_mutex_lock(&st->lock);
-    const struct claim_record *rec = claim_records_find(&st->claims, uid);
-    pthread_mutex_unlock(&st->lock);
-    if (rec && !claim_record_names(rec, ns, name))
-        LOG_W("claim %s/%s (uid %s): unprepare names it, the checkpoint has it as %s/%s; "
-              "removing it by uid",
-              ns, name, uid, rec->ns, rec->name);
-    bool known = rec != NULL;
-    int rc = known ? drop_record(st, uid, true, &tr, err) : 0;
-    if (rc == 0 && st->cfg.on_unprepared) {
-        st->cfg.on_unprepared(st->cfg.hook_ctx, &c);
-        prepare_trace_mark(&tr, PREPARE_STEP_HOOKS);
-    }
-    uid_release(st, &slot);
-    prepare_shared_leave(st, lock);
-    prepare_trace_log(&tr, rc == 0 ? "unprepare" : "failed unprepare", ns, name, uid);
-    if (rc < 0)
-        return error_prefix(err, "claim %s/%s (uid %s): unprepare", ns, name, uid);
+    bool known = false;
+    const struct claim_call call = {"unprepare",   "failed unprepare",
+                                    ": unprepare", unprepare_step,
+                                    &known,        st->cfg.on_unprepared};
+    if (claim_call(st, ns, name, uid, &call, err) < 0)
+        return -1;
     LOG_V(1, "claim %s/%s (uid %s): %s", ns, name, uid, known ? "unprepared" : "not prepared");
     return 0;
 }
@@ -566,26 +513,18 @@ static void compact_at_close(struct prepare_state *st)
     prepare_shared_leave(st, lock);
 }
 
-struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err)
+/* The CDI kinds, the paths below the plugin directory, the directories,
+ * the recovered checkpoint and the reaper. */
+static int state_init(struct prepare_state *st, const struct prepare_config *cfg, struct error *err)
 {
-    if (check_config(cfg, err) < 0)
-        return NULL;
-    struct prepare_state *st = xcalloc(1, sizeof(*st));
-    st->cfg = *cfg;
-    pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->idle, NULL);
     /* The metadata kind is also needed to recover metadata specs written
      * while device metadata was on. */
-    if (cdi_claim_kind(cfg->driver_name, st->claim_kind, sizeof(st->claim_kind), err) < 0) {
-        error_prefix(err, "driver name %s", cfg->driver_name);
-        goto fail;
-    }
+    if (cdi_claim_kind(cfg->driver_name, st->claim_kind, sizeof(st->claim_kind), err) < 0)
+        return error_prefix(err, "driver name %s", cfg->driver_name);
     if (cdi_metadata_kind(cfg->driver_name, st->metadata_kind, sizeof(st->metadata_kind), err) <
         0) {
-        if (cfg->device_metadata) {
-            error_prefix(err, "driver name %s (device metadata)", cfg->driver_name);
-            goto fail;
-        }
+        if (cfg->device_metadata)
+            return error_prefix(err, "driver name %s (device metadata)", cfg->driver_name);
         st->metadata_kind[0] = '\0';
     }
     snprintf(st->checkpoint_path, sizeof(st->checkpoint_path), "%s/%s", cfg->plugin_dir,
@@ -597,15 +536,25 @@ struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struc
     snprintf(st->lock_path, sizeof(st->lock_path), "%s/%s", cfg->plugin_dir, SERIALIZE_LOCK_FILE);
     if (mkdir_p(cfg->plugin_dir, 0755, err) < 0 || mkdir_p(cfg->cdi_root, 0755, err) < 0 ||
         open_store(st, err) < 0)
-        goto fail;
+        return -1;
     st->reaper = claim_reaper_start(st->metadata_root, err);
-    if (st->reaper == NULL)
-        goto fail;
+    return st->reaper != NULL ? 0 : -1;
+}
+
+struct prepare_state *prepare_state_open(const struct prepare_config *cfg, struct error *err)
+{
+    if (check_config(cfg, err) < 0)
+        return NULL;
+    struct prepare_state *st = xcalloc(1, sizeof(*st));
+    st->cfg = *cfg;
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->idle, NULL);
+    if (state_init(st, cfg, err) < 0) {
+        prepare_state_close(st);
+        return NULL;
+    }
     LOG_V(1, "prepare state: %zu prepared claim(s)", st->claims.n);
     return st;
-fail:
-    prepare_state_close(st);
-    return NULL;
 }
 
 void prepare_state_close(struct prepare_state *st)

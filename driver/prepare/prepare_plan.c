@@ -170,61 +170,95 @@ static int lookup_devices(const struct prepare_state *st, const struct claim_all
     return allocation_check_claim(&mine, err);
 }
 
-int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *ref,
-                       const json_t *claim, struct prepare_plan *p, struct error *err)
-{
-    memset(p, 0, sizeof(*p));
+/* What a claim's allocation resolves to before anything is planned: this
+ * driver's results, their devices and their opaque configs. */
+struct plan_parts {
     struct claim_allocation a;
-    if (claim_allocation_parse(claim, ref->uid, st->cfg.driver_name, st->cfg.node_name, &a, err) <
+    size_t n; /* results */
+    struct fakehw_device *devs;
+    const char **requests;
+    struct gpu_config *configs; /* the fakehw personality's, resolved when have_configs */
+    bool have_configs;
+    struct nvidia_config *nv_configs; /* the nvidia personality's */
+    struct cdi_claim_device *cdevs;
+    struct device_hold *holds; /* goes to the record */
+};
+
+static void plan_parts_free(struct plan_parts *pp)
+{
+    if (pp->have_configs)
+        gpu_config_free(pp->configs, pp->n);
+    claim_allocation_free(&pp->a);
+    free(pp->devs);
+    free(pp->requests);
+    free(pp->configs);
+    free(pp->nv_configs);
+    free(pp->cdevs);
+    free(pp->holds);
+}
+#define cleanup_plan_parts __attribute__((cleanup(plan_parts_free)))
+
+static int resolve_parts(const struct prepare_state *st, const struct claim_ref *ref,
+                         const json_t *claim, struct plan_parts *pp, struct error *err)
+{
+    if (claim_allocation_parse(claim, ref->uid, st->cfg.driver_name, st->cfg.node_name, &pp->a,
+                               err) < 0)
+        return -1;
+    size_t n = pp->n = pp->a.n_results, alloc = n ? n : 1;
+    pp->devs = xcalloc(alloc, sizeof(*pp->devs));
+    pp->requests = xcalloc(alloc, sizeof(*pp->requests));
+    pp->configs = xcalloc(alloc, sizeof(*pp->configs));
+    pp->nv_configs = xcalloc(alloc, sizeof(*pp->nv_configs));
+    pp->cdevs = xcalloc(alloc, sizeof(*pp->cdevs));
+    pp->holds = xcalloc(alloc, sizeof(*pp->holds));
+    for (size_t i = 0; i < n; i++)
+        pp->requests[i] = pp->a.results[i].request;
+    if (lookup_devices(st, &pp->a, pp->devs, pp->holds, err) < 0)
+        return -1;
+    if (st->cfg.personality == PERSONALITY_NVIDIA)
+        return nvidia_config_resolve(st->cfg.driver_name, pp->a.config, pp->requests, pp->devs, n,
+                                     pp->nv_configs, err);
+    if (gpu_config_resolve(st->cfg.driver_name, pp->a.config, pp->requests, n, pp->configs, err) <
         0)
         return -1;
-    size_t n = a.n_results;
-    cleanup_free struct fakehw_device *devs = xcalloc(n ? n : 1, sizeof(*devs));
-    cleanup_free struct gpu_config *configs = xcalloc(n ? n : 1, sizeof(*configs));
-    cleanup_free struct nvidia_config *nv_configs = xcalloc(n ? n : 1, sizeof(*nv_configs));
-    cleanup_free const char **requests = xcalloc(n ? n : 1, sizeof(*requests));
-    cleanup_free struct cdi_claim_device *cdevs = xcalloc(n ? n : 1, sizeof(*cdevs));
-    json_auto_t *claim_spec = NULL;
-    bool have_configs = false;
-    int rc = -1;
-    /* Metadata file and spec per request, and the claim spec. */
-    p->files = xcalloc(2 * n + 1, sizeof(*p->files));
-    for (size_t i = 0; i < n; i++)
-        requests[i] = a.results[i].request;
-    struct device_hold *holds = xcalloc(n ? n : 1, sizeof(*holds));
-    bool nvidia = st->cfg.personality == PERSONALITY_NVIDIA;
-    if (lookup_devices(st, &a, devs, holds, err) < 0 ||
-        (nvidia
-             ? nvidia_config_resolve(st->cfg.driver_name, a.config, requests, devs, n, nv_configs,
-                                     err)
-             : gpu_config_resolve(st->cfg.driver_name, a.config, requests, n, configs, err)) < 0) {
-        free(holds);
-        goto out;
-    }
-    have_configs = !nvidia;
+    pp->have_configs = true;
+    return 0;
+}
 
+/* The record, the answer and the files (metadata files and specs per
+ * request, then the claim spec) of the resolved parts. */
+static int plan_from_parts(const struct prepare_state *st, const struct claim_ref *ref,
+                           struct plan_parts *pp, struct prepare_plan *p, struct error *err)
+{
+    size_t n = pp->n;
+    bool nvidia = st->cfg.personality == PERSONALITY_NVIDIA;
+    p->files = xcalloc(2 * n + 1, sizeof(*p->files));
     p->record = claim_record_new(ref, CLAIM_PREPARE_STARTED);
-    p->record->holds = holds;
+    p->record->holds = steal_pointer(&pp->holds);
     p->record->n_holds = n;
     struct cdi_claim cc = {
         st->cfg.driver_name, ref->ns, ref->name, ref->uid, st->cfg.fakehw_host_root,
-        st->cfg.fakegpu_smi, nvidia,  cdevs,     n};
+        st->cfg.fakegpu_smi, nvidia,  pp->cdevs, n};
+    json_auto_t *claim_spec = NULL;
     if (n > 0) {
         for (size_t i = 0; i < n; i++)
-            cdevs[i] = (struct cdi_claim_device){
-                &devs[i],    a.results[i].request,           a.results[i].share_id,
-                &configs[i], nvidia ? &nv_configs[i] : NULL, a.results[i].consumed_memory,
-                ""};
+            pp->cdevs[i] = (struct cdi_claim_device){&pp->devs[i],
+                                                     pp->a.results[i].request,
+                                                     pp->a.results[i].share_id,
+                                                     &pp->configs[i],
+                                                     nvidia ? &pp->nv_configs[i] : NULL,
+                                                     pp->a.results[i].consumed_memory,
+                                                     ""};
         if ((claim_spec = cdi_claim_spec(&cc, err)) == NULL)
-            goto out;
+            return -1;
     }
-    build_answer(st, &a, &cc, &p->answer);
+    build_answer(st, &pp->a, &cc, &p->answer);
     if (n > 0 && st->cfg.device_metadata) {
-        const struct plan_input in = {st, ref, &a, devs, p};
+        const struct plan_input in = {st, ref, &pp->a, pp->devs, p};
         char dirname[K8S_DNS_LABEL_MAX + K8S_DNS_SUBDOMAIN_MAX + 2];
         if (plan_metadata(&in, err) < 0 ||
             claim_metadata_dir_name(ref->ns, ref->name, dirname, sizeof(dirname), err) < 0)
-            goto out;
+            return -1;
         claim_record_set_metadata_dir(p->record, dirname);
     }
     if (n > 0) {
@@ -232,18 +266,23 @@ int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *r
         if (claim_spec_name(st->cfg.driver_name, ref->uid, spec_name, sizeof(spec_name), err) < 0 ||
             add_file(p, st->cfg.cdi_root, spec_name, cdi_spec_text(claim_spec), false, false, err) <
                 0)
-            goto out;
+            return -1;
         claim_record_add_spec(p->record, spec_name);
     }
     prepared_claim_copy(&p->answer, &p->record->devices);
-    rc = 0;
-out:
-    if (have_configs)
-        gpu_config_free(configs, n);
-    claim_allocation_free(&a);
-    if (rc < 0)
+    return 0;
+}
+
+int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *ref,
+                       const json_t *claim, struct prepare_plan *p, struct error *err)
+{
+    memset(p, 0, sizeof(*p));
+    cleanup_plan_parts struct plan_parts pp = {0};
+    if (resolve_parts(st, ref, claim, &pp, err) < 0 || plan_from_parts(st, ref, &pp, p, err) < 0) {
         prepare_plan_free(p);
-    return rc;
+        return -1;
+    }
+    return 0;
 }
 
 void prepare_plan_free(struct prepare_plan *p)

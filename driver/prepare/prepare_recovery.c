@@ -42,6 +42,7 @@
 #include "owned_files.h"
 #include "prepare_state.h"
 #include "prepared_claim.h"
+#include "record_files.h"
 #include "xalloc.h"
 
 /* Value of NAME=... in an env list, or NULL. */
@@ -355,7 +356,7 @@ static int rollback_started(struct prepare_state *st, struct error *err)
         LOG_W("claim %s/%s (uid %s): its prepare did not complete before the restart; "
               "rolling it back",
               rec->ns, rec->name, rec->uid);
-        if (prepare_remove_record_files(st, rec, err) < 0)
+        if (record_files_remove(st, rec, true, err) < 0)
             return error_prefix(err, "rolling back claim %s", rec->uid);
         claim_records_remove(&st->claims, rec->uid);
     }
@@ -369,14 +370,14 @@ static int drop_incomplete(struct prepare_state *st, struct error *err)
     for (size_t i = 0; i < st->claims.n;) {
         const struct claim_record *rec = st->claims.v[i];
         char missing[PATH_MAX];
-        if (!prepare_record_missing_file(st, rec, missing, sizeof(missing))) {
+        if (!record_files_missing(st, rec, missing, sizeof(missing))) {
             i++;
             continue;
         }
         LOG_W("claim %s/%s (uid %s): %s is missing or empty (lost in a reboot or a crash); "
               "dropping the claim, its next prepare prepares it afresh",
               rec->ns, rec->name, rec->uid, missing);
-        if (prepare_remove_record_files(st, rec, err) < 0)
+        if (record_files_remove(st, rec, true, err) < 0)
             return error_prefix(err, "dropping claim %s", rec->uid);
         claim_records_remove(&st->claims, rec->uid);
     }

@@ -13,7 +13,7 @@
 #include "cdi_spec.h"
 #include "checkpoint_journal.h"
 #include "claim_record.h"
-#include "driver/prepare/prepare.h"
+#include "driver/prepare/prepare_types.h"
 #include "k8s_names.h"
 #include "claim_reaper.h"
 
@@ -71,17 +71,6 @@ struct prepare_plan {
 int prepare_plan_build(const struct prepare_state *st, const struct claim_ref *ref,
                        const json_t *claim, struct prepare_plan *plan, struct error *err);
 void prepare_plan_free(struct prepare_plan *plan);
-
-/* Removes the files a claim record lists (its CDI specs, its metadata
- * directory), all before it returns. */
-int prepare_remove_record_files(const struct prepare_state *st, const struct claim_record *rec,
-                                struct error *err);
-
-/* Is a file of the record missing (or empty)?  Returns true and names it in
- * path; false when its CDI specs and metadata files are all there.  One
- * stat per file. */
-bool prepare_record_missing_file(const struct prepare_state *st, const struct claim_record *rec,
-                                 char *path, size_t size);
 
 /* Loads the snapshot and replays the journal onto it (*r says what the
  * replay found), then turns the JSON into claim records: the one place a

@@ -70,6 +70,20 @@ static int copy_strings(const json_t *obj, const char *key, size_t i, char ***ou
     return 0;
 }
 
+/* devices[i] into *d (which may hold part of it on failure). */
+static int device_from_json(const json_t *o, size_t i, struct prepared_device *d, struct error *err)
+{
+    if (!json_is_object(o))
+        return error_set(err, "devices[%zu]: not an object", i);
+    if (copy_strings(o, "requestNames", i, &d->request_names, &d->n_request_names, err) ||
+        copy_string(o, "poolName", false, i, &d->pool_name, err) ||
+        copy_string(o, "deviceName", false, i, &d->device_name, err) ||
+        copy_strings(o, "cdiDeviceIDs", i, &d->cdi_device_ids, &d->n_cdi_device_ids, err) ||
+        copy_string(o, "shareID", true, i, &d->share_id, err))
+        return -1;
+    return 0;
+}
+
 int prepared_claim_from_json(const json_t *devices, struct prepared_claim *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
@@ -78,24 +92,13 @@ int prepared_claim_from_json(const json_t *devices, struct prepared_claim *out, 
     size_t n = json_array_size(devices);
     out->devices = xcalloc(n ? n : 1, sizeof(*out->devices));
     for (size_t i = 0; i < n; i++) {
-        const json_t *o = json_array_get(devices, i);
-        struct prepared_device *d = &out->devices[i];
         out->n_devices++;
-        if (!json_is_object(o)) {
-            error_set(err, "devices[%zu]: not an object", i);
-            goto fail;
+        if (device_from_json(json_array_get(devices, i), i, &out->devices[i], err) < 0) {
+            prepared_claim_free(out);
+            return -1;
         }
-        if (copy_strings(o, "requestNames", i, &d->request_names, &d->n_request_names, err) ||
-            copy_string(o, "poolName", false, i, &d->pool_name, err) ||
-            copy_string(o, "deviceName", false, i, &d->device_name, err) ||
-            copy_strings(o, "cdiDeviceIDs", i, &d->cdi_device_ids, &d->n_cdi_device_ids, err) ||
-            copy_string(o, "shareID", true, i, &d->share_id, err))
-            goto fail;
     }
     return 0;
-fail:
-    prepared_claim_free(out);
-    return -1;
 }
 
 static char **copy_strv(char *const *v, size_t n)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The prepare answer (struct prepared_claim of prepare.h): its release
- * (prepared_claim_free is declared in prepare.h) and its JSON form, the form
+/* The prepare answer (struct prepared_claim of prepare_types.h): its release
+ * (prepared_claim_free, declared with the type) and its JSON form, the form
  * the checkpoint stores it in:
  *   [{"requestNames": ["gpu"], "poolName": "node-1", "deviceName": "gpu-0",
  *     "cdiDeviceIDs": ["k8s.gpu.fakehw.example.com/gpu=<uid>-gpu-0"], "shareID": "..."}]
@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "driver/prepare/prepare.h"
+#include "driver/prepare/prepare_types.h"
 #include "error.h"
 
 /* New reference, or NULL when out of memory. */

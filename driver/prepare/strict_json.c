@@ -25,3 +25,17 @@ int strict_json_check_fields(const json_t *obj, const char *path, const char *co
     }
     return 0;
 }
+
+int strict_json_object(const json_t *v, const char *path, struct error *err)
+{
+    return json_is_object(v) ? 0 : error_set(err, "field \"%s\" must be an object", path);
+}
+
+int strict_json_string(const json_t *v, const char *path, struct error *err)
+{
+    if (!json_is_string(v))
+        return error_set(err, "field \"%s\" must be a string", path);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return error_set(err, "field \"%s\" holds a NUL character", path);
+    return 0;
+}

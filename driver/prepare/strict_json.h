@@ -16,4 +16,10 @@ const json_t *strict_json_field(const json_t *obj, const char *key);
 int strict_json_check_fields(const json_t *obj, const char *path, const char *const *allowed,
                              struct error *err);
 
+/* path must be an object; -1 with "field \"path\" must be an object". */
+int strict_json_object(const json_t *v, const char *path, struct error *err);
+
+/* path must be a string with no NUL character in it. */
+int strict_json_string(const json_t *v, const char *path, struct error *err);
+
 #endif

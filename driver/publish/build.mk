@@ -44,16 +44,8 @@ $(BIN)/test_sync_run: $(OBJ)/driver/publish/tests/test_sync_run.o $(PUBLISH_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 
-# The integration test program: publisher + claim status writer + inventory,
-# no gRPC.  Lives in $(BUILD)/test-bin (not a shipped program).
-PUBLISH_TEST_DRIVER := $(BUILD)/test-bin/publish-test-driver
-$(PUBLISH_TEST_DRIVER): $(OBJ)/driver/publish/tests/publish_test_driver.o $(OBJ)/driver/inventory.o \
-    $(PUBLISH_LIB) $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(BUILD)/lib/libkube.a $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(KUBE_LDLIBS) $(HEALTH_LDLIBS) $(LDLIBS)
-
-# The bats suite runs publish-test-driver against the API server stand-in.
+# The bats suite runs publish-test-driver (driver/plugin.mk) against the
+# API server stand-in.
 ifneq ($(wildcard conformance/node/standins/apiserver/build.mk),)
 BATS_SUITES += driver/publish/tests
-bats: $(PUBLISH_TEST_DRIVER)
 endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "cleanup.h"
 #include "dns_names.h"
 #include "quantity.h"
 
@@ -23,23 +24,29 @@ static bool mode_is(const struct fakehw_device *d, const char *mode)
     return !strcmp(d->mig_mode, mode);
 }
 
+static int plan_oom(struct partition_plan *out, size_t n, struct error *err)
+{
+    partitions_plan_free(out);
+    return error_set(err, "out of memory planning the partitions of %zu devices", n);
+}
+
 int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters, bool nvidia,
                     struct partition_plan *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
     out->nvidia = nvidia;
-    json_t *by_name = json_object(); /* GPU name -> index */
+    json_auto_t *by_name = json_object(); /* GPU name -> index */
     out->info = calloc(n ? n : 1, sizeof(*out->info));
     out->sets = calloc(n ? n : 1, sizeof(*out->sets));
     out->set_caps = calloc(n ? n : 1, sizeof(*out->set_caps));
     if (by_name == NULL || out->info == NULL || out->sets == NULL || out->set_caps == NULL)
-        goto oom;
+        return plan_oom(out, n, err);
     for (size_t i = 0; i < n; i++) {
         const struct fakehw_device *d = &devs[i];
         if (is_partition(d))
             continue;
         if (json_object_set_new(by_name, d->name, json_integer((json_int_t)i)) < 0)
-            goto oom;
+            return plan_oom(out, n, err);
         out->info[i].role = PARTITION_PLAIN;
         if (mode_is(d, FAKEHW_MIG_STATIC)) {
             out->info[i].role = PARTITION_HIDDEN;
@@ -69,12 +76,7 @@ int partitions_plan(const struct fakehw_device *devs, size_t n, bool counters, b
             info->role = PARTITION_HIDDEN; /* a placement, without counters to guard it */
         }
     }
-    json_decref(by_name);
     return 0;
-oom:
-    json_decref(by_name);
-    partitions_plan_free(out);
-    return error_set(err, "out of memory planning the partitions of %zu devices", n);
 }
 
 void partitions_plan_free(struct partition_plan *p)
@@ -126,30 +128,29 @@ static json_t *counters_json(uint64_t memory, const struct nvidia_caps *caps, lo
     return c;
 }
 
+static json_t *counter_sets_oom(struct error *err)
+{
+    error_set(err, "out of memory building the counter sets");
+    return NULL;
+}
+
 json_t *partitions_shared_counters_json(const struct partition_plan *p, size_t k, struct error *err)
 {
-    json_t *sets = json_array();
+    json_auto_t *sets = json_array();
     if (sets == NULL)
-        goto oom;
+        return counter_sets_oom(err);
     for (size_t s = k * PARTITIONS_SETS_PER_SLICE;
          s < p->n_sets && s < (k + 1) * PARTITIONS_SETS_PER_SLICE; s++) {
         char name[80];
         partitions_set_name(p->sets[s], name, sizeof(name));
         json_t *c = counters_json(p->sets[s]->memory_bytes, p->nvidia ? &p->set_caps[s] : NULL, 0,
                                   MEMORY_SLICES, err);
-        if (c == NULL) {
-            json_decref(sets);
+        if (c == NULL)
             return NULL;
-        }
-        if (json_array_append_new(sets, json_pack("{s:s, s:o}", "name", name, "counters", c)) < 0) {
-            json_decref(sets);
-            goto oom;
-        }
+        if (json_array_append_new(sets, json_pack("{s:s, s:o}", "name", name, "counters", c)) < 0)
+            return counter_sets_oom(err);
     }
-    return sets;
-oom:
-    error_set(err, "out of memory building the counter sets");
-    return NULL;
+    return steal_pointer(&sets);
 }
 
 static int set_string_attr(json_t *attrs, const char *name, const char *value)

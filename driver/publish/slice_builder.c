@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api_names.h"
+#include "cleanup.h"
 #include "dns_names.h"
 #include "driver/bind/binding_conditions.h"
 #include "shares.h"
@@ -144,25 +145,88 @@ static int check_input(const struct slice_build_input *in, struct error *err)
     return 0;
 }
 
+static int layout_oom(const struct slice_build_input *in, struct slice_layout *out,
+                      struct error *err)
+{
+    slice_layout_free(out);
+    return error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
+}
+
+/* Device d's place in the layout: published (appended to out->order),
+ * rejected (with the reason), removed (unhealthy, by the policy) or hidden
+ * (a partition not published).  -1 only when out of memory. */
+static int place_device(const struct slice_build_input *in, struct slice_layout *out, json_t *names,
+                        const struct fakehw_device *d, bool *any_taint)
+{
+    const struct partition_info *pi = &out->plan.info[d - in->devs];
+    if (pi->role == PARTITION_HIDDEN)
+        return 0;
+    const struct health_policy health = {in->personality, in->xids};
+    struct device_health h;
+    device_health_classify(d, in->tree_up, &health, &h);
+    if (!h.healthy && in->remove_unhealthy) {
+        out->removed++;
+        return 0;
+    }
+    if (json_object_get(names, d->name) != NULL)
+        return reject(out->rejected, d->name, "another device of the pool has the same name");
+    /* The JSON only serves the check here; slice_layout_slice builds it
+     * again, one slice at a time. */
+    struct error derr;
+    json_t *dev = planned_device_json(in, &out->plan, d, &derr);
+    int bad = dev == NULL || api_device_validate(dev, &derr) < 0;
+    json_decref(dev);
+    if (bad)
+        return reject(out->rejected, d->name, derr.msg);
+    if (json_object_set_new(names, d->name, json_true()) < 0)
+        return -1;
+    out->order[out->published++] = d;
+    *any_taint = *any_taint || device_health_tainted(&h);
+    out->tainted += !h.healthy; /* unhealthy: not an ignored XID's None taint */
+    out->counted += pi->role == PARTITION_COUNTED;
+    return 0;
+}
+
+/* Virtual GPUs last, in index order (scratch: room for every published
+ * device), then the slice counts. */
+static void order_and_count(struct slice_layout *out, const struct fakehw_device **scratch,
+                            bool any_taint)
+{
+    out->per_slice = any_taint || out->counted > 0 ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
+    out->n_plain = 0;
+    for (size_t i = 0; i < out->published; i++)
+        if (!out->order[i]->virtual_gpu)
+            scratch[out->n_plain++] = out->order[i];
+    for (size_t i = 0, k = out->n_plain; i < out->published; i++)
+        if (out->order[i]->virtual_gpu)
+            scratch[k++] = out->order[i];
+    if (out->published > 0)
+        memcpy(out->order, scratch, out->published * sizeof(*scratch));
+    size_t per = out->per_slice, n_virtual = out->published - out->n_plain;
+    out->counter_slices = partitions_counter_slices(&out->plan);
+    out->plain_slices = (out->n_plain + per - 1) / per;
+    out->n_slices = out->counter_slices + out->plain_slices + (n_virtual + per - 1) / per;
+    if (out->n_slices == 0)
+        out->n_slices = 1;
+}
+
 int slice_layout_make(const struct slice_build_input *in, struct slice_layout *out,
                       struct error *err)
 {
     memset(out, 0, sizeof(*out));
     if (check_input(in, err) < 0)
         return -1;
-    const struct fakehw_device **sorted = NULL;
-    json_t *names = json_object(); /* the set of the published names */
+    cleanup_free const struct fakehw_device **sorted = NULL;
+    json_auto_t *names = json_object(); /* the set of the published names */
     out->rejected = json_array();
     if (in->n_devs > 0) {
         sorted = malloc(in->n_devs * sizeof(*sorted));
         out->order = malloc(in->n_devs * sizeof(*out->order));
     }
     if (!names || !out->rejected || (in->n_devs > 0 && (!sorted || !out->order)))
-        goto oom;
+        return layout_oom(in, out, err);
     if (partitions_plan(in->devs, in->n_devs, in->partitions, in->personality == PERSONALITY_NVIDIA,
                         &out->plan, err) < 0) {
-        free(sorted);
-        json_decref(names);
         slice_layout_free(out);
         return -1;
     }
@@ -170,68 +234,12 @@ int slice_layout_make(const struct slice_build_input *in, struct slice_layout *o
         sorted[i] = &in->devs[i];
     if (in->n_devs > 1)
         qsort(sorted, in->n_devs, sizeof(*sorted), by_index_then_name);
-
     bool any_taint = false;
-    const struct health_policy health = {in->personality, in->xids};
-    for (size_t i = 0; i < in->n_devs; i++) {
-        const struct fakehw_device *d = sorted[i];
-        const struct partition_info *pi = &out->plan.info[d - in->devs];
-        if (pi->role == PARTITION_HIDDEN)
-            continue;
-        struct device_health h;
-        device_health_classify(d, in->tree_up, &health, &h);
-        if (!h.healthy && in->remove_unhealthy) {
-            out->removed++;
-            continue;
-        }
-        if (json_object_get(names, d->name) != NULL) {
-            if (reject(out->rejected, d->name, "another device of the pool has the same name") < 0)
-                goto oom;
-            continue;
-        }
-        /* The JSON only serves the check here; slice_layout_slice builds it
-         * again, one slice at a time. */
-        struct error derr;
-        json_t *dev = planned_device_json(in, &out->plan, d, &derr);
-        int bad = dev == NULL || api_device_validate(dev, &derr) < 0;
-        json_decref(dev);
-        if (bad) {
-            if (reject(out->rejected, d->name, derr.msg) < 0)
-                goto oom;
-            continue;
-        }
-        if (json_object_set_new(names, d->name, json_true()) < 0)
-            goto oom;
-        out->order[out->published++] = d;
-        any_taint = any_taint || device_health_tainted(&h);
-        out->tainted += !h.healthy; /* unhealthy: not an ignored XID's None taint */
-        out->counted += pi->role == PARTITION_COUNTED;
-    }
-    out->per_slice = any_taint || out->counted > 0 ? SLICE_MAX_DEVICES_TAINTED : SLICE_MAX_DEVICES;
-    /* Virtual GPUs last, in index order (sorted is scratch from here). */
-    out->n_plain = 0;
-    for (size_t i = 0; i < out->published; i++)
-        if (!out->order[i]->virtual_gpu)
-            sorted[out->n_plain++] = out->order[i];
-    for (size_t i = 0, k = out->n_plain; i < out->published; i++)
-        if (out->order[i]->virtual_gpu)
-            sorted[k++] = out->order[i];
-    if (out->published > 0)
-        memcpy(out->order, sorted, out->published * sizeof(*sorted));
-    size_t per = out->per_slice, n_virtual = out->published - out->n_plain;
-    out->counter_slices = partitions_counter_slices(&out->plan);
-    out->plain_slices = (out->n_plain + per - 1) / per;
-    out->n_slices = out->counter_slices + out->plain_slices + (n_virtual + per - 1) / per;
-    if (out->n_slices == 0)
-        out->n_slices = 1;
-    free(sorted);
-    json_decref(names);
+    for (size_t i = 0; i < in->n_devs; i++)
+        if (place_device(in, out, names, sorted[i], &any_taint) < 0)
+            return layout_oom(in, out, err);
+    order_and_count(out, sorted, any_taint);
     return 0;
-oom:
-    free(sorted);
-    json_decref(names);
-    slice_layout_free(out);
-    return error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
 }
 
 void slice_layout_free(struct slice_layout *l)
@@ -242,6 +250,31 @@ void slice_layout_free(struct slice_layout *l)
     memset(l, 0, sizeof(*l));
 }
 
+static json_t *slice_oom(const struct slice_build_input *in, struct error *err)
+{
+    error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
+    return NULL;
+}
+
+/* The devices order[first..end) of the layout, at most per_slice of them;
+ * *counted when one is a counted partition. */
+static json_t *slice_devices(const struct slice_build_input *in, const struct slice_layout *l,
+                             size_t first, size_t end, bool *counted, struct error *err)
+{
+    json_auto_t *devices = json_array();
+    if (devices == NULL)
+        return slice_oom(in, err);
+    for (size_t k = first; k < end && k < first + l->per_slice; k++) {
+        *counted = *counted || l->plan.info[l->order[k] - in->devs].role == PARTITION_COUNTED;
+        json_t *dev = planned_device_json(in, &l->plan, l->order[k], err);
+        if (dev == NULL)
+            return NULL;
+        if (json_array_append_new(devices, dev) < 0)
+            return slice_oom(in, err);
+    }
+    return steal_pointer(&devices);
+}
+
 json_t *slice_layout_slice(const struct slice_build_input *in, const struct slice_layout *l,
                            size_t index, struct error *err)
 {
@@ -250,54 +283,32 @@ json_t *slice_layout_slice(const struct slice_build_input *in, const struct slic
         if (sets == NULL)
             return NULL;
         json_t *slice = slice_json(in, index, l->n_slices, "sharedCounters", sets);
-        if (slice == NULL)
-            goto oom;
-        return slice;
+        return slice != NULL ? slice : slice_oom(in, err);
     }
     index -= l->counter_slices;
-    json_t *devices = json_array();
-    if (devices == NULL)
-        goto oom;
     /* Plain slices cover order[0..n_plain), virtual ones the rest. */
     bool virtual_slice = index >= l->plain_slices && l->published > l->n_plain;
     size_t first = virtual_slice ? l->n_plain + (index - l->plain_slices) * l->per_slice
                                  : index * l->per_slice;
     size_t end = virtual_slice ? l->published : l->n_plain;
     bool counted = false;
-    for (size_t k = first; k < end && k < first + l->per_slice; k++) {
-        counted = counted || l->plan.info[l->order[k] - in->devs].role == PARTITION_COUNTED;
-        json_t *dev = planned_device_json(in, &l->plan, l->order[k], err);
-        if (dev == NULL) {
-            json_decref(devices);
-            return NULL;
-        }
-        if (json_array_append_new(devices, dev) < 0) {
-            json_decref(devices);
-            goto oom;
-        }
-    }
-    json_t *slice = slice_json(in, index + l->counter_slices, l->n_slices, "devices",
-                               devices); /* steals devices */
+    json_t *devices = slice_devices(in, l, first, end, &counted, err);
+    if (devices == NULL)
+        return NULL;
+    json_auto_t *slice = slice_json(in, index + l->counter_slices, l->n_slices, "devices",
+                                    devices); /* steals devices */
     if (slice == NULL)
-        goto oom;
-    if (virtual_slice && json_object_set_new(json_object_get(slice, "spec"), "skipNodeOperations",
-                                             json_pack("[s]", "*")) < 0) {
-        json_decref(slice);
-        goto oom;
-    }
+        return slice_oom(in, err);
+    json_t *spec = json_object_get(slice, "spec");
+    if (virtual_slice && json_object_set_new(spec, "skipNodeOperations", json_pack("[s]", "*")) < 0)
+        return slice_oom(in, err);
     if (counted && in->partitions && in->partition_type) {
         char attr[SLICE_GENERATE_NAME_BUF + sizeof(PARTITIONS_TYPE_ATTRIBUTE) + 1];
         snprintf(attr, sizeof(attr), "%s/%s", in->driver, PARTITIONS_TYPE_ATTRIBUTE);
-        if (json_object_set_new(json_object_get(slice, "spec"), "partitionTypeAttribute",
-                                json_string(attr)) < 0) {
-            json_decref(slice);
-            goto oom;
-        }
+        if (json_object_set_new(spec, "partitionTypeAttribute", json_string(attr)) < 0)
+            return slice_oom(in, err);
     }
-    return slice;
-oom:
-    error_set(err, "out of memory building the ResourceSlices of node %s", in->node);
-    return NULL;
+    return steal_pointer(&slice);
 }
 
 int slice_build(const struct slice_build_input *in, struct slice_build_result *out,

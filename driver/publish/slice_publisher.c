@@ -9,9 +9,10 @@
 #include <time.h>
 
 #include "api_names.h"
+#include "cleanup.h"
 #include "dns_names.h"
-#include "retry.h"
 #include "log.h"
+#include "retry.h"
 #include "slice_builder.h"
 #include "slice_fingerprint.h"
 #include "slice_sync.h"
@@ -240,17 +241,25 @@ static bool uses_counters(const json_t *obj)
     return false;
 }
 
+/* Sets a switch of the publisher and its mirror in the status, under the
+ * lock; true when this call set it. */
+static bool switch_once(struct slice_publisher *p, bool *flag, bool *status_flag)
+{
+    pthread_mutex_lock(&p->lock);
+    bool first = !*flag;
+    *flag = true;
+    *status_flag = true;
+    pthread_mutex_unlock(&p->lock);
+    return first;
+}
+
 /* The server does not take partitionable devices (an older release, or the
  * DRAPartitionableDevices gate off): it refused a slice that uses them, or
  * stored it without them.  From then on the pool is whole GPUs only; said
  * once.  Returns true when this call switched. */
 static bool partitions_refused(struct slice_publisher *p, const char *how)
 {
-    pthread_mutex_lock(&p->lock);
-    bool first = !p->partitions_refused;
-    p->partitions_refused = true;
-    p->st.partitions_refused = true;
-    pthread_mutex_unlock(&p->lock);
+    bool first = switch_once(p, &p->partitions_refused, &p->st.partitions_refused);
     if (first)
         LOG_W("slice publisher: the API server %s partitionable devices (counter sets and "
               "consumesCounters: is the DRAPartitionableDevices feature gate off, or the "
@@ -274,11 +283,7 @@ static bool partition_type_dropped(struct slice_publisher *p, const json_t *sent
     if (json_object_get(sent_spec, "partitionTypeAttribute") == NULL || stored_spec == NULL ||
         json_object_get(stored_spec, "partitionTypeAttribute") != NULL)
         return false;
-    pthread_mutex_lock(&p->lock);
-    bool first = !p->partition_type_dropped;
-    p->partition_type_dropped = true;
-    p->st.partition_type_dropped = true;
-    pthread_mutex_unlock(&p->lock);
+    bool first = switch_once(p, &p->partition_type_dropped, &p->st.partition_type_dropped);
     if (first)
         LOG_W("slice publisher: the API server dropped spec.partitionTypeAttribute of the "
               "ResourceSlices (is the DRAPartitionableDevicesType feature gate off, or the "
@@ -503,114 +508,155 @@ static int write_slice(void *ctx, enum slice_sync_op op, size_t index, const jso
     return s == STEP_OK ? 0 : s == STEP_REPLAN ? 1 : -1;
 }
 
+/* What one round of sync_once came to. */
+enum round { ROUND_DONE, ROUND_SKIPPED, ROUND_AGAIN, ROUND_FAILED };
+
+/* The builder's input as the publisher's state stands: what the server
+ * dropped decides whether unhealthy devices are left out (*remove) and
+ * whether taints are compared (*ignore_taints). */
+static void build_input(struct slice_publisher *p, const struct sync_input *in,
+                        struct slice_build_input *bin, bool *remove, bool *ignore_taints)
+{
+    pthread_mutex_lock(&p->lock);
+    bool dropped = p->taints_dropped;
+    bool partitions = !p->partitions_refused;
+    bool partition_type = !p->partition_type_dropped;
+    pthread_mutex_unlock(&p->lock);
+    *remove =
+        p->policy == UNHEALTHY_POLICY_REMOVE || (p->policy == UNHEALTHY_POLICY_AUTO && dropped);
+    *ignore_taints = p->policy == UNHEALTHY_POLICY_TAINT && dropped;
+    *bin = (struct slice_build_input){
+        .driver = p->driver,
+        .node = p->node,
+        .node_uid = in->node_uid,
+        .devs = in->snap->devs,
+        .n_devs = in->snap->n,
+        .tree_up = in->snap->tree_up,
+        .effect = p->effect,
+        .remove_unhealthy = *remove,
+        .partitions = partitions,
+        .partition_type = partition_type,
+        .personality = p->personality,
+        .xids = p->xids,
+    };
+}
+
+/* A sync that succeeded: the status, and a log line when it wrote. */
+static void note_synced(struct slice_publisher *p, const struct slice_layout *layout,
+                        const struct slice_sync_summary *sum, bool remove)
+{
+    bool wrote = sum->updates + sum->creates + sum->deletes > 0;
+    pthread_mutex_lock(&p->lock);
+    bool changed_shape = p->st.generation != sum->generation ||
+                         p->st.devices != layout->published || p->st.tainted != layout->tainted ||
+                         !p->st.published;
+    p->st.generation = sum->generation;
+    p->st.slices = layout->n_slices;
+    p->st.devices = layout->published;
+    p->st.tainted = layout->tainted;
+    p->st.counted = layout->counted;
+    p->st.removed = layout->removed;
+    p->st.rejected = json_array_size(layout->rejected);
+    p->st.removing_unhealthy = remove;
+    pthread_mutex_unlock(&p->lock);
+    if (wrote && changed_shape)
+        LOG_I("slice publisher: pool %s generation %lld: %zu devices in %zu slices "
+              "(%zu tainted, %zu left out as unhealthy, %zu rejected)",
+              p->node, (long long)sum->generation, layout->published, layout->n_slices,
+              layout->tainted, layout->removed, json_array_size(layout->rejected));
+    else if (wrote)
+        LOG_V(2,
+              "slice publisher: pool %s generation %lld: %zu updated, %zu created, "
+              "%zu deleted",
+              p->node, (long long)sum->generation, sum->updates, sum->creates, sum->deletes);
+}
+
+/* The LIST of the pool's slices and the run against it (slice_sync_run),
+ * one slice of the layout at a time: 0 when synced, 1 to re-read (a
+ * conflict), -1 with err. */
+static int list_and_run(struct slice_publisher *p, const struct sync_input *in,
+                        const struct slice_build_input *bin, const struct slice_layout *layout,
+                        bool ignore_taints, struct slice_sync_summary *sum, struct error *err)
+{
+    json_t *items = NULL;
+    pthread_mutex_lock(&p->list_lock);
+    if (list_slices(p, p->list_path, &items, NULL, 0, err) < 0) {
+        pthread_mutex_unlock(&p->list_lock);
+        return -1;
+    }
+    struct slice_sync_input sin = {
+        .driver = p->driver,
+        .node = p->node,
+        .node_uid = in->node_uid,
+        .existing = items,
+        .ignore_taints = ignore_taints,
+        .equivalents = p->equivalents,
+        /* Until this process has synced once: afterwards what the server
+         * stored for what it sent is remembered (equivalents). */
+        .would_store = p->synced_once ? NULL : dry_run_update,
+        .would_store_ctx = p,
+    };
+    struct sync_call call = {p, bin, layout, ignore_taints};
+    int rc = slice_sync_run(&sin, layout->n_slices, build_slice, write_slice, &call, sum, err);
+    json_decref(items); /* the biggest thing a sync holds: freed first */
+    pthread_mutex_unlock(&p->list_lock);
+    return rc;
+}
+
+static enum round sync_round(struct slice_publisher *p, const struct sync_input *in, int round,
+                             struct error *err)
+{
+    struct slice_build_input bin;
+    bool remove, ignore_taints;
+    build_input(p, in, &bin, &remove, &ignore_taints);
+    struct slice_layout layout;
+    if (slice_layout_make(&bin, &layout, err) < 0)
+        return ROUND_FAILED;
+    log_rejected(p, layout.rejected);
+    struct slice_fingerprint fp;
+    struct error ferr;
+    bool have_fp = slice_fingerprint_make(&bin, &layout, ignore_taints, &fp, &ferr) == 0;
+    if (!have_fp)
+        LOG_W("slice publisher: %s", ferr.msg);
+    if (round == 0 && in->may_skip && have_fp && p->have_published &&
+        slice_fingerprint_equal(&fp, &p->published)) {
+        slice_layout_free(&layout);
+        return ROUND_SKIPPED;
+    }
+    p->have_published = false; /* until this sync succeeds */
+    if (round == 0) {
+        /* The LIST below sees every change so far: the watch events that
+         * came before it need no sync of their own. */
+        pthread_mutex_lock(&p->lock);
+        p->kick_at = -1;
+        start_sync_locked(p, monotonic_ms());
+        pthread_mutex_unlock(&p->lock);
+    }
+    struct slice_sync_summary sum;
+    int rc = list_and_run(p, in, &bin, &layout, ignore_taints, &sum, err);
+    if (rc == 0) {
+        p->synced_once = true;
+        p->published = fp;
+        p->have_published = have_fp;
+        note_synced(p, &layout, &sum, remove);
+    }
+    slice_layout_free(&layout);
+    return rc == 0 ? ROUND_DONE : rc < 0 ? ROUND_FAILED : ROUND_AGAIN;
+}
+
 static int sync_once(struct slice_publisher *p, const struct sync_input *in, struct error *err)
 {
     for (int round = 0; round <= QUICK_REPLANS; round++) {
-        pthread_mutex_lock(&p->lock);
-        bool dropped = p->taints_dropped;
-        bool partitions = !p->partitions_refused;
-        bool partition_type = !p->partition_type_dropped;
-        pthread_mutex_unlock(&p->lock);
-        bool remove =
-            p->policy == UNHEALTHY_POLICY_REMOVE || (p->policy == UNHEALTHY_POLICY_AUTO && dropped);
-        bool ignore_taints = p->policy == UNHEALTHY_POLICY_TAINT && dropped;
-
-        struct slice_build_input bin = {
-            .driver = p->driver,
-            .node = p->node,
-            .node_uid = in->node_uid,
-            .devs = in->snap->devs,
-            .n_devs = in->snap->n,
-            .tree_up = in->snap->tree_up,
-            .effect = p->effect,
-            .remove_unhealthy = remove,
-            .partitions = partitions,
-            .partition_type = partition_type,
-            .personality = p->personality,
-            .xids = p->xids,
-        };
-        struct slice_layout layout;
-        if (slice_layout_make(&bin, &layout, err) < 0)
-            return -1;
-        log_rejected(p, layout.rejected);
-        struct slice_fingerprint fp;
-        struct error ferr;
-        bool have_fp = slice_fingerprint_make(&bin, &layout, ignore_taints, &fp, &ferr) == 0;
-        if (!have_fp)
-            LOG_W("slice publisher: %s", ferr.msg);
-        if (round == 0 && in->may_skip && have_fp && p->have_published &&
-            slice_fingerprint_equal(&fp, &p->published)) {
-            slice_layout_free(&layout);
-            return SYNC_SKIPPED;
-        }
-        p->have_published = false; /* until this sync succeeds */
-        if (round == 0) {
-            /* The LIST below sees every change so far: the watch events
-             * that came before it need no sync of their own. */
-            pthread_mutex_lock(&p->lock);
-            p->kick_at = -1;
-            start_sync_locked(p, monotonic_ms());
-            pthread_mutex_unlock(&p->lock);
-        }
-
-        json_t *items = NULL;
-        pthread_mutex_lock(&p->list_lock);
-        if (list_slices(p, p->list_path, &items, NULL, 0, err) < 0) {
-            pthread_mutex_unlock(&p->list_lock);
-            slice_layout_free(&layout);
-            return -1;
-        }
-        struct slice_sync_input sin = {
-            .driver = p->driver,
-            .node = p->node,
-            .node_uid = in->node_uid,
-            .existing = items,
-            .ignore_taints = ignore_taints,
-            .equivalents = p->equivalents,
-            /* Until this process has synced once: afterwards what the
-             * server stored for what it sent is remembered (equivalents). */
-            .would_store = p->synced_once ? NULL : dry_run_update,
-            .would_store_ctx = p,
-        };
-        struct sync_call call = {p, &bin, &layout, ignore_taints};
-        struct slice_sync_summary sum;
-        int rc = slice_sync_run(&sin, layout.n_slices, build_slice, write_slice, &call, &sum, err);
-        json_decref(items); /* the biggest thing a sync holds: freed first */
-        pthread_mutex_unlock(&p->list_lock);
-        if (rc == 0) {
-            p->synced_once = true;
-            p->published = fp;
-            p->have_published = have_fp;
-            bool wrote = sum.updates + sum.creates + sum.deletes > 0;
-            pthread_mutex_lock(&p->lock);
-            bool changed_shape = p->st.generation != sum.generation ||
-                                 p->st.devices != layout.published ||
-                                 p->st.tainted != layout.tainted || !p->st.published;
-            p->st.generation = sum.generation;
-            p->st.slices = layout.n_slices;
-            p->st.devices = layout.published;
-            p->st.tainted = layout.tainted;
-            p->st.counted = layout.counted;
-            p->st.removed = layout.removed;
-            p->st.rejected = json_array_size(layout.rejected);
-            p->st.removing_unhealthy = remove;
-            pthread_mutex_unlock(&p->lock);
-            if (wrote && changed_shape)
-                LOG_I("slice publisher: pool %s generation %lld: %zu devices in %zu slices "
-                      "(%zu tainted, %zu left out as unhealthy, %zu rejected)",
-                      p->node, (long long)sum.generation, layout.published, layout.n_slices,
-                      layout.tainted, layout.removed, json_array_size(layout.rejected));
-            else if (wrote)
-                LOG_V(2,
-                      "slice publisher: pool %s generation %lld: %zu updated, %zu created, "
-                      "%zu deleted",
-                      p->node, (long long)sum.generation, sum.updates, sum.creates, sum.deletes);
-        }
-        slice_layout_free(&layout);
-        if (rc == 0)
+        switch (sync_round(p, in, round, err)) {
+        case ROUND_DONE:
             return 0;
-        if (rc < 0)
+        case ROUND_SKIPPED:
+            return SYNC_SKIPPED;
+        case ROUND_FAILED:
             return -1;
+        case ROUND_AGAIN:
+            break;
+        }
     }
     return error_set(err, "pool %s: still conflicting after %d re-reads", p->node, QUICK_REPLANS);
 }
@@ -650,55 +696,137 @@ static int fetch_node_uid(struct slice_publisher *p, struct error *err)
     return rc;
 }
 
+/* The sync thread's own state: failed attempts in a row and when the next
+ * may start. */
+struct sync_loop {
+    int failures;
+    long long retry_at;
+};
+
+/* Lock held (dropped meanwhile): the node's uid, which owner references
+ * need before any slice is written. */
+static void read_node_uid_locked(struct slice_publisher *p, struct sync_loop *l)
+{
+    pthread_mutex_unlock(&p->lock);
+    struct error err = {{0}};
+    int rc = fetch_node_uid(p, &err);
+    pthread_mutex_lock(&p->lock);
+    if (rc == 0) {
+        l->failures = 0;
+        return;
+    }
+    l->failures++;
+    long delay = retry_backoff_ms(l->failures, p->retry_base_ms, p->retry_max_ms);
+    LOG_W("slice publisher: reading the node's uid (retry in %ld ms): %s", delay, err.msg);
+    snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", err.msg);
+    l->retry_at = monotonic_ms() + delay;
+}
+
+/* Lock held: waits for what makes a sync due (a change, a watch event's
+ * kick, the resync). */
+static void wait_for_work_locked(struct slice_publisher *p)
+{
+    long long deadline = p->have_desired ? p->next_resync : -1;
+    if (p->kick_at >= 0 && (deadline < 0 || p->kick_at < deadline))
+        deadline = p->kick_at;
+    retry_cond_wait_until(&p->cond, &p->lock, deadline);
+}
+
+/* Lock held: a kick that only our own writes coming back through the
+ * watch made.  The pool is as the last sync left it: true when nothing
+ * else is due either. */
+static bool only_echoes_kicked_locked(struct slice_publisher *p)
+{
+    p->kick_at = -1;
+    p->st.echoes++;
+    if (p->dirty)
+        return false;
+    pthread_cond_broadcast(&p->cond);
+    return true;
+}
+
+/* Lock held: what a sync's result says, for the status and the next try. */
+static void settle_sync_locked(struct slice_publisher *p, struct sync_loop *l, int rc,
+                               long long since, const struct error *err)
+{
+    long long now = monotonic_ms();
+    if (rc == SYNC_SKIPPED) {
+        /* What the slices say already: no request, and no latency sample
+         * (a flip and its flip back merged into nothing). */
+        p->st.skipped++;
+        p->st.in_sync = !p->dirty;
+    } else if (rc == 0) {
+        p->st.syncs++;
+        l->failures = 0;
+        p->st.published = true;
+        p->st.in_sync = !p->dirty;
+        p->st.last_error[0] = '\0';
+        p->next_resync = now + p->resync_ms;
+        if (since >= 0) {
+            p->st.last_update_latency_ms = (long)(now - since);
+            if (p->on_published != NULL)
+                p->on_published(p->on_published_ctx, p->st.last_update_latency_ms);
+        }
+    } else {
+        p->st.syncs++;
+        l->failures++;
+        p->st.failures++;
+        p->dirty = true; /* try again after the backoff */
+        if (since >= 0 && (p->pending_since < 0 || since < p->pending_since))
+            p->pending_since = since;
+        long delay = retry_backoff_ms(l->failures, p->retry_base_ms, p->retry_max_ms);
+        LOG_W("slice publisher: syncing pool %s failed (attempt %d, retry in %ld ms): %s", p->node,
+              l->failures, delay, err->msg);
+        snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", err->msg);
+        l->retry_at = now + delay;
+    }
+    pthread_cond_broadcast(&p->cond);
+}
+
+/* Lock held (dropped meanwhile): one sync of the newest snapshot. */
+static void sync_locked(struct slice_publisher *p, struct sync_loop *l, long long now,
+                        bool may_skip)
+{
+    /* A reference, not a copy: the snapshot never changes. */
+    struct sync_input in = {.snap = device_snapshot_get(p->snap), .may_skip = may_skip};
+    snprintf(in.node_uid, sizeof(in.node_uid), "%s", p->node_uid);
+    p->dirty = false;
+    p->last_sync_at = now;
+    long long since = p->pending_since;
+    p->pending_since = -1;
+    pthread_mutex_unlock(&p->lock);
+    struct error err = {{0}};
+    int rc = sync_once(p, &in, &err);
+    device_snapshot_put(in.snap);
+    pthread_mutex_lock(&p->lock);
+    settle_sync_locked(p, l, rc, since, &err);
+}
+
 static void *sync_thread(void *arg)
 {
     struct slice_publisher *p = arg;
-    int failures = 0;
-    long long retry_at = 0;
+    struct sync_loop l = {0, 0};
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
         long long now = monotonic_ms();
-        if (now < retry_at) {
-            retry_cond_wait_until(&p->cond, &p->lock, retry_at);
+        if (now < l.retry_at) {
+            retry_cond_wait_until(&p->cond, &p->lock, l.retry_at);
             continue;
         }
         if (!p->st.have_node_uid) {
-            pthread_mutex_unlock(&p->lock);
-            struct error err = {{0}};
-            int rc = fetch_node_uid(p, &err);
-            pthread_mutex_lock(&p->lock);
-            if (rc < 0) {
-                failures++;
-                long delay = retry_backoff_ms(failures, p->retry_base_ms, p->retry_max_ms);
-                LOG_W("slice publisher: reading the node's uid (retry in %ld ms): %s", delay,
-                      err.msg);
-                snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", err.msg);
-                retry_at = monotonic_ms() + delay;
-            } else {
-                failures = 0;
-            }
+            read_node_uid_locked(p, &l);
             continue;
         }
         bool kicked = p->kick_at >= 0 && now >= p->kick_at;
         bool resync = now >= p->next_resync;
-        bool due = p->have_desired && (p->dirty || kicked || resync);
-        if (!due) {
-            long long deadline = p->have_desired ? p->next_resync : -1;
-            if (p->kick_at >= 0 && (deadline < 0 || p->kick_at < deadline))
-                deadline = p->kick_at;
-            retry_cond_wait_until(&p->cond, &p->lock, deadline);
+        if (!(p->have_desired && (p->dirty || kicked || resync))) {
+            wait_for_work_locked(p);
             continue;
         }
         if (kicked && !resync && only_echoes_locked(p)) {
-            /* Only our own writes came back through the watch: the pool is
-             * as the last sync left it. */
-            p->kick_at = -1;
-            p->st.echoes++;
             kicked = false;
-            if (!p->dirty) {
-                pthread_cond_broadcast(&p->cond);
+            if (only_echoes_kicked_locked(p))
                 continue;
-            }
         }
         /* At most one sync per interval: what comes meanwhile waits for the
          * next one, which takes the newest snapshot (every change in
@@ -717,55 +845,7 @@ static void *sync_thread(void *arg)
             p->uid_checked_at = monotonic_ms(); /* also after a failure: once per period */
             continue;
         }
-        /* A reference, not a copy: the snapshot never changes. */
-        struct sync_input in = {.snap = device_snapshot_get(p->snap),
-                                .may_skip = !kicked && !resync};
-        snprintf(in.node_uid, sizeof(in.node_uid), "%s", p->node_uid);
-        p->dirty = false;
-        p->last_sync_at = now;
-        long long since = p->pending_since;
-        p->pending_since = -1;
-        pthread_mutex_unlock(&p->lock);
-
-        struct error err = {{0}};
-        int rc = sync_once(p, &in, &err);
-        device_snapshot_put(in.snap);
-
-        pthread_mutex_lock(&p->lock);
-        now = monotonic_ms();
-        if (rc == SYNC_SKIPPED) {
-            /* What the slices say already: no request, and no latency
-             * sample (a flip and its flip back merged into nothing). */
-            p->st.skipped++;
-            p->st.in_sync = !p->dirty;
-            pthread_cond_broadcast(&p->cond);
-            continue;
-        }
-        p->st.syncs++;
-        if (rc == 0) {
-            failures = 0;
-            p->st.published = true;
-            p->st.in_sync = !p->dirty;
-            p->st.last_error[0] = '\0';
-            p->next_resync = now + p->resync_ms;
-            if (since >= 0) {
-                p->st.last_update_latency_ms = (long)(now - since);
-                if (p->on_published != NULL)
-                    p->on_published(p->on_published_ctx, p->st.last_update_latency_ms);
-            }
-        } else {
-            failures++;
-            p->st.failures++;
-            p->dirty = true; /* try again after the backoff */
-            if (since >= 0 && (p->pending_since < 0 || since < p->pending_since))
-                p->pending_since = since;
-            long delay = retry_backoff_ms(failures, p->retry_base_ms, p->retry_max_ms);
-            LOG_W("slice publisher: syncing pool %s failed (attempt %d, retry in %ld ms): %s",
-                  p->node, failures, delay, err.msg);
-            snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", err.msg);
-            retry_at = now + delay;
-        }
-        pthread_cond_broadcast(&p->cond);
+        sync_locked(p, &l, now, !kicked && !resync);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -850,25 +930,50 @@ static void *watch_thread(void *arg)
 
 /* --- lifecycle --- */
 
-struct slice_publisher *slice_publisher_start(struct kube_client *kc,
-                                              const struct slice_publisher_options *opts,
-                                              struct error *err)
+static int check_names(const struct slice_publisher_options *opts, struct error *err)
 {
-    if (!dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63) {
-        error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
-                  opts->driver_name ? opts->driver_name : "");
-        return NULL;
-    }
-    if (!dns_subdomain_valid(opts->node_name)) {
-        error_set(err, "node name \"%s\" is not a DNS subdomain",
-                  opts->node_name ? opts->node_name : "");
-        return NULL;
-    }
+    if (!dns_subdomain_valid(opts->driver_name) || strlen(opts->driver_name) > 63)
+        return error_set(err, "driver name \"%s\" is not a DNS subdomain of at most 63 characters",
+                         opts->driver_name ? opts->driver_name : "");
+    if (!dns_subdomain_valid(opts->node_name))
+        return error_set(err, "node name \"%s\" is not a DNS subdomain",
+                         opts->node_name ? opts->node_name : "");
+    return 0;
+}
+
+/* The LIST path of this node's and driver's slices, and the watch path. */
+static void make_paths(struct slice_publisher *p)
+{
+    char selector[400];
+    snprintf(selector, sizeof(selector), "spec.nodeName=%s,spec.driver=%s", p->node, p->driver);
+    cleanup_free char *escaped = kube_query_escape(selector);
+    if (escaped != NULL &&
+        asprintf(&p->list_path, "%s?fieldSelector=%s", KUBE_PATH_RESOURCESLICES, escaped) < 0)
+        p->list_path = NULL;
+    if (p->list_path != NULL && asprintf(&p->watch_path, "%s&limit=1", p->list_path) < 0)
+        p->watch_path = NULL;
+}
+
+/* Frees a publisher whose locks and threads were never made. */
+static void free_unstarted(struct slice_publisher *p)
+{
+    json_decref(p->equivalents);
+    json_decref(p->echoes);
+    json_decref(p->unexplained);
+    free(p->watch_path);
+    free(p->list_path);
+    free(p->driver);
+    free(p->node);
+    kube_cancel_free(p->watch_cancel);
+    free(p);
+}
+
+static struct slice_publisher *new_publisher(struct kube_client *kc,
+                                             const struct slice_publisher_options *opts)
+{
     struct slice_publisher *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        error_set(err, "out of memory");
+    if (p == NULL)
         return NULL;
-    }
     p->kc = kc;
     p->watch_cancel = kube_cancel_new();
     p->driver = strdup(opts->driver_name);
@@ -889,55 +994,48 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     p->equivalents = json_array();
     p->echoes = json_object();
     p->unexplained = json_array();
-    char selector[400];
-    snprintf(selector, sizeof(selector), "spec.nodeName=%s,spec.driver=%s", p->node, p->driver);
-    char *escaped = kube_query_escape(selector);
-    if (escaped != NULL &&
-        asprintf(&p->list_path, "%s?fieldSelector=%s", KUBE_PATH_RESOURCESLICES, escaped) < 0)
-        p->list_path = NULL;
-    free(escaped);
-    if (p->list_path != NULL && asprintf(&p->watch_path, "%s&limit=1", p->list_path) < 0)
-        p->watch_path = NULL;
+    if (p->driver && p->node)
+        make_paths(p);
     if (!p->driver || !p->node || !p->equivalents || !p->echoes || !p->unexplained ||
         !p->list_path || !p->watch_path) {
+        free_unstarted(p);
+        return NULL;
+    }
+    return p;
+}
+
+struct slice_publisher *slice_publisher_start(struct kube_client *kc,
+                                              const struct slice_publisher_options *opts,
+                                              struct error *err)
+{
+    if (check_names(opts, err) < 0)
+        return NULL;
+    struct slice_publisher *p = new_publisher(kc, opts);
+    if (p == NULL) {
         error_set(err, "out of memory");
-        goto fail;
+        return NULL;
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->list_lock, NULL);
     if (retry_cond_init(&p->cond) < 0) {
         pthread_mutex_destroy(&p->list_lock);
         pthread_mutex_destroy(&p->lock);
+        free_unstarted(p);
         error_set(err, "slice publisher: cannot create a condition variable");
-        goto fail;
+        return NULL;
     }
-    if (pthread_create(&p->sync_thread, NULL, sync_thread, p) != 0) {
-        error_set(err, "slice publisher: cannot start the sync thread");
-        goto fail_threads;
+    bool sync = pthread_create(&p->sync_thread, NULL, sync_thread, p) == 0;
+    p->sync_started = sync;
+    bool watch = sync && pthread_create(&p->watch_thread, NULL, watch_thread, p) == 0;
+    p->watch_started = watch;
+    if (!watch) {
+        error_set(err, "slice publisher: cannot start the %s thread", sync ? "watch" : "sync");
+        slice_publisher_stop(p, false, NULL);
+        return NULL;
     }
-    p->sync_started = true;
-    if (pthread_create(&p->watch_thread, NULL, watch_thread, p) != 0) {
-        error_set(err, "slice publisher: cannot start the watch thread");
-        goto fail_threads;
-    }
-    p->watch_started = true;
     LOG_V(2, "slice publisher: started for driver %s, node %s (unhealthy devices: %s, effect %s)",
           p->driver, p->node, unhealthy_policy_name(p->policy), taint_effect_name(p->effect));
     return p;
-fail_threads:
-    slice_publisher_stop(p, false, NULL);
-    return NULL;
-fail:
-    json_decref(p->equivalents);
-    json_decref(p->echoes);
-    json_decref(p->unexplained);
-    free(p->watch_path);
-    free(p->list_path);
-    free(p->driver);
-    free(p->node);
-    kube_cancel_free(p->watch_cancel);
-    free(p);
-    return NULL;
 }
 
 int slice_publisher_wait_published(struct slice_publisher *p, int timeout_ms)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "slice_builder.h"
 
 static const char *str_at(const json_t *obj, const char *a, const char *b)
@@ -254,11 +255,14 @@ static json_t *updated_object(const json_t *existing, json_t *want)
     if (!json_is_object(spec) || !json_is_object(old_meta))
         return NULL;
     keep_time_added(spec, json_object_get(existing, "spec"));
-    json_t *obj = json_copy((json_t *)existing);
+    json_auto_t *obj = json_copy((json_t *)existing);
     json_t *meta = json_copy((json_t *)old_meta);
     json_t *refs = json_array();
-    if (obj == NULL || meta == NULL || refs == NULL)
-        goto fail;
+    /* set_new takes meta and refs, also when it fails; refs is filled in
+     * place below. */
+    if (json_object_set_new(meta, "ownerReferences", refs) < 0 ||
+        json_object_set_new(obj, "metadata", meta) < 0)
+        return NULL;
     /* Keep owners that are not a Node; ours replaces any Node owner. */
     size_t i;
     json_t *r;
@@ -266,24 +270,11 @@ static json_t *updated_object(const json_t *existing, json_t *want)
     {
         const char *kind = str_at(r, "kind", NULL);
         if ((kind == NULL || strcmp(kind, "Node") != 0) && json_array_append(refs, r) < 0)
-            goto fail;
+            return NULL;
     }
-    if (json_array_extend(refs, our_refs) < 0)
-        goto fail;
-    int rc = json_object_set_new(meta, "ownerReferences", refs); /* steals refs */
-    refs = NULL;
-    if (rc < 0)
-        goto fail;
-    rc = json_object_set_new(obj, "metadata", meta); /* steals meta */
-    meta = NULL;
-    if (rc < 0 || json_object_set(obj, "spec", spec) < 0)
-        goto fail;
-    return obj;
-fail:
-    json_decref(refs);
-    json_decref(meta);
-    json_decref(obj);
-    return NULL;
+    if (json_array_extend(refs, our_refs) < 0 || json_object_set(obj, "spec", spec) < 0)
+        return NULL;
+    return steal_pointer(&obj);
 }
 
 /* --- the run --- */
@@ -303,18 +294,21 @@ static void pool_match_free(struct pool_match *m)
 {
     free(m->matched);
     free(m->deletes);
+    m->matched = NULL;
+    m->deletes = NULL;
 }
+#define cleanup_pool_match __attribute__((cleanup(pool_match_free)))
 
 static int pool_match(const struct slice_sync_input *in, size_t n_desired, struct pool_match *m)
 {
     memset(m, 0, sizeof(*m));
     size_t n_existing = json_array_size(in->existing);
-    const json_t **pool = calloc(n_existing + 1, sizeof(*pool)); /* ours: driver, node, pool */
+    /* ours: driver, node, pool */
+    cleanup_free const json_t **pool = calloc(n_existing + 1, sizeof(*pool));
     size_t n_pool = 0;
     m->matched = calloc(n_desired, sizeof(*m->matched));
     m->deletes = calloc(n_existing + 1, sizeof(*m->deletes));
     if (pool == NULL || m->matched == NULL || m->deletes == NULL) {
-        free(pool);
         pool_match_free(m);
         return -1;
     }
@@ -347,7 +341,6 @@ static int pool_match(const struct slice_sync_input *in, size_t n_desired, struc
     }
     for (size_t k = 0; k < n_desired; k++)
         m->n_new += m->matched[k] == NULL;
-    free(pool);
     return 0;
 }
 
@@ -436,6 +429,101 @@ static bool slice_changed(const json_t *existing, json_t *want, const struct sli
     return !same;
 }
 
+/* One slice_sync_run: its input, the pool as the LIST answer has it, and
+ * what it did so far. */
+struct run {
+    const struct slice_sync_input *in;
+    size_t n; /* desired slices */
+    slice_sync_build_fn build_fn;
+    slice_sync_write_fn write_fn;
+    void *ctx;
+    const struct pool_match *m;
+    struct slice_sync_summary *sum;
+    struct error *err;
+};
+
+/* The generation stays only when nothing is new, nothing obsolete at G and
+ * at most one slice changed: compares one slice at a time and stops at the
+ * second change (*bump).  *kept: the one changed slice, if any. */
+static int compare(const struct run *r, bool *bump, json_t **kept, size_t *kept_index)
+{
+    for (size_t k = 0; k < r->n && !*bump; k++) {
+        json_t *want = build_at(r->build_fn, r->ctx, k, r->m->g, r->in->node, r->err);
+        if (want == NULL)
+            return -1;
+        if (!slice_changed(r->m->matched[k], want, r->in)) {
+            json_decref(want);
+        } else if (*kept == NULL) {
+            *kept = want;
+            *kept_index = k;
+        } else {
+            json_decref(want);
+            json_decref(steal_pointer(kept));
+            *bump = true;
+        }
+    }
+    return 0;
+}
+
+/* Updates first: existing slices take the new generation while they still
+ * hold their devices.  Without a bump only the kept slice is written. */
+static int write_updates(const struct run *r, bool bump, json_t **kept, size_t kept_index)
+{
+    for (size_t k = 0; k < r->n; k++) {
+        if (r->m->matched[k] == NULL)
+            continue;
+        json_auto_t *want = NULL;
+        if (bump)
+            want = build_at(r->build_fn, r->ctx, k, r->sum->generation, r->in->node, r->err);
+        else if (*kept != NULL && k == kept_index)
+            want = steal_pointer(kept);
+        else {
+            r->sum->unchanged++;
+            continue;
+        }
+        if (want == NULL)
+            return -1;
+        json_auto_t *obj = updated_object(r->m->matched[k], want);
+        if (obj == NULL)
+            return error_set(r->err, "pool %s: out of memory planning the sync", r->in->node);
+        int w = r->write_fn(r->ctx, SLICE_SYNC_UPDATE, k, obj, r->err);
+        if (w != 0)
+            return w;
+        r->sum->updates++;
+    }
+    return 0;
+}
+
+/* Then creates. */
+static int write_creates(const struct run *r)
+{
+    for (size_t k = 0; k < r->n; k++) {
+        if (r->m->matched[k] != NULL)
+            continue;
+        json_auto_t *want =
+            build_at(r->build_fn, r->ctx, k, r->sum->generation, r->in->node, r->err);
+        if (want == NULL)
+            return -1;
+        int w = r->write_fn(r->ctx, SLICE_SYNC_CREATE, k, want, r->err);
+        if (w != 0)
+            return w;
+        r->sum->creates++;
+    }
+    return 0;
+}
+
+/* Deletes last, when the slices are already below the pool's generation. */
+static int write_deletes(const struct run *r)
+{
+    for (size_t i = 0; i < r->m->n_deletes; i++) {
+        int w = r->write_fn(r->ctx, SLICE_SYNC_DELETE, 0, r->m->deletes[i], r->err);
+        if (w != 0)
+            return w;
+        r->sum->deletes++;
+    }
+    return 0;
+}
+
 int slice_sync_run(const struct slice_sync_input *in, size_t n_slices, slice_sync_build_fn build_fn,
                    slice_sync_write_fn write_fn, void *ctx, struct slice_sync_summary *sum,
                    struct error *err)
@@ -443,96 +531,21 @@ int slice_sync_run(const struct slice_sync_input *in, size_t n_slices, slice_syn
     memset(sum, 0, sizeof(*sum));
     if (n_slices == 0)
         return error_set(err, "pool %s: no desired slice", in->node);
-    struct pool_match m;
+    cleanup_pool_match struct pool_match m;
     if (pool_match(in, n_slices, &m) < 0)
         return error_set(err, "pool %s: out of memory planning the sync", in->node);
-    int rc = -1;
-    json_t *kept = NULL; /* the one changed slice the comparison found */
+    const struct run r = {in, n_slices, build_fn, write_fn, ctx, &m, sum, err};
+    json_auto_t *kept = NULL; /* the one changed slice the comparison found */
     size_t kept_index = 0;
-
-    /* The generation stays only when nothing is new, nothing obsolete at G
-     * and at most one slice changed: compare one slice at a time, and stop
-     * at the second change. */
     bool bump = m.n_new > 0 || m.obsolete_at_g > 0;
-    for (size_t k = 0; k < n_slices && !bump; k++) {
-        json_t *want = build_at(build_fn, ctx, k, m.g, in->node, err);
-        if (want == NULL)
-            goto out;
-        if (!slice_changed(m.matched[k], want, in)) {
-            json_decref(want);
-        } else if (kept == NULL) {
-            kept = want;
-            kept_index = k;
-        } else {
-            json_decref(want);
-            json_decref(kept);
-            kept = NULL;
-            bump = true;
-        }
-    }
+    if (!bump && compare(&r, &bump, &kept, &kept_index) < 0)
+        return -1;
     sum->generation = bump ? m.g + 1 : m.g;
-
-    /* Updates first: existing slices take the new generation while they
-     * still hold their devices. */
-    for (size_t k = 0; k < n_slices; k++) {
-        if (m.matched[k] == NULL)
-            continue;
-        json_t *want = NULL;
-        if (bump) {
-            want = build_at(build_fn, ctx, k, sum->generation, in->node, err);
-            if (want == NULL)
-                goto out;
-        } else if (kept != NULL && k == kept_index) {
-            want = kept;
-            kept = NULL;
-        } else {
-            sum->unchanged++;
-            continue;
-        }
-        json_t *obj = updated_object(m.matched[k], want);
-        if (obj == NULL) {
-            json_decref(want);
-            error_set(err, "pool %s: out of memory planning the sync", in->node);
-            goto out;
-        }
-        int w = write_fn(ctx, SLICE_SYNC_UPDATE, k, obj, err);
-        json_decref(obj);
-        json_decref(want);
-        if (w != 0) {
-            rc = w;
-            goto out;
-        }
-        sum->updates++;
-    }
-    /* Then creates. */
-    for (size_t k = 0; k < n_slices; k++) {
-        if (m.matched[k] != NULL)
-            continue;
-        json_t *want = build_at(build_fn, ctx, k, sum->generation, in->node, err);
-        if (want == NULL)
-            goto out;
-        int w = write_fn(ctx, SLICE_SYNC_CREATE, k, want, err);
-        json_decref(want);
-        if (w != 0) {
-            rc = w;
-            goto out;
-        }
-        sum->creates++;
-    }
-    /* Deletes last, when the slices are already below the pool's
-     * generation. */
-    for (size_t i = 0; i < m.n_deletes; i++) {
-        int w = write_fn(ctx, SLICE_SYNC_DELETE, 0, m.deletes[i], err);
-        if (w != 0) {
-            rc = w;
-            goto out;
-        }
-        sum->deletes++;
-    }
-    rc = 0;
-out:
-    json_decref(kept);
-    pool_match_free(&m);
+    int rc = write_updates(&r, bump, &kept, kept_index);
+    if (rc == 0)
+        rc = write_creates(&r);
+    if (rc == 0)
+        rc = write_deletes(&r);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "cleanup.h"
 #include "error.h"
 #include "fakehw_tree.h"
 #include "fakehw_tree_read.h"
@@ -122,7 +123,7 @@ static int run(const struct options *o)
          * whose tree is elsewhere */
         return o->root_given ? no_devices() : no_devices_at_default(o->root);
 
-    struct fakehw_device *devs = NULL;
+    cleanup_free struct fakehw_device *devs = NULL;
     size_t n = 0;
     struct error err;
     if (fakehw_tree_list(o->root, &devs, &n, &err) < 0) {
@@ -136,12 +137,10 @@ static int run(const struct options *o)
         return EXIT_OTHER;
     }
 
-    int rc = 0;
-    struct smi_gpu *gpus = calloc(n ? n : 1, sizeof(*gpus));
+    cleanup_free struct smi_gpu *gpus = calloc(n ? n : 1, sizeof(*gpus));
     if (gpus == NULL) {
         fprintf(stderr, "fakegpu-smi: out of memory for %zu devices\n", n);
-        rc = EXIT_OTHER;
-        goto out;
+        return EXIT_OTHER;
     }
     char *visible_list = NULL;
     const char *visible = smi_visible_from_env(environ, &visible_list);
@@ -149,14 +148,11 @@ static int run(const struct options *o)
     free(visible_list);
     smi_shares(gpus, count, stderr);
     size_t shown = count;
-    if (count == 0) {
-        rc = n == 0 && !o->root_given ? no_devices_at_default(o->root) : no_devices();
-        goto out;
-    }
+    if (count == 0)
+        return n == 0 && !o->root_given ? no_devices_at_default(o->root) : no_devices();
     if (o->ids != NULL && smi_select_ids(gpus, &shown, o->ids, &err) < 0) {
         fprintf(stderr, "fakegpu-smi: %s\n", err.msg);
-        rc = no_devices();
-        goto out;
+        return no_devices();
     }
     if (o->query != NULL)
         smi_print_csv(stdout, &o->q, &o->f, gpus, shown, count);
@@ -164,10 +160,7 @@ static int run(const struct options *o)
         smi_print_report(stdout, gpus, shown, count);
     else
         smi_print_list(stdout, gpus, shown);
-out:
-    free(gpus);
-    free(devs);
-    return rc;
+    return 0;
 }
 
 int main(int argc, char **argv)

@@ -252,12 +252,22 @@ static void with_unit(char *out, size_t size, const char *value, const struct sm
              units && f->unit ? f->unit : "");
 }
 
+/* pci.domain, pci.bus or pci.device, as nvidia-smi prints them. */
+static void pci_part(enum field_id id, const struct fakehw_device *d, char *out, size_t size)
+{
+    unsigned pci[4] = {0, 0, 0, 0};
+    smi_pci_parts(d->pci_bus_id, pci); /* the reader checked it */
+    if (id == F_PCI_DOMAIN)
+        snprintf(out, size, "0x%04X", pci[0]);
+    else
+        snprintf(out, size, "0x%02X", id == F_PCI_BUS ? pci[1] : pci[2]);
+}
+
 static void field_value(const struct smi_field *f, const struct smi_gpu *g, size_t count,
                         bool units, char *out, size_t size)
 {
     const struct fakehw_device *d = g->dev;
     char num[32];
-    unsigned pci[4] = {0, 0, 0, 0};
     const char *mig;
     switch (f->id) {
     case F_TIMESTAMP:
@@ -282,11 +292,7 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
     case F_PCI_DOMAIN:
     case F_PCI_BUS:
     case F_PCI_DEVICE:
-        smi_pci_parts(d->pci_bus_id, pci); /* the reader checked it */
-        if (f->id == F_PCI_DOMAIN)
-            snprintf(out, size, "0x%04X", pci[0]);
-        else
-            snprintf(out, size, "0x%02X", f->id == F_PCI_BUS ? pci[1] : pci[2]);
+        pci_part(f->id, d, out, size);
         return;
     case F_INDEX:
         snprintf(out, size, "%u", g->index);

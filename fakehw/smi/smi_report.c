@@ -61,18 +61,9 @@ static void fakehw_section(FILE *out, const struct smi_gpu *g)
     }
 }
 
-static void gpu_block(FILE *out, const struct smi_gpu *g)
+/* The identity rows of a GPU's block, Product Name to Module ID. */
+static void identity_rows(FILE *out, const struct fakehw_device *d, const char *mig)
 {
-    const struct fakehw_device *d = g->dev;
-    char bus_id[32];
-    unsigned pci[4] = {0, 0, 0, 0};
-    if (smi_pci_bus_id(d->pci_bus_id, bus_id, sizeof(bus_id)) < 0) /* the reader checked it */
-        snprintf(bus_id, sizeof(bus_id), "%s", d->pci_bus_id);
-    smi_pci_parts(d->pci_bus_id, pci);
-    const char *mig = smi_mig_mode(d);
-    uint64_t mib = smi_memory_mib(g);
-
-    fprintf(out, "GPU %s\n", bus_id);
     field(out, 1, "Product Name", "%s", d->product_name);
     field(out, 1, "Product Brand", "%s", or_na(d->brand));
     field(out, 1, "Product Architecture", "%s", or_na(d->architecture));
@@ -98,6 +89,11 @@ static void gpu_block(FILE *out, const struct smi_gpu *g)
     field(out, 1, "GPU Part Number", NA);
     field(out, 1, "FRU Part Number", NA);
     field(out, 1, "Module ID", NA);
+}
+
+/* The rows from GPU Operation Mode to PCI. */
+static void mode_and_pci_rows(FILE *out, const char *bus_id, const unsigned pci[4])
+{
     section(out, 1, "GPU Operation Mode");
     field(out, 2, "Current", NA);
     field(out, 2, "Pending", NA);
@@ -112,9 +108,14 @@ static void gpu_block(FILE *out, const struct smi_gpu *g)
     field(out, 2, "Device Id", NA);
     field(out, 2, "Bus Id", "%s", bus_id);
     field(out, 2, "Sub System Id", NA);
+}
+
+/* The rows of what the GPU does, Fan Speed to Processes: nothing runs on a
+ * fake GPU, so none of its memory is used or reserved. */
+static void usage_rows(FILE *out, uint64_t mib)
+{
     field(out, 1, "Fan Speed", NA);
     field(out, 1, "Performance State", NA);
-    /* Nothing runs on a fake GPU: none of its memory is used or reserved. */
     section(out, 1, "FB Memory Usage");
     field(out, 2, "Total", "%" PRIu64 " MiB", mib);
     field(out, 2, "Reserved", "0 MiB");
@@ -139,6 +140,20 @@ static void gpu_block(FILE *out, const struct smi_gpu *g)
     field(out, 2, "SM", NA);
     field(out, 2, "Memory", NA);
     field(out, 1, "Processes", "None");
+}
+
+static void gpu_block(FILE *out, const struct smi_gpu *g)
+{
+    const struct fakehw_device *d = g->dev;
+    char bus_id[32];
+    unsigned pci[4] = {0, 0, 0, 0};
+    if (smi_pci_bus_id(d->pci_bus_id, bus_id, sizeof(bus_id)) < 0) /* the reader checked it */
+        snprintf(bus_id, sizeof(bus_id), "%s", d->pci_bus_id);
+    smi_pci_parts(d->pci_bus_id, pci);
+    fprintf(out, "GPU %s\n", bus_id);
+    identity_rows(out, d, smi_mig_mode(d));
+    mode_and_pci_rows(out, bus_id, pci);
+    usage_rows(out, smi_memory_mib(g));
     fakehw_section(out, g);
     fputc('\n', out);
 }

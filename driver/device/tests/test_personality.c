@@ -14,26 +14,18 @@
 
 #include "driver/device/nvidia_attributes.h"
 #include "driver/device/personality.h"
+#include "driver/device/tests/test_gpus.h"
 
+/* A GPU of the tests, named name, at PCI 0000:18:00.0 whatever its minor,
+ * in dynamic MIG mode on NUMA node 1. */
 static struct fakehw_device gpu(const char *name, long minor)
 {
-    struct fakehw_device d;
-    memset(&d, 0, sizeof(d));
+    struct fakehw_device d = test_h100((int)minor);
     snprintf(d.name, sizeof(d.name), "%s", name);
-    d.index = d.minor = minor;
-    snprintf(d.uuid, sizeof(d.uuid), "GPU-%08lx-1111-2222-3333-444444444444", minor);
-    snprintf(d.product_name, sizeof(d.product_name), "NVIDIA H100 80GB HBM3");
-    snprintf(d.architecture, sizeof(d.architecture), "Hopper");
-    snprintf(d.brand, sizeof(d.brand), "NVIDIA");
-    d.memory_bytes = 81559ULL << 20;
-    snprintf(d.compute_capability, sizeof(d.compute_capability), "9.0");
-    snprintf(d.driver_version, sizeof(d.driver_version), "580.95.05");
-    snprintf(d.cuda_driver_version, sizeof(d.cuda_driver_version), "13.0");
     snprintf(d.pci_bus_id, sizeof(d.pci_bus_id), "0000:18:00.0");
     snprintf(d.pcie_root, sizeof(d.pcie_root), "pci0000:17");
     d.numa_node = 1;
     snprintf(d.mig_mode, sizeof(d.mig_mode), "dynamic");
-    d.healthy = true;
     return d;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "driver/grpc/dra_service.h"
 #include "driver/grpc/health_service.h"
 #include "driver/grpc/registration_service.h"
@@ -56,14 +57,13 @@ static void on_registration(void *ctx, bool registered, const char *error)
 /* Parses the health file; -1 with err naming file and line. */
 static int load_health(struct health_service *svc, const char *path, struct error *err)
 {
-    FILE *f = fopen(path, "r");
+    cleanup_fclose FILE *f = fopen(path, "r");
     if (f == NULL)
         return error_set_errno(err, errno, "%s", path);
     struct health_entry list[64];
     char lines[64][2048];
     size_t n = 0;
     int lineno = 0;
-    int rc = -1;
     while (n < 64 && fgets(lines[n], sizeof(lines[n]), f)) {
         lineno++;
         char *line = lines[n];
@@ -81,10 +81,9 @@ static int load_health(struct health_service *svc, const char *path, struct erro
             timeout = strtoll(msg + 8, &msg, 10);
             msg += strspn(msg, " ");
         }
-        if (!pool || !dev || !state || !when) {
-            error_set(err, "%s:%d: want POOL DEVICE STATE LAST_UPDATED [MESSAGE]", path, lineno);
-            goto out;
-        }
+        if (!pool || !dev || !state || !when)
+            return error_set(err, "%s:%d: want POOL DEVICE STATE LAST_UPDATED [MESSAGE]", path,
+                             lineno);
         enum health_entry_status h;
         if (!strcmp(state, "healthy"))
             h = HEALTH_ENTRY_HEALTHY;
@@ -92,18 +91,80 @@ static int load_health(struct health_service *svc, const char *path, struct erro
             h = HEALTH_ENTRY_UNHEALTHY;
         else if (!strcmp(state, "unknown"))
             h = HEALTH_ENTRY_UNKNOWN;
-        else {
-            error_set(err, "%s:%d: state \"%s\" is not healthy, unhealthy or unknown", path, lineno,
-                      state);
-            goto out;
-        }
+        else
+            return error_set(err, "%s:%d: state \"%s\" is not healthy, unhealthy or unknown", path,
+                             lineno, state);
         list[n] = (struct health_entry){pool, dev, h, strtoll(when, NULL, 10), timeout, msg};
         n++;
     }
-    rc = health_service_update(svc, list, n, err);
-out:
-    fclose(f);
-    return rc;
+    return health_service_update(svc, list, n, err);
+}
+
+/* The services and their two servers, the DRA socket listening before the
+ * registration socket announces it. */
+struct servers {
+    struct prepare_state *st;
+    struct registration_service *reg;
+    struct dra_service *dra;
+    struct health_service *health;
+    struct rpc_server *reg_srv, *dra_srv;
+};
+
+static int servers_start(struct servers *s, const struct opts *o, const char *reg_sock,
+                         const char *dra_sock, struct error *err)
+{
+    const struct registration_config rc_cfg = {
+        .driver_name = o->driver, .endpoint = dra_sock, .on_status = on_registration};
+    if (!(s->reg = registration_service_new(&rc_cfg, err)) ||
+        !(s->dra = dra_service_new(s->st, err)) || !(s->health = health_service_new(err)))
+        return -1;
+    if (o->health_file && load_health(s->health, o->health_file, err) < 0)
+        return -1;
+    const struct rpc_server_config dra_cfg = {"dra", dra_sock, (int)o->workers};
+    const struct rpc_server_config reg_cfg = {"registration", reg_sock, 1};
+    if (!(s->dra_srv = rpc_server_new(&dra_cfg, err)) ||
+        dra_service_register(s->dra, s->dra_srv, err) ||
+        health_service_register(s->health, s->dra_srv, err) || rpc_server_start(s->dra_srv, err))
+        return -1;
+    if (!(s->reg_srv = rpc_server_new(&reg_cfg, err)) ||
+        registration_service_register(s->reg, s->reg_srv, err) || rpc_server_start(s->reg_srv, err))
+        return -1;
+    return 0;
+}
+
+static void servers_free(struct servers *s)
+{
+    rpc_server_free(s->reg_srv);
+    rpc_server_free(s->dra_srv);
+    registration_service_free(s->reg);
+    dra_service_free(s->dra);
+    health_service_free(s->health);
+    fake_prepare_free(s->st);
+}
+
+/* Until SIGTERM or SIGINT; SIGUSR1 reloads the health file.  Then the
+ * shutdown, timed. */
+static void serve(const struct servers *s, const struct opts *o, const sigset_t *set)
+{
+    struct error err;
+    for (;;) {
+        int sig;
+        if (sigwait(set, &sig) != 0)
+            continue;
+        if (sig != SIGUSR1)
+            break;
+        if (o->health_file && load_health(s->health, o->health_file, &err) < 0)
+            LOG_E("reloading health: %s", err.msg);
+        else
+            LOG_I("health list reloaded");
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rpc_server_shutdown(s->reg_srv);
+    rpc_server_shutdown(s->dra_srv);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    LOG_I("shut down in %ld ms",
+          (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
 }
 
 int main(int argc, char **argv)
@@ -121,15 +182,14 @@ int main(int argc, char **argv)
         {"workers", "TEST_WORKERS", FLAG_INT, &o.workers, "handler threads of the DRA server"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o.verbosity, "log verbosity"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        "grpc-test-server", "[flags]",
+        "The plugin's gRPC layer with a fake prepare path, for tests."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "grpc-test-server", "[flags]",
-                    "The plugin's gRPC layer with a fake prepare path, for tests.", flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return 0;
-    }
     if (rc < 0 || next != argc || !o.registry_dir || !o.plugin_dir) {
         fprintf(stderr, "grpc-test-server: %s\n",
                 rc < 0 ? err.msg : "--registry-dir and --plugin-dir are required, no arguments");
@@ -150,61 +210,16 @@ int main(int argc, char **argv)
     snprintf(reg_sock, sizeof(reg_sock), "%s/%s-reg.sock", o.registry_dir, o.driver);
     snprintf(dra_sock, sizeof(dra_sock), "%s/dra.sock", o.plugin_dir);
 
-    int status = 1;
-    struct prepare_state *st = fake_prepare_new();
-    struct registration_service *reg = NULL;
-    struct dra_service *dra = NULL;
-    struct health_service *health = NULL;
-    struct rpc_server *reg_srv = NULL, *dra_srv = NULL;
-
-    const struct registration_config rc_cfg = {
-        .driver_name = o.driver, .endpoint = dra_sock, .on_status = on_registration};
-    if (!(reg = registration_service_new(&rc_cfg, &err)) || !(dra = dra_service_new(st, &err)) ||
-        !(health = health_service_new(&err)))
-        goto out;
-    if (o.health_file && load_health(health, o.health_file, &err) < 0)
-        goto out;
-    const struct rpc_server_config dra_cfg = {"dra", dra_sock, (int)o.workers};
-    const struct rpc_server_config reg_cfg = {"registration", reg_sock, 1};
-    if (!(dra_srv = rpc_server_new(&dra_cfg, &err)) || dra_service_register(dra, dra_srv, &err) ||
-        health_service_register(health, dra_srv, &err) || rpc_server_start(dra_srv, &err))
-        goto out;
-    if (!(reg_srv = rpc_server_new(&reg_cfg, &err)) ||
-        registration_service_register(reg, reg_srv, &err) || rpc_server_start(reg_srv, &err))
-        goto out;
-    LOG_I("serving %s and %s", reg_sock, dra_sock);
-
-    for (;;) {
-        int sig;
-        if (sigwait(&set, &sig) != 0)
-            continue;
-        if (sig == SIGUSR1) {
-            if (o.health_file && load_health(health, o.health_file, &err) < 0)
-                LOG_E("reloading health: %s", err.msg);
-            else
-                LOG_I("health list reloaded");
-            continue;
-        }
-        break;
-    }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    rpc_server_shutdown(reg_srv);
-    rpc_server_shutdown(dra_srv);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    LOG_I("shut down in %ld ms",
-          (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
-    status = 0;
-    err.msg[0] = '\0';
-out:
-    if (status != 0)
+    struct servers s = {.st = fake_prepare_new()};
+    int status = 0;
+    if (servers_start(&s, &o, reg_sock, dra_sock, &err) == 0) {
+        LOG_I("serving %s and %s", reg_sock, dra_sock);
+        serve(&s, &o, &set);
+    } else {
         fprintf(stderr, "grpc-test-server: %s\n", err.msg);
-    rpc_server_free(reg_srv);
-    rpc_server_free(dra_srv);
-    registration_service_free(reg);
-    dra_service_free(dra);
-    health_service_free(health);
-    fake_prepare_free(st);
+        status = 1;
+    }
+    servers_free(&s);
     if (ready_file)
         unlink(ready_file);
     return status;

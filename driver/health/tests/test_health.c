@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/claims/claim_json.h"
 #include "driver/health/claim_status_json.h"
 #include "driver/health/device_health.h"
 
@@ -438,7 +439,7 @@ static void test_claim_status_fresh(void **state)
     assert_string_equal(sfield(r1, "message"), "XID 79: fell off the bus");
     assert_null(json_object_get(entry_for(devs, DRIVER, "gpu-1"), "shareID"));
 
-    json_t *patch = claim_status_patch(claim, devs);
+    json_t *patch = claim_devices_patch(claim, devs);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(patch, "metadata"), "resourceVersion")),
         "42");
@@ -572,20 +573,20 @@ static void test_claim_status_drops_stale_and_errors(void **state)
                                      0, NULL);
     assert_int_equal(claim_status_devices_build(unallocated, &in, &devs, &err), -1);
     assert_string_equal(err.msg, "claim ns/c2: not allocated");
-    assert_false(claim_status_has_results(unallocated, DRIVER, POOL));
+    assert_false(claim_has_results(unallocated, DRIVER, POOL));
     json_decref(unallocated);
 
     json_t *bad = json_loads("{\"metadata\": {\"name\": \"c3\", \"namespace\": \"ns\"},"
                              " \"status\": {\"allocation\": {\"devices\": {\"results\": ["
                              "{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\"}]}}}}",
                              0, NULL);
-    assert_true(claim_status_has_results(bad, DRIVER, POOL));
+    assert_true(claim_has_results(bad, DRIVER, POOL));
     assert_int_equal(claim_status_devices_build(bad, &in, &devs, &err), -1);
     assert_string_equal(err.msg, "claim ns/c3: status.allocation.devices.results[0]: no device");
     json_decref(bad);
 
     char when[32];
-    claim_status_format_time(0, when, sizeof(when));
+    claim_format_time(0, when, sizeof(when));
     assert_string_equal(when, "1970-01-01T00:00:00Z");
 }
 

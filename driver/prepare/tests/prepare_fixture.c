@@ -289,3 +289,23 @@ void fixture_disk_restore(const struct fixture *f, struct fixture_disk *d)
     free(d->journal);
     d->snapshot = d->journal = NULL;
 }
+
+struct prepare_state *fixture_open_state(struct fixture *f)
+{
+    struct error err;
+    struct prepare_state *st = prepare_state_open(&f->cfg, &err);
+    if (st == NULL)
+        fail_msg("prepare_state_open: %s", err.msg);
+    return st;
+}
+
+void fixture_assert_no_files(struct fixture *f, struct prepare_state *st)
+{
+    prepare_wait_settled(st); /* the metadata specs follow the answer */
+    assert_int_equal(fixture_count(f->cdi_root), 0);
+    /* The metadata directories go right after the answer. */
+    prepare_wait_settled(st);
+    char md[PATH_MAX];
+    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
+    assert_int_equal(fixture_count(md), 0);
+}

@@ -52,6 +52,13 @@ int fixture_fetches(struct fixture *f);
     "{\"request\":\"" req "\",\"driver\":\"" FIXTURE_DRIVER "\",\"pool\":\"" FIXTURE_NODE          \
     "\",\"device\":\"" dev "\"}"
 
+/* A prepare state on f's config; fails the test when it cannot open. */
+struct prepare_state *fixture_open_state(struct fixture *f);
+
+/* Once what unprepares left for after their answers is done: no CDI spec
+ * and no metadata directory is left (fails the test otherwise). */
+void fixture_assert_no_files(struct fixture *f, struct prepare_state *st);
+
 /* File helpers. */
 char *fixture_read(const char *path); /* contents, or NULL; caller frees */
 bool fixture_exists(const char *path);

@@ -19,15 +19,6 @@
     "{\"request\":\"" req "\",\"driver\":\"" FIXTURE_DRIVER "\",\"pool\":\"" FIXTURE_NODE          \
     "\",\"device\":\"" dev "\"," extra "}"
 
-static struct prepare_state *open_state(struct fixture *f)
-{
-    struct error err;
-    struct prepare_state *st = prepare_state_open(&f->cfg, &err);
-    if (st == NULL)
-        fail_msg("prepare_state_open: %s", err.msg);
-    return st;
-}
-
 /* Puts claim ns/name with results, prepares it and returns the rc; err
  * holds the refusal. */
 static int try_prepare(struct fixture *f, struct prepare_state *st, const char *name,
@@ -65,7 +56,7 @@ static void expect_prepared(struct fixture *f, struct prepare_state *st, const c
 static void test_shares_checked(void **state)
 {
     struct fixture *f = *state;
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     expect_refused(f, st, "[" RESULT_WITH("g", "gpu-0", "\"shareID\":\"s-1\"") "]",
                    "allocation result 0 (device gpu-0): shareID: the device is not shared by "
                    "memory (its memorySharing is empty), so it has no shares to give");
@@ -147,7 +138,7 @@ static void test_mig_overlaps_in_claim(void **state)
 {
     struct fixture *f = *state;
     make_partitions(f);
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     expect_refused(f, st, "[" RESULT("g", "gpu-0") "," RESULT("p", "gpu-0-mig-4g40gb-0") "]",
                    "allocation result 1 (device gpu-0-mig-4g40gb-0): device: GPU gpu-0 is held by "
                    "allocation result 0 (device gpu-0) of this claim, which takes memory slices "
@@ -168,7 +159,7 @@ static void test_mig_overlaps_on_node(void **state)
 {
     struct fixture *f = *state;
     make_partitions(f);
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct error err;
     expect_prepared(f, st, "c2", UID2, "[" RESULT("p", "gpu-0-mig-4g40gb-0") "]");
     expect_refused(f, st, "[" RESULT("g", "gpu-0") "]",

@@ -152,15 +152,6 @@ static void test_corruption(void **state)
 
 /* ---- recovery at startup ---- */
 
-static struct prepare_state *open_state(struct fixture *f)
-{
-    struct error err;
-    struct prepare_state *st = prepare_state_open(&f->cfg, &err);
-    if (st == NULL)
-        fail_msg("prepare_state_open: %s", err.msg);
-    return st;
-}
-
 #define TWO_REQUESTS                                                                               \
     "[" RESULT("gpus", "gpu-0") "," RESULT(                                                        \
         "gpus", "gpu-1") ","                                                                       \
@@ -205,7 +196,7 @@ static void prepare_two(struct fixture *f, char **a1, char **a2)
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, TWO_REQUESTS, NULL, NULL));
     fixture_put_claim(
         f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     *a1 = prepare_text(st, "c1", UID1);
     *a2 = prepare_text(st, "c2", UID2);
     prepare_state_close(st);
@@ -265,7 +256,7 @@ static void test_recovery_from_corruption(void **state)
         prepare_two(f, &a1, &a2);
         int fetches = fixture_fetches(f);
         damage(f, how);
-        struct prepare_state *st = open_state(f);
+        struct prepare_state *st = fixture_open_state(f);
         /* The damaged file is kept aside (not for a missing one). */
         assert_int_equal(count_corrupt_copies(f), how < 4 ? (size_t)how + 1 : 4);
         /* Both claims survive with the same answers, without asking the API. */
@@ -276,19 +267,13 @@ static void test_recovery_from_corruption(void **state)
         assert_int_equal(fixture_count(f->cdi_root), 5); /* 2 claim + 3 metadata specs */
         /* The rebuilt table is saved: a restart needs no recovery. */
         prepare_state_close(st);
-        st = open_state(f);
+        st = fixture_open_state(f);
         assert_int_equal(count_corrupt_copies(f), how < 4 ? (size_t)how + 1 : 4);
         /* Unprepare still cleans up everything. */
         struct error err;
         assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
         assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
-        prepare_wait_settled(st); /* the metadata specs follow the answer */
-        assert_int_equal(fixture_count(f->cdi_root), 0);
-        /* The metadata directories go right after the answer. */
-        prepare_wait_settled(st);
-        char md[PATH_MAX];
-        fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
-        assert_int_equal(fixture_count(md), 0);
+        fixture_assert_no_files(f, st);
         prepare_state_close(st);
         free(a1);
         free(a2);
@@ -320,7 +305,7 @@ static void test_started_rolled_back(void **state)
     fixture_path(journal, sizeof(journal), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
     assert_int_equal(unlink(journal), 0);
 
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     char spec[PATH_MAX], md[PATH_MAX];
     fixture_spec_path(f, UID1, spec, sizeof(spec));
     snprintf(md, sizeof(md), "%s/dra-device-metadata/default_c1", f->plugin_dir);
@@ -372,7 +357,7 @@ static void test_sweep(void **state)
     fixture_path(path, sizeof(path), f->plugin_dir, ".checkpoint.json.tmp.XyZ123");
     assert_int_equal(atomic_write_file(path, "{", 1, 0600, &err), 0);
 
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     for (size_t i = 0; i < 4; i++) {
         fixture_path(path, sizeof(path), f->cdi_root, orphans[i]);
         assert_false(fixture_exists(path));
@@ -408,7 +393,7 @@ static void test_rebuild_skips_unreadable_spec(void **state)
     fixture_spec_path(f, UID3, bad, sizeof(bad));
     assert_int_equal(atomic_write_file(bad, "{\"cdiVersion\":", 14, 0644, &err), 0);
     assert_int_equal(unlink(checkpoint_path(f, path, sizeof(path))), 0);
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     assert_false(fixture_exists(bad));
     char *b1 = prepare_text(st, "c1", UID1);
     assert_string_equal(b1, a1);
@@ -438,7 +423,7 @@ static void crash_after_two(struct fixture *f, char **a1, char **a2)
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, TWO_REQUESTS, NULL, NULL));
     fixture_put_claim(
         f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     *a1 = prepare_text(st, "c1", UID1);
     *a2 = prepare_text(st, "c2", UID2);
     struct fixture_disk disk;
@@ -504,7 +489,7 @@ static void test_torn_journal_line(void **state)
             append_bytes(journal_path(f, path, sizeof(path)), line, len);
         }
         free(line);
-        struct prepare_state *st = open_state(f);
+        struct prepare_state *st = fixture_open_state(f);
         assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
         assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 0);
         assert_int_equal(fixture_journal_lines(f), 0);
@@ -534,7 +519,7 @@ static void test_bad_journal_line_is_corruption(void **state)
     struct error err;
     assert_int_equal(atomic_write_file(path, text, strlen(text), 0600, &err), 0);
     int fetches = fixture_fetches(f);
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 1);
     assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 1);
     /* The damaged journal is kept as it was. */
@@ -564,7 +549,7 @@ static void test_journal_without_snapshot(void **state)
     char *a1, *a2, path[PATH_MAX];
     crash_after_two(f, &a1, &a2);
     assert_int_equal(unlink(checkpoint_path(f, path, sizeof(path))), 0);
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
     assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 1);
     expect_both(f, st, a1, a2);

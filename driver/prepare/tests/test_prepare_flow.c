@@ -38,15 +38,6 @@
                          "\",\"pool\":\"" FIXTURE_NODE                                             \
                          "\",\"device\":\"gpu-2\",\"shareID\":\"" UID3 "\"}]"
 
-static struct prepare_state *open_state(struct fixture *f)
-{
-    struct error err;
-    struct prepare_state *st = prepare_state_open(&f->cfg, &err);
-    if (st == NULL)
-        fail_msg("prepare_state_open: %s", err.msg);
-    return st;
-}
-
 static void must_prepare(struct prepare_state *st, const char *ns, const char *name,
                          const char *uid, struct prepared_claim *out)
 {
@@ -101,7 +92,7 @@ static void test_prepare_writes(void **state)
 {
     struct fixture *f = *state;
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     must_prepare(st, "default", "c1", UID1, &out);
     check_three(&out);
@@ -164,7 +155,7 @@ static void test_longest_names_with_metadata(void **state)
         name[i] = '.'; /* labels of at most 63 characters */
     name[253] = '\0';
     fixture_put_claim(f, fixture_claim(ns, name, UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     must_prepare(st, ns, name, UID1, &out);
     check_three(&out);
@@ -192,7 +183,7 @@ static void test_longest_names_with_metadata(void **state)
     /* After a restart the checkpoint still matches; unprepare removes it all. */
     prepared_claim_free(&out);
     prepare_state_close(st);
-    st = open_state(f);
+    st = fixture_open_state(f);
     assert_int_equal(unprepare_claim(st, ns, name, UID1, &err), 0);
     prepare_wait_settled(st); /* the metadata goes right after the answer */
     assert_false(fixture_exists(path));
@@ -228,7 +219,7 @@ static void test_planted_journal_link(void **state)
     struct fixture *f = *state;
     char target[PATH_MAX], journal[PATH_MAX];
     outside_file(f, target, sizeof(target));
-    prepare_state_close(open_state(f)); /* a checkpoint and a journal */
+    prepare_state_close(fixture_open_state(f)); /* a checkpoint and a journal */
     fixture_path(journal, sizeof(journal), f->plugin_dir, "checkpoint.journal");
     assert_int_equal(unlink(journal), 0);
     assert_int_equal(symlink(target, journal), 0);
@@ -258,7 +249,7 @@ static void test_planted_metadata_link(void **state)
     snprintf(outside, sizeof(outside), "%s/outside", f->root);
     assert_int_equal(mkdir(outside, 0755), 0);
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
     mkdir(md, 0755);
     fixture_path(link, sizeof(link), md, "default_c1");
@@ -284,7 +275,7 @@ static void test_planted_link_at_start(void **state)
     snprintf(outside, sizeof(outside), "%s/outside", f->root);
     assert_int_equal(mkdir(outside, 0755), 0);
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     must_prepare(st, "default", "c1", UID1, &out);
     prepared_claim_free(&out);
@@ -293,7 +284,7 @@ static void test_planted_link_at_start(void **state)
     struct error err;
     assert_int_equal(claim_remove_tree(dir, &err), 0);
     assert_int_equal(symlink(outside, dir), 0);
-    st = open_state(f);
+    st = fixture_open_state(f);
     struct stat sb;
     assert_int_equal(lstat(dir, &sb), -1); /* the link is gone */
     assert_true(fixture_exists(outside));
@@ -318,7 +309,7 @@ static void test_idempotent_and_restart(void **state)
 {
     struct fixture *f = *state;
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim first, again, after;
     must_prepare(st, "default", "c1", UID1, &first);
     char spec[PATH_MAX], ckpt[PATH_MAX];
@@ -337,7 +328,7 @@ static void test_idempotent_and_restart(void **state)
 
     /* A restart keeps the claim; the answer is unchanged. */
     prepare_state_close(st);
-    st = open_state(f);
+    st = fixture_open_state(f);
     must_prepare(st, "default", "c1", UID1, &after);
     assert_same_answer(&first, &after);
     assert_int_equal(fixture_fetches(f), 1);
@@ -348,13 +339,7 @@ static void test_idempotent_and_restart(void **state)
      * never prepared, succeed. */
     struct error err;
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
-    prepare_wait_settled(st); /* the metadata specs follow the answer */
-    assert_int_equal(fixture_count(f->cdi_root), 0);
-    /* The metadata directory goes right after the answer. */
-    prepare_wait_settled(st);
-    char md[PATH_MAX];
-    fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
-    assert_int_equal(fixture_count(md), 0);
+    fixture_assert_no_files(f, st);
     assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
     assert_int_equal(unprepare_claim(st, "default", "never", UID2, &err), 0);
     /* Every successful call was reported to the hooks. */
@@ -363,7 +348,7 @@ static void test_idempotent_and_restart(void **state)
     prepare_state_close(st);
 
     /* And the unprepare is durable. */
-    st = open_state(f);
+    st = fixture_open_state(f);
     must_prepare(st, "default", "c1", UID1, &after);
     assert_int_equal(fixture_fetches(f), 2);
     prepared_claim_free(&after);
@@ -387,7 +372,7 @@ static void expect_refused(struct prepare_state *st, const char *ns, const char 
 static void test_validation_before_paths(void **state)
 {
     struct fixture *f = *state;
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     char long_name[300];
     memset(long_name, 'a', 254);
     long_name[254] = '\0';
@@ -417,7 +402,7 @@ static void expect_claim_error(struct fixture *f, struct prepare_state *st, cons
 static void test_claim_errors(void **state)
 {
     struct fixture *f = *state;
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     expect_claim_error(f, st,
                        "claim default/c1 (uid " UID1 "): GET "
                        "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1: 404 "
@@ -452,7 +437,7 @@ static void test_claim_errors(void **state)
 static void test_binding_conditions_need_attached(void **state)
 {
     struct fixture *f = *state;
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     struct error err;
     const enum fakehw_attach refused[] = {FAKEHW_ATTACH_DETACHED, FAKEHW_ATTACH_ATTACHING,
@@ -522,7 +507,7 @@ static void test_zero_results_and_metadata_off(void **state)
                          "\"device\":\"g0\"}]",
                          NULL, NULL));
     fixture_put_claim(f, fixture_claim("default", "c2", UID2, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     must_prepare(st, "default", "c1", UID1, &out);
     assert_int_equal(out.n_devices, 0);
@@ -544,7 +529,7 @@ static void test_template_claim_path(void **state)
     fixture_put_claim(f, fixture_claim("default", "pod-gpu-x7k2p", UID1,
                                        "[" RESULT("gpus", "gpu-1") "]", NULL,
                                        "{\"resource.kubernetes.io/pod-claim-name\":\"gpu\"}"));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     must_prepare(st, "default", "pod-gpu-x7k2p", UID1, &out);
     char path[PATH_MAX];
@@ -569,7 +554,7 @@ static void test_same_name_new_uid(void **state)
     struct fixture *f = *state;
     fixture_put_claim(
         f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     struct error err;
     must_prepare(st, "default", "c1", UID1, &out);
@@ -594,7 +579,7 @@ static void test_rollback_on_write_failure(void **state)
 {
     struct fixture *f = *state;
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     char blocker[PATH_MAX], inside[PATH_MAX], first[PATH_MAX];
     struct error err;
     snprintf(blocker, sizeof(blocker), "%s/dra-device-metadata/default_c1/extra/metadata.json",
@@ -634,7 +619,7 @@ static void test_rollback_blocked(void **state)
 {
     struct fixture *f = *state;
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     char spec[PATH_MAX], inside[PATH_MAX], path[PATH_MAX];
     struct error err;
     fixture_spec_path(f, UID1, spec, sizeof(spec));
@@ -664,7 +649,7 @@ static void test_rollback_blocked(void **state)
 
     assert_int_equal(unlink(inside), 0);
     assert_int_equal(rmdir(spec), 0);
-    st = open_state(f);
+    st = fixture_open_state(f);
     claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), 0);
     json_decref(claims);
@@ -720,7 +705,7 @@ static void test_parallel(void **state)
     fixture_put_claim(f, fixture_claim("default", "c3", UID3,
                                        "[" RESULT("a", "gpu-0") "," RESULT("b", "gpu-3") "]", NULL,
                                        NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     const char *names[] = {"c1", "c2", "c3"}, *uids[] = {UID1, UID2, UID3};
     struct worker w[9];
     pthread_t t[9];
@@ -758,7 +743,7 @@ static void test_write_pattern(void **state)
     struct fixture *f = *state;
     fixture_put_claim(
         f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     char ckpt[PATH_MAX];
     fixture_path(ckpt, sizeof(ckpt), f->plugin_dir, CHECKPOINT_FILE);
     ino_t ino = inode_of(ckpt);
@@ -800,7 +785,7 @@ static void test_unprepare_files_follow_answer(void **state)
 {
     struct fixture *f = *state;
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim first, again;
     must_prepare(st, "default", "c1", UID1, &first);
     char spec[PATH_MAX], meta[PATH_MAX];
@@ -849,7 +834,7 @@ static void test_compaction_bound(void **state)
     for (int i = 0; i < 3; i++)
         fixture_put_claim(f, fixture_claim("default", names[i], uids[i],
                                            "[" RESULT("gpus", "gpu-1") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     struct error err;
     for (int i = 0; i < 3; i++) {
@@ -905,7 +890,7 @@ static void test_missing_file_reprepared(void **state)
 {
     struct fixture *f = *state;
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim first, again;
     struct error err;
     must_prepare(st, "default", "c1", UID1, &first);
@@ -962,7 +947,7 @@ static void test_restart_with_missing_files(void **state)
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, THREE_RESULTS, NULL, NULL));
     fixture_put_claim(
         f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim a1, a2, b;
     must_prepare(st, "default", "c1", UID1, &a1);
     must_prepare(st, "default", "c2", UID2, &a2);
@@ -972,7 +957,7 @@ static void test_restart_with_missing_files(void **state)
     char spec[PATH_MAX], md[PATH_MAX];
     fixture_spec_path(f, UID2, spec, sizeof(spec));
     assert_int_equal(unlink(spec), 0);
-    st = open_state(f);
+    st = fixture_open_state(f);
     json_t *claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), 1);
     assert_non_null(json_object_get(claims, UID1));
@@ -993,7 +978,7 @@ static void test_restart_with_missing_files(void **state)
 
     /* A reboot: the CDI root is empty. */
     remove_specs(f);
-    st = open_state(f);
+    st = fixture_open_state(f);
     claims = fixture_checkpoint_claims(f);
     assert_int_equal(json_object_size(claims), 0);
     json_decref(claims);
@@ -1028,7 +1013,7 @@ static void test_crash_before_journal_line(void **state)
     fixture_put_claim(
         f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
     fixture_put_claim(f, fixture_claim("default", "c2", UID2, THREE_RESULTS, NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim a1, a2, b;
     must_prepare(st, "default", "c1", UID1, &a1);
     struct fixture_disk before;
@@ -1043,7 +1028,7 @@ static void test_crash_before_journal_line(void **state)
     prepare_state_close(st);
     fixture_disk_restore(f, &before);
 
-    st = open_state(f);
+    st = fixture_open_state(f);
     assert_int_equal(fixture_count(f->cdi_root), 2); /* c1's claim and metadata specs */
     char md[PATH_MAX];
     fixture_path(md, sizeof(md), f->plugin_dir, "dra-device-metadata");
@@ -1083,7 +1068,7 @@ static void test_compaction_crash_points(void **state)
     for (int i = 0; i < 3; i++)
         fixture_put_claim(f, fixture_claim("default", names[i], uids[i],
                                            "[" RESULT("gpus", "gpu-2") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim out;
     struct error err;
     must_prepare(st, "default", "c1", UID1, &out);
@@ -1104,14 +1089,14 @@ static void test_compaction_crash_points(void **state)
     assert_int_equal(atomic_write_file(journal, old.journal, strlen(old.journal), 0600, &err), 0);
     assert_int_equal(fixture_journal_lines(f), 4);
     assert_claims(f, uids + 1, 2);
-    st = open_state(f);
+    st = fixture_open_state(f);
     assert_int_equal(fixture_journal_lines(f), 0);
     assert_claims(f, uids + 1, 2);
     prepare_state_close(st);
 
     /* Before the rename: the old snapshot and the old lines. */
     fixture_disk_restore(f, &old);
-    st = open_state(f);
+    st = fixture_open_state(f);
     assert_claims(f, uids + 1, 2);
     int fetches = fixture_fetches(f);
     for (int i = 1; i < 3; i++) {
@@ -1130,14 +1115,14 @@ static void test_upgrade_from_single_file(void **state)
     struct fixture *f = *state;
     fixture_put_claim(
         f, fixture_claim("default", "c1", UID1, "[" RESULT("gpus", "gpu-0") "]", NULL, NULL));
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     struct prepared_claim a, b;
     must_prepare(st, "default", "c1", UID1, &a);
     prepare_state_close(st);
     char journal[PATH_MAX];
     fixture_path(journal, sizeof(journal), f->plugin_dir, "checkpoint.journal");
     assert_int_equal(unlink(journal), 0);
-    st = open_state(f);
+    st = fixture_open_state(f);
     assert_true(fixture_exists(journal));
     must_prepare(st, "default", "c1", UID1, &b);
     assert_same_answer(&a, &b);
@@ -1199,7 +1184,7 @@ static void test_parallel_cycles(void **state)
         snprintf(results, sizeof(results), "[" RESULT("gpus", "gpu-%d") "]", i % FIXTURE_NDEVS);
         fixture_put_claim(f, fixture_claim("default", c[i].name, c[i].uid, results, NULL, NULL));
     }
-    struct prepare_state *st = open_state(f);
+    struct prepare_state *st = fixture_open_state(f);
     for (int i = 0; i < CYCLERS; i++) {
         c[i].st = st;
         assert_int_equal(pthread_create(&t[i], NULL, cycle, &c[i]), 0);
@@ -1220,7 +1205,7 @@ static void test_parallel_cycles(void **state)
     assert_int_equal(fixture_count(f->cdi_root), CYCLERS);
     prepare_state_close(st);
 
-    st = open_state(f);
+    st = fixture_open_state(f);
     struct prepared_claim out;
     for (int i = 0; i < CYCLERS; i += 2) {
         must_prepare(st, "default", c[i + 1].name, c[i + 1].uid, &out);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/device/tests/test_gpus.h"
 #include "driver/publish/slice_builder.h"
 
 #define DRIVER   "gpu.fakehw.example.com"
@@ -20,21 +21,7 @@
 
 static struct fakehw_device gpu(int i, bool virtual_gpu, enum fakehw_attach attach)
 {
-    struct fakehw_device d;
-    memset(&d, 0, sizeof(d));
-    snprintf(d.name, sizeof(d.name), "gpu-%d", i);
-    d.index = d.minor = i;
-    snprintf(d.uuid, sizeof(d.uuid), "GPU-%08x-1111-2222-3333-444444444444", i);
-    snprintf(d.product_name, sizeof(d.product_name), "NVIDIA H100 80GB HBM3");
-    snprintf(d.architecture, sizeof(d.architecture), "Hopper");
-    snprintf(d.brand, sizeof(d.brand), "NVIDIA");
-    d.memory_bytes = 81559ULL << 20;
-    snprintf(d.compute_capability, sizeof(d.compute_capability), "9.0");
-    snprintf(d.driver_version, sizeof(d.driver_version), "580.95.05");
-    snprintf(d.cuda_driver_version, sizeof(d.cuda_driver_version), "13.0");
-    snprintf(d.pci_bus_id, sizeof(d.pci_bus_id), "0000:%02x:00.0", (i + 0x18) & 0xff);
-    snprintf(d.pcie_root, sizeof(d.pcie_root), "pci0000:%02x", (i + 0x17) & 0xff);
-    d.healthy = true;
+    struct fakehw_device d = test_h100(i);
     d.virtual_gpu = virtual_gpu;
     d.attach = attach;
     return d;

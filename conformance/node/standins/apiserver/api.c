@@ -339,24 +339,21 @@ static void note_target(struct api_reply *rp, const struct resource *r, const ch
 
 /* ---------- create ---------- */
 
-static void do_create(struct api *a, const struct route *rt, json_t *owned, struct api_reply *rp)
+/* A new object's checks before the store is locked: its type, its
+ * namespace (set from the request), no resourceVersion, a name or a
+ * generateName.  -1 with rp answered. */
+static int check_new(const struct resource *r, const struct route *rt, json_t *obj,
+                     struct api_reply *rp)
 {
-    const struct resource *r = rt->res;
-    json_auto_t *obj = owned; /* stored at the end, else released */
-    cleanup_fe struct field_errors fe;
-    fe_init(&fe);
-    struct store *s = &a->store;
-    cleanup_store_unlock struct store *locked = NULL;
-
     if (check_type(r, obj, rp) < 0)
-        return;
+        return -1;
     json_t *meta = ensure_meta(obj);
     const char *bns = json_string_value(json_object_get(meta, "namespace"));
     if (r->namespaced) {
         if (bns && bns[0] && strcmp(bns, rt->ns)) {
             reply_bad_request(rp, "the namespace of the provided object does not match the "
                                   "namespace sent on the request");
-            return;
+            return -1;
         }
         json_object_set_new(meta, "namespace", json_string(rt->ns));
     } else {
@@ -369,33 +366,39 @@ static void do_create(struct api *a, const struct route *rt, json_t *owned, stru
                                     "Internal error occurred: resourceVersion should not be set "
                                     "on objects to be created",
                                     NULL, NULL));
-        return;
+        return -1;
     }
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
     if ((name == NULL || name[0] == '\0') && (gen == NULL || gen[0] == '\0')) {
+        cleanup_fe struct field_errors fe;
+        fe_init(&fe);
         fe_add(&fe, "Required", "Required value: name or generateName is required",
                "metadata.name");
         reply_status(rp, status_invalid(r, "", &fe));
-        return;
+        return -1;
     }
+    return 0;
+}
 
-    store_lock(s);
-    locked = s;
-    char namebuf[300];
+/* Store locked: the new object's name (made from generateName when it has
+ * none) into namebuf, and what the server sets on a create. */
+static void name_and_stamp(struct api *a, const struct resource *r, const struct route *rt,
+                           json_t *obj, char *namebuf, size_t size)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *gen = json_string_value(json_object_get(meta, "generateName"));
     if (name == NULL || name[0] == '\0') {
         for (int tries = 0; tries < 16; tries++) {
-            generate_name(gen, namebuf, sizeof(namebuf));
-            if (store_get(s, r, rt->ns, namebuf) == NULL)
+            generate_name(gen, namebuf, size);
+            if (store_get(&a->store, r, rt->ns, namebuf) == NULL)
                 break;
         }
         json_object_set_new(meta, "name", json_string(namebuf));
     } else {
-        snprintf(namebuf, sizeof(namebuf), "%s", name);
+        snprintf(namebuf, size, "%s", name);
     }
-    name = namebuf;
-    note_target(rp, r, rt->ns, name);
-
     char uid[40], now[32];
     new_uid(uid, sizeof(uid));
     now_rfc3339(now, sizeof(now));
@@ -409,7 +412,23 @@ static void do_create(struct api *a, const struct route *rt, json_t *owned, stru
         json_object_del(obj, "status"); /* status is written through /status only */
     set_type(r, obj);
     prepare_write(a, r, obj);
+}
 
+static void do_create(struct api *a, const struct route *rt, json_t *owned, struct api_reply *rp)
+{
+    const struct resource *r = rt->res;
+    json_auto_t *obj = owned; /* stored at the end, else released */
+    if (check_new(r, rt, obj, rp) < 0)
+        return;
+    struct store *s = &a->store;
+    cleanup_store_unlock struct store *locked = NULL;
+    store_lock(s);
+    locked = s;
+    char name[300];
+    name_and_stamp(a, r, rt, obj, name, sizeof(name));
+    note_target(rp, r, rt->ns, name);
+    cleanup_fe struct field_errors fe;
+    fe_init(&fe);
     validate_name(name, &fe);
     validate_object(r, obj, NULL, &fe);
     if (r == &RES_RESOURCESLICES && a->partitionable == PARTITIONABLE_REFUSE)
@@ -663,27 +682,13 @@ static void copy_meta(json_t *to, const json_t *from, const char *key)
         json_object_del(ensure_meta(to), key);
 }
 
-/* The shared end of PUT and PATCH (store locked): preconditions, the
- * spec/status split, generation, validation, no-op detection, write. */
-static void update_locked(struct api *a, const struct route *rt, json_t *owned, bool status_only,
-                          struct api_reply *rp)
+/* The candidate's preconditions against the stored object: its name and
+ * namespace, resourceVersion and uid when it names them.  -1 with rp
+ * answered. */
+static int check_preconditions(const struct resource *r, const struct route *rt, const json_t *cand,
+                               const json_t *old, struct api_reply *rp)
 {
-    const struct resource *r = rt->res;
-    struct store *s = &a->store;
-    json_auto_t *cand = owned;
-    cleanup_fe struct field_errors fe;
-    fe_init(&fe);
-    json_auto_t *nobj = NULL;
-    note_target(rp, r, rt->ns, rt->name);
-
-    json_t *old = store_get(s, r, rt->ns, rt->name);
-    if (old == NULL) {
-        reply_status(rp, status_not_found(r, rt->name));
-        return;
-    }
-    if (check_type(r, cand, rp) < 0)
-        return;
-    json_t *cmeta = ensure_meta(cand);
+    json_t *cmeta = json_object_get(cand, "metadata");
     const char *cname = json_string_value(json_object_get(cmeta, "name"));
     const char *cns = json_string_value(json_object_get(cmeta, "namespace"));
     const char *crv = json_string_value(json_object_get(cmeta, "resourceVersion"));
@@ -694,57 +699,90 @@ static void update_locked(struct api *a, const struct route *rt, json_t *owned, 
                  "the name of the object (%s) does not match the name on the URL (%s)",
                  cname ? cname : "", rt->name);
         reply_bad_request(rp, msg);
-        return;
+        return -1;
     }
     if (r->namespaced && cns && cns[0] && strcmp(cns, rt->ns)) {
         reply_bad_request(rp, "the namespace of the provided object does not match the namespace "
                               "sent on the request");
-        return;
+        return -1;
     }
     if (crv && crv[0] && strcmp(crv, meta_string(old, "resourceVersion"))) {
         reply_status(rp, status_modified(r, rt->name));
-        return;
+        return -1;
     }
     if (cuid && cuid[0] && strcmp(cuid, meta_string(old, "uid"))) {
         snprintf(msg, sizeof(msg),
                  "Precondition failed: UID in precondition: %s, UID in object meta: %s", cuid,
                  meta_string(old, "uid"));
         reply_status(rp, status_conflict(r, rt->name, msg));
-        return;
+        return -1;
     }
+    return 0;
+}
 
+/* The object an update makes of the candidate: through /status its status
+ * and nothing else; otherwise the candidate with what the server owns
+ * (uid, times, generation, namespace, the status) kept from old, and the
+ * generation counted up when the spec changed.  A new reference. */
+static json_t *updated_object(struct api *a, const struct resource *r, json_t *cand,
+                              const json_t *old, bool status_only)
+{
     if (status_only) {
-        /* /status writes the status and nothing else. */
-        nobj = json_deep_copy(old);
+        json_t *nobj = json_deep_copy(old);
         json_t *st = json_object_get(cand, "status");
         if (st && !json_is_null(st))
             json_object_set_new(nobj, "status", json_deep_copy(st));
         else
             json_object_del(nobj, "status");
-    } else {
-        nobj = json_incref(cand);
-        static const char *const server_owned[] = {"uid", "creationTimestamp", "generation",
-                                                   "deletionTimestamp",
-                                                   "deletionGracePeriodSeconds"};
-        for (size_t i = 0; i < sizeof(server_owned) / sizeof(server_owned[0]); i++)
-            copy_meta(nobj, old, server_owned[i]);
-        copy_meta(nobj, old, "namespace");
-        if (r->has_status) {
-            json_t *ost = json_object_get(old, "status");
-            if (ost)
-                json_object_set_new(nobj, "status", json_deep_copy(ost));
-            else
-                json_object_del(nobj, "status");
-        }
-        set_type(r, nobj);
-        prepare_write(a, r, nobj);
-        if (r->has_generation &&
-            !json_equal(json_object_get(nobj, "spec"), json_object_get(old, "spec"))) {
-            json_int_t g =
-                json_integer_value(json_object_get(json_object_get(old, "metadata"), "generation"));
-            json_object_set_new(ensure_meta(nobj), "generation", json_integer(g + 1));
-        }
+        return nobj;
     }
+    json_t *nobj = json_incref(cand);
+    static const char *const server_owned[] = {"uid", "creationTimestamp", "generation",
+                                               "deletionTimestamp", "deletionGracePeriodSeconds"};
+    for (size_t i = 0; i < sizeof(server_owned) / sizeof(server_owned[0]); i++)
+        copy_meta(nobj, old, server_owned[i]);
+    copy_meta(nobj, old, "namespace");
+    if (r->has_status) {
+        json_t *ost = json_object_get(old, "status");
+        if (ost)
+            json_object_set_new(nobj, "status", json_deep_copy(ost));
+        else
+            json_object_del(nobj, "status");
+    }
+    set_type(r, nobj);
+    prepare_write(a, r, nobj);
+    if (r->has_generation &&
+        !json_equal(json_object_get(nobj, "spec"), json_object_get(old, "spec"))) {
+        json_int_t g =
+            json_integer_value(json_object_get(json_object_get(old, "metadata"), "generation"));
+        json_object_set_new(ensure_meta(nobj), "generation", json_integer(g + 1));
+    }
+    return nobj;
+}
+
+/* The shared end of PUT and PATCH (store locked): preconditions, the
+ * spec/status split, generation, validation, no-op detection, write. */
+static void update_locked(struct api *a, const struct route *rt, json_t *owned, bool status_only,
+                          struct api_reply *rp)
+{
+    const struct resource *r = rt->res;
+    struct store *s = &a->store;
+    json_auto_t *cand = owned;
+    cleanup_fe struct field_errors fe;
+    fe_init(&fe);
+    note_target(rp, r, rt->ns, rt->name);
+
+    json_t *old = store_get(s, r, rt->ns, rt->name);
+    if (old == NULL) {
+        reply_status(rp, status_not_found(r, rt->name));
+        return;
+    }
+    if (check_type(r, cand, rp) < 0)
+        return;
+    ensure_meta(cand);
+    if (check_preconditions(r, rt, cand, old, rp) < 0)
+        return;
+    json_auto_t *nobj = updated_object(a, r, cand, old, status_only);
     validate_object(r, nobj, old, &fe);
     if (r == &RES_RESOURCESLICES && a->partitionable == PARTITIONABLE_REFUSE)
         slice_refuse_counters(nobj, &fe);

@@ -99,14 +99,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"v", "APISERVER_STANDIN_VERBOSITY", FLAG_INT, &o->verbosity,
          "log verbosity (1: faults, 2: every request)"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {"apiserver-standin", "[flags]", description};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "apiserver-standin", "[flags]", description, flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return 0;
-    }
     if (rc < 0) {
         fprintf(stderr, "apiserver-standin: %s\n", err.msg);
         return 2;

@@ -285,6 +285,107 @@ static void watch_done(void *cls)
     watch_free(cls);
 }
 
+/* A fault the control API set for this request: its delay slept, then the
+ * connection dropped or the status sent (*ret, true).  false when the
+ * request goes on (with no fault, a delay, or a drop after handling). */
+static bool take_fault(struct server *s, struct MHD_Connection *conn, const char *method,
+                       const char *url, const struct query_buf *qb, enum codec_media media,
+                       struct fault *f, enum MHD_Result *ret)
+{
+    if (!faults_take(s->faults, method, url, f))
+        return false;
+    if (f->delay_ms > 0) {
+        struct timespec ts = {f->delay_ms / 1000, (f->delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (f->close && !f->after) {
+        reqlog_add(s->log, realtime_ns(), method, url, qb->text, 0, "close");
+        LOG_V(1, "%s %s: fault: connection dropped", method, url);
+        *ret = MHD_NO;
+        return true;
+    }
+    if (f->status) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "apiserver-standin: injected fault (status %d)", f->status);
+        reqlog_add(s->log, realtime_ns(), method, url, qb->text, f->status, "status");
+        LOG_V(1, "%s %s: fault: status %d", method, url, f->status);
+        *ret = send_reply(conn, f->status, status_text(f->status, reason_for(f->status), msg),
+                          f->retry_after_s, media, NULL);
+        return true;
+    }
+    return false;
+}
+
+/* A client that did not authenticate, or a body over the limit: answered
+ * before the API sees the request (*ret, true). */
+static bool refuse(struct server *s, struct MHD_Connection *conn, const char *method,
+                   const char *url, const struct query_buf *qb, const struct conn_req *cr,
+                   enum codec_media media, enum MHD_Result *ret)
+{
+    if (!authenticated(s, conn)) {
+        reqlog_add(s->log, realtime_ns(), method, url, qb->text, 401, NULL);
+        *ret = send_reply(conn, 401, status_text(401, "Unauthorized", "Unauthorized"), -1, media,
+                          NULL);
+        return true;
+    }
+    if (cr->too_large) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "Request entity too large: limit is %ld", SERVER_MAX_BODY);
+        reqlog_add(s->log, realtime_ns(), method, url, qb->text, 413, NULL);
+        *ret =
+            send_reply(conn, 413, status_text(413, "RequestEntityTooLarge", msg), -1, media, NULL);
+        return true;
+    }
+    return false;
+}
+
+/* A protobuf body is read as the JSON it stands for (into *json_body, which
+ * the caller frees); a patch is JSON by definition, and api_handle answers
+ * a protobuf one with 415.  false with the 400 sent (*ret) when the body
+ * cannot be read. */
+static bool body_as_json(struct server *s, struct MHD_Connection *conn, const char *method,
+                         const char *url, const struct query_buf *qb, enum codec_media media,
+                         struct api_request *rq, char **json_body, enum MHD_Result *ret)
+{
+    if (!codec_is_protobuf(rq->content_type) || rq->body_len == 0 || !strcmp(method, "PATCH"))
+        return true;
+    struct error err;
+    *json_body = codec_body_to_json((const uint8_t *)rq->body, rq->body_len, &err);
+    if (*json_body == NULL) {
+        char msg[ERROR_MSG_MAX + 64];
+        snprintf(msg, sizeof(msg), "the protobuf request body cannot be read: %s", err.msg);
+        reqlog_add(s->log, realtime_ns(), method, url, qb->text, 400, NULL);
+        LOG_V(1, "%s %s: %s", method, url, msg);
+        *ret = send_reply(conn, 400, status_text(400, "BadRequest", msg), -1, media, NULL);
+        return false;
+    }
+    rq->body = *json_body;
+    rq->body_len = strlen(*json_body);
+    rq->content_type = CODEC_JSON;
+    return true;
+}
+
+/* A watch's answer: its events streamed until it ends. */
+static enum MHD_Result send_watch(struct MHD_Connection *conn, struct watch_stream *w,
+                                  enum codec_media media)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci)
+        watch_set_fd(w, ci->connect_fd);
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, watch_reader, w, watch_done);
+    if (r == NULL) {
+        watch_free(w);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type",
+                            media == CODEC_MEDIA_PROTOBUF ? CODEC_PROTOBUF_WATCH : CODEC_JSON);
+    enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn, const char *url,
                                    const char *method, struct conn_req *cr)
 {
@@ -302,40 +403,11 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
                                      "application/json, application/vnd.kubernetes.protobuf"),
                          -1);
     }
-
     struct fault f = {0}; /* stays all-zero when no fault applies */
-    if (faults_take(s->faults, method, url, &f)) {
-        if (f.delay_ms > 0) {
-            struct timespec ts = {f.delay_ms / 1000, (f.delay_ms % 1000) * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        if (f.close && !f.after) {
-            reqlog_add(s->log, realtime_ns(), method, url, qb.text, 0, "close");
-            LOG_V(1, "%s %s: fault: connection dropped", method, url);
-            return MHD_NO;
-        }
-        if (f.status) {
-            char msg[128];
-            snprintf(msg, sizeof(msg), "apiserver-standin: injected fault (status %d)", f.status);
-            reqlog_add(s->log, realtime_ns(), method, url, qb.text, f.status, "status");
-            LOG_V(1, "%s %s: fault: status %d", method, url, f.status);
-            return send_reply(conn, f.status, status_text(f.status, reason_for(f.status), msg),
-                              f.retry_after_s, media, NULL);
-        }
-    }
-    if (!authenticated(s, conn)) {
-        reqlog_add(s->log, realtime_ns(), method, url, qb.text, 401, NULL);
-        return send_reply(conn, 401, status_text(401, "Unauthorized", "Unauthorized"), -1, media,
-                          NULL);
-    }
-    if (cr->too_large) {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "Request entity too large: limit is %ld", SERVER_MAX_BODY);
-        reqlog_add(s->log, realtime_ns(), method, url, qb.text, 413, NULL);
-        return send_reply(conn, 413, status_text(413, "RequestEntityTooLarge", msg), -1, media,
-                          NULL);
-    }
-
+    enum MHD_Result ret;
+    if (take_fault(s, conn, method, url, &qb, media, &f, &ret) ||
+        refuse(s, conn, method, url, &qb, cr, media, &ret))
+        return ret;
     struct api_request rq = {
         .method = method,
         .path = url,
@@ -346,26 +418,11 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
         .query = query_get,
         .query_ctx = conn,
     };
-    /* A protobuf body is read as the JSON it stands for; a patch is JSON by
-     * definition, and api_handle answers a protobuf one with 415. */
-    char *json_body = NULL;
-    if (codec_is_protobuf(rq.content_type) && cr->len && strcmp(method, "PATCH")) {
-        struct error err;
-        json_body = codec_body_to_json((const uint8_t *)cr->body, cr->len, &err);
-        if (json_body == NULL) {
-            char msg[ERROR_MSG_MAX + 64];
-            snprintf(msg, sizeof(msg), "the protobuf request body cannot be read: %s", err.msg);
-            reqlog_add(s->log, realtime_ns(), method, url, qb.text, 400, NULL);
-            LOG_V(1, "%s %s: %s", method, url, msg);
-            return send_reply(conn, 400, status_text(400, "BadRequest", msg), -1, media, NULL);
-        }
-        rq.body = json_body;
-        rq.body_len = strlen(json_body);
-        rq.content_type = CODEC_JSON;
-    }
+    cleanup_free char *json_body = NULL;
+    if (!body_as_json(s, conn, method, url, &qb, media, &rq, &json_body, &ret))
+        return ret;
     struct api_reply rp;
     api_handle(s->api, &rq, &rp);
-    free(json_body);
     int64_t t = realtime_ns();
     const char *fault = f.close && f.after ? "close-after" : f.delay_ms ? "delay" : NULL;
     reqlog_add(s->log, t, method, url, qb.text, rp.code, fault);
@@ -373,7 +430,6 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
         reqlog_event(s->log, t, method, url, rp.code, rp.res ? rp.res->plural : "", rp.ns, rp.name,
                      rp.code >= 200 && rp.code < 300 ? rp.text : NULL);
     LOG_V(2, "%s %s%s%s: %d", method, url, qb.len ? "?" : "", qb.text, rp.code);
-
     if (f.close && f.after) {
         /* The request took effect; the client never hears about it. */
         LOG_V(1, "%s %s: fault: connection dropped after handling", method, url);
@@ -381,23 +437,8 @@ static enum MHD_Result api_request(struct server *s, struct MHD_Connection *conn
         watch_free(rp.watch);
         return MHD_NO;
     }
-    if (rp.watch) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (ci)
-            watch_set_fd(rp.watch, ci->connect_fd);
-        struct MHD_Response *r = MHD_create_response_from_callback(
-            MHD_SIZE_UNKNOWN, 16 * 1024, watch_reader, rp.watch, watch_done);
-        if (r == NULL) {
-            watch_free(rp.watch);
-            return MHD_NO;
-        }
-        MHD_add_response_header(r, "Content-Type",
-                                media == CODEC_MEDIA_PROTOBUF ? CODEC_PROTOBUF_WATCH : CODEC_JSON);
-        enum MHD_Result ret = MHD_queue_response(conn, 200, r);
-        MHD_destroy_response(r);
-        return ret;
-    }
+    if (rp.watch)
+        return send_watch(conn, rp.watch, media);
     return send_reply(conn, rp.code, rp.text, -1, media, rp.res);
 }
 

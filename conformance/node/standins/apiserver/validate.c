@@ -426,15 +426,17 @@ static void check_immutable(struct field_errors *fe, const json_t *now, const js
         invalid(fe, now, "field is immutable", field);
 }
 
-static void validate_slice(const json_t *obj, const json_t *old, struct field_errors *fe)
+static void check_slice_driver(const json_t *spec, struct field_errors *fe)
 {
-    json_t *spec = json_object_get(obj, "spec");
     const char *driver = json_string_value(json_object_get(spec, "driver"));
     if (driver == NULL || driver[0] == '\0')
         fe_add(fe, "Required", "Required value", "spec.driver");
     else
         check_subdomain(fe, driver, 63, "spec.driver");
+}
 
+static void check_slice_pool(const json_t *spec, struct field_errors *fe)
+{
     json_t *pool = json_object_get(spec, "pool");
     const char *pool_name = json_string_value(json_object_get(pool, "name"));
     if (pool_name == NULL || pool_name[0] == '\0') {
@@ -462,8 +464,11 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
         fe_add(fe, "Required", "Required value", "spec.pool.resourceSliceCount");
     else if (!json_is_integer(count) || json_integer_value(count) <= 0)
         invalid(fe, count, "must be greater than zero", "spec.pool.resourceSliceCount");
+}
 
-    /* Exactly one way of saying which nodes the devices are on. */
+/* Exactly one way of saying which nodes the devices are on. */
+static void check_node_selection(const json_t *spec, struct field_errors *fe)
+{
     const char *node_name = json_string_value(json_object_get(spec, "nodeName"));
     json_t *node_sel = json_object_get(spec, "nodeSelector");
     bool set[4] = {node_name && node_name[0], node_sel && !json_is_null(node_sel),
@@ -496,58 +501,74 @@ static void validate_slice(const json_t *obj, const json_t *old, struct field_er
     if (set[1] && json_array_size(json_object_get(node_sel, "nodeSelectorTerms")) != 1)
         invalid(fe, json_object_get(node_sel, "nodeSelectorTerms"),
                 "must have exactly one node selector term", "spec.nodeSelector.nodeSelectorTerms");
+}
 
+static void check_slice_devices(const json_t *spec, struct field_errors *fe)
+{
     json_t *devices = json_object_get(spec, "devices");
     if (devices && !json_is_null(devices) && !json_is_array(devices)) {
         invalid(fe, devices, "must be a list", "spec.devices");
-    } else {
-        size_t n = json_array_size(devices), i;
-        bool tainted = false, counted = false;
-        json_t *d;
-        json_array_foreach(devices, i, d)
-        {
-            if (json_array_size(json_object_get(d, "taints")) > 0)
-                tainted = true;
-            if (json_array_size(json_object_get(d, "consumesCounters")) > 0)
-                counted = true;
-        }
-        size_t max = tainted || counted ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES;
-        if (n > max) {
-            char m[200];
-            snprintf(m, sizeof(m), "Too many: %zu: must have at most %zu items%s", n, max,
-                     tainted   ? " (when any device has taints)"
-                     : counted ? " (when any device consumes counters)"
-                               : "");
-            fe_add(fe, "TooMany", m, "spec.devices");
-        }
-        json_array_foreach(devices, i, d)
-        {
-            check_device(fe, i, d);
-            const char *name = json_string_value(json_object_get(d, "name"));
-            for (size_t j = 0; name && j < i; j++) {
-                const char *other =
-                    json_string_value(json_object_get(json_array_get(devices, j), "name"));
-                if (other && !strcmp(other, name)) {
-                    char m[128];
-                    snprintf(m, sizeof(m), "Duplicate value: \"%.63s\"", name);
-                    fe_add(fe, "Duplicate", m, "spec.devices[%zu].name", i);
-                    break;
-                }
+        return;
+    }
+    size_t n = json_array_size(devices), i;
+    bool tainted = false, counted = false;
+    json_t *d;
+    json_array_foreach(devices, i, d)
+    {
+        if (json_array_size(json_object_get(d, "taints")) > 0)
+            tainted = true;
+        if (json_array_size(json_object_get(d, "consumesCounters")) > 0)
+            counted = true;
+    }
+    size_t max = tainted || counted ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES;
+    if (n > max) {
+        char m[200];
+        snprintf(m, sizeof(m), "Too many: %zu: must have at most %zu items%s", n, max,
+                 tainted   ? " (when any device has taints)"
+                 : counted ? " (when any device consumes counters)"
+                           : "");
+        fe_add(fe, "TooMany", m, "spec.devices");
+    }
+    json_array_foreach(devices, i, d)
+    {
+        check_device(fe, i, d);
+        const char *name = json_string_value(json_object_get(d, "name"));
+        for (size_t j = 0; name && j < i; j++) {
+            const char *other =
+                json_string_value(json_object_get(json_array_get(devices, j), "name"));
+            if (other && !strcmp(other, name)) {
+                char m[128];
+                snprintf(m, sizeof(m), "Duplicate value: \"%.63s\"", name);
+                fe_add(fe, "Duplicate", m, "spec.devices[%zu].name", i);
+                break;
             }
         }
     }
+}
 
-    validate_slice_counters(spec, fe);
-    validate_slice_shares(spec, fe);
-    validate_slice_partition_type(spec, fe);
+/* The checks of a slice's spec, in the order their errors are listed. */
+static void (*const slice_checks[])(const json_t *spec, struct field_errors *fe) = {
+    check_slice_driver,
+    check_slice_pool,
+    check_node_selection,
+    check_slice_devices,
+    validate_slice_counters,
+    validate_slice_shares,
+    validate_slice_partition_type,
+};
 
+static void validate_slice(const json_t *obj, const json_t *old, struct field_errors *fe)
+{
+    json_t *spec = json_object_get(obj, "spec");
+    for (size_t i = 0; i < sizeof(slice_checks) / sizeof(slice_checks[0]); i++)
+        slice_checks[i](spec, fe);
     if (old) {
         json_t *ospec = json_object_get(old, "spec");
         check_immutable(fe, json_object_get(spec, "driver"), json_object_get(ospec, "driver"),
                         "spec.driver");
         check_immutable(fe, json_object_get(spec, "nodeName"), json_object_get(ospec, "nodeName"),
                         "spec.nodeName");
-        check_immutable(fe, json_object_get(pool, "name"),
+        check_immutable(fe, json_object_get(json_object_get(spec, "pool"), "name"),
                         json_object_get(json_object_get(ospec, "pool"), "name"), "spec.pool.name");
     }
 }

@@ -42,17 +42,15 @@ int cmd_call(int argc, char **argv)
         {"hex", "KUBELET_STANDIN_HEX", FLAG_STRING, &hex, "request bytes in hex (default empty)"},
         {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s, "deadline in seconds"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        "kubelet-standin call", "--endpoint SOCK --method PATH [--hex HEX]",
+        "Sends one request of raw bytes and prints status, message and the answer\n"
+        "in hex."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "kubelet-standin call", "--endpoint SOCK --method PATH [--hex HEX]",
-                    "Sends one request of raw bytes and prints status, message and the answer\n"
-                    "in hex.",
-                    flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return EXIT_OK;
-    }
     double timeout;
     cleanup_free uint8_t *req = NULL;
     size_t len = 0;

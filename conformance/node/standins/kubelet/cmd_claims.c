@@ -377,18 +377,16 @@ static int run(int argc, char **argv, bool prepare)
     const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        char syn[64];
-        snprintf(syn, sizeof(syn), "--endpoint SOCK [flags] NS/NAME/UID...");
-        flags_usage(stdout, prepare ? "kubelet-standin prepare" : "kubelet-standin unprepare", syn,
-                    prepare ? "Calls NodePrepareResources for the claims, in one call, and prints\n"
-                              "one line per prepared device or failed claim."
-                            : "Calls NodeUnprepareResources for the claims, in one call, and\n"
-                              "prints one line per claim.",
-                    flags, nflags);
+    const struct flags_program program = {
+        prepare ? "kubelet-standin prepare" : "kubelet-standin unprepare",
+        "--endpoint SOCK [flags] NS/NAME/UID...",
+        prepare ? "Calls NodePrepareResources for the claims, in one call, and prints\n"
+                  "one line per prepared device or failed claim."
+                : "Calls NodeUnprepareResources for the claims, in one call, and\n"
+                  "prints one line per claim."};
+    int rc = flags_read(flags, nflags, argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return EXIT_OK;
-    }
     enum api api;
     double timeout;
     const char *bad = rc < 0                               ? err.msg

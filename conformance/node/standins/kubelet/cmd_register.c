@@ -81,63 +81,67 @@ static void print_joined(char **items, size_t n)
         printf("%s%s", i ? "," : "", items[i]);
 }
 
-/* Registers one plugin whose GetInfo answered; prints its block. */
-static int register_plugin(struct rpc_client *c, const char *sock,
-                           const Pluginregistration__PluginInfo *info, char **kubelet_services,
-                           size_t n_services, char **health_services, size_t n_health)
+/* What this kubelet supports: its plugin services and health services. */
+struct kubelet_services {
+    char *svc[16];
+    size_t n_svc;
+    char *health[16]; /* newest first */
+    size_t n_health;
+};
+
+/* The health service is optional.  Like the 1.37 kubelet: the first of the
+ * kubelet's own list (newest first) that the plugin advertises, in
+ * whatever order the plugin lists it; "" for none. */
+static const char *health_version_of(const Pluginregistration__PluginInfo *info,
+                                     const struct kubelet_services *ks)
 {
-    char reason[1024] = "";
-    const char *version = "";
-    /* The health service is optional.  Like the 1.37 kubelet: the first of
-     * the kubelet's own list (newest first) that the plugin advertises, in
-     * whatever order the plugin lists it. */
-    const char *health_version = "";
-    for (size_t k = 0; k < n_health && !health_version[0]; k++)
+    for (size_t k = 0; k < ks->n_health; k++)
         for (size_t i = 0; i < info->n_supported_versions; i++)
-            if (!strcmp(info->supported_versions[i], health_services[k])) {
-                health_version = health_services[k];
+            if (!strcmp(info->supported_versions[i], ks->health[k]))
+                return ks->health[k];
+    return "";
+}
+
+/* Why the kubelet refuses the plugin (reason, "" when it does not), and
+ * the service version it picks. */
+static void judge_info(const Pluginregistration__PluginInfo *info,
+                       const struct kubelet_services *ks, char *reason, size_t size,
+                       const char **version)
+{
+    *version = "";
+    reason[0] = '\0';
+    if (strcmp(info->type, "DRAPlugin") != 0) {
+        snprintf(reason, size, "no handler registered for plugin type: %s", info->type);
+        return;
+    }
+    if (info->name[0] == '\0') {
+        snprintf(reason, size, "plugin name is empty");
+        return;
+    }
+    for (size_t i = 0; i < info->n_supported_versions && !(*version)[0]; i++)
+        for (size_t k = 0; k < ks->n_svc; k++)
+            if (!strcmp(info->supported_versions[i], ks->svc[k])) {
+                *version = info->supported_versions[i];
                 break;
             }
+    if ((*version)[0])
+        return;
+    int n = snprintf(reason, size, "none of services supported by the plugin [");
+    for (size_t i = 0; i < info->n_supported_versions && n > 0 && (size_t)n < size; i++)
+        n += snprintf(reason + n, size - (size_t)n, "%s%s", i ? " " : "",
+                      info->supported_versions[i]);
+    if (n > 0 && (size_t)n < size)
+        n += snprintf(reason + n, size - (size_t)n, "] are supported by the kubelet [");
+    for (size_t k = 0; k < ks->n_svc && n > 0 && (size_t)n < size; k++)
+        n += snprintf(reason + n, size - (size_t)n, "%s%s", k ? " " : "", ks->svc[k]);
+    if (n > 0 && (size_t)n < size)
+        snprintf(reason + n, size - (size_t)n, "]");
+}
 
-    if (strcmp(info->type, "DRAPlugin") != 0) {
-        snprintf(reason, sizeof(reason), "no handler registered for plugin type: %s", info->type);
-    } else if (info->name[0] == '\0') {
-        snprintf(reason, sizeof(reason), "plugin name is empty");
-    } else {
-        for (size_t i = 0; i < info->n_supported_versions && !version[0]; i++)
-            for (size_t k = 0; k < n_services; k++)
-                if (!strcmp(info->supported_versions[i], kubelet_services[k])) {
-                    version = info->supported_versions[i];
-                    break;
-                }
-        if (!version[0]) {
-            int n = snprintf(reason, sizeof(reason), "none of services supported by the plugin [");
-            for (size_t i = 0;
-                 i < info->n_supported_versions && n > 0 && (size_t)n < sizeof(reason); i++)
-                n += snprintf(reason + n, sizeof(reason) - (size_t)n, "%s%s", i ? " " : "",
-                              info->supported_versions[i]);
-            if (n > 0 && (size_t)n < sizeof(reason))
-                n += snprintf(reason + n, sizeof(reason) - (size_t)n,
-                              "] are supported by the kubelet [");
-            for (size_t k = 0; k < n_services && n > 0 && (size_t)n < sizeof(reason); k++)
-                n += snprintf(reason + n, sizeof(reason) - (size_t)n, "%s%s", k ? " " : "",
-                              kubelet_services[k]);
-            if (n > 0 && (size_t)n < sizeof(reason))
-                snprintf(reason + n, sizeof(reason) - (size_t)n, "]");
-        }
-    }
+static void print_block(const char *sock, const Pluginregistration__PluginInfo *info,
+                        const char *version, const char *health_version, const char *reason)
+{
     bool ok = reason[0] == '\0';
-
-    Pluginregistration__RegistrationStatus st = PLUGINREGISTRATION__REGISTRATION_STATUS__INIT;
-    st.plugin_registered = ok;
-    st.error = reason;
-    uint8_t buf[2048];
-    size_t len = pluginregistration__registration_status__pack(&st, buf);
-    struct rpc_answer a;
-    struct error err;
-    int rc = rpc_client_call(c, "/pluginregistration.Registration/NotifyRegistrationStatus", buf,
-                             len, NOTIFY_TIMEOUT, &a, &err);
-
     printf("socket=%s\ntype=", sock);
     print_oneline(stdout, info->type);
     printf("\ndriver=");
@@ -153,6 +157,28 @@ static int register_plugin(struct rpc_client *c, const char *sock,
         print_oneline(stdout, reason);
         putchar('\n');
     }
+}
+
+/* Registers one plugin whose GetInfo answered; prints its block. */
+static int register_plugin(struct rpc_client *c, const char *sock,
+                           const Pluginregistration__PluginInfo *info,
+                           const struct kubelet_services *ks)
+{
+    char reason[1024];
+    const char *version;
+    judge_info(info, ks, reason, sizeof(reason), &version);
+    bool ok = reason[0] == '\0';
+
+    Pluginregistration__RegistrationStatus st = PLUGINREGISTRATION__REGISTRATION_STATUS__INIT;
+    st.plugin_registered = ok;
+    st.error = reason;
+    uint8_t buf[2048];
+    size_t len = pluginregistration__registration_status__pack(&st, buf);
+    struct rpc_answer a;
+    struct error err;
+    int rc = rpc_client_call(c, "/pluginregistration.Registration/NotifyRegistrationStatus", buf,
+                             len, NOTIFY_TIMEOUT, &a, &err);
+    print_block(sock, info, version, health_version_of(info, ks), reason);
     int status = ok ? EXIT_OK : EXIT_FAILED;
     if (rc < 0) {
         fprintf(stderr, "kubelet-standin: NotifyRegistrationStatus on %s: %s\n", sock, err.msg);
@@ -170,6 +196,79 @@ static int register_plugin(struct rpc_client *c, const char *sock,
     }
     if (!ok)
         fprintf(stderr, "kubelet-standin: registration refused: %s\n", reason);
+    return status;
+}
+
+/* One socket: GetInfo, and the registration of the plugin when it is the
+ * one asked for.  Returns its exit status (EXIT_OK when it was skipped);
+ * *handled counts the plugins registered, last_error says why one was not. */
+static int try_socket(const char *path, const char *driver, const struct kubelet_services *ks,
+                      size_t *handled, char *last_error, size_t size)
+{
+    struct error err;
+    struct rpc_client *c = rpc_client_new(path, &err);
+    if (c == NULL) {
+        snprintf(last_error, size, "%s", err.msg);
+        return EXIT_OK;
+    }
+    struct rpc_answer a;
+    Pluginregistration__PluginInfo *info = NULL;
+    int status = EXIT_OK;
+    if (rpc_client_call(c, "/pluginregistration.Registration/GetInfo", "", 0, GET_INFO_TIMEOUT, &a,
+                        &err) < 0) {
+        snprintf(last_error, size, "GetInfo on %s: %s", path, err.msg);
+    } else if (a.status != GRPC_STATUS_OK) {
+        snprintf(last_error, size, "GetInfo on %s: %s: %s", path, wire_status_name(a.status),
+                 a.details ? a.details : "");
+    } else if ((info = pluginregistration__plugin_info__unpack(NULL, a.len, a.data)) == NULL) {
+        snprintf(last_error, size, "GetInfo on %s: the answer (%zu bytes) is not a PluginInfo",
+                 path, a.len);
+    } else if (driver && strcmp(info->name, driver) != 0) {
+        snprintf(last_error, size, "%s is driver %s, not %s", path, info->name, driver);
+    } else {
+        if ((*handled)++)
+            putchar('\n');
+        status = register_plugin(c, path, info, ks);
+    }
+    rpc_answer_free(&a); /* zeroed by the call even when it failed */
+    if (info)
+        pluginregistration__plugin_info__free_unpacked(info, NULL);
+    rpc_client_free(c);
+    return status;
+}
+
+/* Registers what the sockets below dir serve until at least one plugin is
+ * handled or timeout seconds passed. */
+static int register_all(const char *dir, const char *driver, double timeout, const char *timeout_s,
+                        const struct kubelet_services *ks)
+{
+    double deadline = (double)monotonic_ns() / 1e9 + timeout;
+    char last_error[1024] = "no socket found";
+    int status = EXIT_OK;
+    size_t handled = 0;
+    struct socket_list socks = {{0}, 0};
+    for (;;) {
+        scan_dir(dir, 0, &socks);
+        qsort(socks.paths, socks.n, sizeof(socks.paths[0]), cmp_str);
+        for (size_t i = 0; i < socks.n; i++) {
+            int r =
+                try_socket(socks.paths[i], driver, ks, &handled, last_error, sizeof(last_error));
+            if (r > status)
+                status = r;
+        }
+        free_sockets(&socks);
+        if (handled > 0 || (double)monotonic_ns() / 1e9 >= deadline)
+            break;
+        struct timespec pause = {0, 100 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    fflush(stdout);
+    if (handled == 0) {
+        fprintf(stderr,
+                "kubelet-standin register: no %s%splugin registered from %s within %s s: %s\n",
+                driver ? driver : "", driver ? " " : "", dir, timeout_s, last_error);
+        return EXIT_RPC;
+    }
     return status;
 }
 
@@ -192,20 +291,18 @@ int cmd_register(int argc, char **argv)
          "health services this kubelet supports, newest first, comma-separated (1.37: v1 "
          "and v1alpha1; 1.34-1.36: v1alpha1; \"\" = none)"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        "kubelet-standin register", "--registry-dir DIR [flags]",
+        "Finds DRA plugin sockets in DIR and registers them as the kubelet does.\n"
+        "Prints socket, type, driver, endpoint, supported_versions, version,\n"
+        "health_service (true/false), health_version (the health service picked),\n"
+        "registered (and error) as key=value lines, one block\n"
+        "per plugin, blocks separated by an empty line."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "kubelet-standin register", "--registry-dir DIR [flags]",
-                    "Finds DRA plugin sockets in DIR and registers them as the kubelet does.\n"
-                    "Prints socket, type, driver, endpoint, supported_versions, version,\n"
-                    "health_service (true/false), health_version (the health service picked),\n"
-                    "registered (and error) as key=value lines, one block\n"
-                    "per plugin, blocks separated by an empty line.",
-                    flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         return EXIT_OK;
-    }
     double timeout;
     if (rc < 0 || next != argc || dir == NULL || parse_seconds(timeout_s, &timeout) < 0) {
         fprintf(stderr, "kubelet-standin register: %s\n",
@@ -216,67 +313,9 @@ int cmd_register(int argc, char **argv)
         return EXIT_USAGE;
     }
     cleanup_free char *svc_copy = xstrdup(services);
-    char *svc[16];
-    size_t n_svc = split_list(svc_copy, svc, 16);
     cleanup_free char *health_copy = xstrdup(health_services);
-    char *health[16];
-    size_t n_health = split_list(health_copy, health, 16);
-
-    double deadline = (double)monotonic_ns() / 1e9 + timeout;
-    char last_error[1024] = "no socket found";
-    int status = EXIT_OK;
-    size_t handled = 0;
-    struct socket_list socks = {{0}, 0};
-    for (;;) {
-        scan_dir(dir, 0, &socks);
-        qsort(socks.paths, socks.n, sizeof(socks.paths[0]), cmp_str);
-        for (size_t i = 0; i < socks.n; i++) {
-            struct rpc_client *c = rpc_client_new(socks.paths[i], &err);
-            if (c == NULL) {
-                snprintf(last_error, sizeof(last_error), "%s", err.msg);
-                continue;
-            }
-            struct rpc_answer a;
-            Pluginregistration__PluginInfo *info = NULL;
-            if (rpc_client_call(c, "/pluginregistration.Registration/GetInfo", "", 0,
-                                GET_INFO_TIMEOUT, &a, &err) < 0) {
-                snprintf(last_error, sizeof(last_error), "GetInfo on %s: %s", socks.paths[i],
-                         err.msg);
-            } else if (a.status != GRPC_STATUS_OK) {
-                snprintf(last_error, sizeof(last_error), "GetInfo on %s: %s: %s", socks.paths[i],
-                         wire_status_name(a.status), a.details ? a.details : "");
-            } else if ((info = pluginregistration__plugin_info__unpack(NULL, a.len, a.data)) ==
-                       NULL) {
-                snprintf(last_error, sizeof(last_error),
-                         "GetInfo on %s: the answer (%zu bytes) is not a PluginInfo",
-                         socks.paths[i], a.len);
-            } else if (driver && strcmp(info->name, driver) != 0) {
-                snprintf(last_error, sizeof(last_error), "%s is driver %s, not %s", socks.paths[i],
-                         info->name, driver);
-            } else {
-                if (handled++)
-                    putchar('\n');
-                int r = register_plugin(c, socks.paths[i], info, svc, n_svc, health, n_health);
-                if (r > status)
-                    status = r;
-            }
-            rpc_answer_free(&a); /* zeroed by the call even when it failed */
-            if (info)
-                pluginregistration__plugin_info__free_unpacked(info, NULL);
-            rpc_client_free(c);
-        }
-        free_sockets(&socks);
-        if (handled > 0 || (double)monotonic_ns() / 1e9 >= deadline)
-            break;
-        struct timespec pause = {0, 100 * 1000000L};
-        nanosleep(&pause, NULL);
-    }
-    fflush(stdout);
-    if (handled == 0) {
-        fprintf(stderr,
-                "kubelet-standin register: no %s%splugin registered from %s within %s s: %s\n",
-                driver ? driver : "", driver ? " " : "", dir, timeout_s, last_error);
-        return EXIT_RPC;
-    }
-    return status;
+    struct kubelet_services ks;
+    ks.n_svc = split_list(svc_copy, ks.svc, 16);
+    ks.n_health = split_list(health_copy, ks.health, 16);
+    return register_all(dir, driver, timeout, timeout_s, &ks);
 }

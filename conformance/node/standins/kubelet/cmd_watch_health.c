@@ -141,47 +141,11 @@ static void print_message(const struct watch_message *m, long update, bool json)
     fflush(stdout);
 }
 
-int cmd_watch_health(int argc, char **argv)
+/* Prints the stream's messages until it ends, count messages came (0 = no
+ * limit) or timeout seconds passed (0 = none). */
+static int watch(const char *endpoint, const char *service, double timeout, long count, bool json)
 {
-    const char *endpoint = NULL, *timeout_s = "0", *service = SERVICE_V1;
-    long count = 0;
-    bool json = false;
-    const struct flag flags[] = {
-        {"endpoint", "KUBELET_STANDIN_ENDPOINT", FLAG_STRING, &endpoint,
-         "the plugin's DRA socket (required)"},
-        {"count", "KUBELET_STANDIN_COUNT", FLAG_INT, &count,
-         "stop after this many messages (0 = until the stream ends or --timeout)"},
-        {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s,
-         "seconds to watch (0 = no limit)"},
-        {"json", "KUBELET_STANDIN_JSON", FLAG_BOOL, &json, "one JSON object per message"},
-        {"service", "KUBELET_STANDIN_HEALTH_SERVICE", FLAG_STRING, &service,
-         "the health service to call: " SERVICE_V1 " (1.37 kubelets, when the plugin "
-         "advertises it; see register's health_version) or " SERVICE_V1ALPHA1 " (1.34-1.36)"},
-    };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
     struct error err;
-    int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, "kubelet-standin watch-health", "--endpoint SOCK [flags]",
-                    "Opens the health stream (NodeWatchResources) and prints every message:\n"
-                    "one line per device, then \"--- update=N devices=M\".",
-                    flags, nflags);
-        return EXIT_OK;
-    }
-    double timeout;
-    const char *bad = rc < 0                                   ? err.msg
-                      : next != argc                           ? "unexpected argument (see --help)"
-                      : endpoint == NULL                       ? "--endpoint is required"
-                      : count < 0                              ? "--count must be >= 0"
-                      : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
-                      : strcmp(service, SERVICE_V1) != 0 && strcmp(service, SERVICE_V1ALPHA1) != 0
-                          ? "--service wants " SERVICE_V1 " or " SERVICE_V1ALPHA1
-                          : NULL;
-    if (bad) {
-        fprintf(stderr, "kubelet-standin watch-health: %s\n", bad);
-        return EXIT_USAGE;
-    }
     cleanup_rpc_client struct rpc_client *c = rpc_client_new(endpoint, &err);
     if (c == NULL) {
         fprintf(stderr, "kubelet-standin watch-health: %s\n", err.msg);
@@ -221,4 +185,46 @@ int cmd_watch_health(int argc, char **argv)
     fprintf(stderr, "kubelet-standin watch-health: stream ended after %ld message(s): %s: %s\n",
             got, wire_status_name(code), details);
     return got == 0 ? EXIT_RPC : EXIT_FAILED;
+}
+
+int cmd_watch_health(int argc, char **argv)
+{
+    const char *endpoint = NULL, *timeout_s = "0", *service = SERVICE_V1;
+    long count = 0;
+    bool json = false;
+    const struct flag flags[] = {
+        {"endpoint", "KUBELET_STANDIN_ENDPOINT", FLAG_STRING, &endpoint,
+         "the plugin's DRA socket (required)"},
+        {"count", "KUBELET_STANDIN_COUNT", FLAG_INT, &count,
+         "stop after this many messages (0 = until the stream ends or --timeout)"},
+        {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s,
+         "seconds to watch (0 = no limit)"},
+        {"json", "KUBELET_STANDIN_JSON", FLAG_BOOL, &json, "one JSON object per message"},
+        {"service", "KUBELET_STANDIN_HEALTH_SERVICE", FLAG_STRING, &service,
+         "the health service to call: " SERVICE_V1 " (1.37 kubelets, when the plugin "
+         "advertises it; see register's health_version) or " SERVICE_V1ALPHA1 " (1.34-1.36)"},
+    };
+    const struct flags_program program = {
+        "kubelet-standin watch-health", "--endpoint SOCK [flags]",
+        "Opens the health stream (NodeWatchResources) and prints every message:\n"
+        "one line per device, then \"--- update=N devices=M\"."};
+    struct error err;
+    int next;
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
+        return EXIT_OK;
+    double timeout;
+    const char *bad = rc < 0                                   ? err.msg
+                      : next != argc                           ? "unexpected argument (see --help)"
+                      : endpoint == NULL                       ? "--endpoint is required"
+                      : count < 0                              ? "--count must be >= 0"
+                      : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
+                      : strcmp(service, SERVICE_V1) != 0 && strcmp(service, SERVICE_V1ALPHA1) != 0
+                          ? "--service wants " SERVICE_V1 " or " SERVICE_V1ALPHA1
+                          : NULL;
+    if (bad) {
+        fprintf(stderr, "kubelet-standin watch-health: %s\n", bad);
+        return EXIT_USAGE;
+    }
+    return watch(endpoint, service, timeout, count, json);
 }

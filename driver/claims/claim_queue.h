@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The claim work queue of the background writers that PATCH a claim's
- * status (claim_status.h, driver/bind/binder.h): work kept per claim uid, so
+ * status (driver/health/claim_status.h, driver/bind/binder.h): work kept per claim uid, so
  * repeated requests for one claim before it is written collapse into one
  * write; the earliest due claim is written first; after an attempt the
  * claim is settled: done, re-read at once after a conflict (409) a few times,
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/prepare/prepare.h"
+#include "driver/prepare/prepare_types.h"
 
 /* A claim waiting for a write (strings owned). */
 struct claim_work {

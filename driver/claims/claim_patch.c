@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "claim_status_json.h"
+#include "claim_json.h"
 
 #define PATH_SIZE KUBE_PATH_MAX
 
@@ -21,8 +21,7 @@ enum claim_read claim_patch_read(struct kube_client *kc, const struct claim_work
         *claim = NULL;
         return status == 404 ? CLAIM_READ_GONE : CLAIM_READ_FAILED;
     }
-    const char *uid =
-        json_string_value(json_object_get(json_object_get(*claim, "metadata"), "uid"));
+    const char *uid = claim_meta(*claim, "uid");
     return uid != NULL && strcmp(uid, w->uid) == 0 ? CLAIM_READ_OK : CLAIM_READ_REPLACED;
 }
 
@@ -39,7 +38,7 @@ int claim_patch_devices(struct kube_client *kc, const struct claim_work *w, cons
         return error_set(err, "claim %s/%s: not a valid namespace/name", w->ns, w->name);
     }
     strcat(path, "/status");
-    json_auto_t *patch = claim_status_patch(claim, devices);
+    json_auto_t *patch = claim_devices_patch(claim, devices);
     if (patch == NULL)
         return error_set(err, "out of memory");
     if (kube_request(kc, KUBE_PATCH, path, patch, "application/merge-patch+json", &status, answer,

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "driver/health/claim_queue.h"
+#include "driver/claims/claim_queue.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
 

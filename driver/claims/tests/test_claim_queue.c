@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the claim work queue (driver/health/claim_queue.h) that the
+/* Unit tests for the claim work queue (driver/claims/claim_queue.h) that the
  * claim-status writer and the binder share: work collapses per claim uid,
  * the earliest due claim comes first, and an attempt settles as done,
  * re-read, backed off or given up; work dropped in flight is not requeued. */
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "driver/health/claim_queue.h"
+#include "driver/claims/claim_queue.h"
 
 #define UID1 "00000000-0000-4000-8000-000000000001"
 #define UID2 "00000000-0000-4000-8000-000000000002"
@@ -204,5 +204,5 @@ int main(void)
         cmocka_unit_test(test_dropped_or_superseded_in_flight),
         cmocka_unit_test(test_path),
     };
-    return cmocka_run_group_tests_name("driver/health claim_queue", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("driver/claims claim_queue", tests, NULL, NULL);
 }

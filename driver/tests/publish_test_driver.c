@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* publish-test-driver: the slice publisher and the claim status writer on
  * their own, for the integration tests of driver/publish and driver/health
- * (the bats files in driver/publish/tests).  It watches a fakehw tree (a plain directory
- * is enough) through the inventory and feeds every snapshot to the publisher
- * and the writer, like the plugin does, without the gRPC side.
+ * (the bats files in driver/publish/tests and driver/health/tests).  It
+ * watches a fakehw tree (a plain directory is enough) through the inventory
+ * and feeds every snapshot to the publisher and the writer, like the plugin
+ * does, without the gRPC side.
  *
  * Prepared claims come from --claims-file: one line per (claim, device),
  * "<namespace> <name> <uid> <pool> <device>", read at start (every claim is
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "driver/health/claim_status.h"
 #include "driver/health/device_health.h"
 #include "driver/inventory.h"
@@ -197,17 +199,15 @@ static int parse(struct options *o, int argc, char **argv)
         {"resync-ms", "RESYNC_MS", FLAG_INT, &o->resync_ms, "periodic resync"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
     };
-    size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    const struct flags_program program = {
+        argv[0], "[flags]",
+        "Publishes a fakehw tree as ResourceSlices and writes claim device status "
+        "(test program for driver/publish and driver/health)."};
     struct error err;
     int next;
-    int rc = flags_parse(flags, nflags, argc, argv, &next, &err);
-    if (rc == FLAGS_HELP) {
-        flags_usage(stdout, argv[0], "[flags]",
-                    "Publishes a fakehw tree as ResourceSlices and writes claim device status "
-                    "(test program for driver/publish and driver/health).",
-                    flags, nflags);
+    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    if (rc == FLAGS_HELP)
         exit(0);
-    }
     if (rc < 0 || next != argc) {
         fprintf(stderr, "%s: %s\n", argv[0], rc < 0 ? err.msg : "unexpected argument");
         return -1;
@@ -218,6 +218,68 @@ static int parse(struct options *o, int argc, char **argv)
     }
     log_verbosity = (int)o->verbosity;
     return 0;
+}
+
+/* The claim status writer (with the claims file queued), the publisher,
+ * then the inventory that feeds both. */
+static int start_parts(struct driver *d, struct kube_client *kc, enum taint_effect effect,
+                       enum unhealthy_policy policy, struct tree_inventory **inv, struct error *err)
+{
+    if (d->o.device_status) {
+        struct claim_status_options copts = {.driver_name = d->o.driver_name,
+                                             .pool_name = d->o.node_name,
+                                             .holders = holders,
+                                             .holders_ctx = d,
+                                             .retry_base_ms = 100,
+                                             .retry_max_ms = 2000};
+        d->status = claim_status_start(kc, &copts, err);
+        if (d->status == NULL)
+            return 1;
+        read_claims(d->o.claims_file, queue_line, d);
+    }
+    struct slice_publisher_options popts = {.driver_name = d->o.driver_name,
+                                            .node_name = d->o.node_name,
+                                            .taint_effect = effect,
+                                            .policy = policy,
+                                            .resync_ms = (int)d->o.resync_ms,
+                                            .retry_base_ms = 100,
+                                            .retry_max_ms = 2000};
+    d->pub = slice_publisher_start(kc, &popts, err);
+    if (d->pub == NULL)
+        return 1;
+    struct inventory_options iopts = {.root = d->o.fakehw_root, .retry_ms = 200};
+    struct inventory_listener listener = {on_inventory, d};
+    *inv = inventory_start(&iopts, &listener, 1, err);
+    return *inv != NULL ? 0 : 1;
+}
+
+/* Until SIGTERM or SIGINT: the status file when it changed, the ready file
+ * once the pool is published. */
+static void run(struct driver *d, const sigset_t *sigs)
+{
+    struct error err;
+    cleanup_free char *last_status = NULL;
+    bool ready = false;
+    for (;;) {
+        struct timespec tick = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+        int sig = sigtimedwait(sigs, NULL, &tick);
+        if (sig == SIGTERM || sig == SIGINT)
+            break;
+        char *text = status_json(d);
+        if (d->o.status_file && text && (last_status == NULL || strcmp(text, last_status) != 0)) {
+            if (atomic_write_file(d->o.status_file, text, strlen(text), 0644, &err) < 0)
+                LOG_E("%s", err.msg);
+            free(last_status);
+            last_status = text;
+            text = NULL;
+        }
+        free(text);
+        if (!ready && d->o.ready_file && slice_publisher_wait_published(d->pub, 0) == 0) {
+            if (atomic_write_file(d->o.ready_file, "published\n", 10, 0644, &err) < 0)
+                LOG_E("%s", err.msg);
+            ready = true;
+        }
+    }
 }
 
 int main(int argc, char **argv)
@@ -256,62 +318,11 @@ int main(int argc, char **argv)
         LOG_E("%s", err.msg);
         return 1;
     }
-    int rc = 1;
     struct tree_inventory *inv = NULL;
-    if (d.o.device_status) {
-        struct claim_status_options copts = {.driver_name = d.o.driver_name,
-                                             .pool_name = d.o.node_name,
-                                             .holders = holders,
-                                             .holders_ctx = &d,
-                                             .retry_base_ms = 100,
-                                             .retry_max_ms = 2000};
-        d.status = claim_status_start(kc, &copts, &err);
-        if (d.status == NULL)
-            goto out;
-        read_claims(d.o.claims_file, queue_line, &d);
-    }
-    struct slice_publisher_options popts = {.driver_name = d.o.driver_name,
-                                            .node_name = d.o.node_name,
-                                            .taint_effect = effect,
-                                            .policy = policy,
-                                            .resync_ms = (int)d.o.resync_ms,
-                                            .retry_base_ms = 100,
-                                            .retry_max_ms = 2000};
-    d.pub = slice_publisher_start(kc, &popts, &err);
-    if (d.pub == NULL)
-        goto out;
-    struct inventory_options iopts = {.root = d.o.fakehw_root, .retry_ms = 200};
-    struct inventory_listener listener = {on_inventory, &d};
-    inv = inventory_start(&iopts, &listener, 1, &err);
-    if (inv == NULL)
-        goto out;
-
-    char *last_status = NULL;
-    bool ready = false;
-    for (;;) {
-        struct timespec tick = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
-        int sig = sigtimedwait(&sigs, NULL, &tick);
-        if (sig == SIGTERM || sig == SIGINT)
-            break;
-        char *text = status_json(&d);
-        if (d.o.status_file && text && (last_status == NULL || strcmp(text, last_status) != 0)) {
-            if (atomic_write_file(d.o.status_file, text, strlen(text), 0644, &err) < 0)
-                LOG_E("%s", err.msg);
-            free(last_status);
-            last_status = text;
-            text = NULL;
-        }
-        free(text);
-        if (!ready && d.o.ready_file && slice_publisher_wait_published(d.pub, 0) == 0) {
-            if (atomic_write_file(d.o.ready_file, "published\n", 10, 0644, &err) < 0)
-                LOG_E("%s", err.msg);
-            ready = true;
-        }
-    }
-    free(last_status);
-    rc = 0;
-out:
-    if (rc != 0)
+    int rc = start_parts(&d, kc, effect, policy, &inv, &err);
+    if (rc == 0)
+        run(&d, &sigs);
+    else
         LOG_E("%s", err.msg);
     inventory_stop(inv);
     claim_status_stop(d.status);
