@@ -55,13 +55,9 @@ conditions() {
         '[.status.devices[]? | select(.driver == $driver and .device == $d) | .conditions[]? | "\(.type) \(.status) \(.reason)"] | sort | .[]'
 }
 
+# conditions_are NAME DEVICE TEXT: the conditions of DEVICE print as TEXT.
 conditions_are() {
-    local now
-    now=$(conditions "$1" "$2")
-    [[ $now == "$3" ]] || {
-        echo "conditions of $2 in claim $1: \"$now\""
-        return 1
-    }
+    output_is "conditions of $2 in claim $1" "$3" conditions "$1" "$2"
 }
 
 attach_is() {

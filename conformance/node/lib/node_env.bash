@@ -561,6 +561,33 @@ claim_condition() {
         '.status.devices[]? | select(.driver == $driver and .device == $d) | .conditions[]? | select(.type == "Ready") | "\(.status) \(.reason)"'
 }
 
+# output_is WHAT TEXT CMD...: whether CMD prints TEXT; if not, says what
+# WHAT printed instead (wait_for shows the last of these).
+output_is() {
+    local what=$1 want=$2 now
+    shift 2
+    now=$("$@")
+    [[ $now == "$want" ]] || {
+        echo "$what: \"$now\""
+        return 1
+    }
+}
+
+# condition_is NAME DEVICE TEXT: the claim_condition of DEVICE prints TEXT.
+condition_is() {
+    output_is "Ready condition of $2 in claim $1" "$3" claim_condition "$1" "$2"
+}
+
+# taints DEVICE: "key value effect" of each taint of the published DEVICE.
+taints() {
+    slices '.[].spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key) \(.value) \(.effect)"' -r --arg d "$1"
+}
+
+# taints_are DEVICE TEXT: the device's taints print as TEXT ("" for none).
+taints_are() {
+    output_is "taints of $1" "$2" taints "$1"
+}
+
 # --- the plugin ----------------------------------------------------------------
 
 # plugin_command: NODE_PLUGIN_CMD (or the fake driver's command) with its
