@@ -219,6 +219,22 @@ static void test_flags_read(void **state)
     assert_int_equal(next, 3);
 }
 
+/* flags_read_all: flags alone are fine; an argument after them is an error
+ * that names it. */
+static void test_flags_read_all(void **state)
+{
+    (void)state;
+    static const struct flags_program program = {"prog", "[flags]", "Reads flags."};
+    struct error err;
+    const char *root = "/r";
+    const struct flag flags[] = {{"root", NULL, FLAG_STRING, &root, "the root"}};
+    char *args[] = {"prog", "--root", "/x", "rest", NULL};
+    assert_int_equal(flags_read_all(flags, FLAGS_COUNT(flags), 3, args, &program, &err), 0);
+    assert_string_equal(root, "/x");
+    assert_int_equal(flags_read_all(flags, FLAGS_COUNT(flags), 4, args, &program, &err), -1);
+    assert_string_equal(err.msg, "unexpected argument \"rest\" (see --help)");
+}
+
 /* --version only where the table has it, never with a value or from the
  * environment; --help lists it after -h, --help. */
 static void test_flags_version(void **state)
@@ -428,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
         cmocka_unit_test(test_flags_version),         cmocka_unit_test(test_flags_read),
+        cmocka_unit_test(test_flags_read_all),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
