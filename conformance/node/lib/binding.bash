@@ -22,11 +22,7 @@ nodes:
   - {profile: H100-SXM5-80GB, attach: {delay: 1s}}
   - {profile: H100-SXM5-80GB, attach: {failure: next}}
 EOC
-    fakehw_start
-    api_start
-    plugin_start
-    kubelet_register
-    wait_pool_published 3
+    node_start 3
 }
 
 # bound_results DEVICE ALLOCATED_AT: one allocation result for DEVICE with the

@@ -127,11 +127,20 @@ node_layout() {
 # A100s, the API server stand-in, the plugin, registered, its pool published.
 node_up() {
     fakehw_config "${1:-4}"
+    node_start ""
+}
+
+# node_start DEVICES [PLUGIN_FLAGS...]: the node of the FAKEHW_CONFIG already
+# written: fakehw, the API server stand-in, the plugin (with PLUGIN_FLAGS),
+# registered, its pool published with DEVICES devices ("" for any number).
+node_start() {
+    local devices=$1
+    shift
     fakehw_start
     api_start
-    plugin_start
+    plugin_start "$@"
     kubelet_register
-    wait_pool_published
+    wait_pool_published "$devices"
 }
 
 # node_teardown: for bats teardown().  Stops everything by PID, unmounts the
