@@ -17,7 +17,7 @@
 
 #include "inventory.h"
 #include "uuid.h"
-#include "test_h100.h"
+#include "inventory_helpers.h"
 
 static void make_device(struct gpu_device *d, long index, const char *name)
 {
@@ -64,20 +64,6 @@ static int teardown(void **state)
     inventory_free(f->inv);
     free(f);
     return 0;
-}
-
-static void expect_file(struct live_inventory *inv, const char *dev, const char *file,
-                        const char *want)
-{
-    char buf[INVENTORY_FILE_MAX];
-    size_t len;
-    int64_t mtime;
-    uint64_t gen;
-    struct error err;
-    if (inventory_read_file(inv, dev, file, buf, sizeof(buf), &len, &mtime, &gen, &err) != 0)
-        fail_msg("%s/%s: %s", dev ? dev : "", file, err.msg);
-    assert_string_equal(buf, want);
-    assert_int_equal(len, strlen(want));
 }
 
 static void test_render(void **state)
