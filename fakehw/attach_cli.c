@@ -109,28 +109,25 @@ int attach_main(int argc, char **argv)
 {
     const char *mount = cli_default_mount;
     const struct flag flags[] = {
-        {"mount", "FAKEHW_MOUNT", FLAG_STRING, &mount, "where the fakehw tree is mounted"},
+        CLI_MOUNT_FLAG(mount),
     };
     const struct cli_command line = {
         .name = name,
         .usage = "[--mount DIR] DEVICE|all [attach|detach|fail next|always|never|delay DURATION]",
         .description = description,
         .flags = flags,
-        .nflags = sizeof(flags) / sizeof(flags[0]),
+        .nflags = FLAGS_COUNT(flags),
         .maxpos = 3,
+        .minpos = 1,
+        .need = "DEVICE",
+        .device_first = true,
     };
     char *pos[3];
     int npos;
     int parsed = cli_parse(&line, argc, argv, pos, &npos);
     if (parsed >= 0)
         return parsed;
-    if (npos == 0) {
-        fprintf(stderr, "fakehw attach: need DEVICE (see --help)\n");
-        return EXIT_USAGE;
-    }
     const char *device = pos[0];
-    if (cli_check_device(name, device, true) != 0)
-        return EXIT_USAGE;
     char cmd[32];
     const char *command = NULL;
     if (npos > 1) {

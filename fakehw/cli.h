@@ -69,12 +69,22 @@ struct cli_command {
     const struct flag *flags;
     size_t nflags;
     int maxpos;
+    int minpos;        /* fewer positionals: "<name>: need <need> (see --help)" */
+    const char *need;  /* what the first minpos positionals are: "DEVICE and STATE" */
+    bool device_first; /* the first positional is DEVICE|all (cli_check_device) */
 };
 
+/* The --mount flag of the commands that act on a mounted tree. */
+#define CLI_MOUNT_FLAG(var)                                                                        \
+    {                                                                                              \
+        "mount", "FAKEHW_MOUNT", FLAG_STRING, &(var), "where the fakehw tree is mounted"           \
+    }
+
 /* Parses argv (argv[0] is the command name): flags may come before, between
- * or after the positionals, which go to pos (room for c->maxpos).  Returns
- * -1 with *npos set to go on, or the exit code: 0 after --help, EXIT_USAGE
- * after a message. */
+ * or after the positionals, which go to pos (room for c->maxpos), at least
+ * c->minpos of them, the first checked as a device when c->device_first.
+ * Returns -1 with *npos set to go on, or the exit code: 0 after --help,
+ * EXIT_USAGE after a message. */
 int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos);
 
 /* Checks a device argument before any path is built from it: "all" when

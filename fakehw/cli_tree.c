@@ -101,6 +101,12 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, in
         pos[(*npos)++] = argv[i];
         /* argv[i] becomes the argv[0] flags_parse skips on the next round. */
     }
+    if (*npos < c->minpos) {
+        fprintf(stderr, "%s: need %s (see --help)\n", c->name, c->need);
+        return EXIT_USAGE;
+    }
+    if (c->device_first && *npos > 0 && cli_check_device(c->name, pos[0], true) != 0)
+        return EXIT_USAGE;
     return -1;
 }
 

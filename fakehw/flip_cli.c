@@ -48,7 +48,7 @@ int flip_main(int argc, char **argv)
 {
     const char *mount = cli_default_mount, *reason = NULL;
     const struct flag flags[] = {
-        {"mount", "FAKEHW_MOUNT", FLAG_STRING, &mount, "where the fakehw tree is mounted"},
+        CLI_MOUNT_FLAG(mount),
         {"reason", NULL, FLAG_STRING, &reason, "reason text, shown in healthReason"},
     };
     const struct cli_command command = {
@@ -56,21 +56,18 @@ int flip_main(int argc, char **argv)
         .usage = "[--mount DIR] DEVICE|all STATE [--reason TEXT]",
         .description = description,
         .flags = flags,
-        .nflags = sizeof(flags) / sizeof(flags[0]),
+        .nflags = FLAGS_COUNT(flags),
         .maxpos = 2,
+        .minpos = 2,
+        .need = "DEVICE and STATE",
+        .device_first = true,
     };
     char *pos[2];
     int npos;
     int rc = cli_parse(&command, argc, argv, pos, &npos);
     if (rc >= 0)
         return rc;
-    if (npos != 2) {
-        fprintf(stderr, "fakehw flip: need DEVICE and STATE (see --help)\n");
-        return EXIT_USAGE;
-    }
     const char *device = pos[0], *state = pos[1];
-    if (cli_check_device(command.name, device, true) != 0)
-        return EXIT_USAGE;
     if (strcmp(state, FAKEHW_HEALTHY) != 0 && strcmp(state, FAKEHW_UNHEALTHY) != 0) {
         fprintf(stderr, "fakehw flip: \"%s\" is not a health state (healthy or unhealthy)\n",
                 state);

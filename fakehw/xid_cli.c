@@ -62,7 +62,7 @@ int xid_main(int argc, char **argv)
     const char *mount = cli_default_mount;
     bool clear = false;
     const struct flag flags[] = {
-        {"mount", "FAKEHW_MOUNT", FLAG_STRING, &mount, "where the fakehw tree is mounted"},
+        CLI_MOUNT_FLAG(mount),
         {"clear", NULL, FLAG_BOOL, &clear, "clear the device's XID (it reads 0)"},
     };
     const struct cli_command command = {
@@ -70,20 +70,17 @@ int xid_main(int argc, char **argv)
         .usage = "[--mount DIR] DEVICE|all [CODE | --clear]",
         .description = description,
         .flags = flags,
-        .nflags = sizeof(flags) / sizeof(flags[0]),
+        .nflags = FLAGS_COUNT(flags),
         .maxpos = 2,
+        .minpos = 1,
+        .need = "DEVICE",
+        .device_first = true,
     };
     char *pos[2];
     int npos;
     int rc = cli_parse(&command, argc, argv, pos, &npos);
     if (rc >= 0)
         return rc;
-    if (npos < 1) {
-        fprintf(stderr, "%s: need DEVICE (see --help)\n", name);
-        return EXIT_USAGE;
-    }
-    if (cli_check_device(name, pos[0], true) != 0)
-        return EXIT_USAGE;
     if (clear && npos == 2) {
         fprintf(stderr, "%s: give CODE or --clear, not both\n", name);
         return EXIT_USAGE;

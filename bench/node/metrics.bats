@@ -25,11 +25,7 @@ value() {
 
 @test "metrics: prepare, unprepare, a flip and API requests show on /metrics [fake-driver,fakehw]" {
     fakehw_config 4
-    fakehw_start
-    api_start
-    plugin_start --metrics-address 127.0.0.1:0
-    kubelet_register
-    wait_pool_published 4
+    node_start 4 --metrics-address 127.0.0.1:0
     wait_for 5 "the metrics port in the plugin log" metrics_port
     # Port 0 was asked for: the log names the one the kernel picked.
     [[ $(metrics_port) -gt 0 ]] || fail "logged port $(metrics_port)"
@@ -89,11 +85,7 @@ value() {
 
 @test "metrics: a prepare reads an allocated claim from the plugin's watch, with no GET [fake-driver,fakehw]" {
     fakehw_config 2
-    fakehw_start
-    api_start
-    plugin_start --metrics-address 127.0.0.1:0 -v 3
-    kubelet_register
-    wait_pool_published 2
+    node_start 2 --metrics-address 127.0.0.1:0 -v 3
     wait_for 5 "the metrics port in the plugin log" metrics_port
 
     claim_new c1 gpu-0
@@ -164,11 +156,7 @@ scrape_answered() {
 
 @test "metrics: a burst of 160 idle connections does not keep a scrape out [fake-driver]" {
     fakehw_config 2
-    fakehw_start
-    api_start
-    plugin_start --metrics-address 127.0.0.1:0
-    kubelet_register
-    wait_pool_published 2
+    node_start 2 --metrics-address 127.0.0.1:0
     wait_for 5 "the metrics port in the plugin log" metrics_port
     local port fd fds=() i t0 ms
     port=$(metrics_port)

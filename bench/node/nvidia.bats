@@ -16,12 +16,8 @@ setup() {
     node_setup
     # One A100 in dynamic MIG mode, one H100 cut into two 3g.40gb, a T4.
     mig_config 1 1
-    fakehw_start
-    api_start
-    plugin_start --personality nvidia --driver-name ''
-    kubelet_register
     # gpu-0 and its 18 placements, the H100's two instances, the T4.
-    wait_pool_published 22
+    node_start 22 --personality nvidia --driver-name ''
 }
 
 teardown() {

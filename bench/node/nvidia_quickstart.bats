@@ -17,12 +17,8 @@ load ../../conformance/node/lib/node_suite
 setup() {
     node_setup
     cp "$BATS_TEST_DIRNAME/../../conformance/quickstart/fakehw.yaml" "$FAKEHW_CONFIG"
-    fakehw_start
-    api_start
-    plugin_start --personality nvidia --driver-name ''
-    kubelet_register
     # gpu-4 .. gpu-7 and the four MIG devices of each of gpu-0 .. gpu-3.
-    wait_pool_published 20
+    node_start 20 --personality nvidia --driver-name ''
 }
 
 teardown() {

@@ -32,26 +32,6 @@ fakehw_xid() {
     "$NODE_BIN/fakehw" xid --mount "$MNT" "$@"
 }
 
-# taints_are DEVICE TEXT: the published device's taints, "key value effect"
-# each, print as TEXT ("" for none).
-taints_are() {
-    local now
-    now=$(slices '.[].spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key) \(.value) \(.effect)"' -r --arg d "$1")
-    [[ $now == "$2" ]] || {
-        echo "taints of $1: \"$now\""
-        return 1
-    }
-}
-
-condition_is() {
-    local now
-    now=$(claim_condition "$1" "$2")
-    [[ $now == "$3" ]] || {
-        echo "Ready condition of $2 in claim $1: \"$now\""
-        return 1
-    }
-}
-
 # condition_message CLAIM DEVICE: the message of the device's Ready condition.
 condition_message() {
     claim_get "$1" | jq -r --arg d "$2" '.status.devices[] | select(.device == $d) | .conditions[] | select(.type == "Ready") | .message'

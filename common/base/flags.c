@@ -156,3 +156,13 @@ int flags_read(const struct flag *flags, size_t nflags, int argc, char **argv,
     }
     return rc;
 }
+
+int flags_read_all(const struct flag *flags, size_t nflags, int argc, char **argv,
+                   const struct flags_program *program, struct error *err)
+{
+    int next;
+    int rc = flags_read(flags, nflags, argc, argv, program, &next, err);
+    if (rc == 0 && next != argc)
+        return error_set(err, "unexpected argument \"%s\" (see --help)", argv[next]);
+    return rc;
+}

@@ -66,6 +66,12 @@ struct flags_program {
 int flags_read(const struct flag *flags, size_t nflags, int argc, char **argv,
                const struct flags_program *program, int *next, struct error *err);
 
+/* flags_read for a program that takes flags only: an argument after them
+ * is an error, -1 with err naming it ("unexpected argument \"x\" (see
+ * --help)").  Other results are flags_read's. */
+int flags_read_all(const struct flag *flags, size_t nflags, int argc, char **argv,
+                   const struct flags_program *program, struct error *err);
+
 /* The number of entries of a flag table (an array, not a pointer). */
 #define FLAGS_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "flags.h"
 #include "version.h"
+#include "common/tests/check_valid.h"
 
 static void test_error_prefix_chain(void **state)
 {
@@ -57,31 +58,16 @@ static void test_dns_names(void **state)
 {
     (void)state;
     char label[DNS_LABEL_MAX + 2], sub[DNS_SUBDOMAIN_MAX + 2];
-    assert_true(dns_label_valid("gpu-0"));
-    assert_true(dns_label_valid("0"));
-    assert_false(dns_label_valid(NULL));
-    assert_false(dns_label_valid(""));
-    assert_false(dns_label_valid("-gpu"));
-    assert_false(dns_label_valid("gpu-"));
-    assert_false(dns_label_valid("Gpu"));
-    assert_false(dns_label_valid("gpu.0"));
-    assert_false(dns_label_valid("gpu_0"));
-    assert_false(dns_label_valid("g\xc3\xbc"));
+    CHECK_VALID(dns_label_valid, OK("gpu-0", "0"),
+                BAD(NULL, "", "-gpu", "gpu-", "Gpu", "gpu.0", "gpu_0", "g\xc3\xbc"));
     memset(label, 'a', DNS_LABEL_MAX);
     label[DNS_LABEL_MAX] = '\0';
     assert_true(dns_label_valid(label));
     strcat(label, "a");
     assert_false(dns_label_valid(label));
 
-    assert_true(dns_subdomain_valid("gpu.fakehw.example.com"));
-    assert_true(dns_subdomain_valid("node-a"));
-    assert_false(dns_subdomain_valid(NULL));
-    assert_false(dns_subdomain_valid(""));
-    assert_false(dns_subdomain_valid("a..b"));
-    assert_false(dns_subdomain_valid(".a"));
-    assert_false(dns_subdomain_valid("a."));
-    assert_false(dns_subdomain_valid("a.-b"));
-    assert_false(dns_subdomain_valid("../etc"));
+    CHECK_VALID(dns_subdomain_valid, OK("gpu.fakehw.example.com", "node-a"),
+                BAD(NULL, "", "a..b", ".a", "a.", "a.-b", "../etc"));
     /* 4 labels of 63 + 3 dots = 255: too long, though every label is fine. */
     memset(sub, 'a', sizeof(sub));
     for (size_t i = 63; i < DNS_SUBDOMAIN_MAX; i += 64)
@@ -217,6 +203,22 @@ static void test_flags_read(void **state)
     assert_int_equal(flags_read(flags, FLAGS_COUNT(flags), 4, args, &program, &next, &err), 0);
     assert_string_equal(root, "/x");
     assert_int_equal(next, 3);
+}
+
+/* flags_read_all: flags alone are fine; an argument after them is an error
+ * that names it. */
+static void test_flags_read_all(void **state)
+{
+    (void)state;
+    static const struct flags_program program = {"prog", "[flags]", "Reads flags."};
+    struct error err;
+    const char *root = "/r";
+    const struct flag flags[] = {{"root", NULL, FLAG_STRING, &root, "the root"}};
+    char *args[] = {"prog", "--root", "/x", "rest", NULL};
+    assert_int_equal(flags_read_all(flags, FLAGS_COUNT(flags), 3, args, &program, &err), 0);
+    assert_string_equal(root, "/x");
+    assert_int_equal(flags_read_all(flags, FLAGS_COUNT(flags), 4, args, &program, &err), -1);
+    assert_string_equal(err.msg, "unexpected argument \"rest\" (see --help)");
 }
 
 /* --version only where the table has it, never with a value or from the
@@ -428,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
         cmocka_unit_test(test_flags_version),         cmocka_unit_test(test_flags_read),
+        cmocka_unit_test(test_flags_read_all),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

@@ -197,38 +197,48 @@ static json_t *watched_copy(struct claim_status_writer *w, const struct claim_wo
     return claim_watch_get(w->watch, it->ns, it->name, it->uid);
 }
 
-static enum claim_write_result write_claim(struct claim_status_writer *w,
-                                           const struct claim_work *it, struct error *err)
+/* Reads the queued claim (the watch's copy, else a GET) and says whether
+ * there is a status to write: false with *out set when there is not. */
+static bool read_queued(struct claim_status_writer *w, const struct claim_work *it, json_t **claim,
+                        enum claim_write_result *out, struct error *err)
 {
-    json_auto_t *claim = watched_copy(w, it);
-    switch (claim != NULL ? CLAIM_READ_OK : claim_patch_read(w->kc, it, &claim, err)) {
+    *claim = watched_copy(w, it);
+    *out = CLAIM_WRITE_DONE;
+    switch (*claim != NULL ? CLAIM_READ_OK : claim_patch_read(w->kc, it, claim, err)) {
     case CLAIM_READ_OK:
         break;
     case CLAIM_READ_INVALID:
         LOG_E("claim status: claim %s/%s: not a valid namespace/name, not written", it->ns,
               it->name);
-        return CLAIM_WRITE_DONE;
+        return false;
     case CLAIM_READ_GONE:
         LOG_V(2, "claim status: claim %s/%s is gone, nothing to write", it->ns, it->name);
-        return CLAIM_WRITE_DONE;
+        return false;
     case CLAIM_READ_REPLACED: {
-        const char *uid = claim_meta(claim, "uid");
+        const char *uid = claim_meta(*claim, "uid");
         LOG_V(2, "claim status: claim %s/%s has uid %s, not %s: replaced, nothing to write", it->ns,
               it->name, uid ? uid : "(none)", it->uid);
-        return CLAIM_WRITE_DONE;
+        return false;
     }
     case CLAIM_READ_FAILED:
-        return CLAIM_WRITE_RETRY;
+        *out = CLAIM_WRITE_RETRY;
+        return false;
     }
-    if (!claim_has_results(claim, w->driver, w->pool)) {
+    if (!claim_has_results(*claim, w->driver, w->pool)) {
         LOG_V(2, "claim status: claim %s/%s holds no device of %s in pool %s any more", it->ns,
               it->name, w->driver, w->pool);
-        return CLAIM_WRITE_DONE;
+        return false;
     }
+    return true;
+}
+
+/* status.devices of the claim from a reference to the last snapshot, built
+ * outside the lock: a new snapshot meanwhile queues the claim again. */
+static int build_devices(struct claim_status_writer *w, const json_t *claim, json_t **devices,
+                         struct error *err)
+{
     char now[32];
     claim_format_time((long long)time(NULL), now, sizeof(now));
-    /* Built from a reference to the last snapshot, outside the lock: a new
-     * snapshot meanwhile queues the claim again. */
     pthread_mutex_lock(&w->lock);
     struct device_snapshot *snap = device_snapshot_get(w->snap);
     pthread_mutex_unlock(&w->lock);
@@ -241,9 +251,42 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
                                     w->config_data,
                                     w->config_data_ctx,
                                     w->health};
-    json_auto_t *devices = NULL;
-    int rc = claim_status_devices_build(claim, &in, &devices, err);
+    int rc = claim_status_devices_build(claim, &in, devices, err);
     device_snapshot_put(snap);
+    return rc;
+}
+
+/* After a PATCH: counts it, warns once when the API server dropped the
+ * field, and reports how long a health change took to be written. */
+static void note_written(struct claim_status_writer *w, const struct claim_work *it,
+                         const json_t *devices, const json_t *answer)
+{
+    const json_t *written = json_object_get(json_object_get(answer, "status"), "devices");
+    pthread_mutex_lock(&w->lock);
+    w->stats.writes++;
+    bool warn = json_array_size(devices) > 0 && json_array_size(written) == 0 && !w->warned_dropped;
+    if (warn)
+        w->warned_dropped = true;
+    pthread_mutex_unlock(&w->lock);
+    if (warn)
+        LOG_W("claim status: the API server dropped status.devices of claim %s/%s; is the "
+              "DRAResourceClaimDeviceStatus feature gate off?",
+              it->ns, it->name);
+    LOG_V(2, "claim status: wrote status.devices of claim %s/%s (%zu entries)", it->ns, it->name,
+          json_array_size(devices));
+    if (it->changed_ms >= 0 && w->on_changed_written != NULL)
+        w->on_changed_written(w->on_changed_written_ctx, (long)(monotonic_ms() - it->changed_ms));
+}
+
+static enum claim_write_result write_claim(struct claim_status_writer *w,
+                                           const struct claim_work *it, struct error *err)
+{
+    json_auto_t *claim = NULL;
+    enum claim_write_result out;
+    if (!read_queued(w, it, &claim, &out, err))
+        return out;
+    json_auto_t *devices = NULL;
+    int rc = build_devices(w, claim, &devices, err);
     if (rc == CLAIM_STATUS_BUILD_FAILED)
         return CLAIM_WRITE_RETRY; /* left as it is, the status could contradict the device's health
                                    */
@@ -262,21 +305,7 @@ static enum claim_write_result write_claim(struct claim_status_writer *w,
     enum claim_write_result failed;
     if (claim_patch_devices(w->kc, it, claim, devices, &answer, &failed, err) < 0)
         return failed;
-    const json_t *written = json_object_get(json_object_get(answer, "status"), "devices");
-    pthread_mutex_lock(&w->lock);
-    w->stats.writes++;
-    bool warn = json_array_size(devices) > 0 && json_array_size(written) == 0 && !w->warned_dropped;
-    if (warn)
-        w->warned_dropped = true;
-    pthread_mutex_unlock(&w->lock);
-    if (warn)
-        LOG_W("claim status: the API server dropped status.devices of claim %s/%s; is the "
-              "DRAResourceClaimDeviceStatus feature gate off?",
-              it->ns, it->name);
-    LOG_V(2, "claim status: wrote status.devices of claim %s/%s (%zu entries)", it->ns, it->name,
-          json_array_size(devices));
-    if (it->changed_ms >= 0 && w->on_changed_written != NULL)
-        w->on_changed_written(w->on_changed_written_ctx, (long)(monotonic_ms() - it->changed_ms));
+    note_written(w, it, devices, answer);
     return CLAIM_WRITE_DONE;
 }
 

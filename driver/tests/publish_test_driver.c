@@ -204,12 +204,11 @@ static int parse(struct options *o, int argc, char **argv)
         "Publishes a fakehw tree as ResourceSlices and writes claim device status "
         "(test program for driver/publish and driver/health)."};
     struct error err;
-    int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
     if (rc == FLAGS_HELP)
         exit(0);
-    if (rc < 0 || next != argc) {
-        fprintf(stderr, "%s: %s\n", argv[0], rc < 0 ? err.msg : "unexpected argument");
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], err.msg);
         return -1;
     }
     if (o->node_name == NULL || o->node_name[0] == '\0') {

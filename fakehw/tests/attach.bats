@@ -4,23 +4,7 @@
 # files, the attach delay, scripted failures, the snapshot, reloads.  Needs
 # root and /dev/fuse, like fakehw.bats.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
 load helpers
-
-setup() {
-	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
-	setup_dirs
-}
-
-teardown() {
-	teardown_fakehw
-}
-
-attach_is() {
-	[[ $(attr "$1" attach) == "$2" ]]
-}
 
 @test "attach files: none on plain devices, detached on attachable ones; plain ones refuse writes" {
 	fakehw_start --config "$CONFIGS/good-attach.yaml" --node n1
@@ -53,7 +37,7 @@ attach_is() {
 	wait "$waiter"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/woke")" "woke 1 2"
 	# 2 s in the config; generous bound for a loaded machine.
-	wait_until 100 attach_is gpu-1 attached
+	wait_until 100 attr_is gpu-1 attach attached
 	assert_equal "$(cat "$MNT/generation")" 3
 	# Attaching again changes nothing; detach does.
 	echo attach >"$MNT/devices/gpu-1/attach"
@@ -84,7 +68,7 @@ attach_is() {
 	# A failure scripted while an attach is in progress ends that one.
 	echo attach >"$MNT/devices/gpu-1/attach"
 	echo "fail next" >"$MNT/devices/gpu-1/attach"
-	wait_until 100 attach_is gpu-1 failed
+	wait_until 100 attr_is gpu-1 attach failed
 }
 
 @test "the snapshot and fakehw_tree_list carry the attach state" {
@@ -133,13 +117,13 @@ attach_is() {
 	cp "$CONFIGS/good-attach.yaml" "$BATS_TEST_TMPDIR/c.yaml"
 	fakehw_start --config "$BATS_TEST_TMPDIR/c.yaml" --node n1
 	echo attach >"$MNT/devices/gpu-1/attach"
-	wait_until 100 attach_is gpu-1 attached
+	wait_until 100 attr_is gpu-1 attach attached
 	echo attach >"$MNT/devices/gpu-2/attach"
 	assert_equal "$(attr gpu-2 attach)" failed
 	# gpu-2's entry changes (no scripted failure any more): it starts over.
 	sed -i 's/failure: next/failure: never/' "$BATS_TEST_TMPDIR/c.yaml"
 	kill -HUP "$FAKEHW_PID"
-	wait_until 100 attach_is gpu-2 detached
+	wait_until 100 attr_is gpu-2 attach detached
 	assert_equal "$(attr gpu-1 attach)" attached
 }
 

@@ -4,19 +4,7 @@
 # write, CLI and schedule, poll wake-ups, the snapshot file, bad configs,
 # signals, device nodes, stale mounts, reloads.  Needs root (mount, mknod) and /dev/fuse.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
 load helpers
-
-setup() {
-	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
-	setup_dirs
-}
-
-teardown() {
-	teardown_fakehw
-}
 
 @test "--help documents every flag and its environment variable" {
 	run "$FAKEHW" --help
@@ -264,11 +252,11 @@ no_default_tree() {
 	start=$(date +%s%N)
 	fakehw_start --config "$CONFIGS/bats-flips.yaml" --node n
 	assert_equal "$(attr gpu-1 health)" healthy
-	wait_until 50 health_is gpu-1 unhealthy
+	wait_until 50 attr_is gpu-1 health unhealthy
 	flipped=$(date +%s%N)
 	assert_equal "$(attr gpu-1 healthReason)" "XID 79: GPU has fallen off the bus"
 	assert_equal "$(attr gpu-0 health)" healthy
-	wait_until 50 health_is gpu-1 healthy
+	wait_until 50 attr_is gpu-1 health healthy
 	back=$(date +%s%N)
 	assert_equal "$(attr gpu-1 healthReason)" ""
 	assert_equal "$(cat "$MNT/generation")" 3

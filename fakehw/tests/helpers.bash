@@ -5,6 +5,9 @@
 # The variables set here are read by the .bats files that load this one.
 # shellcheck disable=SC2034
 
+bats_load_library bats-support
+bats_load_library bats-assert
+
 FAKEHW=${FAKEHW_BIN:?FAKEHW_BIN must point at the build/bin directory}/fakehw
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CONFIGS=$TESTS_DIR/configs
@@ -104,6 +107,20 @@ attr() {
 	cat "$MNT/devices/$1/$2"
 }
 
-health_is() {
-	[[ $(attr "$1" health) == "$2" ]]
+# attr_is DEVICE FILE VALUE: whether the attribute reads VALUE (for
+# wait_until).
+attr_is() {
+	[[ $(attr "$1" "$2") == "$3" ]]
+}
+
+# The suites' own setup and teardown: a temp mount per test, skipped where
+# there is no /dev/fuse.  A suite that needs more defines its own after
+# loading this file.
+setup() {
+	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
+	setup_dirs
+}
+
+teardown() {
+	teardown_fakehw
 }

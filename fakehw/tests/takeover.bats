@@ -8,9 +8,6 @@
 # shellcheck disable=SC2030,SC2031,SC2034 # NEXT_PID and FAKEHW_PID are per test, read by helpers
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-
 load helpers
 
 setup() {

@@ -18,6 +18,7 @@
 #include "inventory.h"
 #include "monotonic.h"
 #include "uuid.h"
+#include "inventory_helpers.h"
 
 static const struct gpu_attach plain = {0};
 static const struct gpu_attach slow = {.attachable = true, .delay_ms = 500};
@@ -192,34 +193,8 @@ static void test_names_round_trip(void **state)
 static void make_device(struct gpu_device *d, long index, const char *name,
                         const struct gpu_attach *attach)
 {
-    memset(d, 0, sizeof(*d));
-    snprintf(d->name, sizeof(d->name), "%s", name);
-    d->index = d->minor = index;
-    gpu_uuid_derive("test-node", name, d->uuid);
-    snprintf(d->product_name, sizeof(d->product_name), "NVIDIA H100 80GB HBM3");
-    snprintf(d->architecture, sizeof(d->architecture), "Hopper");
-    snprintf(d->brand, sizeof(d->brand), "NVIDIA");
-    d->memory_bytes = 81559ULL << 20;
-    snprintf(d->compute_capability, sizeof(d->compute_capability), "9.0");
-    snprintf(d->driver_version, sizeof(d->driver_version), "580.95.05");
-    snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "13.0");
-    snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:%02lx:00.0", 8 + index);
-    snprintf(d->pcie_root, sizeof(d->pcie_root), "pci0000:07");
-    d->healthy = true;
+    make_h100(d, index, name);
     d->attach = *attach;
-}
-
-static void read_file(struct live_inventory *inv, const char *dev, const char *file,
-                      const char *want)
-{
-    char buf[INVENTORY_FILE_MAX];
-    size_t len;
-    int64_t mtime;
-    uint64_t gen;
-    struct error err;
-    assert_int_equal(
-        inventory_read_file(inv, dev, file, buf, sizeof(buf), &len, &mtime, &gen, &err), 0);
-    assert_string_equal(buf, want);
 }
 
 static int wakes;
@@ -248,9 +223,9 @@ static void test_inventory_attach_file_and_tick(void **state)
     inventory_set_attach_waker(inv, count_wake, NULL);
     assert_true(inventory_attribute_writable(FAKEHW_ATTR(ATTACH)));
     assert_false(inventory_attribute_writable(FAKEHW_ATTR(ATTACH_FAILURE)));
-    read_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH), "none\n");
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "detached\n");
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_FAILURE), "never\n");
+    expect_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH), "none\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "detached\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_FAILURE), "never\n");
 
     write_attach(inv, "gpu-0", "attach", -1);
     write_attach(inv, "gpu-9", "attach", -1);
@@ -261,23 +236,23 @@ static void test_inventory_attach_file_and_tick(void **state)
     write_attach(inv, "gpu-1", "attach\n", 0);
     assert_int_equal(wakes, 1);
     assert_int_equal(inventory_generation(inv), 2);
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "attaching\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "attaching\n");
     int64_t now = monotonic_ms();
     int64_t due = inventory_attach_tick(inv, now);
     assert_true(due > now + 3500 * 1000 && due <= now + 3600 * 1000);
     assert_int_equal(inventory_generation(inv), 2); /* nothing ended */
     assert_int_equal(inventory_attach_tick(inv, due), -1);
     assert_int_equal(inventory_generation(inv), 3);
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "attached\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "attached\n");
 
     write_attach(inv, "gpu-1", "fail always", 0);
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_FAILURE), "always\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_FAILURE), "always\n");
     assert_int_equal(inventory_generation(inv), 4);
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_DELAY_MS), "3600000\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_DELAY_MS), "3600000\n");
     write_attach(inv, "gpu-1", "delay 2s", 0);
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_DELAY_MS), "2000\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH_DELAY_MS), "2000\n");
     assert_int_equal(inventory_generation(inv), 5);
-    read_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH_DELAY_MS), "0\n");
+    expect_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH_DELAY_MS), "0\n");
 
     /* The snapshot carries both files, in tree order after healthSince. */
     char *text;
@@ -309,8 +284,8 @@ static void test_reload_keeps_attach_of_unchanged_devices(void **state)
     bool changed;
     assert_int_equal(inventory_replace(inv, devs, 2, &changed, &err), 0);
     assert_true(changed);
-    read_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH), "attached\n");
-    read_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "detached\n");
+    expect_file(inv, "gpu-0", FAKEHW_ATTR(ATTACH), "attached\n");
+    expect_file(inv, "gpu-1", FAKEHW_ATTR(ATTACH), "detached\n");
     inventory_free(inv);
 }
 

@@ -15,6 +15,7 @@
 #include "config_spec.h"
 #include "dns_names.h"
 #include "uuid.h"
+#include "common/tests/check_valid.h"
 
 #ifndef FAKEHW_TEST_CONFIGS
 #error "build.mk defines FAKEHW_TEST_CONFIGS, the directory of the sample configs"
@@ -254,11 +255,7 @@ static void test_4096_unique(void **state)
 static void test_value_checks(void **state)
 {
     (void)state;
-    assert_true(dns_label_valid("gpu-0"));
-    assert_false(dns_label_valid("-gpu"));
-    assert_false(dns_label_valid("gpu-"));
-    assert_false(dns_label_valid("Gpu"));
-    assert_false(dns_label_valid(""));
+    CHECK_VALID(dns_label_valid, OK("gpu-0"), BAD("-gpu", "gpu-", "Gpu", ""));
     assert_false(
         dns_label_valid("a234567890123456789012345678901234567890123456789012345678901234"));
     assert_true(config_valid_pci_bus_id("0000:08:00.0"));
@@ -268,12 +265,8 @@ static void test_value_checks(void **state)
     assert_false(config_valid_pci_bus_id("00000000:08:00.0"));
     assert_true(config_valid_pcie_root("pci0000:07"));
     assert_false(config_valid_pcie_root("pci0000:7"));
-    assert_true(config_valid_version("580.95.05"));
-    assert_true(config_valid_version("13.0"));
-    assert_false(config_valid_version("13"));
-    assert_false(config_valid_version("13..0"));
-    assert_false(config_valid_version("13.0."));
-    assert_false(config_valid_version("v13.0"));
+    CHECK_VALID(config_valid_version, OK("580.95.05", "13.0"),
+                BAD("13", "13..0", "13.0.", "v13.0"));
 }
 
 /* ---- bad configs: every one names file:line:column: key: what ---- */

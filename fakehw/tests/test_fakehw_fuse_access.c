@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fuse_access.h"
+#include "common/tests/as_nobody.h"
 
 static void test_advice(void **state)
 {
@@ -41,6 +42,12 @@ static void test_diagnose_missing(void **state)
                                 "no FUSE device"));
 }
 
+static bool diagnose(void *path, char *buf, size_t size)
+{
+    fuse_mount_diagnose(path, buf, size);
+    return true;
+}
+
 /* A device this process may not open: as root, a child that became nobody
  * opens a file of mode 0600. */
 static void test_diagnose_permission(void **state)
@@ -53,27 +60,10 @@ static void test_diagnose_permission(void **state)
     assert_true(fd >= 0);
     close(fd);
     assert_int_equal(chmod(path, 0600), 0);
-    int pipefd[2];
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(pipefd[0]);
-        if (setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(2);
-        char buf[512];
-        fuse_mount_diagnose(path, buf, sizeof(buf));
-        _exit(write(pipefd[1], buf, strlen(buf)) > 0 ? 0 : 3);
-    }
-    close(pipefd[1]);
-    char buf[512] = {0};
-    ssize_t n = read(pipefd[0], buf, sizeof(buf) - 1);
-    close(pipefd[0]);
-    int status;
-    waitpid(pid, &status, 0);
+    char buf[512];
+    bool told = run_as_nobody(diagnose, path, buf, sizeof(buf));
     unlink(path);
-    assert_true(n > 0);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(told);
     assert_non_null(strstr(buf, ": Permission denied: a permission problem, not a missing device"));
 }
 

@@ -12,6 +12,7 @@
 
 #include "sha256.h"
 #include "uuid.h"
+#include "common/tests/check_valid.h"
 
 static void hex(const uint8_t *d, size_t n, char *out)
 {
@@ -112,15 +113,13 @@ static void test_uuid_unique_at_scale(void **state)
 static void test_uuid_valid(void **state)
 {
     (void)state;
-    assert_true(gpu_uuid_valid("GPU-00000000-1111-2222-3333-444444444444"));
-    assert_true(gpu_uuid_valid("GPU-ABCDEF00-1111-2222-3333-44444444444f"));
-    assert_false(gpu_uuid_valid("GPU-1234"));
-    assert_false(gpu_uuid_valid("gpu-00000000-1111-2222-3333-444444444444"));
-    assert_false(gpu_uuid_valid("MIG-00000000-1111-2222-3333-444444444444"));
-    assert_false(gpu_uuid_valid("GPU-0000000g-1111-2222-3333-444444444444"));
-    assert_false(gpu_uuid_valid("GPU-00000000-1111-2222-3333-4444444444444"));
-    assert_false(gpu_uuid_valid("GPU-00000000_1111-2222-3333-444444444444"));
-    assert_false(gpu_uuid_valid(""));
+    CHECK_VALID(
+        gpu_uuid_valid,
+        OK("GPU-00000000-1111-2222-3333-444444444444", "GPU-ABCDEF00-1111-2222-3333-44444444444f"),
+        BAD("GPU-1234", "gpu-00000000-1111-2222-3333-444444444444",
+            "MIG-00000000-1111-2222-3333-444444444444", "GPU-0000000g-1111-2222-3333-444444444444",
+            "GPU-00000000-1111-2222-3333-4444444444444", "GPU-00000000_1111-2222-3333-444444444444",
+            ""));
 }
 
 int main(void)

@@ -3,23 +3,7 @@
 # XIDs on a real FUSE mount: the xid file, fakehw xid, XIDs in the flip
 # schedule, partitions, reloads.  Needs root and /dev/fuse, like fakehw.bats.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
 load helpers
-
-setup() {
-	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
-	setup_dirs
-}
-
-teardown() {
-	teardown_fakehw
-}
-
-xid_is() {
-	[[ $(attr "$1" xid) == "$2" ]]
-}
 
 @test "xid: 0 at start, a write reports one, 0 clears it; bad values fail with EINVAL" {
 	fakehw_start --config "$CONFIGS/bats-small.yaml" --node n
@@ -99,13 +83,13 @@ xid_is() {
 @test "a scheduled XID is reported on time and cleared after for; one with a state flips health too" {
 	start=$(date +%s%N)
 	fakehw_start --config "$CONFIGS/bats-xid-flips.yaml" --node n
-	wait_until 50 xid_is gpu-0 43
+	wait_until 50 attr_is gpu-0 xid 43
 	assert_equal "$(attr gpu-0 health)" unhealthy
 	assert_equal "$(attr gpu-0 healthReason)" "XID 43: GPU stopped processing"
-	wait_until 50 xid_is gpu-1 79
+	wait_until 50 attr_is gpu-1 xid 79
 	reported=$(date +%s%N)
 	assert_equal "$(attr gpu-1 health)" healthy
-	wait_until 50 xid_is gpu-1 0
+	wait_until 50 attr_is gpu-1 xid 0
 	cleared=$(date +%s%N)
 	assert_equal "$(attr gpu-1 health)" healthy
 	# gpu-0 keeps both: no for.

@@ -5,13 +5,10 @@
 # and includes of docs/architecture.md (check_architecture.py), and the
 # fragments the Makefile needs.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+load helpers
 
 setup() {
-    unset MAKEFLAGS MFLAGS MAKELEVEL
+    outside_make_jobs
     TREE=$BATS_TEST_TMPDIR/tree
     mkdir -p "$TREE/conformance/standin"
     printf '#include "error.h"\n' >"$TREE/conformance/standin/a.c"

@@ -5,15 +5,10 @@
 # snapshot looks like, which nodes a kind cluster has, which taint the
 # DaemonSet tolerates, and that the README's table lists every page.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-BIN=${FAKEHW_BIN:-$REPO/build/bin}
+load helpers
 
 setup() {
-    cd "$REPO" || return 1
-    unset MAKEFLAGS MFLAGS MAKELEVEL
+    in_repo
 }
 
 NUMBERS=(zero one two three four five six seven eight nine ten)

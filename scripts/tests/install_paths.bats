@@ -7,14 +7,10 @@
 # and the checks each path does first say what is missing.  No cluster, no
 # container, no network (make deps-check asks the module proxy).
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+load helpers
 
 setup() {
-    cd "$REPO" || return 1
-    unset MAKEFLAGS MFLAGS MAKELEVEL
+    in_repo
 }
 
 # The NAME column of NODE_IMAGE_NEEDS.

@@ -4,16 +4,10 @@
 # values, make unit shows a test program's log output only when it fails,
 # make install puts the programs and their man pages under DESTDIR/PREFIX.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-BIN=${FAKEHW_BIN:-$REPO/build/bin}
+load helpers
 
 setup() {
-    cd "$REPO" || return 1
-    # A make started by `make test` must not join its job server.
-    unset MAKEFLAGS MFLAGS MAKELEVEL
+    in_repo
 }
 
 # mk ARGS...: make on this build (the one FAKEHW_BIN names).

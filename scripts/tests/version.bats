@@ -4,15 +4,10 @@
 # "<program> <release> (git <commit>)", the release of common/version.h
 # (also the Helm chart's version) and the commit of the generated header.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-BIN=${FAKEHW_BIN:-$REPO/build/bin}
+load helpers
 
 setup() {
-    # A make started by `make test` must not join its job server.
-    unset MAKEFLAGS MFLAGS MAKELEVEL
+    outside_make_jobs
     RELEASE=$(sed -n 's/^#define FAKEHW_DRA_VERSION "\(.*\)"$/\1/p' "$REPO/common/version.h")
     [[ $RELEASE =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "no release number in common/version.h: '$RELEASE'"
     read -r -a PROGRAMS < <(sed -n 's/^INSTALL_PROGRAMS := //p' "$REPO/Makefile")

@@ -198,25 +198,27 @@ xid_taint() {
     fi
 }
 
-# device_has_taint POOL DEVICE KEY VALUE EFFECT
-device_has_taint() {
+# taints_pass POOL DEVICE JQ_ARGS...: whether the device's taints (a JSON
+# array) pass jq -e JQ_ARGS; if not, prints them.
+taints_pass() {
     local taints
     taints=$(driver_slices | device_taints "$1" "$2") || return 1
-    jq -e --arg k "$3" --arg v "$4" --arg e "$5" 'any(.[]; .key == $k and .value == $v and .effect == $e)' \
-        <<<"$taints" >/dev/null || {
+    jq -e "${@:3}" <<<"$taints" >/dev/null || {
         printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
         return 1
     }
 }
 
+# device_has_taint POOL DEVICE KEY VALUE EFFECT
+device_has_taint() {
+    # shellcheck disable=SC2016 # a jq filter
+    taints_pass "$1" "$2" --arg k "$3" --arg v "$4" --arg e "$5" 'any(.[]; .key == $k and .value == $v and .effect == $e)'
+}
+
 # device_has_no_taint POOL DEVICE KEY
 device_has_no_taint() {
-    local taints
-    taints=$(driver_slices | device_taints "$1" "$2") || return 1
-    jq -e --arg k "$3" 'all(.[]; .key != $k)' <<<"$taints" >/dev/null || {
-        printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
-        return 1
-    }
+    # shellcheck disable=SC2016 # a jq filter
+    taints_pass "$1" "$2" --arg k "$3" 'all(.[]; .key != $k)'
 }
 
 # The taint the fake driver puts on an unhealthy device.
@@ -227,21 +229,12 @@ unhealthy_taint_key() {
 # Succeeds when device $2 of pool $1 carries the unhealthy taint with effect
 # $3 (default NoSchedule).
 device_has_unhealthy_taint() {
-    local taints
-    taints=$(driver_slices | device_taints "$1" "$2") || return 1
-    jq -e --arg k "$(unhealthy_taint_key)" --arg e "${3:-NoSchedule}" 'any(.[]; .key == $k and .effect == $e)' <<<"$taints" >/dev/null || {
-        printf 'device %s/%s taints: %s\n' "$1" "$2" "$taints"
-        return 1
-    }
+    # shellcheck disable=SC2016 # a jq filter
+    taints_pass "$1" "$2" --arg k "$(unhealthy_taint_key)" --arg e "${3:-NoSchedule}" 'any(.[]; .key == $k and .effect == $e)'
 }
 
 device_has_no_unhealthy_taint() {
-    local taints
-    taints=$(driver_slices | device_taints "$1" "$2") || return 1
-    jq -e --arg k "$(unhealthy_taint_key)" 'all(.[]; .key != $k)' <<<"$taints" >/dev/null || {
-        printf 'device %s/%s still tainted: %s\n' "$1" "$2" "$taints"
-        return 1
-    }
+    device_has_no_taint "$1" "$2" "$(unhealthy_taint_key)"
 }
 
 # Succeeds when the driver has reacted to an unhealthy device: it is tainted,

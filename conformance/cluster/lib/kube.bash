@@ -71,6 +71,14 @@ pod_json() {
     kc get pod -n "$1" "$2" -o json
 }
 
+# pod_jq NS NAME JQ_ARGS...: jq with JQ_ARGS over the pod's JSON (fails when
+# the pod cannot be read).
+pod_jq() {
+    local json
+    json=$(pod_json "$1" "$2") || return 1
+    jq "${@:3}" <<<"$json"
+}
+
 # Succeeds when the pod is Ready.
 pod_is_ready() {
     local json
@@ -99,26 +107,20 @@ pod_is_unscheduled() {
 }
 
 pod_node() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -j '.spec.nodeName // ""' <<<"$json"
+    pod_jq "$1" "$2" -j '.spec.nodeName // ""'
 }
 
 pod_uid() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -j '.metadata.uid' <<<"$json"
+    pod_jq "$1" "$2" -j '.metadata.uid'
 }
 
 # The name of the ResourceClaim behind pod claim $3 (pod.spec.resourceClaims[].name):
 # for a template, the generated name from pod.status.resourceClaimStatuses.
 pod_claim_name() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -er --arg n "$3" '
+    # shellcheck disable=SC2016 # a jq filter
+    pod_jq "$1" "$2" -er --arg n "$3" '
         ([.spec.resourceClaims[]? | select(.name == $n) | .resourceClaimName // empty] +
-         [.status.resourceClaimStatuses[]? | select(.name == $n) | .resourceClaimName // empty])[0]' \
-        <<<"$json"
+         [.status.resourceClaimStatuses[]? | select(.name == $n) | .resourceClaimName // empty])[0]'
 }
 
 delete_pod() {
@@ -377,17 +379,14 @@ class_extended_resource_name() {
 # The claim the scheduler made for pod $1/$2's extended resources
 # (status.extendedResourceClaimStatus.resourceClaimName).
 pod_extended_claim() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -er '.status.extendedResourceClaimStatus.resourceClaimName // error("pod \(.metadata.name) has no extendedResourceClaimStatus")' <<<"$json"
+    pod_jq "$1" "$2" -er '.status.extendedResourceClaimStatus.resourceClaimName // error("pod \(.metadata.name) has no extendedResourceClaimStatus")'
 }
 
 # The request of that claim serving container $3 of pod $1/$2.
 pod_extended_request() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -er --arg c "$3" '[.status.extendedResourceClaimStatus.requestMappings[]? | select(.containerName == $c) | .requestName]
-        | if length == 1 then .[0] else error("container \($c): \(length) request mappings") end' <<<"$json"
+    # shellcheck disable=SC2016 # a jq filter
+    pod_jq "$1" "$2" -er --arg c "$3" '[.status.extendedResourceClaimStatus.requestMappings[]? | select(.containerName == $c) | .requestName]
+        | if length == 1 then .[0] else error("container \($c): \(length) request mappings") end'
 }
 
 # --- nodes --------------------------------------------------------------------

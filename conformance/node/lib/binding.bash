@@ -22,11 +22,7 @@ nodes:
   - {profile: H100-SXM5-80GB, attach: {delay: 1s}}
   - {profile: H100-SXM5-80GB, attach: {failure: next}}
 EOC
-    fakehw_start
-    api_start
-    plugin_start
-    kubelet_register
-    wait_pool_published 3
+    node_start 3
 }
 
 # bound_results DEVICE ALLOCATED_AT: one allocation result for DEVICE with the
@@ -55,13 +51,9 @@ conditions() {
         '[.status.devices[]? | select(.driver == $driver and .device == $d) | .conditions[]? | "\(.type) \(.status) \(.reason)"] | sort | .[]'
 }
 
+# conditions_are NAME DEVICE TEXT: the conditions of DEVICE print as TEXT.
 conditions_are() {
-    local now
-    now=$(conditions "$1" "$2")
-    [[ $now == "$3" ]] || {
-        echo "conditions of $2 in claim $1: \"$now\""
-        return 1
-    }
+    output_is "conditions of $2 in claim $1" "$3" conditions "$1" "$2"
 }
 
 attach_is() {

@@ -127,11 +127,20 @@ node_layout() {
 # A100s, the API server stand-in, the plugin, registered, its pool published.
 node_up() {
     fakehw_config "${1:-4}"
+    node_start ""
+}
+
+# node_start DEVICES [PLUGIN_FLAGS...]: the node of the FAKEHW_CONFIG already
+# written: fakehw, the API server stand-in, the plugin (with PLUGIN_FLAGS),
+# registered, its pool published with DEVICES devices ("" for any number).
+node_start() {
+    local devices=$1
+    shift
     fakehw_start
     api_start
-    plugin_start
+    plugin_start "$@"
     kubelet_register
-    wait_pool_published
+    wait_pool_published "$devices"
 }
 
 # node_teardown: for bats teardown().  Stops everything by PID, unmounts the
@@ -559,6 +568,33 @@ ref() {
 claim_condition() {
     claim_get "$1" | jq -r --arg d "$2" --arg driver "$DRIVER" \
         '.status.devices[]? | select(.driver == $driver and .device == $d) | .conditions[]? | select(.type == "Ready") | "\(.status) \(.reason)"'
+}
+
+# output_is WHAT TEXT CMD...: whether CMD prints TEXT; if not, says what
+# WHAT printed instead (wait_for shows the last of these).
+output_is() {
+    local what=$1 want=$2 now
+    shift 2
+    now=$("$@")
+    [[ $now == "$want" ]] || {
+        echo "$what: \"$now\""
+        return 1
+    }
+}
+
+# condition_is NAME DEVICE TEXT: the claim_condition of DEVICE prints TEXT.
+condition_is() {
+    output_is "Ready condition of $2 in claim $1" "$3" claim_condition "$1" "$2"
+}
+
+# taints DEVICE: "key value effect" of each taint of the published DEVICE.
+taints() {
+    slices '.[].spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key) \(.value) \(.effect)"' -r --arg d "$1"
+}
+
+# taints_are DEVICE TEXT: the device's taints print as TEXT ("" for none).
+taints_are() {
+    output_is "taints of $1" "$2" taints "$1"
 }
 
 # --- the plugin ----------------------------------------------------------------

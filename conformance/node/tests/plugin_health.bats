@@ -8,33 +8,9 @@
 
 load ../lib/node_suite
 
-# taints DEVICE: "key value effect" of each taint of the published DEVICE.
-taints() {
-    slices '.[].spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key) \(.value) \(.effect)"' -r --arg d "$1"
-}
-
-# taints_are DEVICE TEXT: the device's taints print as TEXT ("" for none).
-taints_are() {
-    local now
-    now=$(taints "$1")
-    [[ $now == "$2" ]] || {
-        echo "taints of $1: \"$now\""
-        return 1
-    }
-}
-
 # tainted_devices: names of the published devices that carry a taint.
 tainted_devices() {
     slices '.[].spec.devices[]? | select(.taints) | .name' -r
-}
-
-condition_is() {
-    local now
-    now=$(claim_condition "$1" "$2")
-    [[ $now == "$3" ]] || {
-        echo "Ready condition of $2 in claim $1: \"$now\""
-        return 1
-    }
 }
 
 @test "health: a flip taints the device, tells the kubelet and marks the claim; recovery clears all three [fakehw]" {

@@ -20,11 +20,7 @@ nodes:
   - {profile: A100-SXM4-80GB, virtual: true}
   - {profile: A100-SXM4-80GB}
 EOC
-    fakehw_start
-    api_start
-    plugin_start
-    kubelet_register
-    wait_pool_published 3
+    node_start 3
 }
 
 @test "optional node operations: virtual GPUs get a slice of their own that skips node operations [fakehw]" {

@@ -12,61 +12,13 @@ The server must be grpc-test-server (fake prepare) with the health list
 "node-a gpu-0 healthy 1700000000" and
 "node-a gpu-1 unhealthy 1700000100 timeout=60 ECC errors".
 """
+import os
 import sys
 
 import grpc
 
-VARINT, LEN = 0, 2
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field(num, value):
-    """Encodes one field: int -> varint, bytes/str -> length-delimited."""
-    if isinstance(value, int):
-        return varint(num << 3 | VARINT) + varint(value)
-    if isinstance(value, str):
-        value = value.encode()
-    return varint(num << 3 | LEN) + varint(len(value)) + value
-
-
-def read_varint(buf, i):
-    shift = result = 0
-    while True:
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return result, i
-
-
-def parse(buf):
-    """Returns [(field number, wire type, value)]; LEN values stay bytes."""
-    fields, i = [], 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == VARINT:
-            v, i = read_varint(buf, i)
-        elif wt == LEN:
-            n, i = read_varint(buf, i)
-            v = bytes(buf[i:i + n])
-            i += n
-        else:
-            raise AssertionError(f"unexpected wire type {wt} for field {num}")
-        fields.append((num, wt, v))
-    return fields
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests"))
+from protowire import LEN, field, parse  # noqa: E402
 
 
 def text(v):
@@ -235,9 +187,14 @@ def main():
     print("wire check passed")
 
 
-if __name__ == "__main__":
+def run(main_function):
+    """Runs a check program's main: a failed check prints FAIL and exits 1."""
     try:
-        main()
+        main_function()
     except AssertionError as e:
         print(f"FAIL: {e}", file=sys.stderr)
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -14,6 +14,7 @@
 #include "driver/claims/claim_json.h"
 #include "driver/health/claim_status_json.h"
 #include "driver/health/device_health.h"
+#include "common/tests/check_valid.h"
 
 #define DRIVER "gpu.fakehw.example.com"
 #define POOL   "node-1"
@@ -87,22 +88,15 @@ static void test_taint_value_sanitizing(void **state)
 static void test_label_value_and_reason_rules(void **state)
 {
     (void)state;
-    assert_true(label_value_valid(""));
-    assert_true(label_value_valid("XID-79"));
-    assert_false(label_value_valid("-x"));
-    assert_false(label_value_valid("x-"));
-    assert_false(label_value_valid("a b"));
+    CHECK_VALID(label_value_valid, OK("", "XID-79"), BAD("-x", "x-", "a b"));
     char s64[65];
     memset(s64, 'a', 64);
     s64[64] = '\0';
     assert_false(label_value_valid(s64));
     s64[63] = '\0';
     assert_true(label_value_valid(s64));
-    assert_true(condition_reason_valid("XID79"));
-    assert_true(condition_reason_valid("A_b,c:d"));
-    assert_false(condition_reason_valid("79XID"));
-    assert_false(condition_reason_valid(""));
-    assert_false(condition_reason_valid("Device Unhealthy"));
+    CHECK_VALID(condition_reason_valid, OK("XID79", "A_b,c:d"),
+                BAD("79XID", "", "Device Unhealthy"));
 }
 
 static void test_classify(void **state)

@@ -17,6 +17,7 @@ Get answers NOT_FOUND for an unknown pod, like the kubelet.  Prints
 "listening" once the socket is up; SIGTERM stops it.
 """
 import json
+import os
 import signal
 import sys
 import threading
@@ -24,26 +25,8 @@ from concurrent import futures
 
 import grpc
 
-LEN = 2
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field(num, payload):
-    """A length-delimited field (strings and messages)."""
-    if isinstance(payload, str):
-        payload = payload.encode()
-    return varint(num << 3 | LEN) + varint(len(payload)) + payload
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests"))
+from protowire import LEN, field, parse  # noqa: E402
 
 
 def claim_resource(r):
@@ -74,28 +57,11 @@ def pod(p):
 
 def parse_fields(data):
     """{field number: string} of a message of string fields."""
-    out, i = {}, 0
-    while i < len(data):
-        key, shift = 0, 0
-        while True:
-            b = data[i]
-            i += 1
-            key |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        if key & 7 != LEN:
-            raise ValueError("unexpected wire type %d" % (key & 7))
-        n, shift = 0, 0
-        while True:
-            b = data[i]
-            i += 1
-            n |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        out[key >> 3] = data[i:i + n].decode()
-        i += n
+    out = {}
+    for num, wt, v in parse(data):
+        if wt != LEN:
+            raise ValueError("unexpected wire type %d" % wt)
+        out[num] = v.decode()
     return out
 
 

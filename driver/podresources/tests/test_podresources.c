@@ -19,6 +19,7 @@
 
 #include "driver/podresources/podresources_print.h"
 #include "driver/podresources/podresources_reach.h"
+#include "common/tests/as_nobody.h"
 
 static V1__CDIDevice cdi0 = {PROTOBUF_C_MESSAGE_INIT(&v1__cdidevice__descriptor), "k8s.d/gpu=a"};
 static V1__CDIDevice cdi1 = {PROTOBUF_C_MESSAGE_INIT(&v1__cdidevice__descriptor), "d/meta=b"};
@@ -153,6 +154,11 @@ static void assert_explained(const char *path, const char *what)
         fail_msg("got \"%s\", want it to start with \"%s\"", buf, want);
 }
 
+static bool explain_as_nobody(void *path, char *buf, size_t size)
+{
+    return podres_explain_unreachable(path, buf, size);
+}
+
 static void test_unreachable(void **state)
 {
     (void)state;
@@ -178,24 +184,8 @@ static void test_unreachable(void **state)
     /* Not root's: a child that became nobody cannot enter the directory. */
     if (geteuid() == 0) {
         assert_int_equal(chmod(dir, 0700), 0);
-        int pipefd[2];
-        assert_int_equal(pipe(pipefd), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(pipefd[0]);
-            if (setgid(65534) != 0 || setuid(65534) != 0)
-                _exit(2);
-            bool told = podres_explain_unreachable(path, buf, sizeof(buf));
-            _exit(told && write(pipefd[1], buf, strlen(buf)) > 0 ? 0 : 3);
-        }
-        close(pipefd[1]);
-        char got[1024] = {0};
-        ssize_t n = read(pipefd[0], got, sizeof(got) - 1);
-        close(pipefd[0]);
-        int status;
-        waitpid(pid, &status, 0);
-        assert_true(n > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        char got[1024];
+        assert_true(run_as_nobody(explain_as_nobody, path, got, sizeof(got)));
         assert_non_null(strstr(got, ": permission denied: the kubelet's socket and its directory "
                                     "belong to root: run as root"));
     }

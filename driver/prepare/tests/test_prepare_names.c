@@ -18,6 +18,7 @@
 #include "driver/device/device_attributes.h"
 #include "driver/prepare/k8s_names.h"
 #include "prepare_fixture.h"
+#include "common/tests/check_valid.h"
 
 static void test_uid_rules(void **state)
 {
@@ -46,21 +47,12 @@ static void test_dns_rules(void **state)
     for (int i = 60; i < 254; i += 61)
         long_name[i] = '.';
     long_name[254] = '\0';
-    assert_true(k8s_is_dns_label("default"));
-    assert_true(k8s_is_dns_label("a-1"));
-    assert_false(k8s_is_dns_label("Default"));
-    assert_false(k8s_is_dns_label("-a"));
-    assert_false(k8s_is_dns_label("a-"));
-    assert_false(k8s_is_dns_label(".."));
-    assert_false(k8s_is_dns_label("a.b"));
+    CHECK_VALID(k8s_is_dns_label, OK("default", "a-1"), BAD("Default", "-a", "a-", "..", "a.b"));
     assert_false(k8s_is_dns_label(long_label));
     long_label[63] = '\0';
     assert_true(k8s_is_dns_label(long_label));
-    assert_true(k8s_is_dns_subdomain("gpu.fakehw.example.com"));
-    assert_false(k8s_is_dns_subdomain("a..b"));
-    assert_false(k8s_is_dns_subdomain("../etc"));
-    assert_false(k8s_is_dns_subdomain("a/b"));
-    assert_false(k8s_is_dns_subdomain("Claim"));
+    CHECK_VALID(k8s_is_dns_subdomain, OK("gpu.fakehw.example.com"),
+                BAD("a..b", "../etc", "a/b", "Claim"));
     assert_false(k8s_is_dns_subdomain(long_name));
     long_name[253] = '\0';
     assert_true(k8s_is_dns_subdomain(long_name));

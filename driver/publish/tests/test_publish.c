@@ -19,6 +19,7 @@
 #include "driver/publish/slice_builder.h"
 #include "driver/publish/slice_fingerprint.h"
 #include "driver/publish/slice_sync.h"
+#include "common/tests/check_valid.h"
 
 #define DRIVER   "gpu.fakehw.example.com"
 #define NODE     "node-1"
@@ -81,22 +82,13 @@ static const json_t *devices_of(const json_t *slice)
 static void test_names(void **state)
 {
     (void)state;
-    assert_true(dns_label_valid("gpu-0"));
-    assert_false(dns_label_valid("GPU-0"));
-    assert_false(dns_label_valid("-gpu"));
-    assert_false(dns_label_valid("gpu.0"));
-    assert_true(dns_subdomain_valid("gpu.fakehw.example.com"));
-    assert_false(dns_subdomain_valid("gpu..example.com"));
-    assert_false(dns_subdomain_valid("gpu.-x.com"));
-    assert_true(api_c_identifier_valid("cudaComputeCapability"));
-    assert_false(api_c_identifier_valid("9lives"));
-    assert_false(api_c_identifier_valid("a-b"));
+    CHECK_VALID(dns_label_valid, OK("gpu-0"), BAD("GPU-0", "-gpu", "gpu.0"));
+    CHECK_VALID(dns_subdomain_valid, OK("gpu.fakehw.example.com"),
+                BAD("gpu..example.com", "gpu.-x.com"));
+    CHECK_VALID(api_c_identifier_valid, OK("cudaComputeCapability"), BAD("9lives", "a-b"));
     assert_false(api_c_identifier_valid("abcdefghijklmnopqrstuvwxyz0123456")); /* 33 */
-    assert_true(api_qualified_name_valid("uuid"));
-    assert_true(api_qualified_name_valid("resource.kubernetes.io/pciBusID"));
-    assert_false(api_qualified_name_valid("a/b/c"));
-    assert_false(api_qualified_name_valid("Resource.io/x"));
-    assert_false(api_qualified_name_valid("/x"));
+    CHECK_VALID(api_qualified_name_valid, OK("uuid", "resource.kubernetes.io/pciBusID"),
+                BAD("a/b/c", "Resource.io/x", "/x"));
     char prefix[100];
     memset(prefix, 'a', 64);
     snprintf(prefix + 64, sizeof(prefix) - 64, "/x");

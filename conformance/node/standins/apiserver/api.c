@@ -550,18 +550,15 @@ static int parse_selectors(const struct route *rt, const struct api_request *rq,
     return 0;
 }
 
-static void do_list(struct api *a, const struct route *rt, const struct api_request *rq,
-                    struct api_reply *rp)
+/* What list and deletecollection do with each object that matches. */
+typedef json_t *(*matched_fn)(struct api *a, const struct route *rt, json_t *obj);
+
+/* Answers the list of what take makes of each object of the route that
+ * matches the request's selectors, under the store's lock. */
+static void reply_matching(struct api *a, const struct route *rt, const struct api_request *rq,
+                           struct api_reply *rp, matched_fn take)
 {
     struct fsel sel;
-    const char *cont = q(rq, "continue");
-    if (cont && cont[0]) {
-        reply_status(rp, status_new(400, "BadRequest",
-                                    "continue key is not valid: apiserver-standin never hands "
-                                    "out continue tokens (it ignores limit)",
-                                    NULL, NULL));
-        return;
-    }
     if (parse_selectors(rt, rq, &sel, rp) < 0)
         return;
     struct store *s = &a->store;
@@ -571,12 +568,33 @@ static void do_list(struct api *a, const struct route *rt, const struct api_requ
     json_array_foreach(all, i, obj)
     {
         if (fsel_match_object(&sel, obj))
-            json_array_append_new(items, list_item(obj));
+            json_array_append_new(items, take(a, rt, obj));
     }
     json_decref(all);
     reply_json(rp, 200, new_list(a, rt->res, items));
     store_unlock(s);
     fsel_free(&sel);
+}
+
+static json_t *listed(struct api *a, const struct route *rt, json_t *obj)
+{
+    (void)a;
+    (void)rt;
+    return list_item(obj);
+}
+
+static void do_list(struct api *a, const struct route *rt, const struct api_request *rq,
+                    struct api_reply *rp)
+{
+    const char *cont = q(rq, "continue");
+    if (cont && cont[0]) {
+        reply_status(rp, status_new(400, "BadRequest",
+                                    "continue key is not valid: apiserver-standin never hands "
+                                    "out continue tokens (it ignores limit)",
+                                    NULL, NULL));
+        return;
+    }
+    reply_matching(a, rt, rq, rp, listed);
 }
 
 static void do_watch(struct api *a, const struct route *rt, const struct api_request *rq,
@@ -645,30 +663,20 @@ static void do_watch(struct api *a, const struct route *rt, const struct api_req
     rp->code = 200;
 }
 
+static json_t *deleted(struct api *a, const struct route *rt, json_t *obj)
+{
+    int code;
+    json_t *gone = delete_locked(a, rt->res, obj, &code);
+    json_t *item = list_item(gone);
+    json_decref(gone);
+    return item;
+}
+
 static void do_delete_collection(struct api *a, const struct route *rt,
                                  const struct api_request *rq, struct api_reply *rp)
 {
-    struct fsel sel;
     note_target(rp, rt->res, rt->ns, NULL);
-    if (parse_selectors(rt, rq, &sel, rp) < 0)
-        return;
-    struct store *s = &a->store;
-    store_lock(s);
-    json_t *all = store_list(s, rt->res, rt->ns), *items = json_array(), *obj;
-    size_t i;
-    json_array_foreach(all, i, obj)
-    {
-        if (!fsel_match_object(&sel, obj))
-            continue;
-        int code;
-        json_t *gone = delete_locked(a, rt->res, obj, &code);
-        json_array_append_new(items, list_item(gone));
-        json_decref(gone);
-    }
-    json_decref(all);
-    reply_json(rp, 200, new_list(a, rt->res, items));
-    store_unlock(s);
-    fsel_free(&sel);
+    reply_matching(a, rt, rq, rp, deleted);
 }
 
 /* ---------- update / patch ---------- */

@@ -47,15 +47,13 @@ int cmd_call(int argc, char **argv)
         "Sends one request of raw bytes and prints status, message and the answer\n"
         "in hex."};
     struct error err;
-    int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
     if (rc == FLAGS_HELP)
         return EXIT_OK;
     double timeout;
     cleanup_free uint8_t *req = NULL;
     size_t len = 0;
     const char *bad = rc < 0                               ? err.msg
-                      : next != argc                       ? "unexpected argument (see --help)"
                       : endpoint == NULL || method == NULL ? "--endpoint and --method are required"
                       : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
                       : unhex(hex, &req, &len) < 0 ? "--hex is not an even-length hex string"

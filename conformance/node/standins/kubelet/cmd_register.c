@@ -299,17 +299,15 @@ int cmd_register(int argc, char **argv)
         "registered (and error) as key=value lines, one block\n"
         "per plugin, blocks separated by an empty line."};
     struct error err;
-    int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
     if (rc == FLAGS_HELP)
         return EXIT_OK;
     double timeout;
-    if (rc < 0 || next != argc || dir == NULL || parse_seconds(timeout_s, &timeout) < 0) {
+    if (rc < 0 || dir == NULL || parse_seconds(timeout_s, &timeout) < 0) {
         fprintf(stderr, "kubelet-standin register: %s\n",
-                rc < 0         ? err.msg
-                : next != argc ? "unexpected argument (see --help)"
-                : dir == NULL  ? "--registry-dir is required"
-                               : "--timeout wants seconds, e.g. 10 or 0.5");
+                rc < 0        ? err.msg
+                : dir == NULL ? "--registry-dir is required"
+                              : "--timeout wants seconds, e.g. 10 or 0.5");
         return EXIT_USAGE;
     }
     cleanup_free char *svc_copy = xstrdup(services);

@@ -209,13 +209,11 @@ int cmd_watch_health(int argc, char **argv)
         "Opens the health stream (NodeWatchResources) and prints every message:\n"
         "one line per device, then \"--- update=N devices=M\"."};
     struct error err;
-    int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
+    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
     if (rc == FLAGS_HELP)
         return EXIT_OK;
     double timeout;
     const char *bad = rc < 0                                   ? err.msg
-                      : next != argc                           ? "unexpected argument (see --help)"
                       : endpoint == NULL                       ? "--endpoint is required"
                       : count < 0                              ? "--count must be >= 0"
                       : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
