@@ -61,6 +61,7 @@ include proto/build.mk
 include fakehw/build.mk
 include fakehw/smi/build.mk
 include driver/build.mk
+include fleet/build.mk
 include conformance/build.mk
 include conformance/node/node-conformance.mk
 include bench/build.mk
