@@ -42,7 +42,7 @@ struct options {
     const char *config, *prefix, *kubeconfig, *driver_name, *personality, *taint_effect,
         *ready_file;
     long nodes, resync_ms, verbosity;
-    bool check;
+    bool check, list;
 };
 
 struct member {
@@ -84,6 +84,9 @@ static int read_flags(struct options *o, int argc, char **argv)
          "removed on exit"},
         {"check", NULL, FLAG_BOOL, &o->check,
          "only check the config against the API server's limits for every node and exit"},
+        {"list", NULL, FLAG_BOOL, &o->list,
+         "with --check: one line per node, its name and its GPUs (devices that are not "
+         "partitions), for the Node objects' allocatable"},
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
         FLAG_VERSION_ENTRY,
     };
@@ -137,6 +140,14 @@ static char *read_config(const char *path, size_t *len, struct error *err)
     return text;
 }
 
+static void print_node(const char *name, const struct device_snapshot *snap)
+{
+    size_t gpus = 0;
+    for (size_t i = 0; i < snap->n; i++)
+        gpus += snap->devs[i].parent[0] == '\0';
+    printf("%s %zu\n", name, gpus);
+}
+
 /* Every node: loaded, its devices read and its pool checked. */
 static int load_nodes(struct fleet *f, const char *text, size_t len, struct error *err)
 {
@@ -160,6 +171,8 @@ static int load_nodes(struct fleet *f, const char *text, size_t len, struct erro
                                      .effect = f->effect};
         int rc = fleet_check_pool(&c, snap, err);
         f->devices += snap->n;
+        if (rc == 0 && f->o.check && f->o.list)
+            print_node(name, snap);
         device_snapshot_put(snap);
         if (rc < 0)
             return -1;
@@ -296,7 +309,8 @@ static int run(struct fleet *f, struct error *err)
     if (rc < 0)
         return -1;
     if (f->o.check) {
-        printf("%zu nodes, %zu devices: within the API server's limits\n", f->n, f->devices);
+        fprintf(f->o.list ? stderr : stdout,
+                "%zu nodes, %zu devices: within the API server's limits\n", f->n, f->devices);
         return 0;
     }
     if (open_api(f, err) < 0)
