@@ -145,3 +145,17 @@ M
     run python3 "$REPO/bench/fleet/quantiles.py" "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/a"
     assert_output "- -"
 }
+
+@test "fleet.sh: bad arguments are refused before anything starts" {
+    run bash "$REPO/scripts/fleet/fleet.sh" up abc
+    assert_failure
+    assert_output --partial "NODES 'abc' is not a positive number"
+    run bash "$REPO/scripts/fleet/fleet.sh" frobnicate
+    assert_failure
+    assert_output --partial "usage: fleet.sh up NODES [CONFIG] | publish NODES CONFIG | down"
+    # A config past an API limit stops `up` at its first step.
+    run bash "$REPO/scripts/fleet/fleet.sh" up 3 "$CONFIGS/fleet-bad-attribute.yaml"
+    assert_failure
+    assert_output --partial "node fleet-node-2: device gpu-0"
+    refute_output --partial "control plane up"
+}
