@@ -61,6 +61,7 @@ include proto/build.mk
 include fakehw/build.mk
 include fakehw/smi/build.mk
 include driver/build.mk
+include fleet/build.mk
 include conformance/build.mk
 include conformance/node/node-conformance.mk
 include bench/build.mk
@@ -209,3 +210,13 @@ help: ## list the targets
 	  awk 'BEGIN{FS=":.*## "} {printf "  %-18s %s\n", $$1, $$2}'
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+
+# A fleet of KWOK nodes with fake GPUs on this host (docs/fleet.md).
+NODES ?= 100
+FLEET_CONFIG ?= bench/fleet/fleet-8gpu.yaml
+.PHONY: fleet fleet-down
+fleet: all ## a control plane without a kubelet, NODES (100) KWOK nodes and fakehw-fleet-publisher with FLEET_CONFIG (root; docs/fleet.md)
+	FAKEHW_BIN=$(abspath $(BIN)) scripts/fleet/fleet.sh up "$(NODES)" "$(FLEET_CONFIG)"
+
+fleet-down: ## delete every slice of the fleet and stop every process make fleet started
+	FAKEHW_BIN=$(abspath $(BIN)) scripts/fleet/fleet.sh down

@@ -64,6 +64,13 @@ int fakehw_tree_read_device(const char *root, const char *name, struct fakehw_de
  * (NULL when *n is 0). */
 int fakehw_tree_list(const char *root, struct fakehw_device **devs, size_t *n, struct error *err);
 
+/* Parses the text of a snapshot file (len bytes, not NUL-terminated) by
+ * the rules of fakehw_tree_list; path only names it in errors.  For a
+ * process that renders an inventory's snapshot itself (the fleet publisher
+ * holds many in memory) instead of reading it from a mount. */
+int fakehw_tree_parse_snapshot(const char *path, const char *text, size_t len,
+                               struct fakehw_device **devs, size_t *n, struct error *err);
+
 /* Reads <root>/node into buf (a Kubernetes node name needs 254 bytes). */
 int fakehw_tree_read_node(const char *root, char *buf, size_t size, struct error *err);
 

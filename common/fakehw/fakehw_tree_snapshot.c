@@ -352,8 +352,8 @@ static int device_line(const struct snap *s, struct block *b, struct found *f, s
     return 0;
 }
 
-static int parse_snapshot(const char *path, const char *text, size_t len,
-                          struct fakehw_device **devs, size_t *n, struct error *err)
+int fakehw_tree_parse_snapshot(const char *path, const char *text, size_t len,
+                               struct fakehw_device **devs, size_t *n, struct error *err)
 {
     struct snap s = {.path = path, .text = text, .len = len};
     if (header_lines(&s, err) < 0)
@@ -387,5 +387,5 @@ int tree_read_snapshot(const char *path, struct fakehw_device **devs, size_t *n,
     size_t len = 0;
     if (read_whole(path, &text, &len, err) < 0)
         return errno == ENOENT ? 1 : -1;
-    return parse_snapshot(path, text, len, devs, n, err);
+    return fakehw_tree_parse_snapshot(path, text, len, devs, n, err);
 }

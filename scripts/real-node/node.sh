@@ -8,6 +8,10 @@
 # reading the CDI root are the real ones, and nothing else runs on the node.
 #
 #   node.sh up [VERSION]     build what is missing (cached), start, wait Ready
+#   node.sh control-plane [VERSION]
+#                            etcd, kube-apiserver, kube-controller-manager and
+#                            kube-scheduler only: no containerd, no kubelet
+#                            (the fleet's nodes are KWOK's: docs/fleet.md)
 #   node.sh down             stop everything, unmount, keep the built programs
 #   node.sh env              prints `export KUBECONFIG=...`
 #   node.sh gates MINOR      the feature gates and API versions it would
@@ -20,7 +24,8 @@
 # Settings (environment): REAL_NODE_STATE (default /var/lib/fakehw-real-node:
 # certificates, etcd, containerd's root, logs), REAL_NODE_RUN (default
 # /run/fakehw-real-node: sockets, pid files), NODE_NAME (default the host
-# name), ETCD_VERSION (default v3.6.16), CDI_TMPFS (default 1: a tmpfs on
+# name), ETCD_VERSION (default v3.6.16), CLIENT_QPS (the scheduler's and the
+# controller manager's API client rate; default theirs), CDI_TMPFS (default 1: a tmpfs on
 # /var/run/cdi, as /var/run is on most nodes). The DRA feature gates and API
 # versions are those of kind/cluster-1.MINOR.yaml for the version's minor.
 #
@@ -257,34 +262,37 @@ wait_for() { # wait_for WHAT SECONDS COMMAND...
 
 kctl() { "$KUBE_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
 
-up() {
-    local version=${1:-v1.35.4} minor
-    [[ $version =~ ^v1\.([0-9]+)\. ]] || die "version '$version' is not v1.MINOR.PATCH"
-    minor=${BASH_REMATCH[1]}
-    [[ $(id -u) -eq 0 ]] || die "must run as root"
-    kind_config "$minor"
-    [[ -f $REAL_NODE_RUN/kubelet.pid ]] && die "a node is already up (node.sh down first)"
-    programs "$version"
+# scheduler_config: the scheduler's client at CLIENT_QPS (default 50 and
+# burst 100, the scheduler's own), so a fleet is not measured at the
+# client's pace.
+scheduler_config() {
+    cat >"$REAL_NODE_STATE/scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: "$REAL_NODE_STATE/scheduler.kubeconfig"
+  qps: ${CLIENT_QPS:-50}
+  burst: ${CLIENT_QPS:-100}
+leaderElection: {leaderElect: false}
+EOF
+}
+
+# start_control_plane VERSION MINOR: etcd, kube-apiserver,
+# kube-controller-manager and kube-scheduler, waited for until the API
+# server answers /readyz.
+start_control_plane() {
+    local version=$1 minor=$2 gates rc
     mkdir -p "$REAL_NODE_STATE"
     ln -sfn "$KUBE_BIN" "$REAL_NODE_STATE/bin" # for drivers.sh and for you
     echo "$version" >"$REAL_NODE_STATE/version"
     pki
-    containerd_config
-    kubelet_config "$minor"
-    mkdir -p /var/run/cdi /etc/cdi
-    if [[ $CDI_TMPFS == 1 ]] && ! mountpoint -q /var/run/cdi; then
-        mount -t tmpfs -o mode=0755 tmpfs /var/run/cdi
-    fi
-    local gates rc
+    scheduler_config
     gates=$(feature_gates "$minor")
     rc=$(runtime_config "$minor")
-
     start etcd "$ETCD_BIN/etcd" --data-dir "$REAL_NODE_STATE/etcd" \
         --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
         --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
         --initial-cluster default=http://127.0.0.1:2380
-    start containerd env PATH="$CONTAINERD_BIN:$RUNC_BIN:$PATH" \
-        "$CONTAINERD_BIN/containerd" --config "$REAL_NODE_STATE/containerd.toml"
     # The node's name resolves to 127.0.0.1 on many hosts, which the node
     # proxy refuses: the API server reaches the kubelet by its InternalIP.
     start kube-apiserver "$KUBE_BIN/kube-apiserver" --etcd-servers http://127.0.0.1:2379 \
@@ -304,12 +312,54 @@ up() {
         --authentication-kubeconfig "$REAL_NODE_STATE/controller-manager.kubeconfig" \
         --authorization-kubeconfig "$REAL_NODE_STATE/controller-manager.kubeconfig" \
         --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
-        --use-service-account-credentials --leader-elect=false --feature-gates "$gates"
-    start kube-scheduler "$KUBE_BIN/kube-scheduler" \
-        --kubeconfig "$REAL_NODE_STATE/scheduler.kubeconfig" \
+        --use-service-account-credentials --leader-elect=false --feature-gates "$gates" \
+        --kube-api-qps "${CLIENT_QPS:-20}" --kube-api-burst "${CLIENT_QPS:-30}"
+    start kube-scheduler "$KUBE_BIN/kube-scheduler" --config "$REAL_NODE_STATE/scheduler.yaml" \
         --authentication-kubeconfig "$REAL_NODE_STATE/scheduler.kubeconfig" \
         --authorization-kubeconfig "$REAL_NODE_STATE/scheduler.kubeconfig" \
-        --leader-elect=false --feature-gates "$gates"
+        --feature-gates "$gates"
+    kctl create namespace fakehw-dra >/dev/null 2>&1 || true
+}
+
+# check_version VERSION: sets MINOR; dies unless root and the minor known.
+check_version() {
+    [[ $1 =~ ^v1\.([0-9]+)\. ]] || die "version '$1' is not v1.MINOR.PATCH"
+    MINOR=${BASH_REMATCH[1]}
+    [[ $(id -u) -eq 0 ]] || die "must run as root"
+    kind_config "$MINOR"
+    [[ -f $REAL_NODE_RUN/kube-apiserver.pid ]] && die "a node is already up (node.sh down first)"
+    return 0
+}
+
+# control_plane [VERSION]: the control plane alone, no container runtime
+# and no kubelet, for nodes that something else plays (KWOK: docs/fleet.md).
+control_plane() {
+    local version=${1:-v1.35.4}
+    check_version "$version"
+    parse_kube_version "$version"
+    # shellcheck source=../node-image/versions.sh source-path=SCRIPTDIR
+    source "$NODE_IMAGE/versions.sh"
+    use_kube_toolchain "$version"
+    KUBE_BIN=$(cache_dir)/kube-$version
+    "$NODE_IMAGE/kube-binaries.sh" "$version" "$KUBE_BIN" >&2
+    ETCD_BIN=$("$NODE_IMAGE/go-programs.sh" etcd "$ETCD_VERSION")
+    start_control_plane "$version" "$MINOR"
+    log "control plane up (Kubernetes $version, no kubelet); export KUBECONFIG=$ADMIN_KUBECONFIG"
+}
+
+up() {
+    local version=${1:-v1.35.4}
+    check_version "$version"
+    programs "$version"
+    containerd_config
+    kubelet_config "$MINOR"
+    mkdir -p /var/run/cdi /etc/cdi
+    if [[ $CDI_TMPFS == 1 ]] && ! mountpoint -q /var/run/cdi; then
+        mount -t tmpfs -o mode=0755 tmpfs /var/run/cdi
+    fi
+    start containerd env PATH="$CONTAINERD_BIN:$RUNC_BIN:$PATH" \
+        "$CONTAINERD_BIN/containerd" --config "$REAL_NODE_STATE/containerd.toml"
+    start_control_plane "$version" "$MINOR"
     wait_for containerd 60 "$CONTAINERD_BIN/ctr" -a "$CONTAINERD_SOCK" version
     pause_image "$version"
     import_image "$SANDBOX_IMAGE"
@@ -322,7 +372,6 @@ up() {
         --node-ip "$(node_ip)"
     wait_for "node $NODE_NAME" 120 kctl wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
     # No CoreDNS and no kube-proxy: the pods this node is for need neither.
-    kctl create namespace fakehw-dra >/dev/null 2>&1 || true
     log "node $NODE_NAME is Ready (Kubernetes $version); export KUBECONFIG=$ADMIN_KUBECONFIG"
 }
 
@@ -357,6 +406,7 @@ down() {
 
 case ${1:-} in
 up) up "${2:-}" ;;
+control-plane) control_plane "${2:-}" ;;
 down) down ;;
 env) echo "export KUBECONFIG=$ADMIN_KUBECONFIG" ;;
 gates)
@@ -365,5 +415,5 @@ gates)
     echo "--feature-gates=$(feature_gates "$2")"
     echo "--runtime-config=$(runtime_config "$2")"
     ;;
-*) die "usage: node.sh up [VERSION] | down | env | gates MINOR" ;;
+*) die "usage: node.sh up [VERSION] | control-plane [VERSION] | down | env | gates MINOR" ;;
 esac

@@ -48,10 +48,16 @@ EOF
     assert_output --partial "'1.35' is not v1.MINOR.PATCH"
 }
 
+@test "real-node: control-plane refuses a version that is not v1.MINOR.PATCH before doing anything" {
+    run bash "$REPO/scripts/real-node/node.sh" control-plane 1.37
+    assert_failure
+    assert_output --partial "'1.37' is not v1.MINOR.PATCH"
+}
+
 @test "real-node: unknown commands get the usage" {
     run bash "$REPO/scripts/real-node/node.sh" frobnicate
     assert_failure
-    assert_output --partial "usage: node.sh up [VERSION] | down | env | gates MINOR"
+    assert_output --partial "usage: node.sh up [VERSION] | control-plane [VERSION] | down | env | gates MINOR"
     run bash "$REPO/scripts/real-node/drivers.sh" frobnicate
     assert_failure
     assert_output --partial "usage: drivers.sh fakehw [NAME] | test-driver | stop"

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Scheduler throughput against fleet size, from bench/fleet/sched.sh's TSV.
+
+    plot.py RESULTS.tsv OUT.png
+
+One line per mode (dra, taints, mig, ext): pods scheduled per second at
+each fleet size. Needs python3-matplotlib (Debian).
+"""
+import csv
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+FIELDS = ["nodes", "mode", "pods", "scheduled", "running", "seconds", "pods_s", "sli_p50",
+          "sli_p99", "attempt_p50", "attempt_p99", "rss", "load", "machine", "create_ms"]
+LABELS = {"dra": "one claim (whole GPU)", "taints": "one claim, every device tainted",
+          "mig": "one claim (MIG 1g.10gb, counters)", "ext": "nvidia.com/gpu: 1 (no DRA)"}
+
+
+def main():
+    series = {}
+    with open(sys.argv[1]) as f:
+        for row in csv.reader(f, delimiter="\t"):
+            if not row or row[0] == "nodes":
+                continue
+            r = dict(zip(FIELDS, row))
+            series.setdefault(r["mode"], []).append((int(r["nodes"]), float(r["pods_s"])))
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for mode in ("ext", "dra", "taints", "mig"):
+        pts = sorted(series.get(mode, []))
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=LABELS[mode])
+    ax.set_xscale("log")
+    ax.set_xlabel("KWOK nodes (8 fake GPUs each)")
+    ax.set_ylabel("pods scheduled per second")
+    ax.set_title("kube-scheduler 1.37.2 on a fakehw fleet (2 shared cores)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(sys.argv[2], dpi=110)
+
+
+if __name__ == "__main__":
+    main()

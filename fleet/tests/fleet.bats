@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# fakehw-fleet-publisher against the API server stand-in (three fake nodes),
+# the Node objects scripts/fleet/fleet.sh makes for KWOK, and the quantiles
+# bench/fleet/sched.sh reads from the scheduler's histograms. No cluster.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+DRIVER=gpu.fakehw.example.com
+SLICES=/apis/resource.k8s.io/v1/resourceslices
+
+setup() {
+    REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+    CONFIGS=$BATS_TEST_DIRNAME/configs
+    PUB=${FAKEHW_BIN:?}/fakehw-fleet-publisher
+}
+
+teardown() {
+    [[ -z ${PUB_PID:-} ]] || kill -KILL "$PUB_PID" 2>/dev/null || true
+    if [[ -n ${STANDIN_PID:-} ]]; then
+        kill -TERM "$STANDIN_PID" 2>/dev/null || true
+        wait "$STANDIN_PID" 2>/dev/null || true
+    fi
+}
+
+start_standin() {
+    "$FAKEHW_BIN/apiserver-standin" --node fleet-node-0,fleet-node-1,fleet-node-2 \
+        --port-file "$BATS_TEST_TMPDIR/port" 2>"$BATS_TEST_TMPDIR/standin.log" &
+    STANDIN_PID=$!
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [[ -s $BATS_TEST_TMPDIR/port ]] && break
+        sleep 0.05
+    done
+    API="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")"
+    cat >"$BATS_TEST_TMPDIR/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: s, cluster: {server: "$API"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: s, context: {cluster: s, user: u}}]
+current-context: s
+KC
+}
+
+# pool NODE: "DEVICES TAINTED" of NODE's slices on the stand-in.
+pool() {
+    curl -sS "$API$SLICES" | jq -r --arg n "$1" --arg d "$DRIVER" \
+        '[.items[] | select(.spec.nodeName == $n and .spec.driver == $d and .spec.pool.name == $n)
+          | .spec.devices[]?] | "\(length) \(map(select(.taints != null and (.taints | length) > 0)) | length)"'
+}
+
+node1_flipped() { [[ $(pool fleet-node-1) == "2 1" ]]; }
+
+all_slices() { curl -sS "$API$SLICES" | jq '.items | length'; }
+
+wait_for() { # wait_for SECONDS COMMAND...
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+@test "fleet: one pool per node from its section, flips on the right node, all deleted on SIGTERM" {
+    start_standin
+    "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
+        --ready-file "$BATS_TEST_TMPDIR/ready" 2>"$BATS_TEST_TMPDIR/pub.log" &
+    PUB_PID=$!
+    wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
+    run cat "$BATS_TEST_TMPDIR/ready"
+    assert_line "nodes 3"
+    assert_line "devices 18"
+    [[ $(pool fleet-node-0) == "8 0" ]]
+    [[ $(pool fleet-node-2) == "8 0" ]]
+    # fleet-node-1's gpu-0 turns unhealthy 200 ms after the start: its slice
+    # alone gets the taint.
+    wait_for 10 node1_flipped
+    [[ $(pool fleet-node-0) == "8 0" ]]
+    kill -TERM "$PUB_PID"
+    wait "$PUB_PID"
+    PUB_PID=
+    [[ $(all_slices) == 0 ]]
+    [[ ! -e $BATS_TEST_TMPDIR/ready ]]
+    grep -q "every slice of 3 pools deleted" "$BATS_TEST_TMPDIR/pub.log"
+}
+
+@test "fleet: a config past an API limit is refused before anything is published" {
+    start_standin
+    run "$PUB" --config "$CONFIGS/fleet-bad-attribute.yaml" --nodes 3 \
+        --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig"
+    assert_failure 1
+    assert_output --partial "node fleet-node-2: device gpu-0: attribute productName"
+    assert_output --partial "longer than 64 characters"
+    [[ $(all_slices) == 0 ]]
+}
+
+@test "fleet: --check --list gives every node's GPUs without an API server" {
+    run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check --list
+    assert_success
+    assert_line "fleet-node-0 8"
+    assert_line "fleet-node-1 2"
+    assert_line "fleet-node-2 8"
+    run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 0 --check
+    assert_failure 2
+    assert_output --partial "--nodes 0: must be 1.."
+}
+
+@test "fleet.sh nodes: KWOK's Node objects, with the GPUs as allocatable" {
+    run bash "$REPO/scripts/fleet/fleet.sh" nodes 3 "$CONFIGS/fleet-small.yaml"
+    assert_success
+    python3 - <<PY
+import yaml
+nodes = [d for d in yaml.safe_load_all('''$output''') if d]
+assert [n["metadata"]["name"] for n in nodes] == ["fleet-node-0", "fleet-node-1", "fleet-node-2"], nodes
+assert all(n["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake" for n in nodes)
+assert [n["status"]["allocatable"]["nvidia.com/gpu"] for n in nodes] == ["8", "2", "8"]
+PY
+}
+
+@test "quantiles.py: p50 and p99 of the difference of two scrapes" {
+    local m=scheduler_pod_scheduling_sli_duration_seconds_bucket
+    cat >"$BATS_TEST_TMPDIR/a" <<M
+$m{attempts="1",profile="default-scheduler",le="0.1"} 5
+$m{attempts="1",profile="default-scheduler",le="1"} 5
+$m{attempts="1",profile="default-scheduler",le="10"} 5
+$m{attempts="1",profile="default-scheduler",le="+Inf"} 5
+M
+    # 100 more samples: 50 under 0.1 s, 49 in (0.1, 1], 1 in (1, 10].
+    cat >"$BATS_TEST_TMPDIR/b" <<M
+$m{attempts="1",profile="default-scheduler",le="0.1"} 30
+$m{attempts="1",profile="default-scheduler",le="1"} 60
+$m{attempts="1",profile="default-scheduler",le="10"} 61
+$m{attempts="1",profile="default-scheduler",le="+Inf"} 61
+$m{attempts="2",profile="default-scheduler",le="0.1"} 25
+$m{attempts="2",profile="default-scheduler",le="1"} 44
+$m{attempts="2",profile="default-scheduler",le="10"} 44
+$m{attempts="2",profile="default-scheduler",le="+Inf"} 44
+M
+    run python3 "$REPO/bench/fleet/quantiles.py" "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+    assert_success
+    assert_output "0.100 1.000"
+    run python3 "$REPO/bench/fleet/quantiles.py" "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/a"
+    assert_output "- -"
+}
+
+@test "fleet.sh: bad arguments are refused before anything starts" {
+    run bash "$REPO/scripts/fleet/fleet.sh" up abc
+    assert_failure
+    assert_output --partial "NODES 'abc' is not a positive number"
+    run bash "$REPO/scripts/fleet/fleet.sh" frobnicate
+    assert_failure
+    assert_output --partial "usage: fleet.sh up NODES [CONFIG] | publish NODES CONFIG | down"
+    # A config past an API limit stops `up` at its first step.
+    run bash "$REPO/scripts/fleet/fleet.sh" up 3 "$CONFIGS/fleet-bad-attribute.yaml"
+    assert_failure
+    assert_output --partial "node fleet-node-2: device gpu-0"
+    refute_output --partial "control plane up"
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests of fleet/: a node's devices from its section of one config,
+ * its flips reaching the listener, and the API server's limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "fleet/fleet_limits.h"
+#include "fleet/fleet_node.h"
+
+static char *slurp(const char *name, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", FLEET_TEST_CONFIGS, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *buf = calloc(1, 1 << 16);
+    assert_non_null(buf);
+    *len = fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    return buf;
+}
+
+static struct fleet_node *node_of(const char *file, const char *node)
+{
+    size_t len;
+    char *text = slurp(file, &len);
+    struct error err = {{0}};
+    struct fleet_node *n = fleet_node_new(text, len, file, node, PERSONALITY_FAKEHW, &err);
+    free(text);
+    if (n == NULL)
+        fail_msg("%s", err.msg);
+    return n;
+}
+
+static void test_sections(void **state)
+{
+    (void)state;
+    struct fleet_node *a = node_of("fleet-small.yaml", "fleet-node-0");
+    struct fleet_node *b = node_of("fleet-small.yaml", "fleet-node-1");
+    struct error err = {{0}};
+    struct device_snapshot *sa = fleet_node_snapshot(a, &err);
+    struct device_snapshot *sb = fleet_node_snapshot(b, &err);
+    assert_non_null(sa);
+    assert_non_null(sb);
+    assert_int_equal(sa->n, 8);
+    assert_int_equal(sb->n, 2);
+    assert_non_null(strstr(sa->devs[0].product_name, "A100"));
+    assert_non_null(strstr(sb->devs[0].product_name, "H100"));
+    /* UUIDs are seeded by the node name: two nodes never share one. */
+    assert_string_not_equal(sa->devs[0].uuid, sb->devs[0].uuid);
+    assert_int_equal(fleet_node_flips(a), 0);
+    assert_int_equal(fleet_node_flips(b), 1);
+    device_snapshot_put(sa);
+    device_snapshot_put(sb);
+    fleet_node_free(a);
+    fleet_node_free(b);
+}
+
+struct seen {
+    int calls;
+    bool unhealthy;
+    char node[64];
+};
+
+static void on_flip(void *ctx, struct fleet_node *node, struct device_snapshot *snap)
+{
+    struct seen *s = ctx;
+    s->calls++;
+    snprintf(s->node, sizeof(s->node), "%s", fleet_node_name(node));
+    const struct fakehw_device *d = device_snapshot_find(snap, "gpu-0");
+    s->unhealthy = d != NULL && !d->healthy;
+}
+
+static void test_flips_reach_their_node(void **state)
+{
+    (void)state;
+    struct fleet_node *a = node_of("fleet-small.yaml", "fleet-node-0");
+    struct fleet_node *b = node_of("fleet-small.yaml", "fleet-node-1");
+    struct seen sa = {0}, sb = {0};
+    struct error err = {{0}};
+    assert_int_equal(fleet_node_start_flips(a, on_flip, &sa, &err), 0);
+    assert_int_equal(fleet_node_start_flips(b, on_flip, &sb, &err), 0);
+    for (int i = 0; i < 300 && sb.calls == 0; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    assert_int_equal(sb.calls, 1);
+    assert_true(sb.unhealthy);
+    assert_string_equal(sb.node, "fleet-node-1");
+    assert_int_equal(sa.calls, 0);
+    fleet_node_free(a);
+    fleet_node_free(b);
+}
+
+static int check_node(const char *file, const char *node, struct error *err)
+{
+    struct fleet_node *n = node_of(file, node);
+    struct device_snapshot *snap = fleet_node_snapshot(n, err);
+    assert_non_null(snap);
+    struct fleet_pool_check c = {.driver = "gpu.fakehw.example.com",
+                                 .node = node,
+                                 .personality = PERSONALITY_FAKEHW,
+                                 .effect = TAINT_EFFECT_NO_SCHEDULE};
+    int rc = fleet_check_pool(&c, snap, err);
+    device_snapshot_put(snap);
+    fleet_node_free(n);
+    return rc;
+}
+
+static void test_pool_check(void **state)
+{
+    (void)state;
+    struct error err = {{0}};
+    assert_int_equal(check_node("fleet-small.yaml", "fleet-node-0", &err), 0);
+    assert_int_equal(check_node("fleet-bad-attribute.yaml", "fleet-node-0", &err), 0);
+    assert_int_equal(check_node("fleet-bad-attribute.yaml", "fleet-node-2", &err), -1);
+    assert_non_null(strstr(err.msg, "node fleet-node-2: device gpu-0"));
+    assert_non_null(strstr(err.msg, "64"));
+}
+
+/* A slice of n devices, each with the given numbers of taints,
+ * consumptions and attributes, and sets counter sets. */
+static json_t *slice_of(size_t n, size_t taints, size_t consumptions, size_t attrs, size_t sets)
+{
+    json_t *devs = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *d = json_pack("{s:s+}", "name", "gpu-", "x");
+        json_t *t = json_array(), *cc = json_array(), *a = json_object();
+        for (size_t k = 0; k < taints; k++)
+            json_array_append_new(t, json_pack("{s:s}", "key", "k"));
+        for (size_t k = 0; k < consumptions; k++)
+            json_array_append_new(cc, json_pack("{s:s, s:{}}", "counterSet", "s", "counters"));
+        for (size_t k = 0; k < attrs; k++) {
+            char key[16];
+            snprintf(key, sizeof(key), "a%zu", k);
+            json_object_set_new(a, key, json_pack("{s:i}", "int", 1));
+        }
+        json_object_set_new(d, "taints", t);
+        json_object_set_new(d, "consumesCounters", cc);
+        json_object_set_new(d, "attributes", a);
+        json_array_append_new(devs, d);
+    }
+    json_t *sc = json_array();
+    for (size_t k = 0; k < sets; k++)
+        json_array_append_new(sc, json_pack("{s:s, s:{}}", "name", "set", "counters"));
+    json_t *spec = json_pack("{s:o}", "devices", devs);
+    if (sets > 0)
+        json_object_set_new(spec, "sharedCounters", sc);
+    else
+        json_decref(sc);
+    return json_pack("{s:o}", "spec", spec);
+}
+
+static void expect_limit(json_t *slice, const char *limit)
+{
+    struct error err = {{0}};
+    int rc = fleet_check_slice("fleet-node-7", 3, slice, &err);
+    json_decref(slice);
+    if (limit == NULL) {
+        assert_int_equal(rc, 0);
+        return;
+    }
+    assert_int_equal(rc, -1);
+    if (strstr(err.msg, limit) == NULL ||
+        strstr(err.msg, "node fleet-node-7: ResourceSlice 3") == NULL)
+        fail_msg("\"%s\" does not name %s", err.msg, limit);
+}
+
+static void test_slice_limits(void **state)
+{
+    (void)state;
+    expect_limit(slice_of(128, 0, 0, 32, 0), NULL);
+    expect_limit(slice_of(129, 0, 0, 1, 0), "ResourceSliceMaxDevices");
+    expect_limit(slice_of(64, 16, 2, 1, 0), NULL);
+    expect_limit(slice_of(65, 1, 0, 1, 0), "ResourceSliceMaxDevicesWithAdvancedFeatures");
+    expect_limit(slice_of(65, 0, 1, 1, 0), "ResourceSliceMaxDevicesWithAdvancedFeatures");
+    expect_limit(slice_of(1, 17, 0, 1, 0), "DeviceTaintsMaxLength");
+    expect_limit(slice_of(1, 0, 3, 1, 0), "ResourceSliceMaxDeviceCounterConsumptionsPerDevice");
+    expect_limit(slice_of(1, 0, 0, 33, 0), "ResourceSliceMaxAttributesAndCapacitiesPerDevice");
+    expect_limit(slice_of(0, 0, 0, 0, 8), NULL);
+    expect_limit(slice_of(0, 0, 0, 0, 9), "ResourceSliceMaxCounterSets");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sections),
+        cmocka_unit_test(test_flips_reach_their_node),
+        cmocka_unit_test(test_pool_check),
+        cmocka_unit_test(test_slice_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
