@@ -475,8 +475,8 @@ static void test_vfio(void **state)
     };
     for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++) {
         char text[256], msg[256];
-        snprintf(text, sizeof(text), "defaults: {devices: [{profile: A100-SXM4-80GB, vfio: true, %s}]}\n",
-                 with[i][0]);
+        snprintf(text, sizeof(text),
+                 "defaults: {devices: [{profile: A100-SXM4-80GB, vfio: true, %s}]}\n", with[i][0]);
         snprintf(msg, sizeof(msg),
                  "t.yaml:1:54: defaults.devices[0].vfio: a GPU bound to vfio-pci is passed through "
                  "whole; it cannot have %s too",
