@@ -65,11 +65,19 @@ claim_device_ready() {
 # requires: none
 # bats test_tags=fake-only, serial
 @test "health: a new claim avoids an unhealthy device and gets it after recovery" {
-    local ns=$TEST_NAMESPACE device uuid
-    use_test_node
-    device=$(head -n 1 <<<"$TEST_NODE_DEVICES")
-    uuid=$(device_uuid "$TEST_NODE_POOL" "$device")
-    flip_unhealthy "$TEST_NODE" "$device"
+    local ns=$TEST_NAMESPACE device uuid tree
+    # A device the class gives out (not every device of the node is in it:
+    # the nvidia personality's gpu.nvidia.com has no MIG devices), free
+    # again once the pod that showed it is gone.
+    start_victim
+    device=$VICTIM_DEVICE
+    delete_pod "$ns" victim
+    kc delete resourceclaim -n "$ns" victim --wait=false >/dev/null
+    wait_gone pod -n "$ns" victim
+    wait_gone resourceclaim -n "$ns" victim
+    uuid=$(device_uuid "$VICTIM_POOL" "$device")
+    tree=$(fakehw_device "$TEST_NODE" "$VICTIM_POOL" "$device") || return 1
+    flip_unhealthy "$TEST_NODE" "$tree" "$device"
     wait_for "the driver to mark $TEST_NODE_POOL/$device unhealthy (taint or withdrawal)" \
         "$CONFORMANCE_HEALTH_TIMEOUT" device_marked_unhealthy "$TEST_NODE_POOL" "$device" >/dev/null
 
@@ -78,7 +86,7 @@ claim_device_ready() {
     assert_pod_stays_pending "$ns" pod-a
     claim_is_unallocated "$ns" wants-it
 
-    fakehw_flip "$TEST_NODE" "$device" healthy
+    fakehw_flip "$TEST_NODE" "$tree" healthy
     wait_for "$TEST_NODE_POOL/$device to be published healthy again" "$CONFORMANCE_HEALTH_TIMEOUT" \
         device_back_to_healthy "$TEST_NODE_POOL" "$device" >/dev/null
     wait_pod_ready "$ns" pod-a

@@ -347,7 +347,8 @@ run_job() {
 @test "conformance image: the Dockerfile installs what run.sh needs and runs the entrypoint" {
     local df=scripts/conformance-image/Dockerfile
     run grep -E 'apt-get install' -A2 "$df"
-    assert_output --partial "bats bats-support bats-assert bats-file parallel jq util-linux"
+    # curl: the suite reads through kubectl proxy's unix socket.
+    assert_output --partial "bats bats-support bats-assert bats-file parallel jq curl util-linux"
     run grep -c '^ENTRYPOINT \["/usr/local/bin/conformance-entrypoint"\]$' "$df"
     assert_output 1
     # No registry: the base is one of the images this repository makes.

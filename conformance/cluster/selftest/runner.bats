@@ -143,9 +143,12 @@ run_suite() {
     echo gpu.example.com >>"$FAKE_CLUSTER/deviceclasses.txt"
     CONFORMANCE_DRIVER=gpu.example.com CONFORMANCE_FILTER='tags:fake-only' run run_suite
     assert_success
-    assert_line "1..13"
+    # Every fake-only scenario, and each of them skipped for that reason.
+    local planned
+    planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$BATS_TEST_TMPDIR/reports/cluster.tap")
+    assert [ "${planned:-0}" -ge 13 ]
     assert_equal "$(grep -c '# skip fake-driver check; the driver under test (gpu.example.com) is not the fake driver' \
-        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 13
+        "$BATS_TEST_TMPDIR/reports/cluster.tap")" "$planned"
     # Skipped before any namespace was made: the two creations are the
     # preflight's probe namespace and its test-image pods, one per node with
     # devices.
