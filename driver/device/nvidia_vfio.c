@@ -77,7 +77,8 @@ static int vfio_attributes(json_t *a, const struct fakehw_device *d, struct erro
         set_string(a, "productName", product, err) < 0 ||
         set_attr(a, "iommuFDEnabled", json_pack("{s:b}", "bool", 0), err) < 0 ||
         set_string(a, "resource.kubernetes.io/pciBusID", d->pci_bus_id, err) < 0 ||
-        (d->pcie_root[0] && set_string(a, "resource.kubernetes.io/pcieRoot", d->pcie_root, err) < 0))
+        (d->pcie_root[0] &&
+         set_string(a, "resource.kubernetes.io/pcieRoot", d->pcie_root, err) < 0))
         return -1;
     if (d->numa_node >= 0 && set_attr(a, "resource.kubernetes.io/numaNode",
                                       json_pack("{s:I}", "int", (json_int_t)d->numa_node), err) < 0)
