@@ -5,6 +5,8 @@
  *   architecture, brand nvidia-smi -q ("Product Architecture", "Product Brand")
  *   memory_mib          nvidia-smi --query-gpu=memory.total (MiB)
  *   compute_capability  nvidia-smi --query-gpu=compute_cap
+ *   pci_device_id       the PCI device ID (lspci -n), "0x2330"
+ *   pci_device_name     the PCI ID database's name of it (lspci), "GH100 [H100 SXM5 80GB]"
  * docs/fakehw.md has the same table for people. */
 #ifndef FAKEHW_CATALOGUE_H
 #define FAKEHW_CATALOGUE_H
@@ -19,6 +21,8 @@ struct gpu_profile {
     const char *brand;
     uint64_t memory_mib;
     const char *compute_capability;
+    const char *pci_device_id;
+    const char *pci_device_name;
 };
 
 /* The profile called name (ASCII case-insensitive), or NULL. */

@@ -37,27 +37,12 @@ static const char *const defaults_keys[] = {"seed",    "driverVersion", "cudaDri
                                             "devices", "flips",         NULL};
 static const char *const node_keys[] = {
     "name", "seed", "driverVersion", "cudaDriverVersion", "devices", "flips", NULL};
-static const char *const device_keys[] = {"count",
-                                          "name",
-                                          "profile",
-                                          "productName",
-                                          "architecture",
-                                          "brand",
-                                          "memory",
-                                          "computeCapability",
-                                          "driverVersion",
-                                          "cudaDriverVersion",
-                                          "uuid",
-                                          "pciBusID",
-                                          "pcieRoot",
-                                          "numaNode",
-                                          "health",
-                                          "healthReason",
-                                          "attach",
-                                          "virtual",
-                                          "mig",
-                                          "sharing",
-                                          NULL};
+static const char *const device_keys[] = {
+    "count",        "name",     "profile",           "productName",   "architecture",
+    "brand",        "memory",   "computeCapability", "driverVersion", "cudaDriverVersion",
+    "uuid",         "pciBusID", "pcieRoot",          "numaNode",      "health",
+    "healthReason", "attach",   "virtual",           "vfio",          "mig",
+    "sharing",      NULL};
 static const char *const attach_keys[] = {"delay", "failure", NULL};
 static const char *const flip_keys[] = {"device", "after", "state", "xid", "for", "reason", NULL};
 
@@ -356,18 +341,35 @@ static int key_virtual(const struct yctx *y, yaml_node_t *v, const char *path,
     return ybool(y, v, path, &e->virtual_gpu);
 }
 
+static int key_vfio(const struct yctx *y, yaml_node_t *v, const char *path, struct device_entry *e)
+{
+    set_pos(&e->vfio_pos, v, path);
+    return ybool(y, v, path, &e->vfio);
+}
+
 /* The parser of each key of device_keys, in the same order. */
 static device_key_fn *const device_key_parsers[] = {
-    key_count,          key_name,
-    key_profile,        key_product_name,
-    key_architecture,   key_brand,
-    key_memory,         key_compute_capability,
-    key_driver_version, key_cuda_driver_version,
-    key_uuid,           key_pci_bus_id,
-    key_pcie_root,      key_numa_node,
-    key_health,         key_health_reason,
-    key_attach,         key_virtual,
-    config_mig_parse,   config_sharing_parse,
+    key_count,
+    key_name,
+    key_profile,
+    key_product_name,
+    key_architecture,
+    key_brand,
+    key_memory,
+    key_compute_capability,
+    key_driver_version,
+    key_cuda_driver_version,
+    key_uuid,
+    key_pci_bus_id,
+    key_pcie_root,
+    key_numa_node,
+    key_health,
+    key_health_reason,
+    key_attach,
+    key_virtual,
+    key_vfio,
+    config_mig_parse,
+    config_sharing_parse,
 };
 _Static_assert(sizeof(device_key_parsers) / sizeof(device_key_parsers[0]) ==
                    sizeof(device_keys) / sizeof(device_keys[0]) - 1,
@@ -381,6 +383,25 @@ static int device_key(const struct yctx *y, const char *key, yaml_node_t *v, con
     while (device_keys[i + 1] != NULL && strcmp(device_keys[i], key) != 0)
         i++;
     return device_key_parsers[i](y, v, path, ctx);
+}
+
+/* A GPU bound to vfio-pci is passed through whole: its driver's features
+ * (MIG, sharing by memory, attach, virtual GPUs) are not there. */
+static int vfio_check(const struct yctx *y, const struct device_entry *e)
+{
+    if (!e->vfio)
+        return 0;
+    const char *other = e->mig.set && e->mig.mode != GPU_MIG_OFF ? "mig"
+                        : e->has_sharing                         ? "sharing"
+                        : e->attach.attachable                   ? "attach"
+                        : e->virtual_gpu                         ? "virtual"
+                                                                 : NULL;
+    if (other == NULL)
+        return 0;
+    return error_set(y->err,
+                     "%s:%zu:%zu: %s: a GPU bound to vfio-pci is passed through whole; it cannot "
+                     "have %s too",
+                     y->file, e->vfio_pos.line, e->vfio_pos.column, e->vfio_pos.path, other);
 }
 
 /* Checks that mix several keys of one entry. */
@@ -425,7 +446,7 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
     uint64_t memory = e->has_memory ? e->memory_bytes
                       : e->profile  ? e->profile->memory_mib * 1024 * 1024
                                     : 0;
-    if (config_sharing_check(y, e, memory) < 0)
+    if (config_sharing_check(y, e, memory) < 0 || vfio_check(y, e) < 0)
         return -1;
     return config_mig_check(y, e, memory);
 }

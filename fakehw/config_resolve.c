@@ -163,6 +163,12 @@ static void fill_device(const struct config_spec *spec, const struct section *s,
              e->has_reason ? e->health_reason : "");
     d->attach = e->attach;
     d->virtual_gpu = e->virtual_gpu;
+    d->vfio = e->vfio;
+    d->iommu_group = d->index;
+    if (p != NULL) {
+        snprintf(d->pci_device_id, sizeof(d->pci_device_id), "%s", p->pci_device_id);
+        snprintf(d->pci_device_name, sizeof(d->pci_device_name), "%s", p->pci_device_name);
+    }
     if (e->has_sharing) {
         d->share_default = e->share_default;
         d->share_min = e->share_min;

@@ -69,6 +69,8 @@ struct device_entry {
     char health_reason[FAKEHW_REASON_MAX];
     struct gpu_attach attach;
     bool virtual_gpu;
+    bool vfio;
+    struct spec_pos vfio_pos;
     struct mig_spec mig;
     /* `sharing: {memory: {default, min, step}}` (config_sharing.c) */
     bool has_sharing;

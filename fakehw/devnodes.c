@@ -18,15 +18,41 @@
 #define NULL_MAJOR 1
 #define NULL_MINOR 3
 
+/* What a node stands for: a GPU's fakegpuN, a vfio GPU's IOMMU group node
+ * vfio/<group>, or the VFIO container node vfio/vfio. */
+enum node_kind { NODE_GPU, NODE_VFIO_GROUP, NODE_VFIO_CONTROL };
+
+struct node_key {
+    enum node_kind kind;
+    long num; /* the minor, or the group; 0 for the control node */
+};
+
 struct devnodes {
     char dir[FAKEHW_PATH_MAX];
-    long *minors; /* nodes this tracker made (or took over), unsorted */
+    struct node_key *keys; /* nodes this tracker made (or took over), unsorted */
     size_t n, cap;
+    bool made_vfio_dir; /* <dir>/vfio, removed again when empty */
 };
 
 int devnode_path(const char *dir, long num, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "%s/" DEVNODE_PREFIX "%ld", dir, num);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int devnode_vfio_path(const char *dir, long group, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s/" DEVNODE_VFIO_DIR "/%ld", dir, group);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static int key_path(const char *dir, struct node_key k, char *buf, size_t size)
+{
+    if (k.kind == NODE_GPU)
+        return devnode_path(dir, k.num, buf, size);
+    if (k.kind == NODE_VFIO_GROUP)
+        return devnode_vfio_path(dir, k.num, buf, size);
+    int n = snprintf(buf, size, "%s/" DEVNODE_VFIO_DIR "/" DEVNODE_VFIO_CONTROL, dir);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -49,7 +75,8 @@ struct devnodes *devnodes_new(const char *dir, struct error *err)
     /* Readers take devicePath into FAKEHW_PATH_MAX bytes: every node's path must fit. */
     char longest[FAKEHW_PATH_MAX];
     if (snprintf(dn->dir, sizeof(dn->dir), "%s", dir) >= (int)sizeof(dn->dir) ||
-        devnode_path(dir, FAKEHW_TREE_MAX_DEVICES - 1, longest, sizeof(longest)) < 0) {
+        devnode_path(dir, FAKEHW_TREE_MAX_DEVICES - 1, longest, sizeof(longest)) < 0 ||
+        devnode_vfio_path(dir, FAKEHW_TREE_MAX_DEVICES - 1, longest, sizeof(longest)) < 0) {
         error_set(err, "device node directory %s: path too long (at most %d bytes with /%s%d)", dir,
                   FAKEHW_PATH_MAX - 1, DEVNODE_PREFIX, FAKEHW_TREE_MAX_DEVICES - 1);
         free(dn);
@@ -58,26 +85,48 @@ struct devnodes *devnodes_new(const char *dir, struct error *err)
     return dn;
 }
 
-static bool tracked(const struct devnodes *dn, long num)
+static bool same_key(struct node_key a, struct node_key b)
+{
+    return a.kind == b.kind && a.num == b.num;
+}
+
+static bool tracked(const struct devnodes *dn, struct node_key k)
 {
     for (size_t i = 0; i < dn->n; i++)
-        if (dn->minors[i] == num)
+        if (same_key(dn->keys[i], k))
             return true;
     return false;
 }
 
-static bool wanted(const struct gpu_device *devs, size_t n, long num)
+/* The nodes devs need, into keys (room for 2n + 1); returns how many. */
+static size_t wanted_keys(const struct gpu_device *devs, size_t n, struct node_key *keys)
+{
+    size_t k = 0;
+    bool any_vfio = false;
+    for (size_t i = 0; i < n; i++) {
+        keys[k++] = (struct node_key){NODE_GPU, devs[i].minor};
+        if (devs[i].vfio && devs[i].parent[0] == '\0') {
+            keys[k++] = (struct node_key){NODE_VFIO_GROUP, devs[i].iommu_group};
+            any_vfio = true;
+        }
+    }
+    if (any_vfio)
+        keys[k++] = (struct node_key){NODE_VFIO_CONTROL, 0};
+    return k;
+}
+
+static bool wanted(const struct node_key *keys, size_t n, struct node_key k)
 {
     for (size_t i = 0; i < n; i++)
-        if (devs[i].minor == num)
+        if (same_key(keys[i], k))
             return true;
     return false;
 }
 
-static void remove_node(const struct devnodes *dn, long num)
+static void remove_node(const struct devnodes *dn, struct node_key k)
 {
     char path[FAKEHW_PATH_MAX];
-    if (devnode_path(dn->dir, num, path, sizeof(path)) < 0)
+    if (key_path(dn->dir, k, path, sizeof(path)) < 0)
         return;
     if (unlink(path) < 0 && errno != ENOENT)
         LOG_W("removing device node %s: %s", path, strerror(errno));
@@ -85,12 +134,29 @@ static void remove_node(const struct devnodes *dn, long num)
         LOG_V(2, "removed device node %s", path);
 }
 
-/* Makes (or takes over) the node for minor. */
-static int make_node(const struct devnodes *dn, long num, struct error *err)
+/* <dir>/vfio for the VFIO nodes, made once. */
+static int vfio_dir(struct devnodes *dn, struct error *err)
 {
     char path[FAKEHW_PATH_MAX];
-    if (devnode_path(dn->dir, num, path, sizeof(path)) < 0)
+    snprintf(path, sizeof(path), "%s/" DEVNODE_VFIO_DIR, dn->dir);
+    if (mkdir(path, 0755) == 0) {
+        dn->made_vfio_dir = true;
+        return 0;
+    }
+    struct stat st;
+    if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    return error_set_errno(err, errno == EEXIST ? ENOTDIR : errno, "%s", path);
+}
+
+/* Makes (or takes over) the node of k. */
+static int make_node(struct devnodes *dn, struct node_key k, struct error *err)
+{
+    char path[FAKEHW_PATH_MAX];
+    if (key_path(dn->dir, k, path, sizeof(path)) < 0)
         return error_set(err, "device node path in %s too long", dn->dir);
+    if (k.kind != NODE_GPU && vfio_dir(dn, err) < 0)
+        return -1;
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISCHR(st.st_mode) && major(st.st_rdev) == NULL_MAJOR &&
@@ -119,28 +185,34 @@ static int make_node(const struct devnodes *dn, long num, struct error *err)
 
 int devnodes_sync(struct devnodes *dn, const struct gpu_device *devs, size_t n, struct error *err)
 {
+    struct node_key *want = calloc(2 * n + 1, sizeof(*want));
+    if (want == NULL)
+        return error_set(err, "out of memory");
+    size_t nwant = wanted_keys(devs, n, want);
     /* Room for every node of this call, so tracking cannot fail midway. */
-    GROW(dn->minors, dn->cap, dn->n + n);
+    GROW(dn->keys, dn->cap, dn->n + nwant);
     size_t before = dn->n;
-    for (size_t i = 0; i < n; i++) {
-        if (tracked(dn, devs[i].minor))
+    for (size_t i = 0; i < nwant; i++) {
+        if (tracked(dn, want[i]))
             continue;
-        if (make_node(dn, devs[i].minor, err) < 0) {
+        if (make_node(dn, want[i], err) < 0) {
             for (size_t j = before; j < dn->n; j++)
-                remove_node(dn, dn->minors[j]);
+                remove_node(dn, dn->keys[j]);
             dn->n = before;
+            free(want);
             return -1;
         }
-        dn->minors[dn->n++] = devs[i].minor;
+        dn->keys[dn->n++] = want[i];
     }
     for (size_t i = 0; i < dn->n;) {
-        if (wanted(devs, n, dn->minors[i])) {
+        if (wanted(want, nwant, dn->keys[i])) {
             i++;
             continue;
         }
-        remove_node(dn, dn->minors[i]);
-        dn->minors[i] = dn->minors[--dn->n];
+        remove_node(dn, dn->keys[i]);
+        dn->keys[i] = dn->keys[--dn->n];
     }
+    free(want);
     return 0;
 }
 
@@ -149,7 +221,12 @@ void devnodes_free(struct devnodes *dn)
     if (dn == NULL)
         return;
     for (size_t i = 0; i < dn->n; i++)
-        remove_node(dn, dn->minors[i]);
-    free(dn->minors);
+        remove_node(dn, dn->keys[i]);
+    if (dn->made_vfio_dir) {
+        char path[FAKEHW_PATH_MAX];
+        snprintf(path, sizeof(path), "%s/" DEVNODE_VFIO_DIR, dn->dir);
+        (void)rmdir(path); /* only when empty: the nodes above are gone */
+    }
+    free(dn->keys);
     free(dn);
 }

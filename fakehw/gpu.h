@@ -55,7 +55,11 @@ struct gpu_device {
     bool healthy; /* initial health from the config */
     char health_reason[FAKEHW_REASON_MAX];
     struct gpu_attach attach;
-    bool virtual_gpu; /* config key `virtual`: needs no node preparation */
+    bool virtual_gpu;       /* config key `virtual`: needs no node preparation */
+    bool vfio;              /* config key `vfio`: bound to vfio-pci for passthrough */
+    long iommu_group;       /* its PCI function's IOMMU group: = index */
+    char pci_device_id[16]; /* the catalogue's "0x2330"; "" without a profile */
+    char pci_device_name[FAKEHW_TEXT_MAX]; /* the catalogue's "GH100 [H100 SXM5 80GB]" */
     /* MIG (fakehw/mig_profiles.h).  A GPU has mig_mode and parent_index -1;
      * a partition (a MIG instance, or in dynamic mode a placement that may
      * be allocated) has mig_mode GPU_MIG_NONE, its parent GPU's name and

@@ -169,7 +169,16 @@ static int render_config_attr(const struct gpu_device *c, enum fakehw_attr_id a,
         return snprintf(buf, size, "%d\n", c->mig_engines.jpeg_engines);
     case FAKEHW_ATTR_ID_OFA_ENGINES:
         return snprintf(buf, size, "%d\n", c->mig_engines.ofa_engines);
+    case FAKEHW_ATTR_ID_VFIO:
+        return snprintf(buf, size, "%s\n", c->vfio ? "true" : "false");
+    case FAKEHW_ATTR_ID_IOMMU_GROUP:
+        return snprintf(buf, size, "%ld\n", c->iommu_group);
+    case FAKEHW_ATTR_ID_PCI_DEVICE_ID:
+        return snprintf(buf, size, "%s\n", c->pci_device_id);
+    case FAKEHW_ATTR_ID_PCI_DEVICE_NAME:
+        return snprintf(buf, size, "%s\n", c->pci_device_name);
     case FAKEHW_ATTR_ID_DEVICE_PATH:
+    case FAKEHW_ATTR_ID_VFIO_DEVICE_PATH:
     case FAKEHW_ATTR_ID_HEALTH:
     case FAKEHW_ATTR_ID_HEALTH_REASON:
     case FAKEHW_ATTR_ID_HEALTH_SINCE:
@@ -672,6 +681,11 @@ static int render_attr_locked(const struct live_inventory *inv, const struct liv
     case FAKEHW_ATTR_ID_DEVICE_PATH:
         if (inv->dev_dir[0] != '\0' &&
             devnode_path(inv->dev_dir, d->cfg.minor, path, sizeof(path)) < 0)
+            return -1;
+        return snprintf(buf, size, "%s\n", path);
+    case FAKEHW_ATTR_ID_VFIO_DEVICE_PATH:
+        if (inv->dev_dir[0] != '\0' && d->cfg.vfio &&
+            devnode_vfio_path(inv->dev_dir, d->cfg.iommu_group, path, sizeof(path)) < 0)
             return -1;
         return snprintf(buf, size, "%s\n", path);
     case FAKEHW_ATTR_ID_HEALTH:

@@ -152,7 +152,17 @@ enum fakehw_attr_kind {
  *   xid             the XID the device reported last (an NVIDIA driver error
  *                   code, 1..FAKEHW_XID_MAX), 0 when none or cleared; write
  *                   "CODE" to report one, "0" to clear it; a partition's is
- *                   its own (a GPU's XID is not its partitions') */
+ *                   its own (a GPU's XID is not its partitions')
+ *   vfio            "true" for a GPU bound to vfio-pci for passthrough (the
+ *                   config key `vfio`), else "false"
+ *   iommuGroup      the IOMMU group of the GPU's PCI function (its index;
+ *                   a partition has its GPU's)
+ *   vfioDevicePath  host path of the group's VFIO node <dev-dir>/vfio/<group>
+ *                   on a vfio GPU, "" otherwise or when fakehw made no nodes;
+ *                   the container node /dev/vfio/vfio is <dev-dir>/vfio/vfio
+ *   pciDeviceId     the PCI device ID, "0x2330" ("" without a catalogue profile)
+ *   pciDeviceName   the PCI ID database's name of it, "GH100 [H100 SXM5 80GB]"
+ *                   ("" likewise) */
 #define FAKEHW_DEVICE_ATTRIBUTES(X)                                                                \
     X(NAME, "name", LABEL, name, FIRST, UNPUBLISHED)                                               \
     X(INDEX, "index", COUNT, index, FIRST, PUBLISHED(INT, ALWAYS, "index"))                        \
@@ -196,7 +206,12 @@ enum fakehw_attr_kind {
     X(ENCODERS, "encoders", COUNT, encoders, LATER, UNPUBLISHED)                                   \
     X(JPEG_ENGINES, "jpegEngines", COUNT, jpeg_engines, LATER, UNPUBLISHED)                        \
     X(OFA_ENGINES, "ofaEngines", COUNT, ofa_engines, LATER, UNPUBLISHED)                           \
-    X(XID, "xid", COUNT, xid, LATER, UNPUBLISHED) /* a taint, not an attribute */
+    X(XID, "xid", COUNT, xid, LATER, UNPUBLISHED) /* a taint, not an attribute */                  \
+    X(VFIO, "vfio", BOOL, vfio, LATER, UNPUBLISHED)                                                \
+    X(IOMMU_GROUP, "iommuGroup", COUNT, iommu_group, LATER, UNPUBLISHED)                           \
+    X(VFIO_DEVICE_PATH, "vfioDevicePath", PATH_OPT, vfio_device_path, LATER, UNPUBLISHED)          \
+    X(PCI_DEVICE_ID, "pciDeviceId", TEXT_OPT, pci_device_id, LATER, UNPUBLISHED)                   \
+    X(PCI_DEVICE_NAME, "pciDeviceName", TEXT_OPT, pci_device_name, LATER, UNPUBLISHED)
 
 #define FAKEHW_ATTR_ID_ENUM_(id, file, kind, field, since, slice) FAKEHW_ATTR_ID_##id,
 enum fakehw_attr_id { FAKEHW_DEVICE_ATTRIBUTES(FAKEHW_ATTR_ID_ENUM_) FAKEHW_ATTR_COUNT };
@@ -294,7 +309,12 @@ struct fakehw_device {
     uint64_t memory_sharing[3]; /* default, min, step in bytes; all 0: not shared */
     long mig_profile_id;        /* partitions: GPU instance profile ID */
     long multiprocessors, copy_engines, decoders, encoders, jpeg_engines, ofa_engines;
-    long xid; /* the last XID reported, 0: none */
+    long xid;                               /* the last XID reported, 0: none */
+    bool vfio;                              /* bound to vfio-pci: passthrough */
+    long iommu_group;                       /* the IOMMU group of its PCI function */
+    char vfio_device_path[FAKEHW_PATH_MAX]; /* "" when not vfio or no node was made */
+    char pci_device_id[16];                 /* "0x2330"; "" when not known */
+    char pci_device_name[FAKEHW_TEXT_MAX];  /* "GH100 [H100 SXM5 80GB]"; "" likewise */
     /* Not files of the tree: when the plugin publishes a device under
      * another name (driver/device/personality.h), the tree's directory
      * names of the device and of its parent, for paths into the tree.

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "device_attributes.h"
+#include "nvidia_vfio.h"
 
 /* nvidia-smi's "Product Brand" -> go-nvlib's GetBrandAsString. */
 static const struct {
@@ -115,6 +116,8 @@ static int add_row(json_t *attrs, size_t r, const struct fakehw_device *d, struc
 
 json_t *nvidia_attributes_json(const struct fakehw_device *d, struct error *err)
 {
+    if (nvidia_is_vfio(d))
+        return nvidia_vfio_attributes_json(d, err);
     json_auto_t *a = json_object();
     if (a == NULL) {
         error_set(err, "device %s: out of memory", d->name);

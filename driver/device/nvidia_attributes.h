@@ -30,7 +30,8 @@
 #include "error.h"
 #include "fakehw_tree.h"
 
-/* A new attribute object, or NULL with err naming the device. */
+/* A new attribute object, or NULL with err naming the device.  A GPU bound
+ * to vfio-pci gets a VFIO device's (nvidia_vfio.h). */
 json_t *nvidia_attributes_json(const struct fakehw_device *d, struct error *err);
 
 /* go-nvlib's spelling of an NVML brand given as nvidia-smi prints it

@@ -8,6 +8,7 @@
 
 #include "cleanup.h"
 #include "dns_names.h"
+#include "nvidia_vfio.h"
 
 /* One row per personality: its flag value and the driver it stands in for. */
 static const struct {
@@ -83,6 +84,19 @@ int personality_device_name(enum personality p, const struct fakehw_device *d, c
     return 0;
 }
 
+/* A vfio GPU's NVIDIA name, gpu-vfio-<i>: i is its position among the
+ * GPUs of devs by PCI bus id (fakehw's are all of one width, so the text
+ * order is the numeric order the real driver sorts by). */
+static void vfio_name(const struct fakehw_device *devs, size_t n, size_t i, char *buf, size_t size)
+{
+    size_t rank = 0;
+    for (size_t j = 0; j < n; j++)
+        if (j != i && devs[j].parent[0] == '\0' &&
+            strcmp(devs[j].pci_bus_id, devs[i].pci_bus_id) < 0)
+            rank++;
+    snprintf(buf, size, "gpu-vfio-%zu", rank);
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -97,7 +111,9 @@ int personality_rename(enum personality p, struct fakehw_device *devs, size_t n,
     if (names == NULL || sorted == NULL)
         return error_set(err, "out of memory renaming %zu devices", n);
     for (size_t i = 0; i < n; i++) {
-        if (personality_device_name(p, &devs[i], names[i], sizeof(names[i]), err) < 0)
+        if (p == PERSONALITY_NVIDIA && nvidia_is_vfio(&devs[i]))
+            vfio_name(devs, n, i, names[i], sizeof(names[i]));
+        else if (personality_device_name(p, &devs[i], names[i], sizeof(names[i]), err) < 0)
             return -1;
         sorted[i] = names[i];
     }

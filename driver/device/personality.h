@@ -8,7 +8,9 @@
  *           gpu-<minor>-mig-<profile without dots>-<profile ID>-<placement
  *           start> (gpu-0-mig-3g40gb-9-4), as that driver names them; its
  *           attributes, capacities and counters (nvidia_attributes.h,
- *           driver/publish/nvidia_capacity.h).
+ *           driver/publish/nvidia_capacity.h); a GPU bound to vfio-pci
+ *           (fakehw's `vfio`) as its VFIO device gpu-vfio-<i>
+ *           (nvidia_vfio.h).
  *
  * The personality renames the devices of each snapshot as the inventory
  * reads it, so slices, prepare, health and claim status all see one name;
@@ -40,7 +42,8 @@ const char *personality_driver_name(enum personality p);
 
 /* The name device d is published under (buf of FAKEHW_NAME_MAX): the
  * tree's name for fakehw; for nvidia as above (a partition's minor is its
- * GPU's).  -1 with err when the name would not be a DNS label of at most
+ * GPU's; a VFIO device's name needs the node's other GPUs:
+ * personality_rename gives it).  -1 with err when the name would not be a DNS label of at most
  * 63 characters. */
 int personality_device_name(enum personality p, const struct fakehw_device *d, char *buf,
                             size_t size, struct error *err);

@@ -184,6 +184,25 @@ static int mount_device_dir(json_t *mounts, const struct cdi_claim *c, const cha
     return 0;
 }
 
+static bool is_vfio(const struct cdi_claim_device *d)
+{
+    return d->nvidia != NULL && d->nvidia->kind == NVIDIA_VFIO_DEVICE_CONFIG;
+}
+
+/* A VFIO device's node: its IOMMU group's /dev/vfio/<group>, from the node
+ * fakehw made for it; none without (fakehw without --dev-dir). */
+static int vfio_device_nodes(json_t *edits, const struct fakehw_device *dev, struct error *err)
+{
+    if (dev->vfio_device_path[0] == '\0')
+        return 0;
+    char node[64];
+    snprintf(node, sizeof(node), "%s/%ld", CDI_VFIO_DIR, dev->iommu_group);
+    json_t *nodes = json_pack("[{s:s, s:s}]", "path", node, "hostPath", dev->vfio_device_path);
+    if (json_object_set_new(edits, "deviceNodes", nodes) < 0)
+        return error_set(err, "CDI spec: out of memory");
+    return 0;
+}
+
 static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_device *d,
                             struct error *err)
 {
@@ -194,6 +213,9 @@ static json_t *device_edits(const struct cdi_claim *c, const struct cdi_claim_de
         return oom(err);
     if (device_env(env, d, err) < 0)
         return NULL;
+    /* Passed through: the group's node, nothing of the GPU's driver. */
+    if (is_vfio(d))
+        return vfio_device_nodes(edits, dev, err) < 0 ? NULL : steal_pointer(&edits);
     if (dev->device_path[0]) {
         char node[64];
         snprintf(node, sizeof(node), "/dev/fakegpu%ld", dev->minor);
@@ -245,6 +267,48 @@ static int smi_mounts(json_t *edits, const struct cdi_claim *c)
     return json_object_set_new(edits, "mounts", mounts);
 }
 
+/* The claim's first VFIO device, or NULL. */
+static const struct cdi_claim_device *first_vfio(const struct cdi_claim *c)
+{
+    for (size_t i = 0; i < c->n_devices; i++)
+        if (is_vfio(&c->devices[i]))
+            return &c->devices[i];
+    return NULL;
+}
+
+/* The claim-wide edits of VFIO devices, as the real driver's
+ * GetCommonEdits makes them: NVIDIA_VISIBLE_DEVICES=void, and with
+ * iommu.enableAPIDevice the VFIO container node /dev/vfio/vfio (also for
+ * PreferIommuFD: fakehw has no /dev/iommu, and the real driver falls back
+ * to the legacy node then).  Its host node is <dir>/vfio beside the
+ * group's node <dir>/<group>. */
+static int vfio_claim_edits(json_t *edits, json_t *env, const struct cdi_claim_device *v,
+                            struct error *err)
+{
+    if (append_env(env, err, "NVIDIA_VISIBLE_DEVICES=void") < 0)
+        return -1;
+    const char *group = v->dev->vfio_device_path;
+    const char *slash = strrchr(group, '/');
+    if (!v->nvidia->iommu_api_device || slash == NULL)
+        return 0;
+    char host[FAKEHW_PATH_MAX + 8];
+    snprintf(host, sizeof(host), "%.*s/%s", (int)(slash - group), group, CDI_VFIO_CONTROL);
+    json_t *nodes =
+        json_pack("[{s:s, s:s}]", "path", CDI_VFIO_DIR "/" CDI_VFIO_CONTROL, "hostPath", host);
+    if (json_object_set_new(edits, "deviceNodes", nodes) < 0)
+        return error_set(err, "CDI spec: out of memory");
+    return 0;
+}
+
+/* Whether any device of the claim is not passed through (gets fakegpu-smi). */
+static bool any_gpu(const struct cdi_claim *c)
+{
+    for (size_t i = 0; i < c->n_devices; i++)
+        if (!is_vfio(&c->devices[i]))
+            return true;
+    return false;
+}
+
 /* Edits applied once per container that gets any device of the claim. */
 static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
 {
@@ -260,7 +324,10 @@ static json_t *claim_edits(const struct cdi_claim *c, struct error *err)
         append_env(env, err, "FAKEHW_ROOT=%s", c->fakehw_host_root) < 0 ||
         append_env(env, err, "FAKEHW_VISIBLE_DEVICES=%s", visible) < 0)
         return NULL;
-    if (c->fakegpu_smi && c->fakegpu_smi[0] && smi_mounts(edits, c) < 0)
+    const struct cdi_claim_device *vfio = first_vfio(c);
+    if (vfio != NULL && vfio_claim_edits(edits, env, vfio, err) < 0)
+        return NULL;
+    if (c->fakegpu_smi && c->fakegpu_smi[0] && any_gpu(c) && smi_mounts(edits, c) < 0)
         return oom(err);
     return steal_pointer(&edits);
 }

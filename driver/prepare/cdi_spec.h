@@ -23,6 +23,14 @@
  *     deviceNodes /dev/fakegpu<minor> from hostPath devicePath (none when empty)
  *     mounts <fakehw host root>/devices/<name> at the same path (ro, bind)
  *
+ *   A VFIO device (the nvidia personality, a GPU fakehw bound to vfio-pci)
+ *   gets, as NVIDIA's driver gives it (vfio-cdi.go), no fakegpu node, tree
+ *   directory or smi: its env above and deviceNodes /dev/vfio/<iommu group>
+ *   from hostPath vfioDevicePath; the claim's edits add
+ *   NVIDIA_VISIBLE_DEVICES=void and, with iommu.enableAPIDevice,
+ *   /dev/vfio/vfio; fakegpu-smi (and nvidia-smi) only when the claim has a
+ *   device that is not passed through.
+ *
  * Metadata spec (KEP-5304), kind "<driver>/metadata", one device
  * "<uid>_<request>" that bind-mounts the request's metadata file read-only. */
 #ifndef FAKEHW_PREPARE_CDI_SPEC_H
@@ -41,7 +49,9 @@
 #define CDI_METADATA_CLASS  "metadata"
 #define CDI_SMI_PATH        "/usr/bin/fakegpu-smi"
 #define CDI_NVIDIA_SMI_PATH "/usr/bin/nvidia-smi" /* the same binary, in the nvidia personality */
-#define CDI_NAME_MAX        160                   /* kinds, device names and qualified ids */
+#define CDI_VFIO_DIR        "/dev/vfio"
+#define CDI_VFIO_CONTROL    "vfio" /* /dev/vfio/vfio, the VFIO container node */
+#define CDI_NAME_MAX        160    /* kinds, device names and qualified ids */
 #define CDI_QUALIFIED_MAX   (2 * CDI_NAME_MAX)
 
 struct cdi_claim_device {

@@ -345,7 +345,9 @@ static bool names_request(const json_t *requests, const char *r)
 
 static enum nvidia_config_kind kind_of(const struct fakehw_device *d)
 {
-    return d->parent[0] ? NVIDIA_MIG_DEVICE_CONFIG : NVIDIA_GPU_CONFIG;
+    return d->parent[0] ? NVIDIA_MIG_DEVICE_CONFIG
+           : d->vfio    ? NVIDIA_VFIO_DEVICE_CONFIG
+                        : NVIDIA_GPU_CONFIG;
 }
 
 static int by_string(const void *a, const void *b)
@@ -423,6 +425,7 @@ static void fill(struct nvidia_config *c, const struct entry *e, enum nvidia_con
     c->kind = kind;
     c->entry = -1;
     c->active_thread_percentage = -1;
+    c->iommu_backend = iommu_policies[0]; /* the default VfioDeviceConfig: LegacyOnly */
     if (e == NULL)
         return; /* the default: no sharing */
     c->entry = e->index;
@@ -433,6 +436,31 @@ static void fill(struct nvidia_config *c, const struct entry *e, enum nvidia_con
     c->multi_user = e->multi_user;
     c->iommu_backend = e->iommu_backend;
     c->iommu_api_device = e->iommu_api_device;
+}
+
+/* The real driver prepares the VFIO devices of a claim as one group with
+ * one config: VFIO devices whose configs are different entries (or an
+ * entry and the default) are refused, as its prepareDevices does. */
+static int one_vfio_group(const struct entry *const *chosen, const struct fakehw_device *devs,
+                          size_t n, struct error *err)
+{
+    size_t first = n, groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kind_of(&devs[i]) != NVIDIA_VFIO_DEVICE_CONFIG)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = kind_of(&devs[j]) == NVIDIA_VFIO_DEVICE_CONFIG && chosen[j] == chosen[i];
+        groups += !seen;
+        if (first == n)
+            first = i;
+    }
+    if (groups <= 1)
+        return 0;
+    return error_set(err,
+                     "it contains %zu VFIO device groups (its VFIO devices, from %s on, get "
+                     "different VfioDeviceConfigs), but at most one is supported per claim",
+                     groups, devs[first].name);
 }
 
 int nvidia_config_resolve(const char *driver, const json_t *config, const char *const *requests,
@@ -476,6 +504,8 @@ int nvidia_config_resolve(const char *driver, const json_t *config, const char *
         }
         fill(&out[i], chosen[i], want);
     }
+    if (one_vfio_group(chosen, devs, n, err) < 0)
+        return -1;
     for (size_t j = 0; j < k; j++) {
         bool used = false;
         for (size_t i = 0; i < n && !used; i++)

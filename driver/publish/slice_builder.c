@@ -13,6 +13,7 @@
 #include "shares.h"
 #include "driver/device/device_attributes.h"
 #include "driver/device/nvidia_attributes.h"
+#include "driver/device/nvidia_vfio.h"
 #include "quantity.h"
 
 int slice_index_digits(size_t n_slices)
@@ -61,8 +62,17 @@ json_t *slice_device_json(const struct fakehw_device *d, const char *driver, boo
         p == PERSONALITY_NVIDIA ? nvidia_attributes_json(d, err) : device_attributes_json(d, err);
     if (attrs == NULL)
         return NULL;
-    json_t *dev = json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", d->name, "attributes", attrs,
-                            "capacity", "memory", "value", memory);
+    bool vfio = p == PERSONALITY_NVIDIA && nvidia_is_vfio(d);
+    json_t *capacity = vfio ? nvidia_vfio_capacity_json(d, err)
+                            : json_pack("{s:{s:s}}", "memory", "value", memory);
+    if (capacity == NULL) {
+        json_decref(attrs);
+        if (!vfio)
+            error_set(err, "device %s: out of memory", d->name);
+        return NULL;
+    }
+    json_t *dev =
+        json_pack("{s:s, s:o, s:o}", "name", d->name, "attributes", attrs, "capacity", capacity);
     if (dev == NULL) {
         error_set(err, "device %s: out of memory", d->name);
         return NULL;

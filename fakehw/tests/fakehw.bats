@@ -34,9 +34,10 @@ load helpers
 	assert_output "$(printf 'big-0\ngpu-0\ngpu-1\ngpu-2\ngpu-3')"
 	run ls "$MNT/devices/gpu-0"
 	assert_output "$(printf '%s\n' architecture attach attachDelayMs attachFailure brand computeCapability copyEngines \
-		cudaDriverVersion decoders devicePath driverVersion encoders health healthReason healthSince index jpegEngines \
+		cudaDriverVersion decoders devicePath driverVersion encoders health healthReason healthSince index iommuGroup jpegEngines \
 		memory memorySharing migMode migPlacement migProfile migProfileId minor multiprocessors name numaNode \
-		ofaEngines parent pciBusID pcieRoot productName uuid virtual xid)"
+		ofaEngines parent pciBusID pciDeviceId pciDeviceName pcieRoot productName uuid vfio vfioDevicePath \
+		virtual xid)"
 	assert_equal "$(attr big-0 name)" big-0
 	assert_equal "$(attr big-0 index)" 4
 	assert_equal "$(attr big-0 minor)" 4
@@ -489,7 +490,8 @@ expected_snapshot() {
 		for a in name index uuid productName architecture brand memory computeCapability \
 			driverVersion cudaDriverVersion pciBusID pcieRoot numaNode minor devicePath health \
 			healthReason healthSince attach attachFailure attachDelayMs virtual migMode parent migProfile migPlacement memorySharing \
-			migProfileId multiprocessors copyEngines decoders encoders jpegEngines ofaEngines xid; do
+			migProfileId multiprocessors copyEngines decoders encoders jpegEngines ofaEngines xid vfio iommuGroup \
+			vfioDevicePath pciDeviceId pciDeviceName; do
 			printf '%s %s\n' "$a" "$(attr "$dev" "$a")"
 		done
 	done
@@ -576,7 +578,7 @@ walk_mirror() {
 	assert_equal "$(cat "$MNT/generation")" 2
 	# The snapshot of all of them reads fully, in one open.
 	cat "$MNT/snapshot" >"$BATS_TEST_TMPDIR/snapshot"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 36 + 1))
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/snapshot")" $((2 + 4096 * 41 + 1))
 	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/snapshot")" "generation 2"
 	assert_equal "$(tail -n 1 "$BATS_TEST_TMPDIR/snapshot")" "end 4096"
 	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/dump"

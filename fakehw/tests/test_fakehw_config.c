@@ -279,7 +279,7 @@ static const struct {
      "bad-unknown-key.yaml:5:7: defaults.devices[0].colour: unknown key (known keys here: count, "
      "name, profile, productName, architecture, brand, memory, computeCapability, driverVersion, "
      "cudaDriverVersion, uuid, pciBusID, pcieRoot, numaNode, health, healthReason, attach, "
-     "virtual, mig, sharing)"},
+     "virtual, vfio, mig, sharing)"},
     {"bad-negative-count.yaml",
      "bad-negative-count.yaml:6:16: nodes[0].devices[1].count: -3 is not a valid count (0..4096)"},
     {"bad-absurd-count.yaml",
@@ -434,6 +434,51 @@ static void test_bad_inline(void **state)
     expect_error("defaults: {devices: [{profile: L4}]}\nnodes: [{name: x, devices: [{profile: L4, "
                  "count: 5000}]}]\n",
                  "t.yaml:2:50: nodes[0].devices[0].count: 5000 is not a valid count (0..4096)");
+}
+
+/* vfio: a GPU bound to vfio-pci, its IOMMU group and PCI identity; it
+ * cannot have its driver's features too. */
+static void test_vfio(void **state)
+{
+    (void)state;
+    struct config c;
+    load_text("defaults:\n  devices:\n    - {profile: H100-SXM5-80GB}\n"
+              "    - {profile: T4, vfio: true}\n    - {name: own, productName: X, architecture: Y,"
+              " memory: 1Gi, computeCapability: \"9.0\", vfio: false}\n",
+              "n", &c);
+    assert_int_equal(c.ndevices, 3);
+    const struct gpu_device *h100 = find(&c, "gpu-0"), *t4 = find(&c, "gpu-1");
+    const struct gpu_device *own = find(&c, "own");
+    assert_false(h100->vfio);
+    assert_true(t4->vfio);
+    assert_int_equal(t4->iommu_group, 1);
+    assert_int_equal(h100->iommu_group, 0);
+    assert_string_equal(h100->pci_device_id, "0x2330");
+    assert_string_equal(h100->pci_device_name, "GH100 [H100 SXM5 80GB]");
+    assert_string_equal(t4->pci_device_id, "0x1eb8");
+    assert_string_equal(t4->pci_device_name, "TU104GL [Tesla T4]");
+    assert_false(own->vfio);
+    assert_string_equal(own->pci_device_id, ""); /* no profile: not known */
+    config_free(&c);
+    const char *with[][2] = {
+        {"mig: {mode: dynamic}", "mig"},
+        {"sharing: {memory: {default: 1Gi}}", "sharing"},
+        {"attach: {delay: 1s}", "attach"},
+        {"virtual: true", "virtual"},
+    };
+    for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++) {
+        char text[256], msg[256];
+        snprintf(text, sizeof(text),
+                 "defaults: {devices: [{profile: A100-SXM4-80GB, vfio: true, %s}]}\n", with[i][0]);
+        snprintf(msg, sizeof(msg),
+                 "t.yaml:1:54: defaults.devices[0].vfio: a GPU bound to vfio-pci is passed through "
+                 "whole; it cannot have %s too",
+                 with[i][1]);
+        expect_error(text, msg);
+    }
+    expect_error("defaults: {devices: [{profile: L4, vfio: \"true\"}]}\n",
+                 "t.yaml:1:42: defaults.devices[0].vfio: \"true\" is quoted, so it is a string, "
+                 "not a boolean (write it without quotes)");
 }
 
 /* XID flips: with or without a state, cleared with `for`. */
@@ -715,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_bad_inline),
         cmocka_unit_test(test_xid_flips),
+        cmocka_unit_test(test_vfio),
         cmocka_unit_test(test_whole_file_bounds),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_flips_bounded_after_aliases),

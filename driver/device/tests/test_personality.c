@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "driver/device/nvidia_attributes.h"
+#include "driver/device/nvidia_vfio.h"
 #include "driver/device/personality.h"
 #include "driver/device/tests/test_gpus.h"
 
@@ -208,6 +209,76 @@ static void test_attribute_errors(void **state)
     assert_non_null(strstr(err.msg, "is longer than 64 characters"));
 }
 
+/* A GPU bound to vfio-pci: NVIDIA's VFIO device, named by its place in
+ * PCI order among all GPUs; the fakehw personality keeps the tree's name. */
+static void test_vfio_names(void **state)
+{
+    (void)state;
+    struct fakehw_device devs[4] = {gpu("gpu-0", 0), gpu("gpu-1", 1), gpu("gpu-2", 2)};
+    devs[3] = partition(&devs[2], "gpu-2-mig-7g80gb-0", "7g.80gb", 0, 0, 8);
+    /* PCI order is 2, 0, 1; the partition shares its GPU's bus id. */
+    snprintf(devs[0].pci_bus_id, sizeof(devs[0].pci_bus_id), "0000:28:00.0");
+    snprintf(devs[1].pci_bus_id, sizeof(devs[1].pci_bus_id), "0000:c1:00.0");
+    snprintf(devs[2].pci_bus_id, sizeof(devs[2].pci_bus_id), "0000:08:00.0");
+    snprintf(devs[3].pci_bus_id, sizeof(devs[3].pci_bus_id), "0000:08:00.0");
+    devs[0].vfio = devs[1].vfio = true;
+    struct error err;
+    struct fakehw_device same[4];
+    memcpy(same, devs, sizeof(same));
+    assert_int_equal(personality_rename(PERSONALITY_FAKEHW, same, 4, &err), 0);
+    assert_string_equal(same[0].name, "gpu-0");
+    assert_int_equal(personality_rename(PERSONALITY_NVIDIA, devs, 4, &err), 0);
+    assert_string_equal(devs[0].name, "gpu-vfio-1");
+    assert_string_equal(devs[1].name, "gpu-vfio-2");
+    assert_string_equal(devs[2].name, "gpu-2");
+    assert_string_equal(devs[3].name, "gpu-2-mig-7g80gb-0-0");
+    assert_string_equal(fakehw_device_dir(&devs[0]), "gpu-0");
+}
+
+static void test_vfio_attributes(void **state)
+{
+    (void)state;
+    struct fakehw_device g = gpu("gpu-vfio-0", 0);
+    g.vfio = true;
+    snprintf(g.pci_device_id, sizeof(g.pci_device_id), "0x2330");
+    snprintf(g.pci_device_name, sizeof(g.pci_device_name), "GH100 [H100 SXM5 80GB]");
+    struct error err;
+    json_t *a = nvidia_attributes_json(&g, &err);
+    assert_non_null(a);
+    /* The real driver's VfioDeviceInfo.GetDevice set. */
+    assert_int_equal(json_object_size(a), 9);
+    assert_string_equal(attr(a, "type", "string"), "vfio");
+    /* uuid.NewSHA1(uuid.NameSpaceDNS, "0000:18:00.0"), as Python's uuid5 gives it too. */
+    assert_string_equal(attr(a, "uuid", "string"), "8bb2ceb2-c757-577e-8ee3-7b2dfc594cc6");
+    assert_string_equal(attr(a, "deviceID", "string"), "0x2330");
+    assert_string_equal(attr(a, "vendorID", "string"), "0x10de");
+    assert_string_equal(attr(a, "productName", "string"), "GH100 [H100 SXM5 80GB]");
+    assert_false(json_boolean_value(json_object_get(json_object_get(a, "iommuFDEnabled"), "bool")));
+    assert_true(json_is_false(json_object_get(json_object_get(a, "iommuFDEnabled"), "bool")));
+    assert_string_equal(attr(a, "resource.kubernetes.io/pciBusID", "string"), "0000:18:00.0");
+    assert_string_equal(attr(a, "resource.kubernetes.io/pcieRoot", "string"), "pci0000:17");
+    assert_null(json_object_get(a, "driverVersion"));
+    assert_null(json_object_get(a, "brand"));
+    json_decref(a);
+    /* Without the catalogue's PCI identity: no deviceID, the product name. */
+    g.pci_device_id[0] = g.pci_device_name[0] = '\0';
+    g.numa_node = -1;
+    a = nvidia_attributes_json(&g, &err);
+    assert_non_null(a);
+    assert_int_equal(json_object_size(a), 7);
+    assert_string_equal(attr(a, "productName", "string"), "NVIDIA H100 80GB HBM3");
+    json_decref(a);
+    /* A partition of a vfio GPU (fakehw makes none) stays a MIG device. */
+    struct fakehw_device m = partition(&g, "gpu-0-mig-7g80gb-0-0", "7g.80gb", 0, 0, 8);
+    assert_false(nvidia_is_vfio(&m));
+    /* BAR1 the next power of two of the memory, and 32 MiB of BAR3. */
+    assert_int_equal(nvidia_vfio_addressable_memory(UINT64_C(81559) << 20), UINT64_C(256) << 30);
+    assert_int_equal(nvidia_vfio_addressable_memory(UINT64_C(15360) << 20), UINT64_C(32) << 30);
+    char uuid[NVIDIA_VFIO_UUID_SIZE];
+    nvidia_vfio_uuid("0000:08:00.0", uuid);
+    assert_string_equal(uuid, "a360e723-c504-5ac5-abf8-194f78d52ec1");
+}
+
 static void test_brands(void **state)
 {
     (void)state;
@@ -229,6 +300,8 @@ int main(void)
         cmocka_unit_test(test_mig_attributes),
         cmocka_unit_test(test_attribute_errors),
         cmocka_unit_test(test_brands),
+        cmocka_unit_test(test_vfio_names),
+        cmocka_unit_test(test_vfio_attributes),
     };
     return cmocka_run_group_tests_name("driver/device personality", tests, NULL, NULL);
 }

@@ -206,6 +206,60 @@ static void test_vfio(void **state)
                                  "gpu-0 of type gpu (request gpu)");
 }
 
+/* VFIO devices: the default config (LegacyOnly, no API device), an entry
+ * by kind, a GpuConfig named for them refused, and one group per claim. */
+static void test_vfio_devices(void **state)
+{
+    (void)state;
+    struct fakehw_device v[3];
+    memset(v, 0, sizeof(v));
+    for (int i = 0; i < 3; i++) {
+        snprintf(v[i].name, sizeof(v[i].name), i < 2 ? "gpu-vfio-%d" : "gpu-%d", i);
+        snprintf(v[i].uuid, sizeof(v[i].uuid), "GPU-%d0000000-0000-0000-0000-000000000000", i);
+        v[i].vfio = i < 2;
+    }
+    const char *const r[] = {"vfio", "vfio2", "gpu"};
+    struct nvidia_config c[3];
+    struct error err;
+    assert_int_equal(nvidia_config_resolve(DRIVER, NULL, r, v, 3, c, &err), 0);
+    assert_int_equal(c[0].kind, NVIDIA_VFIO_DEVICE_CONFIG);
+    assert_int_equal(c[2].kind, NVIDIA_GPU_CONFIG);
+    assert_string_equal(c[0].iommu_backend, "LegacyOnly");
+    assert_false(c[0].iommu_api_device);
+    json_t *status = nvidia_config_json(&c[0]);
+    char *text = json_dumps(status, JSON_COMPACT);
+    assert_string_equal(text, "{\"kind\":\"VfioDeviceConfig\",\"iommu\":{\"backendPolicy\":"
+                              "\"LegacyOnly\",\"enableAPIDevice\":false}}");
+    free(text);
+    json_decref(status);
+
+    /* An entry for every VFIO device: one group. */
+    json_t *cfg = json_loads(
+        "[" ENTRY("FromClaim", "[]",
+                  PARAMS("VfioDeviceConfig", ",\"iommu\":{\"enableAPIDevice\":true}")) "]",
+        0, NULL);
+    assert_int_equal(nvidia_config_resolve(DRIVER, cfg, r, v, 3, c, &err), 0);
+    assert_true(c[0].iommu_api_device && c[1].iommu_api_device);
+    assert_string_equal(c[1].iommu_backend, "LegacyOnly");
+    json_decref(cfg);
+
+    /* One VFIO device gets an entry, the other the default: two groups. */
+    cfg = json_loads("[" ENTRY("FromClaim", "[\"vfio2\"]", PARAMS("VfioDeviceConfig", "")) "]", 0,
+                     NULL);
+    assert_int_equal(nvidia_config_resolve(DRIVER, cfg, r, v, 3, c, &err), -1);
+    assert_string_equal(err.msg, "it contains 2 VFIO device groups (its VFIO devices, from "
+                                 "gpu-vfio-0 on, get different VfioDeviceConfigs), but at most one "
+                                 "is supported per claim");
+    json_decref(cfg);
+
+    /* A GpuConfig named for a VFIO device's request. */
+    cfg = json_loads("[" ENTRY("FromClass", "[\"vfio\"]", PARAMS("GpuConfig", "")) "]", 0, NULL);
+    assert_int_equal(nvidia_config_resolve(DRIVER, cfg, r, v, 3, c, &err), -1);
+    assert_string_equal(err.msg, "config[0] (FromClass): a GpuConfig cannot apply to device "
+                                 "gpu-vfio-0 of type vfio (request vfio)");
+    json_decref(cfg);
+}
+
 static void test_kind_mismatch(void **state)
 {
     (void)state;
@@ -359,6 +413,7 @@ int main(void)
         cmocka_unit_test_setup(test_precedence, setup),
         cmocka_unit_test_setup(test_mps, setup),
         cmocka_unit_test_setup(test_vfio, setup),
+        cmocka_unit_test(test_vfio_devices),
         cmocka_unit_test_setup(test_kind_mismatch, setup),
         cmocka_unit_test_setup(test_refusals, setup),
         cmocka_unit_test_setup(test_entry_errors, setup),

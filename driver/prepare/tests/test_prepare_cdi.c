@@ -221,6 +221,63 @@ static void test_claim_spec_nvidia(void **state)
     free_two(&t);
 }
 
+/* A VFIO device and a whole GPU in one claim: the VFIO device gets its
+ * group's /dev/vfio node and nothing of the GPU driver's; the claim gets
+ * NVIDIA_VISIBLE_DEVICES=void, /dev/vfio/vfio with enableAPIDevice, and
+ * the smi mounts only for the GPU. */
+static void test_claim_spec_vfio(void **state)
+{
+    (void)state;
+    struct two t;
+    two_devices(&t, "/var/lib/fakehw/bin/fakegpu-smi");
+    t.d[1].vfio = true;
+    t.cd[1].share_id = NULL; /* VFIO devices are not shared */
+    t.d[1].iommu_group = 3;
+    snprintf(t.d[1].vfio_device_path, sizeof(t.d[1].vfio_device_path),
+             "/var/run/fakehw-dev/vfio/3");
+    snprintf(t.d[1].device_path, sizeof(t.d[1].device_path), "/var/run/fakehw-dev/fakegpu3");
+    struct nvidia_config gpu = {.kind = NVIDIA_GPU_CONFIG, .entry = -1};
+    struct nvidia_config vfio = {.kind = NVIDIA_VFIO_DEVICE_CONFIG,
+                                 .entry = 0,
+                                 .iommu_backend = "LegacyOnly",
+                                 .iommu_api_device = true};
+    t.cd[0].nvidia = &gpu;
+    t.cd[1].nvidia = &vfio;
+    t.c.nvidia_smi = true;
+    struct error err;
+    json_t *spec = cdi_claim_spec(&t.c, &err);
+    assert_non_null(spec);
+    char *claim = json_dumps(json_object_get(spec, "containerEdits"), JSON_COMPACT);
+    char *dev = json_dumps(
+        json_object_get(json_array_get(json_object_get(spec, "devices"), 1), "containerEdits"),
+        JSON_COMPACT);
+    assert_non_null(strstr(claim, "\"NVIDIA_VISIBLE_DEVICES=void\""));
+    assert_non_null(strstr(claim, "\"deviceNodes\":[{\"path\":\"/dev/vfio/vfio\",\"hostPath\":"
+                                  "\"/var/run/fakehw-dev/vfio/vfio\"}]"));
+    assert_non_null(strstr(claim, "/usr/bin/nvidia-smi")); /* for gpu-0 */
+    assert_string_equal(dev, "{\"env\":[\"FAKEHW_DEVICE_3_UUID=GPU-a0a0a0a3-1111-2222-3333-"
+                             "444455556663\",\"FAKEHW_DEVICE_3_NAME=gpu-3\",\"FAKEHW_DEVICE_3_"
+                             "REQUEST=extra/small\"],\"deviceNodes\":[{\"path\":\"/dev/vfio/3\","
+                             "\"hostPath\":\"/var/run/fakehw-dev/vfio/3\"}]}");
+    free(claim);
+    json_decref(spec);
+
+    /* Only the VFIO device, without the API device: no smi, no claim node. */
+    vfio.iommu_api_device = false;
+    t.c.devices = &t.cd[1];
+    t.c.n_devices = 1;
+    spec = cdi_claim_spec(&t.c, &err);
+    assert_non_null(spec);
+    claim = json_dumps(json_object_get(spec, "containerEdits"), JSON_COMPACT);
+    assert_null(strstr(claim, "mounts"));
+    assert_null(strstr(claim, "deviceNodes"));
+    assert_non_null(strstr(claim, "\"NVIDIA_VISIBLE_DEVICES=void\""));
+    free(claim);
+    free(dev);
+    json_decref(spec);
+    free_two(&t);
+}
+
 static void test_names_valid(void **state)
 {
     (void)state;
@@ -317,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claim_spec_exact),
         cmocka_unit_test(test_claim_spec_nvidia),
+        cmocka_unit_test(test_claim_spec_vfio),
         cmocka_unit_test(test_names_valid),
         cmocka_unit_test(test_metadata_spec_exact),
         cmocka_unit_test_setup_teardown(test_metadata_file, fixture_setup, fixture_teardown),

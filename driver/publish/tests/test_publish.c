@@ -888,6 +888,42 @@ static void set_engines(struct fakehw_device *p, long sm, long ce, long dec)
     p->mig_profile_id = 9;
 }
 
+/* A GPU bound to vfio-pci: in the nvidia personality a VFIO device with
+ * addressableMemory and no memory; the fakehw personality publishes it as
+ * any GPU. */
+static void test_vfio_device(void **state)
+{
+    (void)state;
+    struct fakehw_device d[2] = {gpu(0), gpu(1)};
+    d[1].vfio = true;
+    snprintf(d[1].name, sizeof(d[1].name), "gpu-vfio-1");
+    snprintf(d[1].pci_device_id, sizeof(d[1].pci_device_id), "0x2330");
+    struct slice_build_input in = input(d, 2);
+    in.personality = PERSONALITY_NVIDIA;
+    struct slice_build_result r;
+    struct error err;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    const json_t *gpu0 = json_array_get(devices_of(json_array_get(r.slices, 0)), 0);
+    const json_t *vfio = json_array_get(devices_of(json_array_get(r.slices, 0)), 1);
+    assert_string_equal(s_at(gpu0, "attributes", "type", "string"), "gpu");
+    assert_string_equal(s_at(gpu0, "capacity", "memory", "value"), "81559Mi");
+    assert_string_equal(s_at(vfio, "name", NULL, NULL), "gpu-vfio-1");
+    assert_string_equal(s_at(vfio, "attributes", "type", "string"), "vfio");
+    assert_string_equal(s_at(vfio, "attributes", "deviceID", "string"), "0x2330");
+    const json_t *cap = json_object_get(vfio, "capacity");
+    assert_int_equal(json_object_size(cap), 1);
+    assert_string_equal(s_at(cap, "addressableMemory", "value", NULL), "256Gi");
+    slice_build_result_free(&r);
+
+    in.personality = PERSONALITY_FAKEHW;
+    assert_int_equal(slice_build(&in, &r, &err), 0);
+    vfio = json_array_get(devices_of(json_array_get(r.slices, 0)), 1);
+    assert_string_equal(s_at(vfio, "capacity", "memory", "value"), "81559Mi");
+    assert_null(json_object_get(json_object_get(vfio, "attributes"), "vendorID"));
+    assert_string_equal(s_at(vfio, "attributes", "uuid", "string"), d[1].uuid);
+    slice_build_result_free(&r);
+}
+
 static void test_nvidia_capacities_and_counters(void **state)
 {
     (void)state;
@@ -1030,6 +1066,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_partition_type_attribute),
         cmocka_unit_test(test_nvidia_capacities_and_counters),
+        cmocka_unit_test(test_vfio_device),
         cmocka_unit_test(test_semver),
         cmocka_unit_test(test_device_validate),
         cmocka_unit_test(test_build_one_device),
