@@ -13,7 +13,7 @@ in the container's termination message. Messages use fakehw's key paths.
 {{- define "fakehw-dra.fakehwConfig.known.top" -}}seed driverVersion cudaDriverVersion defaults nodes flips{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.defaults" -}}seed driverVersion cudaDriverVersion devices flips{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.node" -}}name seed driverVersion cudaDriverVersion devices flips{{- end -}}
-{{- define "fakehw-dra.fakehwConfig.known.device" -}}count name profile productName architecture brand memory computeCapability driverVersion cudaDriverVersion uuid pciBusID pcieRoot numaNode health healthReason attach virtual mig sharing{{- end -}}
+{{- define "fakehw-dra.fakehwConfig.known.device" -}}count name profile productName architecture brand memory computeCapability driverVersion cudaDriverVersion uuid pciBusID pcieRoot numaNode health healthReason attach virtual vfio mig sharing{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.attach" -}}delay failure{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.flip" -}}device after state xid for reason{{- end -}}
 {{- define "fakehw-dra.fakehwConfig.known.mig" -}}mode instances{{- end -}}
@@ -128,7 +128,7 @@ in the container's termination message. Messages use fakehw's key paths.
 {{- include "fakehw-dra.fakehwConfig.integer" (dict "path" $kp "value" $v "min" 0 "max" 4096 "what" "count") -}}
 {{- else if eq $k "numaNode" -}}
 {{- include "fakehw-dra.fakehwConfig.integer" (dict "path" $kp "value" $v "min" -1 "max" 1023 "what" "NUMA node") -}}
-{{- else if eq $k "virtual" -}}
+{{- else if or (eq $k "virtual") (eq $k "vfio") -}}
 {{- include "fakehw-dra.fakehwConfig.boolean" (dict "path" $kp "value" $v) -}}
 {{- else if eq $k "health" -}}
 {{- include "fakehw-dra.fakehwConfig.oneOf" (dict "path" $kp "value" $v "words" "healthy unhealthy" "what" "a health state") -}}
