@@ -229,10 +229,11 @@ params_resolve_fake() {
     if [[ $CONFORMANCE_EXPECTED_ATTRIBUTES == auto ]]; then
         CONFORMANCE_EXPECTED_ATTRIBUTES=
         if [[ $fake == true && $CONFORMANCE_DRIVER == gpu.nvidia.com ]]; then
-            # The nvidia personality publishes NVIDIA's set: no index or
-            # numaNode of its own, and no uuid on a dynamic MIG placement.
-            CONFORMANCE_EXPECTED_ATTRIBUTES="type productName architecture brand driverVersion cudaDriverVersion"
-            CONFORMANCE_EXPECTED_ATTRIBUTES+=" cudaComputeCapability"
+            # The nvidia personality publishes NVIDIA's set, and only what
+            # every kind of its devices carries: a VFIO device has no
+            # architecture, brand, driver versions or memory, a dynamic MIG
+            # placement no uuid, none an index or a numaNode of its own.
+            CONFORMANCE_EXPECTED_ATTRIBUTES="type productName"
             CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/pciBusID resource.kubernetes.io/pcieRoot"
             CONFORMANCE_EXPECTED_ATTRIBUTES+=" resource.kubernetes.io/numaNode"
         elif [[ $fake == true ]]; then
@@ -244,7 +245,7 @@ params_resolve_fake() {
     fi
     if [[ $CONFORMANCE_EXPECTED_CAPACITY == auto ]]; then
         CONFORMANCE_EXPECTED_CAPACITY=
-        [[ $fake == true ]] && CONFORMANCE_EXPECTED_CAPACITY=memory
+        [[ $fake == true && $CONFORMANCE_DRIVER != gpu.nvidia.com ]] && CONFORMANCE_EXPECTED_CAPACITY=memory
     fi
     export CONFORMANCE_FAKE_DRIVER CONFORMANCE_SMI CONFORMANCE_DEVICE_STATUS CONFORMANCE_DEVICE_METADATA \
         CONFORMANCE_EXPECTED_ATTRIBUTES CONFORMANCE_EXPECTED_CAPACITY

@@ -75,12 +75,16 @@ setup() { selftest_setup; }
     [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " == *" index "* ]]
 
     # The compat overlay: another name, but the fakehw container is there;
-    # its nvidia personality publishes NVIDIA's attributes, without index
-    # and numaNode, and with no uuid on dynamic MIG placements.
+    # its nvidia personality publishes NVIDIA's attributes, and the
+    # expectation holds only what GPUs, MIG and VFIO devices all carry: no
+    # index, numaNode or uuid, no GPU-only attribute, no memory capacity.
     CONFORMANCE_DRIVER=gpu.nvidia.com CONFORMANCE_FAKE_DRIVER=auto CONFORMANCE_EXPECTED_ATTRIBUTES=auto
+    CONFORMANCE_EXPECTED_CAPACITY=auto
     params_resolve_fake "$(cat "$FAKE_CLUSTER/driver-pods.json")"
     assert_equal "$CONFORMANCE_FAKE_DRIVER" true
-    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " == *" cudaDriverVersion "* ]]
+    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " == *" productName "* ]]
+    [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" cudaDriverVersion "* ]]
+    assert_equal "$CONFORMANCE_EXPECTED_CAPACITY" ""
     [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" index "* && " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" numaNode "* ]]
     [[ " $CONFORMANCE_EXPECTED_ATTRIBUTES " != *" uuid "* ]]
 }
