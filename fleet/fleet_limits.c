@@ -6,7 +6,8 @@
 
 #include "driver/publish/slice_builder.h"
 
-/* A placeholder uid: the check builds slices nobody sends. */
+/* The Node uid of slices built only to be held against the limits: they
+ * are never sent, so no real Node owns them. */
 #define CHECK_NODE_UID "00000000-0000-0000-0000-000000000000"
 
 static size_t size_of(const json_t *parent, const char *key)
