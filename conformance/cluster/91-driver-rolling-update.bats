@@ -131,12 +131,58 @@ slice_versions() {
         jq -r '.items[] | "\(.metadata.name) \(.metadata.resourceVersion)"' | sort
 }
 
-# claim_pod POD [NODE]: pod POD on NODE (the test node) with a claim from
-# template one-gpu; it tolerates the kind worker with MIG and shared GPUs.
-claim_pod() {
+# start_claim_pod POD NODE: pod POD on NODE with a claim from template
+# one-gpu; it tolerates the kind worker with MIG and shared GPUs.
+start_claim_pod() {
     create_from pod-tolerating POD="$1" CLAIM_SOURCE=resourceClaimTemplateName CLAIM=one-gpu \
-        AFFINITY="$(pin_to "${2:-$TEST_NODE}")"
+        AFFINITY="$(pin_to "$2")"
+}
+
+# claim_pod POD [NODE]: start_claim_pod on NODE (the test node), Ready.
+claim_pod() {
+    start_claim_pod "$1" "${2:-$TEST_NODE}" || return 1
     wait_pod_ready "$TEST_NAMESPACE" "$1"
+}
+
+# At most this many nodes get pods before the update (see overlap_nodes).
+MAX_OVERLAP_NODES=4
+
+# overlap_nodes: the nodes whose update the first scenario can watch: the
+# test node first, then every other Ready node with devices of the driver
+# that a pod-tolerating pod may use (no NoSchedule or NoExecute taint but
+# the one it tolerates), at most MAX_OVERLAP_NODES.  The DaemonSet updates
+# its nodes one at a time in an order of its own, and every node it takes
+# before a watched one would hold its overlap (minReadySeconds) for
+# nothing.
+overlap_nodes() {
+    local slices nodes
+    slices=$(driver_slices) || return 1
+    nodes=$(kc get nodes -o json) || return 1
+    {
+        printf '%s\n' "$TEST_NODE"
+        jq -r --argjson s "$slices" '([$s[] | .spec.nodeName // empty] | unique) as $with
+            | .items[] | select(.metadata.name as $n | $with | index($n))
+            | select((.spec.unschedulable // false) | not)
+            | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))
+            | select(all(.spec.taints[]? | select(.effect == "NoSchedule" or .effect == "NoExecute");
+                .key == "fakehw.example.com/partitions"))
+            | .metadata.name' <<<"$nodes"
+    } | awk '!seen[$0]++' | head -n "$MAX_OVERLAP_NODES"
+}
+
+# first_overlap OLD_POD...: the index of the first OLD_POD (one per watched
+# node, in the order of OVERLAP_NODES) beside which a second driver pod runs
+# Ready.
+first_overlap() {
+    local i
+    for i in "${!OVERLAP_NODES[@]}"; do
+        if overlapping "${OVERLAP_NODES[i]}" "${@:i+1:1}" >/dev/null; then
+            echo "$i"
+            return 0
+        fi
+    done
+    printf 'no watched node has two Ready driver pods yet: %s\n' "${OVERLAP_NODES[*]}"
+    return 1
 }
 
 # release_pod POD: deletes the test's pod POD and waits until it and its
@@ -158,19 +204,29 @@ restore_ds() {
 # requires: none
 # bats test_tags=generic, serial, all-nodes, disruptive
 @test "driver rolling update: both instances serve during the overlap; claims stay prepared; slices stay" {
-    local ns=$TEST_NAMESPACE ds old_pod min_ready claim devices versions
+    local ns=$TEST_NAMESPACE ds min_ready i node
     use_test_node
     ds=$(driver_daemonset "$TEST_NODE") || skip "the driver pod of $TEST_NODE has no DaemonSet to update"
     require_surge "$ds"
     await_rollout "$ds"
     create_from claim-template TEMPLATE=one-gpu COUNT=1
-    claim_pod keep
-    claim_pod before
-    claim=$(pod_claim_name "$ns" keep gpu)
-    devices=$(claim_devices "$ns" "$claim")
-    versions=$(slice_versions "$TEST_NODE")
-    old_pod=$(driver_pod_on_node "$TEST_NODE")
-    local -a old_pods
+    # On every watched node: a pod that runs through the update (keep-I)
+    # and one released during the overlap (before-I).
+    mapfile -t OVERLAP_NODES < <(overlap_nodes)
+    ((${#OVERLAP_NODES[@]} > 0)) || fail "no node to watch the update on"
+    for i in "${!OVERLAP_NODES[@]}"; do
+        start_claim_pod "keep-$i" "${OVERLAP_NODES[i]}"
+        start_claim_pod "before-$i" "${OVERLAP_NODES[i]}"
+    done
+    local -a claims devices versions old_node_pods old_pods
+    for i in "${!OVERLAP_NODES[@]}"; do
+        wait_pod_ready "$ns" "keep-$i"
+        wait_pod_ready "$ns" "before-$i"
+        claims[i]=$(pod_claim_name "$ns" "keep-$i" gpu)
+        devices[i]=$(claim_devices "$ns" "${claims[i]}")
+        versions[i]=$(slice_versions "${OVERLAP_NODES[i]}")
+        old_node_pods[i]=$(driver_pod_on_node "${OVERLAP_NODES[i]}")
+    done
     mapfile -t old_pods < <(all_driver_pods)
 
     min_ready=$(ds_json "$ds" | jq '.spec.minReadySeconds // 0')
@@ -179,28 +235,32 @@ restore_ds() {
     patch_ds "$ds" "$(jq -cn --argjson s $OVERLAP_SECONDS --arg t "$(date -u +%FT%TZ)" \
         '{spec: {minReadySeconds: $s, template: {metadata: {annotations:
             {"conformance.fakehw.example.com/restarted-at": $t}}}}}')"
-    wait_for "a second driver pod beside $old_pod on $TEST_NODE, both Ready" "$CONFORMANCE_RESTART_TIMEOUT" \
-        overlapping "$TEST_NODE" "$old_pod" >/dev/null
+    i=$(wait_for "a second driver pod beside the old one on one of ${OVERLAP_NODES[*]}, both Ready" \
+        "$CONFORMANCE_RESTART_TIMEOUT" first_overlap "${old_node_pods[@]}") || return 1
+    node=${OVERLAP_NODES[i]}
 
     # During the overlap: a prepare (new pod) and an unprepare (pod gone,
     # its generated claim deleted, which needs the unprepare to succeed).
-    claim_pod during
-    release_pod before
-    driver_pod_ready "$TEST_NODE" "$old_pod" ||
-        fail "the overlap ended before the prepare and the unprepare were done (minReadySeconds $OVERLAP_SECONDS)"
+    claim_pod during "$node"
+    release_pod "before-$i"
+    driver_pod_ready "$node" "${old_node_pods[i]}" ||
+        fail "the overlap on $node ended before the prepare and the unprepare were done (minReadySeconds $OVERLAP_SECONDS)"
     # The overlap that matters was this node's: the nodes still to come
     # need not hold theirs (minReadySeconds changes no pod template).
     patch_ds "$ds" "{\"spec\":{\"minReadySeconds\":$min_ready}}"
 
     await_rollout "$ds" "${old_pods[@]}"
-    pod_is_ready "$ns" keep >/dev/null || fail "pod keep is no longer Ready after the rolling update"
-    assert_same "restarts of the running container" 0 "$(container_restarts "$ns" keep ctr)"
-    assert_same "devices of the running pod's claim" "$devices" "$(claim_devices "$ns" "$claim")"
-    assert_claim_reserved_for "$ns" "$claim" keep
-    assert_same "the node's slices and their resourceVersions" "$versions" "$(slice_versions "$TEST_NODE")"
+    for i in "${!OVERLAP_NODES[@]}"; do
+        pod_is_ready "$ns" "keep-$i" >/dev/null || fail "pod keep-$i is no longer Ready after the rolling update"
+        assert_same "restarts of the running container of keep-$i" 0 "$(container_restarts "$ns" "keep-$i" ctr)"
+        assert_same "devices of keep-$i's claim" "${devices[i]}" "$(claim_devices "$ns" "${claims[i]}")"
+        assert_claim_reserved_for "$ns" "${claims[i]}" "keep-$i"
+        assert_same "the slices of ${OVERLAP_NODES[i]} and their resourceVersions" "${versions[i]}" \
+            "$(slice_versions "${OVERLAP_NODES[i]}")"
+    done
 
     # The new instance alone prepares and unprepares.
-    claim_pod after
+    claim_pod after "$node"
     if is_fake_driver; then
         assert_container_sees_claim "$ns" after ctr "$(pod_claim_name "$ns" after gpu)"
     fi
