@@ -11,6 +11,10 @@
 
 load lib/helpers
 
+# The serial scenarios here all need the node with an attachable device: with JOBS > 1
+# they run one at a time, so the other job runs another file's scenarios
+# instead of waiting for this node's lock.
+setup_file() { export BATS_NO_PARALLELIZE_WITHIN_FILE=true; }
 setup() { scenario_setup; }
 teardown() { scenario_teardown; }
 

@@ -69,7 +69,31 @@ if [[ -n ${CONFORMANCE_BATS_ARGS:-} ]]; then
     read -ra extra <<<"$CONFORMANCE_BATS_ARGS"
     args+=("${extra[@]}")
 fi
-args+=("$here")
+# suite_files: the scenario files in the order bats should start them.  With
+# JOBS > 1 bats runs JOBS files at a time, in the order given: the files
+# with no serial scenario first, then those with one, those that change
+# every node (all-nodes) last.  So shared scenarios run beside shared ones
+# and serial ones beside serial ones of other nodes, instead of each
+# waiting for the other's node locks (lib/scenario.bash).
+suite_files() {
+    local f rank
+    for f in "$here"/*.bats; do
+        rank=0
+        if grep -Eq '^# bats test_tags=.*\ball-nodes\b' "$f"; then
+            rank=2
+        elif grep -Eq '^# bats test_tags=.*\bserial\b' "$f"; then
+            rank=1
+        fi
+        printf '%s\t%s\n' "$rank" "$f"
+    done | LC_ALL=C sort -k1,1n -k2,2 | cut -f2-
+}
+
+if ((jobs > 1)); then
+    mapfile -t files < <(suite_files)
+    args+=("${files[@]}")
+else
+    args+=("$here")
+fi
 
 if [[ ${CONFORMANCE_DRY_RUN:-} == 1 ]]; then
     printf '%q ' bats "${args[@]}"
