@@ -68,8 +68,12 @@ static int read_attach(void *ctx, const char *pool, const char *device, enum fak
 {
     struct fleet_node *node = fleet_bind_node(ctx, pool);
     struct error err = {{0}};
-    if (node == NULL || fleet_node_attach_state(node, device, state, &err) < 0) {
-        LOG_W("binder: %s", node == NULL ? "no such node" : err.msg);
+    if (node == NULL) {
+        LOG_W("binder: reading the attach state of %s/%s: no such node", pool, device);
+        return -1;
+    }
+    if (fleet_node_attach_state(node, device, state, &err) < 0) {
+        LOG_W("binder: %s", err.msg);
         return -1;
     }
     return 0;

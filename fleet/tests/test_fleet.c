@@ -214,6 +214,13 @@ static void test_attach_delay(void **state)
     assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHED);
     assert_int_equal(attach_of(nodes[2], "gpu-1"), FAKEHW_ATTACH_ATTACHED);
     assert_int_equal(attach_of(nodes[0], "gpu-1"), FAKEHW_ATTACH_DETACHED);
+    /* Long after the timer's first pass: only the write's wake ends it. */
+    assert_int_equal(fleet_node_write_attach(nodes[1], "gpu-1", "detach", &err), 0);
+    assert_int_equal(fleet_node_write_attach(nodes[1], "gpu-1", "attach", &err), 0);
+    assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHING);
+    for (int i = 0; i < 300 && attach_of(nodes[1], "gpu-1") != FAKEHW_ATTACH_ATTACHED; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHED);
     assert_int_equal(fleet_node_write_attach(nodes[0], "gpu-0", "attach", &err), -1);
     assert_non_null(strstr(err.msg, "node fleet-node-0: gpu-0"));
     attacher_stop(a);
