@@ -28,4 +28,4 @@ $(BIN)/test_fleet: $(OBJ)/fleet/tests/test_fleet.o $(FLEET_LINK)
 	  -lpthread $(LDLIBS)
 
 BATS_SUITES += fleet/tests
-LINT_SHELL  += scripts/fleet/fleet.sh bench/fleet/sched.sh
+LINT_SHELL  += scripts/fleet/fleet.sh bench/fleet/sched.sh bench/fleet/binding.sh
