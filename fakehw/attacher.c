@@ -11,8 +11,21 @@
 #include "monotonic.h"
 #include "retry.h"
 
-struct attacher {
+struct attacher;
+
+/* One inventory; on the pending list while an attach may be in progress. */
+struct attach_entry {
+    struct attacher *a;
     struct live_inventory *inv;
+    bool pending; /* on the list */
+    bool woken;   /* a write started an attach since its last tick */
+};
+
+struct attacher {
+    struct attach_entry *e;
+    size_t n;
+    size_t *pending; /* indices into e, npending of them */
+    size_t npending;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* on CLOCK_MONOTONIC, like the due times */
@@ -21,11 +34,42 @@ struct attacher {
 
 static void wake(void *ctx)
 {
-    struct attacher *a = ctx;
+    struct attach_entry *e = ctx;
+    struct attacher *a = e->a;
     pthread_mutex_lock(&a->lock);
+    e->woken = true;
+    if (!e->pending) {
+        e->pending = true;
+        a->pending[a->npending++] = (size_t)(e - a->e);
+    }
     a->kicked = true;
     pthread_cond_signal(&a->cond);
     pthread_mutex_unlock(&a->lock);
+}
+
+/* Lock held: ticks every pending inventory (outside the lock), drops those
+ * with nothing in progress, and returns the next due time (-1: none). */
+static int64_t tick_pending_locked(struct attacher *a)
+{
+    int64_t next = -1;
+    for (size_t i = 0; i < a->npending;) {
+        struct attach_entry *e = &a->e[a->pending[i]];
+        e->woken = false;
+        pthread_mutex_unlock(&a->lock);
+        int64_t due = inventory_attach_tick(e->inv, monotonic_ms());
+        pthread_mutex_lock(&a->lock);
+        if (due < 0 && !e->woken) {
+            e->pending = false;
+            a->pending[i] = a->pending[--a->npending];
+            continue;
+        }
+        if (due >= 0 && (next < 0 || due < next))
+            next = due;
+        else if (due < 0)
+            next = monotonic_ms(); /* woken while ticking: tick it again at once */
+        i++;
+    }
+    return next;
 }
 
 static void *run(void *arg)
@@ -34,9 +78,7 @@ static void *run(void *arg)
     pthread_mutex_lock(&a->lock);
     while (!a->stopping) {
         a->kicked = false;
-        pthread_mutex_unlock(&a->lock);
-        int64_t next = inventory_attach_tick(a->inv, monotonic_ms());
-        pthread_mutex_lock(&a->lock);
+        int64_t next = tick_pending_locked(a);
         while (!a->stopping && !a->kicked) {
             if (next < 0) {
                 pthread_cond_wait(&a->cond, &a->lock);
@@ -51,26 +93,55 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct attacher *attacher_start(struct live_inventory *inv, struct error *err)
+static void release(struct attacher *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        inventory_set_attach_waker(a->e[i].inv, NULL, NULL);
+    pthread_cond_destroy(&a->cond);
+    pthread_mutex_destroy(&a->lock);
+    free(a->pending);
+    free(a->e);
+    free(a);
+}
+
+struct attacher *attacher_start_many(struct live_inventory *const *invs, size_t n,
+                                     struct error *err)
 {
     struct attacher *a = calloc(1, sizeof(*a));
-    if (a == NULL) {
+    if (a != NULL) {
+        a->e = calloc(n ? n : 1, sizeof(*a->e));
+        a->pending = calloc(n ? n : 1, sizeof(*a->pending));
+    }
+    if (a == NULL || a->e == NULL || a->pending == NULL) {
+        if (a != NULL) {
+            free(a->e);
+            free(a->pending);
+        }
+        free(a);
         error_set(err, "attach timer: out of memory");
         return NULL;
     }
-    a->inv = inv;
+    a->n = n;
     pthread_mutex_init(&a->lock, NULL);
     retry_cond_init(&a->cond);
-    inventory_set_attach_waker(inv, wake, a);
+    /* Every inventory is ticked once first: an attach may be in progress. */
+    for (size_t i = 0; i < n; i++) {
+        a->e[i] = (struct attach_entry){.a = a, .inv = invs[i], .pending = true};
+        a->pending[i] = i;
+        inventory_set_attach_waker(invs[i], wake, &a->e[i]);
+    }
+    a->npending = n;
     if (pthread_create(&a->thread, NULL, run, a) != 0) {
-        inventory_set_attach_waker(inv, NULL, NULL);
-        pthread_cond_destroy(&a->cond);
-        pthread_mutex_destroy(&a->lock);
-        free(a);
+        release(a);
         error_set(err, "attach timer: cannot start its thread");
         return NULL;
     }
     return a;
+}
+
+struct attacher *attacher_start(struct live_inventory *inv, struct error *err)
+{
+    return attacher_start_many(&inv, 1, err);
 }
 
 void attacher_stop(struct attacher *a)
@@ -82,8 +153,5 @@ void attacher_stop(struct attacher *a)
     pthread_cond_signal(&a->cond);
     pthread_mutex_unlock(&a->lock);
     pthread_join(a->thread, NULL);
-    inventory_set_attach_waker(a->inv, NULL, NULL);
-    pthread_cond_destroy(&a->cond);
-    pthread_mutex_destroy(&a->lock);
-    free(a);
+    release(a);
 }

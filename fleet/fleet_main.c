@@ -2,8 +2,10 @@
 /* fakehw-fleet-publisher: publishes the ResourceSlices of N fake nodes from
  * one fakehw config, one pool per node, with the plugin's own slice builder
  * and publisher (driver/publish/), keeps them published, applies the
- * config's flips to the right node's slices, and deletes every slice it
- * published when it stops.  docs/fleet.md. */
+ * config's flips to the right node's slices, attaches the attachable
+ * devices the scheduler allocates with the plugin's own binder
+ * (driver/bind/, one for the fleet: fleet_bind.h), and deletes every slice
+ * it published when it stops.  docs/fleet.md. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,9 +15,14 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
+#include "attacher.h"
+#include "driver/bind/binder.h"
+#include "driver/claims/claim_watch.h"
 #include "driver/kube/kube_client.h"
 #include "driver/publish/slice_publisher.h"
 #include "error.h"
+#include "fleet_bind.h"
 #include "fleet_limits.h"
 #include "fleet_node.h"
 #include "flags.h"
@@ -27,6 +34,8 @@
 #define CONFIG_MAX_BYTES   (4 << 20)
 #define DELETE_WORKERS     8
 #define PUBLISH_TIMEOUT_MS (30 * 60 * 1000)
+/* A reconcile pass reads every claim of the driver: at most ten a second. */
+#define RECONCILE_GAP_MS 100
 
 static const char description[] =
     "Publishes the ResourceSlices of --nodes fake nodes named <node-prefix><i> (i = 0 ..\n"
@@ -34,18 +43,24 @@ static const char description[] =
     "glob, else defaults), one pool per node with nodeName = the node, through the\n"
     "kubelet plugin's own slice builder and publisher.  Every node's slices are checked\n"
     "against the API server's limits first; a config that breaks one is refused before\n"
-    "anything is published.  The config's flips reach the node they are for.  On\n"
-    "SIGTERM or SIGINT every slice it published is deleted.  The Node objects must\n"
-    "exist (KWOK makes them: scripts/fleet/fleet.sh).";
+    "anything is published.  The config's flips reach the node they are for.  With\n"
+    "--bind (the default) one binder for every node attaches the attachable devices\n"
+    "the scheduler allocates with binding conditions, in that node's inventory, and\n"
+    "sets the claims' attached or attach-failed conditions.  On SIGTERM or SIGINT\n"
+    "every slice it published is deleted.  The Node objects must exist (KWOK makes\n"
+    "them: scripts/fleet/fleet.sh).";
 
 struct options {
     const char *config, *prefix, *kubeconfig, *driver_name, *personality, *taint_effect,
         *ready_file;
     long nodes, resync_ms, verbosity;
-    bool check, list;
+    bool check, list, bind;
 };
 
+struct fleet;
+
 struct member {
+    struct fleet *f;
     struct fleet_node *node;
     struct slice_publisher *pub;
 };
@@ -58,6 +73,15 @@ struct fleet {
     size_t n;
     size_t devices;
     struct kube_client *kc;
+    /* Binding: one attach timer, one claim watch and one binder for all. */
+    struct fleet_node **nodes; /* the members' nodes, for the timer and the binder */
+    struct attacher *attacher;
+    struct fleet_bind *bind;
+    struct claim_watch *claims;
+    /* Flips and attach ends kick it from their threads: set and cleared
+     * under binder_lock. */
+    pthread_mutex_t binder_lock;
+    struct binder *binder;
     atomic_size_t next_delete;
     atomic_size_t delete_failures;
 };
@@ -79,6 +103,9 @@ static int read_flags(struct options *o, int argc, char **argv)
          "effect of the taint on unhealthy devices: NoSchedule, NoExecute or None"},
         {"resync-ms", "FLEET_RESYNC_MS", FLAG_INT, &o->resync_ms,
          "each pool's periodic full sync, in ms (the watch repairs sooner)"},
+        {"bind", "FLEET_BIND", FLAG_BOOL, &o->bind,
+         "attach allocated attachable devices and set their claims' binding conditions "
+         "(--bind=false: no claim watch, no binder)"},
         {"ready-file", "READY_FILE", FLAG_STRING, &o->ready_file,
          "written once every pool is published (its text: nodes, devices, milliseconds), "
          "removed on exit"},
@@ -161,6 +188,7 @@ static int load_nodes(struct fleet *f, const char *text, size_t len, struct erro
         struct fleet_node *node = fleet_node_new(text, len, f->o.config, name, f->personality, err);
         if (node == NULL)
             return -1;
+        f->m[f->n].f = f;
         f->m[f->n++].node = node;
         struct device_snapshot *snap = fleet_node_snapshot(node, err);
         if (snap == NULL)
@@ -180,11 +208,15 @@ static int load_nodes(struct fleet *f, const char *text, size_t len, struct erro
     return 0;
 }
 
-static void on_flip(void *ctx, struct fleet_node *node, struct device_snapshot *snap)
+/* A flip, or an attach state that moved (which changes no slice). */
+static void on_change(void *ctx, struct fleet_node *node, struct device_snapshot *snap)
 {
     struct member *m = ctx;
-    LOG_V(2, "fleet: node %s: a flip, %zu devices", fleet_node_name(node), snap->n);
+    LOG_V(2, "fleet: node %s: a change, %zu devices", fleet_node_name(node), snap->n);
     slice_publisher_update(m->pub, snap, true);
+    pthread_mutex_lock(&m->f->binder_lock);
+    binder_devices_kick(m->f->binder);
+    pthread_mutex_unlock(&m->f->binder_lock);
 }
 
 static int start_member(struct fleet *f, struct member *m, struct error *err)
@@ -203,7 +235,7 @@ static int start_member(struct fleet *f, struct member *m, struct error *err)
         return -1;
     slice_publisher_update(m->pub, snap, false);
     device_snapshot_put(snap);
-    return fleet_node_start_flips(m->node, on_flip, m, err);
+    return fleet_node_start_flips(m->node, on_change, m, err);
 }
 
 static int open_api(struct fleet *f, struct error *err)
@@ -215,6 +247,68 @@ static int open_api(struct fleet *f, struct error *err)
     f->kc = kube_client_new(&kcfg, &kopts, err);
     kube_config_free(&kcfg);
     return f->kc != NULL ? 0 : -1;
+}
+
+/* The attach timer of every node's inventory, before anything else uses
+ * them (it registers as their waker). */
+static int start_attacher(struct fleet *f, struct error *err)
+{
+    f->nodes = calloc(f->n, sizeof(*f->nodes));
+    if (f->nodes == NULL)
+        return error_set(err, "out of memory");
+    cleanup_free struct live_inventory **invs = calloc(f->n, sizeof(*invs));
+    if (invs == NULL)
+        return error_set(err, "out of memory");
+    for (size_t i = 0; i < f->n; i++) {
+        f->nodes[i] = f->m[i].node;
+        invs[i] = fleet_node_inventory(f->m[i].node);
+    }
+    f->attacher = attacher_start_many(invs, f->n, err);
+    return f->attacher != NULL ? 0 : -1;
+}
+
+/* One claim watch of the driver's claims in every pool, and one binder
+ * that dispatches each allocation result to its node. */
+static int start_binder(struct fleet *f, struct error *err)
+{
+    f->bind = fleet_bind_new(f->o.prefix, f->nodes, f->n);
+    if (f->bind == NULL)
+        return error_set(err, "out of memory");
+    struct claim_watch_options wopts = {.driver_name = f->o.driver_name};
+    f->claims = claim_watch_start(f->kc, &wopts, err);
+    if (f->claims == NULL)
+        return -1;
+    struct binder_devices dev;
+    fleet_bind_devices(f->bind, &dev);
+    struct binder_options bopts = {
+        .driver_name = f->o.driver_name, .devices = &dev, .reconcile_gap_ms = RECONCILE_GAP_MS};
+    struct binder *b = binder_start(f->kc, f->claims, &bopts, err);
+    if (b == NULL)
+        return -1;
+    pthread_mutex_lock(&f->binder_lock);
+    f->binder = b;
+    pthread_mutex_unlock(&f->binder_lock);
+    LOG_I("fleet: binder up: one claim watch of %s for %zu pools", f->o.driver_name, f->n);
+    return 0;
+}
+
+/* The binder before the nodes it reads: binder, watch, timer.  Again is
+ * fine. */
+static void stop_binding(struct fleet *f)
+{
+    pthread_mutex_lock(&f->binder_lock);
+    struct binder *b = f->binder;
+    f->binder = NULL;
+    pthread_mutex_unlock(&f->binder_lock);
+    binder_stop(b);
+    claim_watch_free(f->claims);
+    f->claims = NULL;
+    fleet_bind_free(f->bind);
+    f->bind = NULL;
+    attacher_stop(f->attacher);
+    f->attacher = NULL;
+    free(f->nodes);
+    f->nodes = NULL;
 }
 
 static int write_ready(struct fleet *f, long long ms, struct error *err)
@@ -266,6 +360,7 @@ static void *delete_worker(void *arg)
  * stopped with its slices deleted, DELETE_WORKERS at a time. */
 static int stop_all(struct fleet *f)
 {
+    stop_binding(f);
     for (size_t i = 0; i < f->n; i++) {
         fleet_node_free(f->m[i].node);
         f->m[i].node = NULL;
@@ -313,9 +408,11 @@ static int run(struct fleet *f, struct error *err)
                 "%zu nodes, %zu devices: within the API server's limits\n", f->n, f->devices);
         return 0;
     }
-    if (open_api(f, err) < 0)
+    if (open_api(f, err) < 0 || start_attacher(f, err) < 0)
         return -1;
     rc = publish_all(f, err);
+    if (rc == 0 && f->o.bind)
+        rc = start_binder(f, err);
     if (rc == 0)
         wait_for_signal();
     if (f->o.ready_file != NULL && *f->o.ready_file != '\0')
@@ -332,9 +429,11 @@ int main(int argc, char **argv)
                             .taint_effect = "NoSchedule",
                             .nodes = 1,
                             .resync_ms = 300000,
-                            .verbosity = 0}};
+                            .verbosity = 0,
+                            .bind = true}};
     if (read_flags(&f.o, argc, argv) < 0)
         return 2;
+    pthread_mutex_init(&f.binder_lock, NULL);
     log_verbosity = (int)f.o.verbosity;
     struct error err = {{0}};
     if (check_options(&f, &err) < 0) {
@@ -350,6 +449,7 @@ int main(int argc, char **argv)
     int rc = run(&f, &err);
     if (rc < 0)
         fprintf(stderr, "fakehw-fleet-publisher: %s\n", err.msg);
+    stop_binding(&f);
     for (size_t i = 0; i < f.n; i++) {
         fleet_node_free(f.m[i].node);
         slice_publisher_stop(f.m[i].pub, false, NULL);

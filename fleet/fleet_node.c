@@ -8,6 +8,7 @@
 #include "fakehw/config.h"
 #include "fakehw/flips.h"
 #include "fakehw/inventory.h"
+#include "fakehw_attach.h"
 #include "fakehw_tree_read.h"
 #include "log.h"
 
@@ -106,6 +107,52 @@ int fleet_node_start_flips(struct fleet_node *n, fleet_node_listener fn, void *c
         return 0;
     n->flips = flip_scheduler_start(n->inv, n->cfg.flips, n->cfg.nflips, err);
     return n->flips != NULL ? 0 : error_prefix(err, "node %s: flips", n->name);
+}
+
+struct live_inventory *fleet_node_inventory(struct fleet_node *n)
+{
+    return n->inv;
+}
+
+int fleet_node_attach_state(struct fleet_node *n, const char *device, enum fakehw_attach *state,
+                            struct error *err)
+{
+    char value[INVENTORY_FILE_MAX];
+    size_t len = 0;
+    int64_t mtime = 0;
+    uint64_t gen = 0;
+    if (inventory_read_file(n->inv, device, FAKEHW_ATTR(ATTACH), value, sizeof(value), &len, &mtime,
+                            &gen, err) < 0)
+        return error_prefix(err, "node %s", n->name);
+    if (len > 0 && value[len - 1] == '\n')
+        value[len - 1] = '\0';
+    if (!fakehw_attach_parse(value, state))
+        return error_set(err, "node %s: %s: \"%s\" is not an attach state", n->name, device, value);
+    return 0;
+}
+
+int fleet_node_write_attach(struct fleet_node *n, const char *device, const char *command,
+                            struct error *err)
+{
+    if (inventory_write_attach(n->inv, device, command, strlen(command), err) < 0)
+        return error_prefix(err, "node %s", n->name);
+    return 0;
+}
+
+int fleet_node_attach_states(struct fleet_node *n, fleet_node_attach_fn fn, void *ctx,
+                             struct error *err)
+{
+    cleanup_free char(*names)[FAKEHW_NAME_MAX] = NULL;
+    size_t count = 0;
+    if (inventory_device_names(n->inv, &names, &count, err) < 0)
+        return error_prefix(err, "node %s", n->name);
+    for (size_t i = 0; i < count; i++) {
+        enum fakehw_attach state;
+        if (fleet_node_attach_state(n, names[i], &state, err) < 0)
+            return -1;
+        fn(ctx, names[i], state);
+    }
+    return 0;
 }
 
 void fleet_node_free(struct fleet_node *n)

@@ -2,9 +2,10 @@
 /* One fake node of a fleet, held in memory: the devices fakehw's config
  * gives that node (its `nodes` section or glob, else `defaults`: the same
  * catalogue, MIG, shares, attachable and virtual GPUs), a live inventory
- * of them (fakehw/inventory.h, the model behind fakehw's tree) and the
+ * of them (fakehw/inventory.h, the model behind fakehw's tree), the
  * config's flips for that node, applied on schedule by fakehw's own flip
- * scheduler.
+ * scheduler, and its devices' attach files (fakehw/attach.h), which the
+ * fleet's binder writes (fleet_bind.h).
  *
  * What the plugin would read from that node's mount, it reads here from
  * the inventory's snapshot text (the same format, parsed by the same
@@ -46,6 +47,26 @@ struct device_snapshot *fleet_node_snapshot(struct fleet_node *n, struct error *
  * Nothing happens for a node without flips. */
 int fleet_node_start_flips(struct fleet_node *n, fleet_node_listener fn, void *ctx,
                            struct error *err);
+
+/* The node's inventory, for the fleet's one attach timer (fakehw/attacher.h). */
+struct live_inventory *fleet_node_inventory(struct fleet_node *n);
+
+/* A device's attach state, as fakehw's attach file of it would read; -1
+ * with err (ENOENT: no such device). */
+int fleet_node_attach_state(struct fleet_node *n, const char *device, enum fakehw_attach *state,
+                            struct error *err);
+
+/* A write of command ("attach", "detach", ...) to the device's attach file,
+ * applied by fakehw's own attach code (its configured delay and failures);
+ * -1 with err. */
+int fleet_node_write_attach(struct fleet_node *n, const char *device, const char *command,
+                            struct error *err);
+
+/* Calls fn for every device of the node with its attach state (none for a
+ * device that is not attachable); -1 with err. */
+typedef void (*fleet_node_attach_fn)(void *ctx, const char *device, enum fakehw_attach state);
+int fleet_node_attach_states(struct fleet_node *n, fleet_node_attach_fn fn, void *ctx,
+                             struct error *err);
 
 /* Stops the flips and frees the node.  NULL is fine. */
 void fleet_node_free(struct fleet_node *n);

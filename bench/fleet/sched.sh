@@ -65,31 +65,20 @@ EOF
 }
 
 pods() { # PODS pods: one claim each from the template, or nvidia.com/gpu: 1
-    local i
-    for ((i = 0; i < PODS; i++)); do
-        if [[ $MODE == ext ]]; then
-            cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata: {name: p-$i, namespace: $NS}
-spec:
-  containers:
-  - {name: c, image: fake, resources: {limits: {nvidia.com/gpu: "1"}}}
-EOF
-        else
-            cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata: {name: p-$i, namespace: $NS}
-spec:
-  containers:
-  - {name: c, image: fake, resources: {claims: [{name: gpu}]}}
+    local i spec='  - {name: c, image: fake, resources: {claims: [{name: gpu}]}}
   resourceClaims:
-  - {name: gpu, resourceClaimTemplateName: gpu}
+  - {name: gpu, resourceClaimTemplateName: gpu}'
+    [[ $MODE != ext ]] || spec='  - {name: c, image: fake, resources: {limits: {nvidia.com/gpu: "1"}}}'
+    for ((i = 0; i < PODS; i++)); do
+        cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p-$i, namespace: $NS}
+spec:
+  containers:
+$spec
 EOF
-        fi
     done
 }
 

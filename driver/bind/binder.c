@@ -22,25 +22,84 @@
 struct scan {
     struct binder *b;
     const json_t *claim;
-    json_t *held;     /* device -> true */
+    json_t *held;     /* "pool/device" -> true */
     json_t *seen;     /* request keys still in use */
     bool needs_write; /* the claim has an outcome to report */
 };
 
-static void scan_result(void *ctx, const char *device, bool has_conditions)
+static void held_key(const char *pool, const char *device, char *key, size_t size)
+{
+    snprintf(key, size, "%s/%s", pool, device);
+}
+
+static void scan_result(void *ctx, const char *pool, const char *device, bool has_conditions)
 {
     struct scan *s = ctx;
-    json_object_set_new(s->held, device, json_true());
+    if (!s->b->dev.serves(s->b->dev.ctx, pool))
+        return;
+    char key[768];
+    held_key(pool, device, key, sizeof(key));
+    json_object_set_new(s->held, key, json_true());
     if (!has_conditions)
         return;
-    char key[512];
-    binder_request_key(s->claim, device, key, sizeof(key));
+    binder_request_key(s->claim, pool, device, key, sizeof(key));
     json_object_set_new(s->seen, key, json_true());
-    if (binding_claim_reported(s->claim, s->b->driver, s->b->pool, device, &s->b->names) !=
+    if (binding_claim_reported(s->claim, s->b->driver, pool, device, &s->b->names) !=
         BINDING_REPORTED_NOTHING)
         return;
-    if (binder_device_outcome(s->b, s->claim, device, true) != WAIT)
+    if (binder_device_outcome(s->b, s->claim, pool, device, true) != WAIT)
         s->needs_write = true;
+}
+
+struct unheld {
+    const json_t *held;
+    json_t *detach; /* [pool, device] pairs */
+};
+
+/* An attachable device that is not detached: detach it unless a claim
+ * holds it. */
+static void note_engaged(void *ctx, const char *pool, const char *device, enum fakehw_attach state)
+{
+    struct unheld *u = ctx;
+    char key[768];
+    held_key(pool, device, key, sizeof(key));
+    if (state == FAKEHW_ATTACH_NONE || state == FAKEHW_ATTACH_DETACHED ||
+        json_object_get(u->held, key) != NULL)
+        return;
+    LOG_I("binder: %s is %s but no claim holds it: detaching", key, fakehw_attach_name(state));
+    json_array_append_new(u->detach, json_pack("[ss]", pool, device));
+}
+
+/* The devices no claim holds any more, detached: from the tree's snapshot,
+ * or the devices' own list. */
+static void detach_unheld(struct binder *b, const json_t *held, const struct device_snapshot *snap)
+{
+    if (b->tree) {
+        for (size_t i = 0; snap != NULL && snap->tree_up && i < snap->n; i++) {
+            const struct fakehw_device *d = &snap->devs[i];
+            char key[768];
+            held_key(b->pool, d->name, key, sizeof(key));
+            if (d->attach == FAKEHW_ATTACH_NONE || d->attach == FAKEHW_ATTACH_DETACHED ||
+                json_object_get(held, key) != NULL)
+                continue;
+            LOG_I("binder: %s is %s but no claim holds it: detaching", d->name,
+                  fakehw_attach_name(d->attach));
+            binder_write_attach(b, b->pool, fakehw_device_dir(d), "detach");
+        }
+        return;
+    }
+    struct unheld u = {held, json_array()};
+    if (u.detach == NULL)
+        return;
+    b->dev.each_engaged(b->dev.ctx, note_engaged, &u);
+    size_t i;
+    json_t *pair;
+    json_array_foreach(u.detach, i, pair)
+    {
+        binder_write_attach(b, json_string_value(json_array_get(pair, 0)),
+                            json_string_value(json_array_get(pair, 1)), "detach");
+    }
+    json_decref(u.detach);
 }
 
 static void reconcile(struct binder *b, json_t *claims, const struct device_snapshot *snap,
@@ -55,7 +114,7 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
     json_object_foreach(claims, uid, claim)
     {
         struct scan s = {b, claim, held, seen, false};
-        binding_claim_results(claim, b->driver, b->pool, scan_result, &s);
+        binding_claim_pool_results(claim, b->driver, b->pool, scan_result, &s);
         if (s.needs_write) {
             const struct claim_ref ref = {claim_meta(claim, "namespace"), claim_meta(claim, "name"),
                                           uid};
@@ -75,15 +134,8 @@ static void reconcile(struct binder *b, json_t *claims, const struct device_snap
         if (json_object_get(seen, key) == NULL)
             json_object_del(b->requested, key);
     }
-    for (size_t i = 0; synced && snap != NULL && snap->tree_up && i < snap->n; i++) {
-        const struct fakehw_device *d = &snap->devs[i];
-        if (d->attach == FAKEHW_ATTACH_NONE || d->attach == FAKEHW_ATTACH_DETACHED ||
-            json_object_get(held, d->name) != NULL)
-            continue;
-        LOG_I("binder: %s is %s but no claim holds it: detaching", d->name,
-              fakehw_attach_name(d->attach));
-        binder_write_attach(b, fakehw_device_dir(d), "detach");
-    }
+    if (synced)
+        detach_unheld(b, held, snap);
 }
 
 /* --- writing one claim's status --- */
@@ -96,15 +148,15 @@ struct build {
     bool oom;
 };
 
-static void build_result(void *ctx, const char *device, bool has_conditions)
+static void build_result(void *ctx, const char *pool, const char *device, bool has_conditions)
 {
     struct build *w = ctx;
     struct binder *b = w->b;
-    if (!has_conditions || w->oom ||
-        binding_claim_reported(w->claim, b->driver, b->pool, device, &b->names) !=
+    if (!has_conditions || w->oom || !b->dev.serves(b->dev.ctx, pool) ||
+        binding_claim_reported(w->claim, b->driver, pool, device, &b->names) !=
             BINDING_REPORTED_NOTHING)
         return;
-    enum outcome_kind o = binder_device_outcome(b, w->claim, device, false);
+    enum outcome_kind o = binder_device_outcome(b, w->claim, pool, device, false);
     if (o == WAIT)
         return;
     char message[256];
@@ -124,7 +176,7 @@ static void build_result(void *ctx, const char *device, bool has_conditions)
         base = tmp;
     }
     json_t *next = binding_status_set(
-        base, b->driver, b->pool, device, o == ATTACHED ? b->names.attached : b->names.failed,
+        base, b->driver, pool, device, o == ATTACHED ? b->names.attached : b->names.failed,
         o == ATTACHED ? BINDING_REASON_ATTACHED : BINDING_REASON_FAILED, message, w->now);
     json_decref(tmp);
     if (next == NULL) {
@@ -133,9 +185,9 @@ static void build_result(void *ctx, const char *device, bool has_conditions)
     }
     json_decref(w->devices);
     w->devices = next;
-    LOG_I("binder: claim %s/%s: %s %s", claim_meta(w->claim, "namespace"),
+    LOG_I("binder: claim %s/%s: %s %s%s%s", claim_meta(w->claim, "namespace"),
           claim_meta(w->claim, "name"), o == ATTACHED ? b->names.attached : b->names.failed,
-          device);
+          b->pool ? "" : pool, b->pool ? "" : "/", device);
 }
 
 static enum claim_write_result write_claim(struct binder *b, const struct claim_work *it,
@@ -155,7 +207,7 @@ static enum claim_write_result write_claim(struct binder *b, const struct claim_
     char now[32];
     claim_format_time((long long)time(NULL), now, sizeof(now));
     struct build w = {.b = b, .claim = claim, .now = now};
-    binding_claim_results(claim, b->driver, b->pool, build_result, &w);
+    binding_claim_pool_results(claim, b->driver, b->pool, build_result, &w);
     json_auto_t *devices = w.devices;
     if (w.oom) {
         error_set(err, "out of memory");
@@ -197,7 +249,7 @@ static void *worker_main(void *arg)
     struct binder *b = arg;
     pthread_mutex_lock(&b->lock);
     while (!b->stopping) {
-        if (b->dirty) {
+        if (b->dirty && monotonic_ms() >= b->next_reconcile_ms) {
             b->dirty = false;
             struct device_snapshot *snap = device_snapshot_get(b->snap);
             pthread_mutex_unlock(&b->lock);
@@ -208,11 +260,16 @@ static void *worker_main(void *arg)
             json_decref(claims);
             device_snapshot_put(snap);
             pthread_mutex_lock(&b->lock);
+            if (b->reconcile_gap_ms > 0)
+                b->next_reconcile_ms = monotonic_ms() + b->reconcile_gap_ms;
             continue;
         }
         long long due = -1;
         struct claim_work *it = claim_queue_pop_due(&b->queue, monotonic_ms(), &due);
         if (it == NULL) {
+            /* A reconcile held back by the gap is due then. */
+            if (b->dirty && (due < 0 || b->next_reconcile_ms < due))
+                due = b->next_reconcile_ms;
             retry_cond_wait_until(&b->cond, &b->lock, due);
             continue;
         }
@@ -244,6 +301,16 @@ void binder_devices_changed(struct binder *b, struct device_snapshot *snap)
     device_snapshot_put(old);
 }
 
+void binder_devices_kick(struct binder *b)
+{
+    if (b == NULL)
+        return;
+    pthread_mutex_lock(&b->lock);
+    b->dirty = true;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+}
+
 void binder_get_stats(struct binder *b, struct binder_stats *st)
 {
     pthread_mutex_lock(&b->lock);
@@ -265,9 +332,16 @@ static void claims_changed(void *ctx)
 
 static int check_options(const struct binder_options *opts, struct error *err)
 {
-    if (!opts->driver_name || !opts->driver_name[0] || !opts->pool_name || !opts->pool_name[0] ||
-        !opts->fakehw_root || !opts->fakehw_root[0])
-        return error_set(err, "binder: driver name, pool name and fakehw root are required");
+    if (!opts->driver_name || !opts->driver_name[0])
+        return error_set(err, "binder: a driver name is required");
+    if (opts->devices == NULL &&
+        (!opts->pool_name || !opts->pool_name[0] || !opts->fakehw_root || !opts->fakehw_root[0]))
+        return error_set(err, "binder: pool name and fakehw root are required");
+    const struct binder_devices *d = opts->devices;
+    if (d != NULL && (!d->serves || !d->read_attach || !d->write_attach || !d->each_engaged ||
+                      (opts->pool_name != NULL && !opts->pool_name[0])))
+        return error_set(err, "binder: its devices need every function, and a pool name is "
+                              "not empty");
     return 0;
 }
 
@@ -295,8 +369,14 @@ struct binder *binder_start(struct kube_client *kc, struct claim_watch *watch,
     b->kc = kc;
     b->watch = watch;
     b->driver = xstrdup(opts->driver_name);
-    b->pool = xstrdup(opts->pool_name);
-    b->root = xstrdup(opts->fakehw_root);
+    b->pool = opts->pool_name != NULL ? xstrdup(opts->pool_name) : NULL;
+    b->root = xstrdup(opts->fakehw_root != NULL ? opts->fakehw_root : "");
+    b->tree = opts->devices == NULL;
+    if (b->tree)
+        binder_tree_devices(b, &b->dev);
+    else
+        b->dev = *opts->devices;
+    b->reconcile_gap_ms = opts->reconcile_gap_ms > 0 ? opts->reconcile_gap_ms : 0;
     binding_names_make(b->driver, &b->names);
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
                                               opts->max_attempts};

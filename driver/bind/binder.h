@@ -22,7 +22,12 @@
  * carries the claim's resourceVersion; 409 re-reads at once (a few times,
  * then with backoff), other failures back off with jitter up to
  * max_attempts; a claim that is gone or replaced is dropped.  Entries and
- * conditions of others are kept. */
+ * conditions of others are kept.
+ *
+ * The devices are the fakehw tree's attach files, or (binder_options.devices)
+ * whatever stands behind them: the fleet publisher's in-memory inventories,
+ * where one binder serves every node's pool from one claim watch of all the
+ * driver's pools. */
 #ifndef FAKEHW_DRIVER_BINDER_H
 #define FAKEHW_DRIVER_BINDER_H
 
@@ -34,14 +39,41 @@
 #include "driver/device/device_snapshot.h"
 #include "driver/kube/kube_client.h"
 #include "error.h"
+#include "fakehw_tree.h"
+
+/* Where the binder's devices are, when they are not a fakehw tree: the
+ * fleet's in-memory inventories (fleet/fleet_bind.h), one pool per node.
+ * Every function is called on the worker thread only, with ctx. */
+typedef void (*binder_engaged_fn)(void *fctx, const char *pool, const char *device,
+                                  enum fakehw_attach state);
+struct binder_devices {
+    /* Whether the binder acts on the allocation results of this pool. */
+    bool (*serves)(void *ctx, const char *pool);
+    /* A device's attach state, as its attach file would read; -1 (logged)
+     * when it cannot be read. */
+    int (*read_attach)(void *ctx, const char *pool, const char *device, enum fakehw_attach *state);
+    /* What a write of command ("attach" or "detach") to its attach file
+     * would do; -1 logged. */
+    int (*write_attach)(void *ctx, const char *pool, const char *device, const char *command);
+    /* Calls fn for every attachable device of the served pools that is not
+     * detached (fn does not call back into the devices). */
+    void (*each_engaged)(void *ctx, binder_engaged_fn fn, void *fctx);
+    void *ctx;
+};
 
 struct binder_options {
-    const char *driver_name; /* copied */
-    const char *pool_name;   /* the node name; copied */
-    const char *fakehw_root; /* copied */
-    long retry_base_ms;      /* 0 = 500 */
-    long retry_max_ms;       /* 0 = 30000 */
-    int max_attempts;        /* 0 = 12 */
+    const char *driver_name;              /* copied */
+    const char *pool_name;                /* the node name; copied.  NULL with devices: every
+                                           * pool devices->serves accepts */
+    const char *fakehw_root;              /* copied; the devices when devices is NULL */
+    const struct binder_devices *devices; /* copied; NULL: the fakehw tree */
+    long retry_base_ms;                   /* 0 = 500 */
+    long retry_max_ms;                    /* 0 = 30000 */
+    int max_attempts;                     /* 0 = 12 */
+    /* Least time between two reconcile passes (each reads every claim of
+     * the watch), while status writes go on; 0: at once (one node's few
+     * claims).  A fleet's watch holds every node's claims. */
+    long reconcile_gap_ms;
 };
 
 struct binder_stats {
@@ -62,6 +94,10 @@ struct binder *binder_start(struct kube_client *kc, struct claim_watch *watch,
 /* A new inventory snapshot (an attach may have ended): reconcile soon.  The
  * binder takes its own reference. */
 void binder_devices_changed(struct binder *b, struct device_snapshot *snap);
+
+/* With binder_options.devices: they changed (an attach ended), reconcile
+ * soon. */
+void binder_devices_kick(struct binder *b);
 
 void binder_get_stats(struct binder *b, struct binder_stats *st);
 

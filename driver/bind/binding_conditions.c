@@ -34,8 +34,8 @@ static bool ours(const json_t *entry, const char *driver, const char *pool)
     return d != NULL && p != NULL && !strcmp(d, driver) && !strcmp(p, pool);
 }
 
-void binding_claim_results(const json_t *claim, const char *driver, const char *pool,
-                           binding_result_fn fn, void *ctx)
+void binding_claim_pool_results(const json_t *claim, const char *driver, const char *pool,
+                                binding_pool_result_fn fn, void *ctx)
 {
     const json_t *results = json_object_get(
         json_object_get(json_object_get(json_object_get(claim, "status"), "allocation"), "devices"),
@@ -44,11 +44,30 @@ void binding_claim_results(const json_t *claim, const char *driver, const char *
     const json_t *r;
     json_array_foreach(results, i, r)
     {
-        const char *device = str(r, "device");
-        if (device == NULL || !ours(r, driver, pool))
+        const char *device = str(r, "device"), *p = str(r, "pool");
+        if (device == NULL || p == NULL || !ours(r, driver, pool != NULL ? pool : p))
             continue;
-        fn(ctx, device, json_array_size(json_object_get(r, "bindingConditions")) > 0);
+        fn(ctx, p, device, json_array_size(json_object_get(r, "bindingConditions")) > 0);
     }
+}
+
+struct no_pool {
+    binding_result_fn fn;
+    void *ctx;
+};
+
+static void without_pool(void *ctx, const char *pool, const char *device, bool has_conditions)
+{
+    const struct no_pool *np = ctx;
+    (void)pool;
+    np->fn(np->ctx, device, has_conditions);
+}
+
+void binding_claim_results(const json_t *claim, const char *driver, const char *pool,
+                           binding_result_fn fn, void *ctx)
+{
+    struct no_pool np = {fn, ctx};
+    binding_claim_pool_results(claim, driver, pool, without_pool, &np);
 }
 
 /* Our status entry of device (no shareID: attachable devices are never

@@ -45,6 +45,13 @@ typedef void (*binding_result_fn)(void *ctx, const char *device, bool has_bindin
 void binding_claim_results(const json_t *claim, const char *driver, const char *pool,
                            binding_result_fn fn, void *ctx);
 
+/* The same with each result's pool, for driver and pool or (pool NULL) for
+ * every pool of driver. */
+typedef void (*binding_pool_result_fn)(void *ctx, const char *pool, const char *device,
+                                       bool has_binding_conditions);
+void binding_claim_pool_results(const json_t *claim, const char *driver, const char *pool,
+                                binding_pool_result_fn fn, void *ctx);
+
 /* What the claim's status.devices already reports for one device. */
 enum binding_reported {
     BINDING_REPORTED_NOTHING,

@@ -26,7 +26,7 @@ bool claim_has_results(const json_t *claim, const char *driver, const char *pool
     json_array_foreach(results, i, r)
     {
         const char *d = str_field(r, "driver"), *p = str_field(r, "pool");
-        if (d && p && strcmp(d, driver) == 0 && strcmp(p, pool) == 0)
+        if (d && p && strcmp(d, driver) == 0 && (pool == NULL || strcmp(p, pool) == 0))
             return true;
     }
     return false;

@@ -14,7 +14,8 @@
  * "resourceVersion"), else NULL. */
 const char *claim_meta(const json_t *claim, const char *key);
 
-/* True when claim has at least one allocation result of driver and pool. */
+/* True when claim has at least one allocation result of driver and pool
+ * (pool NULL: of any pool). */
 bool claim_has_results(const json_t *claim, const char *driver, const char *pool);
 
 /* The merge patch that replaces status.devices, guarded by the claim's

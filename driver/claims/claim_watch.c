@@ -26,7 +26,7 @@ struct claim_watch {
     pthread_cond_t cond;  /* wakes a pause between retries */
     bool stopping;
     bool synced;    /* a whole list has been seen */
-    json_t *claims; /* uid -> claim, only claims with results of driver and pool */
+    json_t *claims; /* uid -> claim, only claims with results of driver and pool (any: NULL) */
     void (*listener)(void *ctx);
     void *listener_ctx;
 };
@@ -210,15 +210,15 @@ static void release(struct claim_watch *w, bool cond)
 struct claim_watch *claim_watch_start(struct kube_client *kc,
                                       const struct claim_watch_options *opts, struct error *err)
 {
-    if (opts->driver_name == NULL || !opts->driver_name[0] || opts->pool_name == NULL ||
-        !opts->pool_name[0]) {
-        error_set(err, "claim watch: driver name and pool name are required");
+    if (opts->driver_name == NULL || !opts->driver_name[0] ||
+        (opts->pool_name != NULL && !opts->pool_name[0])) {
+        error_set(err, "claim watch: a driver name is required, and a pool name is not empty");
         return NULL;
     }
     struct claim_watch *w = xcalloc(1, sizeof(*w));
     w->kc = kc;
     w->driver = xstrdup(opts->driver_name);
-    w->pool = xstrdup(opts->pool_name);
+    w->pool = opts->pool_name != NULL ? xstrdup(opts->pool_name) : NULL;
     w->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 500;
     w->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 30000;
     w->cancel = kube_cancel_new();

@@ -38,7 +38,8 @@ enum claim_source {
 
 struct claim_watch_options {
     const char *driver_name; /* copied */
-    const char *pool_name;   /* the node name; copied */
+    const char *pool_name;   /* the node name; copied.  NULL: every pool of the
+                              * driver (the fleet's one watch for all its nodes) */
     long retry_base_ms;      /* first delay after a failed list or watch; 0 = 500 */
     long retry_max_ms;       /* cap of the doubling delay; 0 = 30000 */
 };

@@ -1,8 +1,11 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# fakehw-fleet-publisher against the API server stand-in (three fake nodes),
-# the Node objects scripts/fleet/fleet.sh makes for KWOK, and the quantiles
-# bench/fleet/sched.sh reads from the scheduler's histograms. No cluster.
+# fakehw-fleet-publisher against the API server stand-in (three fake nodes):
+# its slices, flips and binder (the test plays the scheduler: it writes the
+# allocations, binding conditions copied from the slice, and reads the
+# conditions back), the Node objects scripts/fleet/fleet.sh makes for KWOK,
+# and the quantiles bench/fleet/sched.sh reads from the scheduler's
+# histograms. No cluster.
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -17,7 +20,10 @@ setup() {
 }
 
 teardown() {
-    [[ -z ${PUB_PID:-} ]] || kill -KILL "$PUB_PID" 2>/dev/null || true
+    if [[ -n ${PUB_PID:-} ]]; then
+        kill -TERM "$PUB_PID" 2>/dev/null || true
+        wait "$PUB_PID" 2>/dev/null || true
+    fi
     if [[ -n ${STANDIN_PID:-} ]]; then
         kill -TERM "$STANDIN_PID" 2>/dev/null || true
         wait "$STANDIN_PID" 2>/dev/null || true
@@ -85,6 +91,122 @@ wait_for() { # wait_for SECONDS COMMAND...
     [[ $(all_slices) == 0 ]]
     [[ ! -e $BATS_TEST_TMPDIR/ready ]]
     grep -q "every slice of 3 pools deleted" "$BATS_TEST_TMPDIR/pub.log"
+}
+
+CLAIMS=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
+ATTACHED=$DRIVER/attached
+FAILED=$DRIVER/attach-failed
+
+start_fleet() { # start_fleet CONFIG: the publisher on three nodes, published
+    "$PUB" --config "$CONFIGS/$1" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
+        --ready-file "$BATS_TEST_TMPDIR/ready" 2>"$BATS_TEST_TMPDIR/pub.log" &
+    PUB_PID=$!
+    wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
+}
+
+claim_new() { # claim_new NAME: a claim for one GPU, not allocated
+    curl -sSf -X POST -H 'Content-Type: application/json' "$API$CLAIMS" --data-binary \
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"$1\"},
+          \"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"$DRIVER\"}}]}}}" >/dev/null
+}
+
+# allocate NAME POOL DEVICE [TIME]: the allocation the scheduler writes for
+# an attachable device, its binding conditions copied from the slice.
+allocate() {
+    curl -sSf -X PATCH -H 'Content-Type: application/merge-patch+json' "$API$CLAIMS/$1/status" \
+        --data-binary "{\"status\":{\"allocation\":{\"allocationTimestamp\":\"${4:-2026-11-26T03:00:00Z}\",
+          \"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"$DRIVER\",\"pool\":\"$2\",\"device\":\"$3\",
+          \"bindingConditions\":[\"$ATTACHED\"],\"bindingFailureConditions\":[\"$FAILED\"]}]}}}}" >/dev/null
+}
+
+deallocate() { # deallocate NAME: what the scheduler does after a failure, or the claim's end
+    curl -sSf -X PATCH -H 'Content-Type: application/merge-patch+json' "$API$CLAIMS/$1/status" \
+        --data-binary '{"status":{"allocation":null,"devices":null}}' >/dev/null
+}
+
+# conditions NAME: "pool/device type status reason" of every condition in
+# the claim's status.devices, sorted.
+conditions() {
+    curl -sSf "$API$CLAIMS/$1" | jq -r \
+        '[.status.devices[]? | . as $e | .conditions[]? | "\($e.pool)/\($e.device) \(.type) \(.status) \(.reason)"] | sort | .[]'
+}
+
+conditions_are() { [[ $(conditions "$1") == "$2" ]]; }
+
+logged() { grep -q -- "$1" "$BATS_TEST_TMPDIR/pub.log"; }
+not_logged() { ! logged "$1"; }
+
+@test "fleet binder: an attachable device of the right node is attached, after its delay" {
+    start_standin
+    start_fleet fleet-attach.yaml
+    claim_new c1
+    allocate c1 fleet-node-1 gpu-1
+    # gpu-1 takes 300 ms to attach: no condition before that.
+    wait_for 5 logged "needs fleet-node-1/gpu-1 attached"
+    [[ $(conditions c1) == "" ]]
+    wait_for 10 conditions_are c1 "fleet-node-1/gpu-1 $ATTACHED True Attached"
+    run curl -sSf "$API$CLAIMS/c1"
+    assert_equal "$(jq -r '.status.devices[0].conditions[0].message' <<<"$output")" "fakehw attached gpu-1"
+    # The other nodes' gpu-1 were never asked for.
+    not_logged "fleet-node-0/gpu-1"
+    not_logged "fleet-node-2/gpu-1"
+    # Released, the device is detached again.
+    deallocate c1
+    wait_for 5 logged "fleet-node-1/gpu-1 is attached but no claim holds it: detaching"
+    # It stops cleanly, binder and all.
+    kill -TERM "$PUB_PID"
+    wait "$PUB_PID"
+    PUB_PID=
+    # One claim watch for the whole fleet, not one per node.
+    run curl -sSf "$API/standin/requests"
+    assert_equal "$(jq '[.requests[] | select(.method == "GET" and (.path | endswith("/resourceclaims")))
+                         | .query | test("watch=true")] | map(tostring) | join(" ")' <<<"$output")" '"false true"'
+}
+
+@test "fleet binder: a scripted attach failure gives attach-failed; the next allocation attaches" {
+    start_standin
+    start_fleet fleet-attach.yaml
+    claim_new c2
+    allocate c2 fleet-node-2 gpu-2
+    wait_for 10 conditions_are c2 "fleet-node-2/gpu-2 $FAILED True AttachFailed"
+    deallocate c2
+    wait_for 5 logged "fleet-node-2/gpu-2 is failed but no claim holds it: detaching"
+    allocate c2 fleet-node-2 gpu-2 2026-11-26T03:01:00Z
+    wait_for 10 conditions_are c2 "fleet-node-2/gpu-2 $ATTACHED True Attached"
+}
+
+@test "fleet binder: claims of a node outside the fleet, or without binding conditions, are left alone" {
+    start_standin
+    start_fleet fleet-attach.yaml
+    claim_new c3
+    allocate c3 other-node gpu-1
+    claim_new c4
+    curl -sSf -X PATCH -H 'Content-Type: application/merge-patch+json' "$API$CLAIMS/c4/status" \
+        --data-binary "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"$DRIVER\",\"pool\":\"fleet-node-0\",\"device\":\"gpu-1\"}]}}}}" >/dev/null
+    # A claim the fleet acts on, after the two: once it is attached the
+    # binder has seen the others too.
+    claim_new c5
+    allocate c5 fleet-node-0 gpu-2
+    wait_for 10 conditions_are c5 "fleet-node-0/gpu-2 $FAILED True AttachFailed"
+    assert_equal "$(conditions c3)" ""
+    assert_equal "$(conditions c4)" ""
+    not_logged "other-node"
+    not_logged "fleet-node-0/gpu-1"
+}
+
+@test "fleet binder: --bind=false runs no claim watch and sets no condition" {
+    start_standin
+    "$PUB" --config "$CONFIGS/fleet-attach.yaml" --nodes 3 --bind=false \
+        --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" --ready-file "$BATS_TEST_TMPDIR/ready" \
+        2>"$BATS_TEST_TMPDIR/pub.log" &
+    PUB_PID=$!
+    wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
+    claim_new c6
+    allocate c6 fleet-node-0 gpu-2
+    sleep 1
+    assert_equal "$(conditions c6)" ""
+    run curl -sSf "$API/standin/requests"
+    assert_equal "$(jq '[.requests[] | select(.path | startswith("/apis/resource.k8s.io/v1/resourceclaims"))] | length' <<<"$output")" 0
 }
 
 @test "fleet: a config past an API limit is refused before anything is published" {

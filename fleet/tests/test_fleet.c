@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests of fleet/: a node's devices from its section of one config,
- * its flips reaching the listener, and the API server's limits. */
+ * its flips reaching the listener, the binder's devices (a pool to its
+ * node, attaches by fakehw's code in that node alone, the one attach timer
+ * of many nodes), and the API server's limits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,9 @@
 
 #include <cmocka.h>
 
+#include "attacher.h"
+#include "fakehw_attach.h"
+#include "fleet/fleet_bind.h"
 #include "fleet/fleet_limits.h"
 #include "fleet/fleet_node.h"
 
@@ -96,6 +101,131 @@ static void test_flips_reach_their_node(void **state)
     assert_int_equal(sa.calls, 0);
     fleet_node_free(a);
     fleet_node_free(b);
+}
+
+#define NODES 3
+
+static void attach_nodes(struct fleet_node **nodes)
+{
+    char name[32];
+    for (int i = 0; i < NODES; i++) {
+        snprintf(name, sizeof(name), "fleet-node-%d", i);
+        nodes[i] = node_of("fleet-attach.yaml", name);
+    }
+}
+
+static enum fakehw_attach attach_of(struct fleet_node *n, const char *device)
+{
+    enum fakehw_attach st;
+    struct error err = {{0}};
+    if (fleet_node_attach_state(n, device, &st, &err) < 0)
+        fail_msg("%s", err.msg);
+    return st;
+}
+
+struct engaged {
+    int n;
+    char seen[8][64];
+};
+
+static void note_engaged(void *ctx, const char *pool, const char *device, enum fakehw_attach state)
+{
+    struct engaged *e = ctx;
+    if (e->n < 8)
+        snprintf(e->seen[e->n++], sizeof(e->seen[0]), "%s/%s %s", pool, device,
+                 fakehw_attach_name(state));
+}
+
+static void test_bind_pools(void **state)
+{
+    (void)state;
+    struct fleet_node *nodes[NODES];
+    attach_nodes(nodes);
+    struct fleet_bind *fb = fleet_bind_new("fleet-node-", nodes, NODES);
+    assert_non_null(fb);
+    assert_ptr_equal(fleet_bind_node(fb, "fleet-node-0"), nodes[0]);
+    assert_ptr_equal(fleet_bind_node(fb, "fleet-node-2"), nodes[2]);
+    const char *others[] = {"fleet-node-3",
+                            "fleet-node-01",
+                            "fleet-node-",
+                            "fleet-node-1x",
+                            "other-node",
+                            "fleet-node--1",
+                            ""};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        if (fleet_bind_node(fb, others[i]) != NULL)
+            fail_msg("pool \"%s\" names a node", others[i]);
+    struct binder_devices dev;
+    fleet_bind_devices(fb, &dev);
+    assert_true(dev.serves(dev.ctx, "fleet-node-1"));
+    assert_false(dev.serves(dev.ctx, "other-node"));
+    enum fakehw_attach st;
+    assert_int_equal(dev.read_attach(dev.ctx, "fleet-node-1", "gpu-0", &st), 0);
+    assert_int_equal(st, FAKEHW_ATTACH_NONE);
+    assert_int_equal(dev.read_attach(dev.ctx, "fleet-node-1", "gpu-9", &st), -1);
+    assert_int_equal(dev.write_attach(dev.ctx, "other-node", "gpu-2", "attach"), -1);
+
+    /* gpu-2's first attach is scripted to fail, on its node alone. */
+    assert_int_equal(dev.write_attach(dev.ctx, "fleet-node-2", "gpu-2", "attach"), 0);
+    assert_int_equal(attach_of(nodes[2], "gpu-2"), FAKEHW_ATTACH_FAILED);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(attach_of(nodes[i], "gpu-2"), FAKEHW_ATTACH_DETACHED);
+    assert_int_equal(fleet_bind_engaged_nodes(fb), 1);
+    struct engaged e = {0};
+    dev.each_engaged(dev.ctx, note_engaged, &e);
+    assert_int_equal(e.n, 1);
+    assert_string_equal(e.seen[0], "fleet-node-2/gpu-2 failed");
+
+    /* Detached again: the next pass drops the node from the list. */
+    assert_int_equal(dev.write_attach(dev.ctx, "fleet-node-2", "gpu-2", "detach"), 0);
+    assert_int_equal(attach_of(nodes[2], "gpu-2"), FAKEHW_ATTACH_DETACHED);
+    e.n = 0;
+    dev.each_engaged(dev.ctx, note_engaged, &e);
+    assert_int_equal(e.n, 0);
+    assert_int_equal(fleet_bind_engaged_nodes(fb), 0);
+    /* The scripted failure was for the first attach only. */
+    assert_int_equal(dev.write_attach(dev.ctx, "fleet-node-2", "gpu-2", "attach"), 0);
+    assert_int_equal(attach_of(nodes[2], "gpu-2"), FAKEHW_ATTACH_ATTACHED);
+
+    fleet_bind_free(fb);
+    for (int i = 0; i < NODES; i++)
+        fleet_node_free(nodes[i]);
+}
+
+/* One attach timer for every node ends a delayed attach on its node. */
+static void test_attach_delay(void **state)
+{
+    (void)state;
+    struct fleet_node *nodes[NODES];
+    attach_nodes(nodes);
+    struct live_inventory *invs[NODES];
+    for (int i = 0; i < NODES; i++)
+        invs[i] = fleet_node_inventory(nodes[i]);
+    struct error err = {{0}};
+    struct attacher *a = attacher_start_many(invs, NODES, &err);
+    assert_non_null(a);
+    assert_int_equal(fleet_node_write_attach(nodes[1], "gpu-1", "attach", &err), 0);
+    assert_int_equal(fleet_node_write_attach(nodes[2], "gpu-1", "attach", &err), 0);
+    assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHING);
+    for (int i = 0; i < 300 && (attach_of(nodes[1], "gpu-1") != FAKEHW_ATTACH_ATTACHED ||
+                                attach_of(nodes[2], "gpu-1") != FAKEHW_ATTACH_ATTACHED);
+         i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHED);
+    assert_int_equal(attach_of(nodes[2], "gpu-1"), FAKEHW_ATTACH_ATTACHED);
+    assert_int_equal(attach_of(nodes[0], "gpu-1"), FAKEHW_ATTACH_DETACHED);
+    /* Long after the timer's first pass: only the write's wake ends it. */
+    assert_int_equal(fleet_node_write_attach(nodes[1], "gpu-1", "detach", &err), 0);
+    assert_int_equal(fleet_node_write_attach(nodes[1], "gpu-1", "attach", &err), 0);
+    assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHING);
+    for (int i = 0; i < 300 && attach_of(nodes[1], "gpu-1") != FAKEHW_ATTACH_ATTACHED; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    assert_int_equal(attach_of(nodes[1], "gpu-1"), FAKEHW_ATTACH_ATTACHED);
+    assert_int_equal(fleet_node_write_attach(nodes[0], "gpu-0", "attach", &err), -1);
+    assert_non_null(strstr(err.msg, "node fleet-node-0: gpu-0"));
+    attacher_stop(a);
+    for (int i = 0; i < NODES; i++)
+        fleet_node_free(nodes[i]);
 }
 
 static int check_node(const char *file, const char *node, struct error *err)
@@ -190,10 +320,9 @@ static void test_slice_limits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sections),
-        cmocka_unit_test(test_flips_reach_their_node),
-        cmocka_unit_test(test_pool_check),
-        cmocka_unit_test(test_slice_limits),
+        cmocka_unit_test(test_sections),   cmocka_unit_test(test_flips_reach_their_node),
+        cmocka_unit_test(test_bind_pools), cmocka_unit_test(test_attach_delay),
+        cmocka_unit_test(test_pool_check), cmocka_unit_test(test_slice_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
