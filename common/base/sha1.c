@@ -39,11 +39,9 @@ static void compress(uint32_t state[8], const uint8_t block[64])
         b = a;
         a = t;
     }
-    state[0] += a;
-    state[1] += b;
-    state[2] += c;
-    state[3] += d;
-    state[4] += e;
+    const uint32_t add[5] = {a, b, c, d, e};
+    for (int i = 0; i < 5; i++)
+        state[i] += add[i];
 }
 
 void sha1_init(struct sha1 *ctx)
