@@ -9,45 +9,43 @@
 #include <time.h>
 
 #include "monotonic.h"
-#include "retry.h"
+#include "worker.h"
 
 struct attacher {
     struct live_inventory *inv;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond; /* on CLOCK_MONOTONIC, like the due times */
-    bool kicked, stopping;
+    struct worker worker; /* on CLOCK_MONOTONIC, like the due times */
+    bool kicked;          /* under worker.lock */
 };
 
 static void wake(void *ctx)
 {
     struct attacher *a = ctx;
-    pthread_mutex_lock(&a->lock);
+    pthread_mutex_lock(&a->worker.lock);
     a->kicked = true;
-    pthread_cond_signal(&a->cond);
-    pthread_mutex_unlock(&a->lock);
+    pthread_cond_signal(&a->worker.cond);
+    pthread_mutex_unlock(&a->worker.lock);
 }
 
 static void *run(void *arg)
 {
     struct attacher *a = arg;
-    pthread_mutex_lock(&a->lock);
-    while (!a->stopping) {
+    pthread_mutex_lock(&a->worker.lock);
+    while (!a->worker.stop) {
         a->kicked = false;
-        pthread_mutex_unlock(&a->lock);
+        pthread_mutex_unlock(&a->worker.lock);
         int64_t next = inventory_attach_tick(a->inv, monotonic_ms());
-        pthread_mutex_lock(&a->lock);
-        while (!a->stopping && !a->kicked) {
+        pthread_mutex_lock(&a->worker.lock);
+        while (!a->worker.stop && !a->kicked) {
             if (next < 0) {
-                pthread_cond_wait(&a->cond, &a->lock);
+                pthread_cond_wait(&a->worker.cond, &a->worker.lock);
                 continue;
             }
             struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
-            if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT)
+            if (pthread_cond_timedwait(&a->worker.cond, &a->worker.lock, &ts) == ETIMEDOUT)
                 break;
         }
     }
-    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_unlock(&a->worker.lock);
     return NULL;
 }
 
@@ -59,13 +57,11 @@ struct attacher *attacher_start(struct live_inventory *inv, struct error *err)
         return NULL;
     }
     a->inv = inv;
-    pthread_mutex_init(&a->lock, NULL);
-    retry_cond_init(&a->cond);
+    worker_init(&a->worker);
     inventory_set_attach_waker(inv, wake, a);
-    if (pthread_create(&a->thread, NULL, run, a) != 0) {
+    if (worker_start(&a->worker, run, a) != 0) {
         inventory_set_attach_waker(inv, NULL, NULL);
-        pthread_cond_destroy(&a->cond);
-        pthread_mutex_destroy(&a->lock);
+        worker_destroy(&a->worker);
         free(a);
         error_set(err, "attach timer: cannot start its thread");
         return NULL;
@@ -77,13 +73,8 @@ void attacher_stop(struct attacher *a)
 {
     if (a == NULL)
         return;
-    pthread_mutex_lock(&a->lock);
-    a->stopping = true;
-    pthread_cond_signal(&a->cond);
-    pthread_mutex_unlock(&a->lock);
-    pthread_join(a->thread, NULL);
+    worker_stop(&a->worker);
     inventory_set_attach_waker(a->inv, NULL, NULL);
-    pthread_cond_destroy(&a->cond);
-    pthread_mutex_destroy(&a->lock);
+    worker_destroy(&a->worker);
     free(a);
 }
