@@ -28,6 +28,12 @@ $(BIN)/test_idiom: $(OBJ)/common/base/tests/test_idiom.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
+# SHA-1 and SHA-256 over their shared block framing (md_block.h).
+UNIT_TESTS += $(BIN)/test_sha
+$(BIN)/test_sha: $(OBJ)/common/base/tests/test_sha.o $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
 # Backoff, the signal-proof sleep, the monotonic clock and its waits.
 UNIT_TESTS += $(BIN)/test_retry
 $(BIN)/test_retry: $(OBJ)/common/base/tests/test_retry.o $(COMMON_LIB)

@@ -73,8 +73,7 @@ static int apply(const char *mount, const char *device, const char *cmd)
             fprintf(stderr, "%s: %s is not attachable (%s reads \"%s\")\n", name, device, path,
                     state);
         else
-            fprintf(stderr, "%s: writing \"%s\" to %s: %s\n", name, cmd, path,
-                    e ? cli_explain(e) : "short write");
+            cli_report_write(name, path, cmd, e);
     }
     return rc < 0 ? -1 : show(mount, device);
 }
@@ -120,7 +119,6 @@ int attach_main(int argc, char **argv)
         .maxpos = 3,
         .minpos = 1,
         .need = "DEVICE",
-        .device_first = true,
     };
     char *pos[3];
     int npos;

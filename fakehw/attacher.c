@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "monotonic.h"
-#include "retry.h"
+#include "worker.h"
 
 struct attacher;
 
@@ -26,25 +26,23 @@ struct attacher {
     size_t n;
     size_t *pending; /* indices into e, npending of them */
     size_t npending;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond; /* on CLOCK_MONOTONIC, like the due times */
-    bool kicked, stopping;
+    struct worker worker; /* on CLOCK_MONOTONIC, like the due times */
+    bool kicked;          /* under worker.lock */
 };
 
 static void wake(void *ctx)
 {
     struct attach_entry *e = ctx;
     struct attacher *a = e->a;
-    pthread_mutex_lock(&a->lock);
+    pthread_mutex_lock(&a->worker.lock);
     e->woken = true;
     if (!e->pending) {
         e->pending = true;
         a->pending[a->npending++] = (size_t)(e - a->e);
     }
     a->kicked = true;
-    pthread_cond_signal(&a->cond);
-    pthread_mutex_unlock(&a->lock);
+    pthread_cond_signal(&a->worker.cond);
+    pthread_mutex_unlock(&a->worker.lock);
 }
 
 /* Lock held: ticks every pending inventory (outside the lock), drops those
@@ -55,9 +53,9 @@ static int64_t tick_pending_locked(struct attacher *a)
     for (size_t i = 0; i < a->npending;) {
         struct attach_entry *e = &a->e[a->pending[i]];
         e->woken = false;
-        pthread_mutex_unlock(&a->lock);
+        pthread_mutex_unlock(&a->worker.lock);
         int64_t due = inventory_attach_tick(e->inv, monotonic_ms());
-        pthread_mutex_lock(&a->lock);
+        pthread_mutex_lock(&a->worker.lock);
         if (due < 0 && !e->woken) {
             e->pending = false;
             a->pending[i] = a->pending[--a->npending];
@@ -75,21 +73,21 @@ static int64_t tick_pending_locked(struct attacher *a)
 static void *run(void *arg)
 {
     struct attacher *a = arg;
-    pthread_mutex_lock(&a->lock);
-    while (!a->stopping) {
+    pthread_mutex_lock(&a->worker.lock);
+    while (!a->worker.stop) {
         a->kicked = false;
         int64_t next = tick_pending_locked(a);
-        while (!a->stopping && !a->kicked) {
+        while (!a->worker.stop && !a->kicked) {
             if (next < 0) {
-                pthread_cond_wait(&a->cond, &a->lock);
+                pthread_cond_wait(&a->worker.cond, &a->worker.lock);
                 continue;
             }
             struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
-            if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT)
+            if (pthread_cond_timedwait(&a->worker.cond, &a->worker.lock, &ts) == ETIMEDOUT)
                 break;
         }
     }
-    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_unlock(&a->worker.lock);
     return NULL;
 }
 
@@ -97,8 +95,7 @@ static void release(struct attacher *a)
 {
     for (size_t i = 0; i < a->n; i++)
         inventory_set_attach_waker(a->e[i].inv, NULL, NULL);
-    pthread_cond_destroy(&a->cond);
-    pthread_mutex_destroy(&a->lock);
+    worker_destroy(&a->worker);
     free(a->pending);
     free(a->e);
     free(a);
@@ -122,8 +119,7 @@ struct attacher *attacher_start_many(struct live_inventory *const *invs, size_t 
         return NULL;
     }
     a->n = n;
-    pthread_mutex_init(&a->lock, NULL);
-    retry_cond_init(&a->cond);
+    worker_init(&a->worker);
     /* Every inventory is ticked once first: an attach may be in progress. */
     for (size_t i = 0; i < n; i++) {
         a->e[i] = (struct attach_entry){.a = a, .inv = invs[i], .pending = true};
@@ -131,7 +127,7 @@ struct attacher *attacher_start_many(struct live_inventory *const *invs, size_t 
         inventory_set_attach_waker(invs[i], wake, &a->e[i]);
     }
     a->npending = n;
-    if (pthread_create(&a->thread, NULL, run, a) != 0) {
+    if (worker_start(&a->worker, run, a) != 0) {
         release(a);
         error_set(err, "attach timer: cannot start its thread");
         return NULL;
@@ -148,10 +144,6 @@ void attacher_stop(struct attacher *a)
 {
     if (a == NULL)
         return;
-    pthread_mutex_lock(&a->lock);
-    a->stopping = true;
-    pthread_cond_signal(&a->cond);
-    pthread_mutex_unlock(&a->lock);
-    pthread_join(a->thread, NULL);
+    worker_stop(&a->worker);
     release(a);
 }

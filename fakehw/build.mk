@@ -7,7 +7,7 @@ FAKEHW_PKG_LIBS   := $(shell pkg-config --libs fuse3 yaml-0.1 2>/dev/null)
 # Everything but the FUSE layer and the commands: what the unit tests link.
 FAKEHW_CORE_SRCS := catalogue.c config.c config_mig.c config_parse.c config_resolve.c config_sharing.c config_yaml.c \
   attach.c attacher.c devnodes.c fuse_access.c mig_profiles.c duration.c flips.c inventory.c mountpoint.c \
-  takeover.c uuid.c
+  name_index.c takeover.c uuid.c
 FAKEHW_CMD_SRCS  := main.c daemon.c fuse_tree.c flip_cli.c attach_cli.c xid_cli.c cli_tree.c check_cli.c node_name.c
 FAKEHW_CORE_OBJS := $(FAKEHW_CORE_SRCS:%.c=$(OBJ)/fakehw/%.o)
 FAKEHW_CMD_OBJS  := $(FAKEHW_CMD_SRCS:%.c=$(OBJ)/fakehw/%.o)

@@ -69,9 +69,8 @@ struct cli_command {
     const struct flag *flags;
     size_t nflags;
     int maxpos;
-    int minpos;        /* fewer positionals: "<name>: need <need> (see --help)" */
-    const char *need;  /* what the first minpos positionals are: "DEVICE and STATE" */
-    bool device_first; /* the first positional is DEVICE|all (cli_check_device) */
+    int minpos;       /* fewer positionals: "<name>: need <need> (see --help)" */
+    const char *need; /* what the first minpos positionals are: "DEVICE and STATE" */
 };
 
 /* The --mount flag of the commands that act on a mounted tree. */
@@ -82,7 +81,7 @@ struct cli_command {
 
 /* Parses argv (argv[0] is the command name): flags may come before, between
  * or after the positionals, which go to pos (room for c->maxpos), at least
- * c->minpos of them, the first checked as a device when c->device_first.
+ * c->minpos of them, the first, DEVICE|all, checked as a device.
  * Returns -1 with *npos set to go on, or the exit code: 0 after --help,
  * EXIT_USAGE after a message. */
 int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos);
@@ -107,6 +106,10 @@ int cli_device_path(char *buf, size_t size, const char *cmd, const char *mount, 
 #define CLI_WRITE_FAILED (-2)
 int cli_write_once(const char *cmd, const char *mount, const char *device, const char *path,
                    const char *text);
+
+/* Explains for cmd a write of text to path that failed with errno e (0: a
+ * short write), text shown up to its newline. */
+void cli_report_write(const char *cmd, const char *path, const char *text, int e);
 
 /* Calls fn for every device of the tree at mount; 1 when the tree cannot be
  * read (reported for cmd) or fn failed (-1) for a device, else 0. */

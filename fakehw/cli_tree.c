@@ -105,7 +105,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, in
         fprintf(stderr, "%s: need %s (see --help)\n", c->name, c->need);
         return EXIT_USAGE;
     }
-    if (c->device_first && *npos > 0 && cli_check_device(c->name, pos[0], true) != 0)
+    if (*npos > 0 && cli_check_device(c->name, pos[0], true) != 0)
         return EXIT_USAGE;
     return -1;
 }
@@ -147,6 +147,12 @@ int cli_write_once(const char *cmd, const char *mount, const char *device, const
     if (n >= 0)
         errno = 0;
     return CLI_WRITE_FAILED;
+}
+
+void cli_report_write(const char *cmd, const char *path, const char *text, int e)
+{
+    fprintf(stderr, "%s: writing \"%.*s\" to %s: %s\n", cmd, (int)strcspn(text, "\n"), text, path,
+            e ? cli_explain(e) : "short write");
 }
 
 int cli_for_each_device(const char *cmd, const char *mount,

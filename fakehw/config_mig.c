@@ -15,6 +15,7 @@
 #include "config_spec.h"
 #include "dns_names.h"
 #include "mig_profiles.h"
+#include "xalloc.h"
 
 static const char *const mig_keys[] = {"mode", "instances", NULL};
 static const char *const instance_keys[] = {"profile", "placement", NULL};
@@ -78,13 +79,10 @@ static int mig_key(const struct yctx *y, const char *key, yaml_node_t *v, const 
         return yfail(y, v, path,
                      "an empty list: mode static needs at least one instance (mode off for "
                      "none)");
-    m->instances = calloc(n ? n : 1, sizeof(*m->instances));
-    if (m->instances == NULL)
-        return yfail(y, v, path, "out of memory");
+    m->instances = xcalloc(n ? n : 1, sizeof(*m->instances));
     for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = ylist_item(y, v, i);
         char ipath[YPATH_MAX];
-        ypath_index(ipath, path, i);
+        yaml_node_t *item = ylist_item(y, v, path, i, ipath);
         struct mig_instance_spec *in = &m->instances[i];
         pos_of(&in->pos, item, ipath);
         in->start = -1;

@@ -11,6 +11,7 @@
 #include "duration.h"
 #include "fakehw_attach.h"
 #include "quantity.h"
+#include "xalloc.h"
 
 /* A GPU with more memory than this is a typo ("80Pi"), not a GPU. */
 #define MAX_MEMORY_BYTES (1ULL << 50) /* 1Pi */
@@ -466,16 +467,13 @@ static int parse_devices(const struct yctx *y, yaml_node_t *node, const char *pa
                      "the config has more than %d device entries over all sections; use counts "
                      "and globs",
                      MAX_TOTAL_ENTRIES);
-    s->entries = calloc(n ? n : 1, sizeof(*s->entries));
-    if (s->entries == NULL)
-        return yfail(y, node, path, "out of memory");
+    s->entries = xcalloc(n ? n : 1, sizeof(*s->entries));
     /* MIG partitions are devices of the tree like GPUs: every limit counts
      * them, so what passes here is what readers of the tree take. */
     long gpus = 0, partitions = 0;
     for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = ylist_item(y, node, i);
         char ipath[YPATH_MAX];
-        ypath_index(ipath, path, i);
+        yaml_node_t *item = ylist_item(y, node, path, i, ipath);
         struct device_entry *e = &s->entries[i];
         e->count = 1;
         set_pos(&e->pos, item, ipath);
@@ -563,13 +561,10 @@ static int parse_flips(const struct yctx *y, yaml_node_t *node, const char *path
                      "the config has more than %d flips over all sections (an alias counts each "
                      "time it is used)",
                      MAX_TOTAL_FLIPS);
-    *out = calloc(n ? n : 1, sizeof(**out));
-    if (*out == NULL)
-        return yfail(y, node, path, "out of memory");
+    *out = xcalloc(n ? n : 1, sizeof(**out));
     for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = ylist_item(y, node, i);
         char ipath[YPATH_MAX];
-        ypath_index(ipath, path, i);
+        yaml_node_t *item = ylist_item(y, node, path, i, ipath);
         struct flip_ctx c = {.f = &(*out)[i]};
         set_pos(&c.f->pos, item, ipath);
         *nout = i + 1;
@@ -630,13 +625,10 @@ static int parse_nodes(const struct yctx *y, yaml_node_t *node, const char *path
     if (n > MAX_NODE_SECTIONS)
         return yfail(y, node, path, "%zu node sections, more than %d (use globs)", n,
                      MAX_NODE_SECTIONS);
-    spec->nodes = calloc(n ? n : 1, sizeof(*spec->nodes));
-    if (spec->nodes == NULL)
-        return yfail(y, node, path, "out of memory");
+    spec->nodes = xcalloc(n ? n : 1, sizeof(*spec->nodes));
     for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = ylist_item(y, node, i);
         char ipath[YPATH_MAX];
-        ypath_index(ipath, path, i);
+        yaml_node_t *item = ylist_item(y, node, path, i, ipath);
         struct section_ctx c = {.spec = spec, .s = &spec->nodes[i]};
         set_pos(&c.s->pos, item, ipath);
         spec->nnodes = i + 1;

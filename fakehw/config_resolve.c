@@ -9,6 +9,7 @@
 
 #include "cleanup.h"
 #include "config_spec.h"
+#include "name_index.h"
 #include "xalloc.h"
 
 /* Default PCI placement: two GPUs behind each PCIe root, sixteen roots per
@@ -219,20 +220,14 @@ static int resolve_section(const struct config_spec *spec, const struct section 
     return 0;
 }
 
+static const char *device_name(const void *items, size_t i)
+{
+    return ((const struct gpu_device *)items)[i].name;
+}
+
 static bool has_device(const struct resolved *r, const char *name)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(r->devices[r->by_name[mid]].name, name);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
+    return name_index_find(r->by_name, r->n, device_name, r->devices, name) >= 0;
 }
 
 static bool flip_applies(const struct flip *f, const struct resolved *r)

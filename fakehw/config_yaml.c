@@ -150,8 +150,10 @@ int yexpect_list(const struct yctx *y, const yaml_node_t *node, const char *path
     return 0;
 }
 
-yaml_node_t *ylist_item(const struct yctx *y, const yaml_node_t *list, size_t i)
+yaml_node_t *ylist_item(const struct yctx *y, const yaml_node_t *list, const char *path, size_t i,
+                        char *item_path)
 {
+    ypath_index(item_path, path, i);
     return yaml_document_get_node(y->doc, list->data.sequence.items.start[i]);
 }
 

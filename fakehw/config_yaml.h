@@ -44,8 +44,10 @@ int yexpect_mapping(const struct yctx *y, const yaml_node_t *node, const char *p
 /* Checks node is a list and returns its length in *n. */
 int yexpect_list(const struct yctx *y, const yaml_node_t *node, const char *path, size_t *n);
 
-/* Item i of a list the caller checked. */
-yaml_node_t *ylist_item(const struct yctx *y, const yaml_node_t *list, size_t i);
+/* Item i of a list the caller checked (at path), with its path "path[i]"
+ * written to item_path (YPATH_MAX bytes). */
+yaml_node_t *ylist_item(const struct yctx *y, const yaml_node_t *list, const char *path, size_t i,
+                        char *item_path);
 
 /* Called for each key of a mapping; key_path is the path of the value. */
 typedef int (*ykey_fn)(const struct yctx *y, const char *key, yaml_node_t *value,

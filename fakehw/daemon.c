@@ -26,6 +26,7 @@
 #include "log.h"
 #include "mountpoint.h"
 #include "takeover.h"
+#include "worker.h"
 
 struct daemon {
     char config_path[PATH_MAX]; /* absolute (the daemon chdirs to /), read on every SIGHUP */
@@ -170,11 +171,7 @@ static void *reload_main(void *arg)
 
 static int start_reload_thread(struct daemon *d, struct error *err)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&d->reload_thread, NULL, reload_main, d);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = thread_start_quiet(&d->reload_thread, reload_main, d);
     if (rc != 0)
         return error_set_errno(err, rc, "starting the reload thread");
     d->reload_started = true;

@@ -27,8 +27,7 @@ static int flip_one(const char *mount, const char *device, void *ctx)
         return -1;
     int rc = cli_write_once(name, mount, device, path, cmd);
     if (rc == CLI_WRITE_FAILED)
-        fprintf(stderr, "%s: writing \"%.*s\" to %s: %s\n", name, (int)strcspn(cmd, "\n"), cmd,
-                path, errno ? cli_explain(errno) : "short write");
+        cli_report_write(name, path, cmd, errno);
     if (rc < 0)
         return -1;
     char state[64], reason[FAKEHW_REASON_MAX];
@@ -60,7 +59,6 @@ int flip_main(int argc, char **argv)
         .maxpos = 2,
         .minpos = 2,
         .need = "DEVICE and STATE",
-        .device_first = true,
     };
     char *pos[2];
     int npos;

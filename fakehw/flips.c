@@ -4,26 +4,22 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "log.h"
 #include "monotonic.h"
-#include "retry.h"
 #include "utf8.h"
+#include "worker.h"
 
 struct flip_scheduler {
     struct live_inventory *inv;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+    struct worker worker; /* its lock guards what follows */
     struct flip_event *events;
     size_t nevents, next;
     int64_t epoch_ns; /* monotonic time the schedule counts from */
     size_t applied;
-    bool stop;
 };
 
 static int compare_events(const void *a, const void *b)
@@ -109,26 +105,26 @@ static void apply(struct flip_scheduler *s, const struct flip_event *ev)
 static void *run(void *arg)
 {
     struct flip_scheduler *s = arg;
-    pthread_mutex_lock(&s->lock);
-    while (!s->stop) {
+    pthread_mutex_lock(&s->worker.lock);
+    while (!s->worker.stop) {
         if (s->next >= s->nevents) {
-            pthread_cond_wait(&s->cond, &s->lock);
+            pthread_cond_wait(&s->worker.cond, &s->worker.lock);
             continue;
         }
         int64_t due = s->epoch_ns + s->events[s->next].at_ms * 1000000;
         if (monotonic_ns() < due) {
             struct timespec ts = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000};
-            pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+            pthread_cond_timedwait(&s->worker.cond, &s->worker.lock, &ts);
             continue;
         }
         struct flip_event ev = s->events[s->next++];
         /* The inventory calls listeners that write to FUSE: not under our lock. */
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->worker.lock);
         apply(s, &ev);
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->worker.lock);
         s->applied++;
     }
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->worker.lock);
     return NULL;
 }
 
@@ -145,19 +141,13 @@ struct flip_scheduler *flip_scheduler_start(struct live_inventory *inv, const st
         free(s);
         return NULL;
     }
-    retry_cond_init(&s->cond);
-    pthread_mutex_init(&s->lock, NULL);
+    worker_init(&s->worker);
     s->epoch_ns = monotonic_ns();
     /* Signals belong to the FUSE loop: the thread starts with them blocked. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&s->thread, NULL, run, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = worker_start(&s->worker, run, s);
     if (rc != 0) {
         error_set_errno(err, rc, "starting the flip scheduler thread");
-        pthread_cond_destroy(&s->cond);
-        pthread_mutex_destroy(&s->lock);
+        worker_destroy(&s->worker);
         free(s->events);
         free(s);
         return NULL;
@@ -172,22 +162,22 @@ int flip_scheduler_replace(struct flip_scheduler *s, const struct flip *flips, s
     size_t nevents;
     if (flips_plan(flips, n, &events, &nevents, err) < 0)
         return -1;
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->worker.lock);
     free(s->events);
     s->events = events;
     s->nevents = nevents;
     s->next = 0;
     s->epoch_ns = monotonic_ns();
-    pthread_cond_signal(&s->cond);
-    pthread_mutex_unlock(&s->lock);
+    pthread_cond_signal(&s->worker.cond);
+    pthread_mutex_unlock(&s->worker.lock);
     return 0;
 }
 
 size_t flip_scheduler_applied(struct flip_scheduler *s)
 {
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->worker.lock);
     size_t n = s->applied;
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->worker.lock);
     return n;
 }
 
@@ -195,13 +185,8 @@ void flip_scheduler_stop(struct flip_scheduler *s)
 {
     if (s == NULL)
         return;
-    pthread_mutex_lock(&s->lock);
-    s->stop = true;
-    pthread_cond_signal(&s->cond);
-    pthread_mutex_unlock(&s->lock);
-    pthread_join(s->thread, NULL);
-    pthread_cond_destroy(&s->cond);
-    pthread_mutex_destroy(&s->lock);
+    worker_stop(&s->worker);
+    worker_destroy(&s->worker);
     free(s->events);
     free(s);
 }

@@ -13,6 +13,7 @@
 #include "devnodes.h"
 #include "grow.h"
 #include "monotonic.h"
+#include "name_index.h"
 #include "utf8.h"
 #include "fakehw_attach.h"
 
@@ -82,21 +83,15 @@ static int compare_names(const void *a, const void *b, void *ctx)
 static int build(const struct gpu_device *devs, size_t n, const struct live_inventory *old,
                  struct live_device **out, size_t **by_name, bool *changed, struct error *err);
 
+static const char *live_name(const void *items, size_t i)
+{
+    return ((const struct live_device *)items)[i].cfg.name;
+}
+
 static struct live_device *find_locked(const struct live_inventory *inv, const char *name)
 {
-    size_t lo = 0, hi = inv->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        struct live_device *d = &inv->devs[inv->by_name[mid]];
-        int c = strcmp(d->cfg.name, name);
-        if (c == 0)
-            return d;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    long i = name_index_find(inv->by_name, inv->n, live_name, inv->devs, name);
+    return i < 0 ? NULL : &inv->devs[i];
 }
 
 /* render_config_attr's answer for an attribute whose value is live state. */

@@ -52,8 +52,7 @@ static int apply(const char *mount, const char *device, void *ctx)
         return -1;
     int rc = cli_write_once(name, mount, device, path, cmd);
     if (rc == CLI_WRITE_FAILED)
-        fprintf(stderr, "%s: writing \"%.*s\" to %s: %s\n", name, (int)strcspn(cmd, "\n"), cmd,
-                path, errno ? cli_explain(errno) : "short write");
+        cli_report_write(name, path, cmd, errno);
     return rc < 0 ? -1 : show(mount, device);
 }
 
@@ -74,7 +73,6 @@ int xid_main(int argc, char **argv)
         .maxpos = 2,
         .minpos = 1,
         .need = "DEVICE",
-        .device_first = true,
     };
     char *pos[2];
     int npos;

@@ -14,18 +14,14 @@ load ../../conformance/node/lib/node_suite
 load xid
 
 @test "xid: a fatal XID taints gpu.nvidia.com/xid=79 NoSchedule, is UNHEALTHY and not Ready; clearing it heals all three [fake-driver,fakehw]" {
-    xid_up nvidia
-    claim_new c1 gpu-0 gpu-1
-    run -0 prepare_claims "$(ref c1)"
+    xid_claim_prepared nvidia gpu-0 gpu-1
     wait_for 10 "claim c1: gpu-1 Ready" condition_is c1 gpu-1 "True DeviceHealthy"
     health_watch_start
 
     run -0 fakehw_xid gpu-1 79
     wait_for 10 "the XID taint on gpu-1" taints_are gpu-1 "gpu.nvidia.com/xid 79 NoSchedule"
     taints_are gpu-0 ""
-    wait_for 10 "UNHEALTHY gpu-1 on the health stream" health_latest_has \
-        "^pool=$NODE device=gpu-1 health=UNHEALTHY .* message=gpu-1 reported XID 79, a fatal XID \(not one of the ignored XIDs\)$" \
-        "^pool=$NODE device=gpu-0 health=HEALTHY "
+    wait_fatal_xid_on_stream gpu-1 79 gpu-0
     wait_for 10 "claim c1: gpu-1 not Ready" condition_is c1 gpu-1 "False XID79"
     assert_equal "$(claim_condition c1 gpu-0)" "True DeviceHealthy"
 
@@ -37,9 +33,7 @@ load xid
 }
 
 @test "xid: an ignored XID taints with effect None and leaves the device healthy and Ready; clearing it removes the taint [fake-driver,fakehw]" {
-    xid_up nvidia
-    claim_new c1 gpu-0
-    run -0 prepare_claims "$(ref c1)"
+    xid_claim_prepared nvidia gpu-0
     wait_for 10 "claim c1: gpu-0 Ready" condition_is c1 gpu-0 "True DeviceHealthy"
     health_watch_start
 
@@ -77,9 +71,7 @@ load xid
 }
 
 @test "xid: a MIG instance's XID taints that instance alone; its GPU's reaches no published device, as with NVIDIA's driver [fake-driver,fakehw]" {
-    xid_up nvidia
-    claim_new c1 gpu-2-mig-3g40gb-9-4
-    run -0 prepare_claims "$(ref c1)"
+    xid_claim_prepared nvidia gpu-2-mig-3g40gb-9-4
     # The tree names the instance gpu-2-mig-3g40gb-4.
     run -0 fakehw_xid gpu-2-mig-3g40gb-4 94
     wait_for 10 "the instance's taint" taints_are gpu-2-mig-3g40gb-9-4 "gpu.nvidia.com/xid 94 NoSchedule"

@@ -28,6 +28,22 @@ xid_up() {
     wait_pool_published 4
 }
 
+# xid_claim_prepared PERSONALITY DEVICE...: xid_up PERSONALITY, then claim
+# c1 of the DEVICEs made and prepared.
+xid_claim_prepared() {
+    xid_up "$1"
+    claim_new c1 "${@:2}"
+    run -0 prepare_claims "$(ref c1)"
+}
+
+# wait_fatal_xid_on_stream DEVICE CODE OTHER: the health stream's latest
+# says DEVICE is UNHEALTHY for the fatal XID CODE and OTHER is HEALTHY.
+wait_fatal_xid_on_stream() {
+    wait_for 10 "UNHEALTHY $1 on the health stream" health_latest_has \
+        "^pool=$NODE device=$1 health=UNHEALTHY .* message=$1 reported XID $2, a fatal XID \(not one of the ignored XIDs\)$" \
+        "^pool=$NODE device=$3 health=HEALTHY "
+}
+
 fakehw_xid() {
     "$NODE_BIN/fakehw" xid --mount "$MNT" "$@"
 }

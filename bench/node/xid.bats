@@ -13,16 +13,12 @@ load ../../conformance/node/lib/node_suite
 load xid
 
 @test "xid: in the fakehw personality a fatal XID is the unhealthy taint XID-79, an ignored one changes nothing [fake-driver,fakehw]" {
-    xid_up fakehw
-    claim_new c1 gpu-0 gpu-1
-    run -0 prepare_claims "$(ref c1)"
+    xid_claim_prepared fakehw gpu-0 gpu-1
     health_watch_start
     run -0 fakehw_xid gpu-1 79
     run -0 fakehw_xid gpu-0 13
     wait_for 10 "the taint on gpu-1" taints_are gpu-1 "$DRIVER/unhealthy XID-79 NoSchedule"
-    wait_for 10 "UNHEALTHY gpu-1 on the health stream" health_latest_has \
-        "^pool=$NODE device=gpu-1 health=UNHEALTHY .* message=gpu-1 reported XID 79, a fatal XID \(not one of the ignored XIDs\)$" \
-        "^pool=$NODE device=gpu-0 health=HEALTHY "
+    wait_fatal_xid_on_stream gpu-1 79 gpu-0
     wait_for 10 "claim c1: gpu-1 not Ready" condition_is c1 gpu-1 "False XID79"
     wait_for 10 "gpu-0's message names the ignored XID" eval \
         '[[ $(condition_message c1 gpu-0) == "gpu-0 is healthy: XID 13 (Graphics Engine Exception) is an application error, ignored" ]]'

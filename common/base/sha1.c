@@ -9,16 +9,14 @@ static uint32_t rol(uint32_t x, int n)
     return (x << n) | (x >> (32 - n));
 }
 
-static void compress(struct sha1 *ctx, const uint8_t *p)
+static void compress(uint32_t state[8], const uint8_t block[64])
 {
     uint32_t w[80];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+        w[i] = md_load_be32(block + 4 * i);
     for (int i = 16; i < 80; i++)
         w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-    uint32_t a = ctx->state[0], b = ctx->state[1], c = ctx->state[2], d = ctx->state[3],
-             e = ctx->state[4];
+    uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4];
     for (int i = 0; i < 80; i++) {
         uint32_t f, k;
         if (i < 20) {
@@ -41,54 +39,23 @@ static void compress(struct sha1 *ctx, const uint8_t *p)
         b = a;
         a = t;
     }
-    ctx->state[0] += a;
-    ctx->state[1] += b;
-    ctx->state[2] += c;
-    ctx->state[3] += d;
-    ctx->state[4] += e;
+    const uint32_t add[5] = {a, b, c, d, e};
+    for (int i = 0; i < 5; i++)
+        state[i] += add[i];
 }
 
 void sha1_init(struct sha1 *ctx)
 {
     static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
-    memcpy(ctx->state, iv, sizeof(iv));
-    ctx->total_len = 0;
-    ctx->block_len = 0;
+    md_block_init(&ctx->md, iv, 5);
 }
 
 void sha1_update(struct sha1 *ctx, const void *data, size_t len)
 {
-    const uint8_t *p = data;
-    ctx->total_len += len;
-    while (len > 0) {
-        size_t take = sizeof(ctx->block) - ctx->block_len;
-        if (take > len)
-            take = len;
-        memcpy(ctx->block + ctx->block_len, p, take);
-        ctx->block_len += take;
-        p += take;
-        len -= take;
-        if (ctx->block_len == sizeof(ctx->block)) {
-            compress(ctx, ctx->block);
-            ctx->block_len = 0;
-        }
-    }
+    md_block_update(&ctx->md, compress, data, len);
 }
 
 void sha1_final(struct sha1 *ctx, uint8_t digest[SHA1_DIGEST_LEN])
 {
-    uint64_t bits = ctx->total_len * 8;
-    uint8_t pad = 0x80, zero = 0, len[8];
-    sha1_update(ctx, &pad, 1);
-    while (ctx->block_len != 56)
-        sha1_update(ctx, &zero, 1);
-    for (int i = 0; i < 8; i++)
-        len[i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha1_update(ctx, len, 8);
-    for (int i = 0; i < 5; i++) {
-        digest[4 * i] = (uint8_t)(ctx->state[i] >> 24);
-        digest[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
-        digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
-        digest[4 * i + 3] = (uint8_t)ctx->state[i];
-    }
+    md_block_final(&ctx->md, compress, digest, SHA1_DIGEST_LEN / 4);
 }

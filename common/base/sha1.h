@@ -8,13 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "md_block.h"
+
 #define SHA1_DIGEST_LEN 20
 
 struct sha1 {
-    uint32_t state[5];
-    uint64_t total_len; /* bytes fed so far */
-    uint8_t block[64];
-    size_t block_len;
+    struct md_block md;
 };
 
 void sha1_init(struct sha1 *ctx);

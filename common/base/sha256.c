@@ -24,8 +24,7 @@ static void compress(uint32_t state[8], const uint8_t block[64])
 {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 |
-               (uint32_t)block[4 * i + 2] << 8 | (uint32_t)block[4 * i + 3];
+        w[i] = md_load_be32(block + 4 * i);
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -49,60 +48,24 @@ static void compress(uint32_t state[8], const uint8_t block[64])
         b = a;
         a = t1 + t2;
     }
-    state[0] += a;
-    state[1] += b;
-    state[2] += c;
-    state[3] += d;
-    state[4] += e;
-    state[5] += f;
-    state[6] += g;
-    state[7] += h;
+    const uint32_t add[8] = {a, b, c, d, e, f, g, h};
+    for (int i = 0; i < 8; i++)
+        state[i] += add[i];
 }
 
 void sha256_init(struct sha256 *ctx)
 {
     static const uint32_t initial[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(ctx->state, initial, sizeof(initial));
-    ctx->total_len = 0;
-    ctx->block_len = 0;
+    md_block_init(&ctx->md, initial, 8);
 }
 
 void sha256_update(struct sha256 *ctx, const void *data, size_t len)
 {
-    const uint8_t *p = data;
-    ctx->total_len += len;
-    while (len > 0) {
-        size_t take = sizeof(ctx->block) - ctx->block_len;
-        if (take > len)
-            take = len;
-        memcpy(ctx->block + ctx->block_len, p, take);
-        ctx->block_len += take;
-        p += take;
-        len -= take;
-        if (ctx->block_len == sizeof(ctx->block)) {
-            compress(ctx->state, ctx->block);
-            ctx->block_len = 0;
-        }
-    }
+    md_block_update(&ctx->md, compress, data, len);
 }
 
 void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_LEN])
 {
-    uint64_t bits = ctx->total_len * 8;
-    static const uint8_t pad = 0x80;
-    static const uint8_t zero[64] = {0};
-    sha256_update(ctx, &pad, 1);
-    size_t fill = (ctx->block_len <= 56 ? 56 : 120) - ctx->block_len;
-    sha256_update(ctx, zero, fill);
-    uint8_t len_be[8];
-    for (int i = 0; i < 8; i++)
-        len_be[i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha256_update(ctx, len_be, sizeof(len_be));
-    for (int i = 0; i < 8; i++) {
-        digest[4 * i] = (uint8_t)(ctx->state[i] >> 24);
-        digest[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
-        digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
-        digest[4 * i + 3] = (uint8_t)ctx->state[i];
-    }
+    md_block_final(&ctx->md, compress, digest, SHA256_DIGEST_LEN / 4);
 }

@@ -8,13 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "md_block.h"
+
 #define SHA256_DIGEST_LEN 32
 
 struct sha256 {
-    uint32_t state[8];
-    uint64_t total_len; /* bytes fed so far */
-    uint8_t block[64];
-    size_t block_len;
+    struct md_block md;
 };
 
 void sha256_init(struct sha256 *ctx);

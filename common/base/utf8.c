@@ -43,15 +43,7 @@ static size_t char_len(const unsigned char *s, size_t n)
 
 bool utf8_valid(const char *s, size_t len)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t l = char_len(p + i, len - i);
-        if (l == 0)
-            return false;
-        i += l;
-    }
-    return true;
+    return utf8_invalid_at(s, len) == len;
 }
 
 size_t utf8_prefix_len(const char *s, size_t max)
@@ -67,23 +59,11 @@ size_t utf8_prefix_len(const char *s, size_t max)
     return i;
 }
 
+/* Cleaning keeps the length (one '?' a bad byte), so the whole of s fits. */
 char *utf8_sanitize(const char *s)
 {
-    size_t len = strlen(s);
-    char *out = xmalloc(len + 1);
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t l = char_len(p + i, len - i);
-        if (l == 0) {
-            out[i++] = '?';
-            continue;
-        }
-        memcpy(out + i, s + i, l);
-        i += l;
-    }
-    out[len] = '\0';
-    return out;
+    size_t size = strlen(s) + 1;
+    return utf8_copy_clean(xmalloc(size), size, s);
 }
 
 char *utf8_copy_clean(char *dst, size_t size, const char *src)

@@ -20,41 +20,8 @@
 #include "dns_names.h"
 #include "error.h"
 #include "flags.h"
-#include "sha1.h"
 #include "version.h"
 #include "common/tests/check_valid.h"
-
-static void sha1_hex(const void *data, size_t len, size_t chunk, char *out)
-{
-    struct sha1 h;
-    uint8_t d[SHA1_DIGEST_LEN];
-    sha1_init(&h);
-    for (size_t at = 0; at < len; at += chunk)
-        sha1_update(&h, (const char *)data + at, len - at < chunk ? len - at : chunk);
-    sha1_final(&h, d);
-    for (int i = 0; i < SHA1_DIGEST_LEN; i++)
-        sprintf(out + 2 * i, "%02x", d[i]);
-}
-
-/* FIPS 180's examples, fed whole and in pieces across block bounds. */
-static void test_sha1(void **state)
-{
-    (void)state;
-    char hex[2 * SHA1_DIGEST_LEN + 1];
-    sha1_hex("", 0, 1, hex);
-    assert_string_equal(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-    sha1_hex("abc", 3, 3, hex);
-    assert_string_equal(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
-    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    sha1_hex(two, strlen(two), 7, hex);
-    assert_string_equal(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
-    static char a[1000];
-    memset(a, 'a', sizeof(a));
-    sha1_hex(a, sizeof(a), 1000, hex);
-    assert_string_equal(hex, "291e9a6c66994949b57ba5e650361e98fc36b1ba");
-    sha1_hex(a, sizeof(a), 63, hex);
-    assert_string_equal(hex, "291e9a6c66994949b57ba5e650361e98fc36b1ba");
-}
 
 static void test_error_prefix_chain(void **state)
 {
@@ -457,19 +424,12 @@ static void test_mkdir_p(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_prefix_chain),
-        cmocka_unit_test(test_error_errno),
-        cmocka_unit_test(test_flags_precedence),
-        cmocka_unit_test(test_flags_errors),
-        cmocka_unit_test(test_atomic_write_replaces),
-        cmocka_unit_test(test_atomic_write_nosync),
-        cmocka_unit_test(test_sha1),
-        cmocka_unit_test(test_atomic_create_quiet),
-        cmocka_unit_test(test_mkdir_p),
-        cmocka_unit_test(test_error_and_errno),
-        cmocka_unit_test(test_dns_names),
-        cmocka_unit_test(test_flags_version),
-        cmocka_unit_test(test_flags_read),
+        cmocka_unit_test(test_error_prefix_chain),    cmocka_unit_test(test_error_errno),
+        cmocka_unit_test(test_flags_precedence),      cmocka_unit_test(test_flags_errors),
+        cmocka_unit_test(test_atomic_write_replaces), cmocka_unit_test(test_atomic_write_nosync),
+        cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
+        cmocka_unit_test(test_flags_version),         cmocka_unit_test(test_flags_read),
         cmocka_unit_test(test_flags_read_all),
     };
     return cmocka_run_group_tests_name("common", tests, NULL, NULL);

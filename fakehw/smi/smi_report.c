@@ -61,6 +61,14 @@ static void fakehw_section(FILE *out, const struct smi_gpu *g)
     }
 }
 
+/* A section of two rows, Current and Pending, that show the same value. */
+static void current_pending(FILE *out, const char *title, const char *value)
+{
+    section(out, 1, title);
+    field(out, 2, "Current", "%s", value);
+    field(out, 2, "Pending", "%s", value);
+}
+
 /* The identity rows of a GPU's block, Product Name to Module ID. */
 static void identity_rows(FILE *out, const struct fakehw_device *d, const char *mig)
 {
@@ -71,14 +79,10 @@ static void identity_rows(FILE *out, const struct fakehw_device *d, const char *
     field(out, 1, "Display Active", NA);
     field(out, 1, "Persistence Mode", NA);
     field(out, 1, "Addressing Mode", NA);
-    section(out, 1, "MIG Mode");
-    field(out, 2, "Current", "%s", mig ? mig : NA);
-    field(out, 2, "Pending", "%s", mig ? mig : NA);
+    current_pending(out, "MIG Mode", mig ? mig : NA);
     field(out, 1, "Accounting Mode", NA);
     field(out, 1, "Accounting Mode Buffer Size", NA);
-    section(out, 1, "Driver Model");
-    field(out, 2, "Current", NA);
-    field(out, 2, "Pending", NA);
+    current_pending(out, "Driver Model", NA);
     field(out, 1, "Serial Number", NA);
     field(out, 1, "GPU UUID", "%s", d->uuid);
     field(out, 1, "Minor Number", "%ld", d->minor);
@@ -94,9 +98,7 @@ static void identity_rows(FILE *out, const struct fakehw_device *d, const char *
 /* The rows from GPU Operation Mode to PCI. */
 static void mode_and_pci_rows(FILE *out, const char *bus_id, const unsigned pci[4])
 {
-    section(out, 1, "GPU Operation Mode");
-    field(out, 2, "Current", NA);
-    field(out, 2, "Pending", NA);
+    current_pending(out, "GPU Operation Mode", NA);
     field(out, 1, "GSP Firmware Version", NA);
     section(out, 1, "GPU Virtualization Mode");
     field(out, 2, "Virtualization Mode", NA);
@@ -127,9 +129,7 @@ static void usage_rows(FILE *out, uint64_t mib)
     field(out, 2, "Memory", "0 %%");
     field(out, 2, "Encoder", NA);
     field(out, 2, "Decoder", NA);
-    section(out, 1, "ECC Mode");
-    field(out, 2, "Current", NA);
-    field(out, 2, "Pending", NA);
+    current_pending(out, "ECC Mode", NA);
     section(out, 1, "Temperature");
     field(out, 2, "GPU Current Temp", NA);
     section(out, 1, "GPU Power Readings");

@@ -4,6 +4,7 @@
 # files, the attach delay, scripted failures, the snapshot, reloads.  Needs
 # root and /dev/fuse, like fakehw.bats.
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 @test "attach files: none on plain devices, detached on attachable ones; plain ones refuse writes" {
@@ -14,13 +15,10 @@ load helpers
 	assert_equal "$(attr gpu-2 attachFailure)" next
 	assert_equal "$(stat -c %a "$MNT/devices/gpu-1/attach")" 644
 	assert_equal "$(stat -c %a "$MNT/devices/gpu-1/attachFailure")" 444
-	run bash -c "echo attach >'$MNT/devices/gpu-0/attach'"
-	assert_failure
+	run ! bash -c "echo attach >'$MNT/devices/gpu-0/attach'"
 	assert_output --partial "Invalid argument"
-	run bash -c "echo attached >'$MNT/devices/gpu-1/attach'"
-	assert_failure
-	run bash -c "echo never >'$MNT/devices/gpu-1/attachFailure'"
-	assert_failure
+	run ! bash -c "echo attached >'$MNT/devices/gpu-1/attach'"
+	run ! bash -c "echo never >'$MNT/devices/gpu-1/attachFailure'"
 	assert_equal "$(attr gpu-1 attach)" detached
 	assert_equal "$(cat "$MNT/generation")" 1
 	grep -q 'gpu-0/attach refused: gpu-0: attach: the device is not attachable' "$LOG"
@@ -83,8 +81,7 @@ load helpers
 	ln -s "$MNT/devices" "$BATS_TEST_TMPDIR/walk/devices"
 	"$TREE_DUMP" "$MNT" >"$BATS_TEST_TMPDIR/from-snapshot"
 	"$TREE_DUMP" "$BATS_TEST_TMPDIR/walk" >"$BATS_TEST_TMPDIR/from-files"
-	run diff -u "$BATS_TEST_TMPDIR/from-files" "$BATS_TEST_TMPDIR/from-snapshot"
-	assert_success
+	run -0 diff -u "$BATS_TEST_TMPDIR/from-files" "$BATS_TEST_TMPDIR/from-snapshot"
 	grep -qx 'gpu-0 attach none' "$BATS_TEST_TMPDIR/from-snapshot"
 	grep -qx 'gpu-1 attach detached' "$BATS_TEST_TMPDIR/from-snapshot"
 	grep -qx 'gpu-2 attach failed' "$BATS_TEST_TMPDIR/from-snapshot"
@@ -102,14 +99,12 @@ load helpers
 		healthSince=1; do
 		echo "${kv#*=}" >"$root/devices/gpu-0/${kv%%=*}"
 	done
-	run "$TREE_DUMP" "$root"
-	assert_success
+	run -0 "$TREE_DUMP" "$root"
 	assert_line "gpu-0 attach none"
 	assert_line "gpu-0 attachFailure never"
 	assert_line "gpu-0 attachDelayMs 0"
 	echo sometimes >"$root/devices/gpu-0/attachFailure"
-	run "$TREE_DUMP" "$root"
-	assert_failure
+	run ! "$TREE_DUMP" "$root"
 	assert_output --partial 'attachFailure: "sometimes" is not an attach failure (never, next, always)'
 }
 
@@ -141,79 +136,59 @@ load helpers
 
 @test "fakehw attach shows and changes the state, and explains mistakes" {
 	fakehw_start --config "$CONFIGS/good-attach.yaml" --node n1
-	run "$FAKEHW" attach --mount "$MNT" gpu-1
-	assert_success
+	run -0 "$FAKEHW" attach --mount "$MNT" gpu-1
 	assert_output "gpu-1: detached (attachFailure never, attachDelayMs 2000)"
-	run "$FAKEHW" attach --mount "$MNT" gpu-2 attach
-	assert_success
+	run -0 "$FAKEHW" attach --mount "$MNT" gpu-2 attach
 	assert_output "gpu-2: failed (attachFailure never, attachDelayMs 0)"
 	assert_equal "$(attr gpu-2 attach)" failed
 	# Flags after the positionals, the mount from the environment.
 	FAKEHW_MOUNT=$MNT run "$FAKEHW" attach gpu-2 fail always
 	assert_success
 	assert_output "gpu-2: failed (attachFailure always, attachDelayMs 0)"
-	run "$FAKEHW" attach gpu-2 detach --mount "$MNT"
-	assert_success
+	run -0 "$FAKEHW" attach gpu-2 detach --mount "$MNT"
 	assert_output "gpu-2: detached (attachFailure always, attachDelayMs 0)"
-	run "$FAKEHW" attach --mount "$MNT" all
-	assert_success
+	run -0 "$FAKEHW" attach --mount "$MNT" all
 	assert_line "gpu-0: none (attachFailure never, attachDelayMs 0)"
 	assert_line "gpu-1: detached (attachFailure never, attachDelayMs 2000)"
 	assert_line "gpu-3: none (attachFailure never, attachDelayMs 0)"
 	# "all" with a command goes to the attachable devices only.
-	run "$FAKEHW" attach --mount "$MNT" all fail never
-	assert_success
+	run -0 "$FAKEHW" attach --mount "$MNT" all fail never
 	assert_equal "${#lines[@]}" 2
 	assert_line "gpu-1: detached (attachFailure never, attachDelayMs 2000)"
 	assert_line "gpu-2: detached (attachFailure never, attachDelayMs 0)"
 
-	run "$FAKEHW" attach --mount "$MNT" gpu-0 attach
-	assert_failure 1
+	run -1 "$FAKEHW" attach --mount "$MNT" gpu-0 attach
 	assert_output "fakehw attach: gpu-0 is not attachable ($MNT/devices/gpu-0/attach reads \"none\")"
-	run "$FAKEHW" attach --mount "$MNT" gpu-7 attach
-	assert_failure 1
+	run -1 "$FAKEHW" attach --mount "$MNT" gpu-7 attach
 	assert_output "fakehw attach: no device gpu-7 in $MNT/devices"
-	run "$FAKEHW" attach --mount "$MNT" gpu-7
-	assert_failure 1
+	run -1 "$FAKEHW" attach --mount "$MNT" gpu-7
 	assert_output "fakehw attach: no device gpu-7 in $MNT/devices"
-	run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR" gpu-1
-	assert_failure 1
+	run -1 "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR" gpu-1
 	assert_output "fakehw attach: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
-	run "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR" all
-	assert_failure 1
+	run -1 "$FAKEHW" attach --mount "$BATS_TEST_TMPDIR" all
 	assert_output "fakehw attach: $BATS_TEST_TMPDIR is not a fakehw tree (no $BATS_TEST_TMPDIR/devices)"
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 fail sometimes
-	assert_failure 2
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 fail sometimes
 	assert_output 'fakehw attach: "fail sometimes" is not an attach command (attach, detach, fail next|always|never, delay DURATION)'
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 attached
-	assert_failure 2
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 attached
 	assert_output 'fakehw attach: "attached" is not an attach command (attach, detach, fail next|always|never, delay DURATION)'
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 fail
-	assert_failure 2
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 attach now
-	assert_failure 2
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 fail next now
-	assert_failure 2
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 fail
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 attach now
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 fail next now
 	assert_output 'fakehw attach: unexpected argument "now" (see --help)'
-	run "$FAKEHW" attach --mount "$MNT"
-	assert_failure 2
+	run -2 "$FAKEHW" attach --mount "$MNT"
 	assert_output "fakehw attach: need DEVICE (see --help)"
-	run "$FAKEHW" attach --help
-	assert_success
+	run -0 "$FAKEHW" attach --help
 	assert_output --partial "Exit"
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 delay soon
-	assert_failure 2
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 delay soon
 	assert_output --partial "fakehw attach: delay: "
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 delay
-	assert_failure 2
+	run -2 "$FAKEHW" attach --mount "$MNT" gpu-1 delay
 	# Nothing above changed gpu-1.
 	assert_equal "$(attr gpu-1 attach)" detached
 	assert_equal "$(attr gpu-1 attachFailure)" never
 }
 
 @test "fakehw check lists each device's attach config and virtual" {
-	run "$FAKEHW" check --config "$CONFIGS/good-attach.yaml" --node n1
-	assert_success
+	run -0 "$FAKEHW" check --config "$CONFIGS/good-attach.yaml" --node n1
 	assert_line --index 1 --regexp '^NAME .* ATTACH +VIRTUAL +HEALTH$'
 	assert_line --regexp '^gpu-0 .* - +false +healthy$'
 	assert_line --regexp '^gpu-1 .* 2000ms/fail-never +false +healthy$'
@@ -226,8 +201,7 @@ load helpers
 	assert_equal "$(attr gpu-1 attachDelayMs)" 2000
 	assert_equal "$(attr gpu-0 attachDelayMs)" 0
 	assert_equal "$(stat -c %a "$MNT/devices/gpu-1/attachDelayMs")" 444
-	run "$FAKEHW" attach --mount "$MNT" gpu-1 delay 1h
-	assert_success
+	run -0 "$FAKEHW" attach --mount "$MNT" gpu-1 delay 1h
 	assert_output "gpu-1: detached (attachFailure never, attachDelayMs 3600000)"
 	assert_equal "$(cat "$MNT/generation")" 2
 	run grep -A 22 -x 'device gpu-1' "$MNT/snapshot"
@@ -241,10 +215,8 @@ load helpers
 	"$FAKEHW" attach --mount "$MNT" gpu-1 detach
 	run "$FAKEHW" attach --mount "$MNT" gpu-1 attach
 	assert_output "gpu-1: attached (attachFailure never, attachDelayMs 0)"
-	run bash -c "echo 'delay 5' >'$MNT/devices/gpu-1/attach'"
-	assert_failure
+	run ! bash -c "echo 'delay 5' >'$MNT/devices/gpu-1/attach'"
 	assert_equal "$(attr gpu-1 attachDelayMs)" 0
-	run "$FAKEHW" attach --mount "$MNT" gpu-0 delay 1s
-	assert_failure 1
+	run -1 "$FAKEHW" attach --mount "$MNT" gpu-0 delay 1s
 	assert_output --partial "gpu-0 is not attachable"
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for fakehw's deterministic UUIDs and the SHA-256 under them. */
+/* Unit tests for fakehw's deterministic UUIDs (SHA-256 itself: test_sha.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,49 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
 #include "uuid.h"
 #include "common/tests/check_valid.h"
-
-static void hex(const uint8_t *d, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", d[i]);
-}
-
-static void digest_of(const void *data, size_t len, size_t chunk, char out[65])
-{
-    struct sha256 ctx;
-    uint8_t d[SHA256_DIGEST_LEN];
-    sha256_init(&ctx);
-    for (size_t off = 0; off < len; off += chunk)
-        sha256_update(&ctx, (const char *)data + off, len - off < chunk ? len - off : chunk);
-    sha256_final(&ctx, d);
-    hex(d, sizeof(d), out);
-}
-
-/* FIPS 180-4 example vectors, fed whole and in odd-sized pieces. */
-static void test_sha256_vectors(void **state)
-{
-    (void)state;
-    char out[65];
-    digest_of("", 0, 1, out);
-    assert_string_equal(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    digest_of("abc", 3, 3, out);
-    assert_string_equal(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    for (size_t chunk = 1; chunk <= 64; chunk += 7) {
-        digest_of(two, strlen(two), chunk, out);
-        assert_string_equal(out,
-                            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    }
-    char *million = malloc(1000000);
-    assert_non_null(million);
-    memset(million, 'a', 1000000);
-    digest_of(million, 1000000, 4099, out);
-    free(million);
-    assert_string_equal(out, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
 
 /* The derivation is a contract (docs/fakehw.md): pinned values, checked
  * independently with Python's hashlib. */
@@ -125,7 +84,6 @@ static void test_uuid_valid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_uuid_pinned),
         cmocka_unit_test(test_uuid_deterministic_and_distinct),
         cmocka_unit_test(test_uuid_unique_at_scale),

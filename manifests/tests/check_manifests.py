@@ -80,7 +80,8 @@ CLUSTER_SCOPED = {
 
 # Feature gates by release (each release's pkg/features/kube_features.go):
 # the gates of interest to a DRA cluster that exist in each minor, and those
-# locked on (GA) there, which a config must not name.
+# locked on (GA) there, which a config must not name.  Each minor's gates
+# are the previous minor's, with those it adds, less those it removes.
 GATES = {
     "1.34": {
         "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
@@ -88,48 +89,22 @@ GATES = {
         "DRAExtendedResource", "DRAPartitionableDevices", "DRADeviceBindingConditions",
         "ResourceHealthStatus",
     },
-    "1.35": {
-        "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
-        "DRAResourceClaimDeviceStatus", "DRADeviceTaints", "DRADeviceTaintRules",
-        "DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
-        "DRADeviceBindingConditions", "ResourceHealthStatus",
-    },
-    "1.36": {
-        "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
-        "DRAResourceClaimDeviceStatus", "DRADeviceTaints", "DRADeviceTaintRules",
-        "DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
-        "DRADeviceBindingConditions", "ResourceHealthStatus",
-        "ResourceHealthStatusMessage", "DRAResourceClaimGranularStatusAuthorization",
-        "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
-        "DRAWorkloadResourceClaims",
-    },
-    # kubernetes v1.37.2 pkg/features/kube_features.go
-    "1.37": {
-        "DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList",
-        "DRAResourceClaimDeviceStatus", "DRADeviceTaints", "DRADeviceTaintRules",
-        "DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
-        "DRADeviceBindingConditions", "ResourceHealthStatus",
-        "ResourceHealthStatusMessage", "DRAResourceClaimGranularStatusAuthorization",
-        "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
-        "DRAWorkloadResourceClaims", "DRADerivedAttributes", "DRADeviceCompatibilityGroups",
-        "DRAFractionalCapacityRange", "DRAOptionalNodeOperations", "DRAPartitionableDevicesType",
-        "DRASchedulerFilterTimeout",
-    },
-    # kubernetes v1.38.0-beta.0 pkg/features/kube_features.go: the
-    # DynamicResourceAllocation gate is removed (a component given it refuses
-    # to start).
-    "1.38": {
-        "DRAAdminAccess", "DRAPrioritizedList",
-        "DRAResourceClaimDeviceStatus", "DRADeviceTaints", "DRADeviceTaintRules",
-        "DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
-        "DRADeviceBindingConditions", "ResourceHealthStatus",
-        "ResourceHealthStatusMessage", "DRAResourceClaimGranularStatusAuthorization",
-        "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
-        "DRAWorkloadResourceClaims", "DRADerivedAttributes", "DRADeviceCompatibilityGroups",
-        "DRAFractionalCapacityRange", "DRAOptionalNodeOperations", "DRAPartitionableDevicesType",
-        "DRASchedulerFilterTimeout",
-    },
 }
+GATES["1.35"] = GATES["1.34"] | {"DRADeviceTaintRules"}
+GATES["1.36"] = GATES["1.35"] | {
+    "ResourceHealthStatusMessage", "DRAResourceClaimGranularStatusAuthorization",
+    "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus",
+    "DRAWorkloadResourceClaims",
+}
+# kubernetes v1.37.2 pkg/features/kube_features.go
+GATES["1.37"] = GATES["1.36"] | {
+    "DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAFractionalCapacityRange",
+    "DRAOptionalNodeOperations", "DRAPartitionableDevicesType", "DRASchedulerFilterTimeout",
+}
+# kubernetes v1.38.0-beta.0 pkg/features/kube_features.go: the
+# DynamicResourceAllocation gate is removed (a component given it refuses
+# to start).
+GATES["1.38"] = GATES["1.37"] - {"DynamicResourceAllocation"}
 LOCKED_GATES = {
     "1.34": set(),
     "1.35": {"DynamicResourceAllocation"},

@@ -11,6 +11,19 @@ setup() {
     cd "$REPO" || return 1
 }
 
+# refused_edit CONFIG SED MESSAGE...: CONFIG edited by the sed expression
+# SED, under its own name (the name says the release), fails the check with
+# every MESSAGE in the output.
+refused_edit() {
+    local bad=$BATS_TEST_TMPDIR/${1##*/} message
+    sed "$2" "$1" >"$bad"
+    run check kind-config "$bad"
+    assert_failure
+    for message in "${@:3}"; do
+        assert_output --partial "$message"
+    done
+}
+
 @test "kind configs: one per supported minor (1.34, 1.35, 1.36, 1.37, 1.38)" {
     run bash -c 'ls kind/cluster-*.yaml'
     assert_success
@@ -28,38 +41,17 @@ kind/cluster-1.38.yaml"
 }
 
 @test "kind config check refuses gates and APIs of another release" {
-    local bad=$BATS_TEST_TMPDIR/cluster-1.34.yaml
-    sed 's|^  DRAAdminAccess: true |  DRAListTypeAttributes: true |' kind/cluster-1.34.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "feature gate DRAListTypeAttributes does not exist in Kubernetes 1.34"
+    refused_edit kind/cluster-1.34.yaml 's|^  DRAAdminAccess: true |  DRAListTypeAttributes: true |' "feature gate DRAListTypeAttributes does not exist in Kubernetes 1.34"
 
-    bad=$BATS_TEST_TMPDIR/cluster-1.36.yaml
-    sed 's|^  DRADeviceTaints: true |  DRAAdminAccess: true |' kind/cluster-1.36.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "feature gate DRAAdminAccess is GA and locked in 1.36"
+    refused_edit kind/cluster-1.36.yaml 's|^  DRADeviceTaints: true |  DRAAdminAccess: true |' "feature gate DRAAdminAccess is GA and locked in 1.36"
 
-    sed 's|resource.k8s.io/v1beta2: "true"|resource.k8s.io/v1alpha3: "true"|' kind/cluster-1.36.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "runtimeConfig resource.k8s.io/v1alpha3 is not an API version Kubernetes 1.36 can serve"
-    assert_output --partial "resource.k8s.io/v1beta2 (DeviceTaintRule) is not served"
+    refused_edit kind/cluster-1.36.yaml 's|resource.k8s.io/v1beta2: "true"|resource.k8s.io/v1alpha3: "true"|' "runtimeConfig resource.k8s.io/v1alpha3 is not an API version Kubernetes 1.36 can serve" "resource.k8s.io/v1beta2 (DeviceTaintRule) is not served"
 
-    sed 's|image: kindest/node:v1.36.1@sha256:[0-9a-f]*|image: kindest/node:v1.36.1|' kind/cluster-1.36.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "pin tag and digest"
+    refused_edit kind/cluster-1.36.yaml 's|image: kindest/node:v1.36.1@sha256:[0-9a-f]*|image: kindest/node:v1.36.1|' "pin tag and digest"
 
-    sed 's|enable_cdi = true|enable_cdi = false|' kind/cluster-1.36.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "does not set io.containerd.grpc.v1.cri.enable_cdi"
+    refused_edit kind/cluster-1.36.yaml 's|enable_cdi = true|enable_cdi = false|' "does not set io.containerd.grpc.v1.cri.enable_cdi"
 
-    sed 's|^featureGates:|featureGate:|' kind/cluster-1.36.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "featureGate is no field of kind's v1alpha4 Cluster"
+    refused_edit kind/cluster-1.36.yaml 's|^featureGates:|featureGate:|' "featureGate is no field of kind's v1alpha4 Cluster"
 }
 
 @test "the default K8S_VERSION is the one cluster-1.37.yaml pins, in the Makefile and kind-up.sh" {
@@ -78,15 +70,8 @@ kind/cluster-1.38.yaml"
     assert_success
     assert_line --index 0 "['DRAConsumableCapacity', 'DRADeviceTaintRules', 'DRADeviceTaints', 'DRAOptionalNodeOperations', 'ResourceHealthStatus']"
     assert_line --index 1 None
-    bad=$BATS_TEST_TMPDIR/cluster-1.37.yaml
-    sed 's|^  DRADeviceTaints: true |  DRAExtendedResource: true |' kind/cluster-1.37.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "feature gate DRAExtendedResource is GA and locked in 1.37"
-    sed 's|^  DRADeviceTaints: true |  DRAResourcePoolStatusX: true |' kind/cluster-1.37.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "feature gate DRAResourcePoolStatusX does not exist in Kubernetes 1.37"
+    refused_edit kind/cluster-1.37.yaml 's|^  DRADeviceTaints: true |  DRAExtendedResource: true |' "feature gate DRAExtendedResource is GA and locked in 1.37"
+    refused_edit kind/cluster-1.37.yaml 's|^  DRADeviceTaints: true |  DRAResourcePoolStatusX: true |' "feature gate DRAResourcePoolStatusX does not exist in Kubernetes 1.37"
 }
 
 @test "kind config 1.38: no locked or removed gate named, no runtimeConfig, the node-image build" {
@@ -95,25 +80,16 @@ kind/cluster-1.38.yaml"
     assert_line --index 0 "['DRAConsumableCapacity', 'DRAOptionalNodeOperations', 'ResourceHealthStatus']"
     assert_line --index 1 None
     assert_line --index 2 "['fakehw-dra/kind-node:v1.38.0-beta.0']"
-    local bad=$BATS_TEST_TMPDIR/cluster-1.38.yaml gate
+    local gate
     # Locked in 1.38 (the first four newly): components refuse false and
     # warn on true; the configs name no locked gate.
     for gate in DRADeviceTaints DRADeviceTaintRules DRADeviceBindingConditions DRAPartitionableDevices \
         DRAExtendedResource; do
-        sed "s|^  DRAConsumableCapacity: true |  $gate: true |" kind/cluster-1.38.yaml >"$bad"
-        run check kind-config "$bad"
-        assert_failure
-        assert_output --partial "feature gate $gate is GA and locked in 1.38"
+        refused_edit kind/cluster-1.38.yaml "s|^  DRAConsumableCapacity: true |  $gate: true |" "feature gate $gate is GA and locked in 1.38"
     done
     # Removed in 1.38.
-    sed 's|^  DRAConsumableCapacity: true |  DynamicResourceAllocation: true |' kind/cluster-1.38.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "feature gate DynamicResourceAllocation does not exist in Kubernetes 1.38"
-    sed 's|fakehw-dra/kind-node:v1.38.0-beta.0|fakehw-dra/kind-node:v1.37.2|' kind/cluster-1.38.yaml >"$bad"
-    run check kind-config "$bad"
-    assert_failure
-    assert_output --partial "is not Kubernetes 1.38"
+    refused_edit kind/cluster-1.38.yaml 's|^  DRAConsumableCapacity: true |  DynamicResourceAllocation: true |' "feature gate DynamicResourceAllocation does not exist in Kubernetes 1.38"
+    refused_edit kind/cluster-1.38.yaml 's|fakehw-dra/kind-node:v1.38.0-beta.0|fakehw-dra/kind-node:v1.37.2|' "is not Kubernetes 1.38"
 }
 
 # --- kind-up.sh with stand-ins ------------------------------------------------

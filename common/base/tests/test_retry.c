@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for retry pacing and the monotonic clock: the backoff's bounds,
- * its random source, the signal-proof sleep and deadline waits. */
+ * its random source, the signal-proof sleep and deadline waits; and the
+ * background threads of worker.h that wait on such a clock. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +10,11 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include "monotonic.h"
 #include "retry.h"
+#include "worker.h"
 
 /* min(max, base * 2^(attempt-1)), the longest delay of an attempt. */
 static long cap_of(int attempt, long base, long max)
@@ -83,12 +86,50 @@ static void test_cond_wait_until_deadline(void **state)
     pthread_cond_destroy(&cond);
 }
 
+struct probe {
+    struct worker worker;
+    bool usr1_blocked, ended;
+};
+
+/* Notes its signal mask, then waits until it is told to stop. */
+static void *probe_run(void *arg)
+{
+    struct probe *p = arg;
+    sigset_t mask;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    pthread_mutex_lock(&p->worker.lock);
+    p->usr1_blocked = sigismember(&mask, SIGUSR1);
+    while (!p->worker.stop)
+        pthread_cond_wait(&p->worker.cond, &p->worker.lock);
+    p->ended = true;
+    pthread_mutex_unlock(&p->worker.lock);
+    return NULL;
+}
+
+/* The thread starts with signals blocked (not so its starter), and
+ * worker_stop returns once it has ended. */
+static void test_worker(void **state)
+{
+    (void)state;
+    sigset_t mine;
+    pthread_sigmask(SIG_SETMASK, NULL, &mine);
+    assert_false(sigismember(&mine, SIGUSR1));
+    struct probe p = {0};
+    worker_init(&p.worker);
+    assert_int_equal(worker_start(&p.worker, probe_run, &p), 0);
+    worker_stop(&p.worker);
+    assert_true(p.ended);
+    assert_true(p.usr1_blocked);
+    worker_destroy(&p.worker);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_bounds),
         cmocka_unit_test(test_monotonic_clock),
         cmocka_unit_test(test_cond_wait_until_deadline),
+        cmocka_unit_test(test_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

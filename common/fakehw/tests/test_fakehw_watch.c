@@ -541,19 +541,32 @@ static bool fuse_usable(void)
     return geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) == 0;
 }
 
+/* A watch of f->root served by the test FUSE server; the test is skipped
+ * (cmocka's skip() leaves it) where FUSE is not usable. */
+static struct fakehw_watch *watch_on_fuse_server(struct fixture *f, bool with_poll)
+{
+    if (!fuse_usable() || !start_server(f, with_poll))
+        skip();
+    return open_watch(f, -1);
+}
+
 static void bump(struct fixture *f)
 {
     assert_int_equal(write(f->ctl, "b", 1), 1);
 }
 
+/* One bump of the server's counter is one change, to generation gen. */
+static void expect_bump_seen(struct fixture *f, struct fakehw_watch *w, uint64_t gen)
+{
+    bump(f);
+    expect(w, FAKEHW_WATCH_CHANGED);
+    assert_int_equal(fakehw_watch_generation(w), gen);
+}
+
 static void test_fuse_poll_kill_and_remount(void **state)
 {
     struct fixture *f = *state;
-    if (!fuse_usable() || !start_server(f, true)) {
-        skip();
-        return;
-    }
-    struct fakehw_watch *w = open_watch(f, -1);
+    struct fakehw_watch *w = watch_on_fuse_server(f, true);
     assert_string_equal(fakehw_watch_mode(w), "fuse-poll");
     assert_int_equal(fakehw_watch_generation(w), 1);
     /* Blocking in poll, not spinning: a spinning wait would have switched
@@ -561,9 +574,7 @@ static void test_fuse_poll_kill_and_remount(void **state)
     expect_quiet(w);
     expect_quiet(w);
     assert_string_equal(fakehw_watch_mode(w), "fuse-poll");
-    bump(f);
-    expect(w, FAKEHW_WATCH_CHANGED);
-    assert_int_equal(fakehw_watch_generation(w), 2);
+    expect_bump_seen(f, w, 2);
     bump(f);
     bump(f);
     expect(w, FAKEHW_WATCH_CHANGED);
@@ -592,26 +603,18 @@ static void test_fuse_poll_kill_and_remount(void **state)
     assert_true(start_server(f, true));
     expect(w, FAKEHW_WATCH_BACK);
     assert_string_equal(fakehw_watch_mode(w), "fuse-poll");
-    bump(f);
-    expect(w, FAKEHW_WATCH_CHANGED);
-    assert_int_equal(fakehw_watch_generation(w), 2);
+    expect_bump_seen(f, w, 2);
 }
 
 static void test_fuse_without_poll_support(void **state)
 {
     struct fixture *f = *state;
-    if (!fuse_usable() || !start_server(f, false)) {
-        skip();
-        return;
-    }
-    struct fakehw_watch *w = open_watch(f, -1);
+    struct fakehw_watch *w = watch_on_fuse_server(f, false);
     /* The kernel reports the fd always ready: the watch must notice and
      * fall back to reading the counter every retry_ms. */
     expect_quiet(w);
     assert_string_equal(fakehw_watch_mode(w), "fuse-interval");
-    bump(f);
-    expect(w, FAKEHW_WATCH_CHANGED);
-    assert_int_equal(fakehw_watch_generation(w), 2);
+    expect_bump_seen(f, w, 2);
     expect_quiet(w);
     stop_server(f);
     expect(w, FAKEHW_WATCH_GONE);

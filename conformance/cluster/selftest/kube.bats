@@ -7,6 +7,7 @@
 
 # Tests set suite parameters as globals that the sourced helpers read.
 # shellcheck disable=SC2016,SC2030,SC2031,SC2034,SC2154
+bats_require_minimum_version 1.5.0
 load selftest
 
 setup() {
@@ -33,8 +34,7 @@ setup() {
 }
 
 @test "nodes: the test node is the schedulable one with the most devices" {
-    run pick_node
-    assert_success
+    run -0 pick_node
     assert_output $'worker-1\t4'
     # Cordon worker-1: worker-2 is next; control-plane (tainted) never.
     jq '(.items[] | select(.metadata.name == "worker-1") | .spec.unschedulable) = true' "$FAKE_CLUSTER/nodes.json" >"$FAKE_CLUSTER/n"
@@ -43,8 +43,7 @@ setup() {
     assert_output $'worker-2\t2'
     jq '(.items[] | select(.metadata.name == "worker-2") | .status.conditions[0].status) = "False"' "$FAKE_CLUSTER/nodes.json" >"$FAKE_CLUSTER/n"
     mv "$FAKE_CLUSTER/n" "$FAKE_CLUSTER/nodes.json"
-    run pick_node
-    assert_failure
+    run ! pick_node
     assert_output --partial "no schedulable node has devices of driver gpu.fakehw.example.com"
 }
 
@@ -58,16 +57,13 @@ setup() {
     assert_equal "$(device_attribute_type index <<<"$dev")" int
     assert_equal "$(device_attribute_type driverVersion <<<"$dev")" version
     assert_equal "$(device_capacity memory <<<"$dev")" 81559Mi
-    run device_attribute nosuch <<<"$dev"
-    assert_failure
+    run ! device_attribute nosuch <<<"$dev"
     assert_output --partial "device has no attribute nosuch"
-    run device_capacity cores <<<"$dev"
-    assert_failure
+    run ! device_capacity cores <<<"$dev"
     # Attributes published fully qualified are found by their short name too.
     dev=$(jq -c '.attributes |= {"gpu.fakehw.example.com/uuid": .uuid}' <<<"$dev")
     assert_equal "$(device_attribute uuid <<<"$dev")" GPU-b0000001-0000-4000-8000-000000000001
-    run bash -c "source '$SUITE_DIR/lib/helpers.bash'; driver_slices | slice_device worker-2 gpu-7"
-    assert_failure
+    run ! bash -c "source '$SUITE_DIR/lib/helpers.bash'; driver_slices | slice_device worker-2 gpu-7"
     assert_output --partial "no device gpu-7 in pool worker-2"
 }
 
@@ -91,20 +87,14 @@ setup() {
         "$FAKE_CLUSTER/slices.json" >"$FAKE_CLUSTER/s" && mv "$FAKE_CLUSTER/s" "$FAKE_CLUSTER/slices.json"
     run bash -c "source '$SUITE_DIR/lib/helpers.bash'; driver_slices | device_taints worker-2 gpu-0"
     assert_output --partial '"key":"gpu.fakehw.example.com/unhealthy"'
-    run device_has_unhealthy_taint worker-2 gpu-0
-    assert_success
-    run device_has_no_unhealthy_taint worker-2 gpu-0
-    assert_failure
-    run device_has_unhealthy_taint worker-2 gpu-1
-    assert_failure
+    run -0 device_has_unhealthy_taint worker-2 gpu-0
+    run ! device_has_no_unhealthy_taint worker-2 gpu-0
+    run ! device_has_unhealthy_taint worker-2 gpu-1
     assert_output "device worker-2/gpu-1 taints: []"
-    run device_marked_unhealthy worker-2 gpu-0
-    assert_success
+    run -0 device_marked_unhealthy worker-2 gpu-0
     # A device the driver withdrew counts as marked, but not as back to healthy.
-    run device_marked_unhealthy worker-2 gpu-5
-    assert_success
-    run device_back_to_healthy worker-2 gpu-5
-    assert_failure
+    run -0 device_marked_unhealthy worker-2 gpu-5
+    run ! device_back_to_healthy worker-2 gpu-5
     assert_output "device worker-2/gpu-5 is not published"
 }
 
@@ -113,61 +103,43 @@ setup() {
     assert_output $'worker-1\tgpu-2\tgpu\tfalse'
     run claim_results ns shared-claim
     assert_output $'worker-1\tgpu-0\tgpu/one\ttrue'
-    run claim_is_allocated ns shared-claim
-    assert_success
-    run claim_is_allocated ns too-many
-    assert_failure
+    run -0 claim_is_allocated ns shared-claim
+    run ! claim_is_allocated ns too-many
     assert_output "claim ns/too-many is not allocated"
-    run claim_is_unallocated ns too-many
-    assert_success
-    run claim_is_released ns released
-    assert_success
-    run claim_is_released ns shared-claim
-    assert_failure
+    run -0 claim_is_unallocated ns too-many
+    run -0 claim_is_released ns released
+    run ! claim_is_released ns shared-claim
     assert_output --partial 'reservedFor ["shared","ready"], allocated true'
     run claim_reserved_uids ns shared-claim
     assert_output $'uid-ready\nuid-shared'
 }
 
 @test "claims: the assertions on generated and shared claims" {
-    run assert_generated_claim ns ready ready-gpu-x7k2p
-    assert_success
-    run assert_generated_claim ns shared ready-gpu-x7k2p
-    assert_failure
+    run -0 assert_generated_claim ns ready ready-gpu-x7k2p
+    run ! assert_generated_claim ns shared ready-gpu-x7k2p
     assert_output --partial "should have pod shared as controlling owner"
-    run assert_claim_reserved_for ns shared-claim shared ready
-    assert_success
-    run assert_claim_reserved_for ns shared-claim shared
-    assert_failure
+    run -0 assert_claim_reserved_for ns shared-claim shared ready
+    run ! assert_claim_reserved_for ns shared-claim shared
     assert_output --partial "reservedFor should be pods [shared]"
-    run assert_claim_device_count ns ready-gpu-x7k2p 1
-    assert_success
-    run assert_claim_device_count ns ready-gpu-x7k2p 2
-    assert_failure
-    run assert_devices_on_node worker-1 $'worker-1\tgpu-2'
-    assert_success
-    run assert_devices_on_node worker-2 $'worker-1\tgpu-2'
-    assert_failure
+    run -0 assert_claim_device_count ns ready-gpu-x7k2p 1
+    run ! assert_claim_device_count ns ready-gpu-x7k2p 2
+    run -0 assert_devices_on_node worker-1 $'worker-1\tgpu-2'
+    run ! assert_devices_on_node worker-2 $'worker-1\tgpu-2'
     assert_output --partial "device worker-1/gpu-2 is not one of node worker-2's devices"
 }
 
 @test "pods: readiness, scheduling, generated claim names" {
-    run pod_is_ready ns ready
-    assert_success
-    run pod_is_ready ns pending
-    assert_failure
+    run -0 pod_is_ready ns ready
+    run ! pod_is_ready ns pending
     assert_output --partial "pod pending: phase Pending, PodScheduled=False (0/3 nodes are available"
-    run pod_is_unscheduled ns pending
-    assert_success
-    run pod_is_unscheduled ns ready
-    assert_failure
+    run -0 pod_is_unscheduled ns pending
+    run ! pod_is_unscheduled ns ready
     assert_output "pod ready is on node worker-1 in phase Running"
     run pod_claim_name ns ready gpu
     assert_output ready-gpu-x7k2p
     run pod_claim_name ns shared gpu
     assert_output shared-claim
-    run pod_claim_name ns ready nosuch
-    assert_failure
+    run ! pod_claim_name ns ready nosuch
     run pod_node ns ready
     assert_output worker-1
     run container_restarts ns ready ctr
@@ -175,48 +147,37 @@ setup() {
 }
 
 @test "pods: the scheduler's reason is found, and must hold for the pending window" {
-    run pod_has_unschedulable_event ns pending
-    assert_success
+    run -0 pod_has_unschedulable_event ns pending
     assert_output --partial "2 cannot allocate all claims"
-    run pod_has_unschedulable_event ns ready
-    assert_failure
+    run ! pod_has_unschedulable_event ns ready
     assert_output --partial "no FailedScheduling event for pod ready matching /cannot allocate all claims/"
     CONFORMANCE_PENDING_SECONDS=1 CONFORMANCE_TIMEOUT=1
-    run assert_pod_stays_pending ns pending
-    assert_success
-    run assert_pod_stays_pending ns ready
-    assert_failure
+    run -0 assert_pod_stays_pending ns pending
+    run ! assert_pod_stays_pending ns ready
     assert_output --partial "timed out after 1s waiting for: a FailedScheduling event for pod ns/ready"
 }
 
 @test "waiting: wait_for retries until success or times out with the last answer" {
     local marker=$BATS_TEST_TMPDIR/marker
     ( sleep 1 && touch "$marker" ) &
-    run wait_for "the marker" 10 test -e "$marker"
-    assert_success
-    run wait_for "something that never happens" 1 bash -c 'echo "still no"; false'
-    assert_failure
+    run -0 wait_for "the marker" 10 test -e "$marker"
+    run ! wait_for "something that never happens" 1 bash -c 'echo "still no"; false'
     assert_output --partial "timed out after 1s waiting for: something that never happens"
     assert_output --partial "said: still no"
-    run holds_for "true stays true" 1 true
-    assert_success
-    run holds_for "a flip" 2 bash -c '[[ ! -e '"$marker"' ]] || { echo "marker is there"; false; }'
-    assert_failure
+    run -0 holds_for "true stays true" 1 true
+    run ! holds_for "a flip" 2 bash -c '[[ ! -e '"$marker"' ]] || { echo "marker is there"; false; }'
     assert_output --partial "expected for 2s: a flip"
     assert_output --partial "marker is there"
 }
 
 @test "objects: is_gone tells deleted from still there and from errors" {
-    run is_gone namespace ns1
-    assert_failure
+    run ! is_gone namespace ns1
     assert_output "namespace/ns1 still exists"
     echo ns1 >"$FAKE_CLUSTER/deleted-namespaces.txt"
-    run is_gone namespace ns1
-    assert_success
+    run -0 is_gone namespace ns1
     # Any other error is not "gone".
     touch "$FAKE_CLUSTER/unreachable"
-    run is_gone namespace ns1
-    assert_failure
+    run ! is_gone namespace ns1
 }
 
 @test "quantities: binary and decimal suffixes, fractions, comparisons" {
@@ -229,14 +190,11 @@ setup() {
     assert_equal "$(quantity_cmp 80Gi 81559Mi)" 1
     assert_equal "$(quantity_cmp 40Gi 40960Mi)" 0
     assert_equal "$(quantity_cmp 1k 1Ki)" -1
-    run quantity_value 1.5
-    assert_failure
+    run ! quantity_value 1.5
     assert_output --partial '"1.5" is not a whole number'
-    run quantity_value 500m
-    assert_failure
+    run ! quantity_value 500m
     assert_output --partial "is not a whole-unit quantity"
-    run quantity_value 9000000000Ei
-    assert_failure
+    run ! quantity_value 9000000000Ei
     assert_output --partial "does not fit in 64 bits"
 }
 
@@ -273,8 +231,7 @@ worker-2"
     assert_output gpu.fakehw.example.com/gpu
     echo '{"kind":"DeviceClass","metadata":{"name":"gpu.fakehw.example.com"},"spec":{}}' \
         >"$FAKE_CLUSTER/deviceclasses/gpu.fakehw.example.com.json"
-    run class_extended_resource_name gpu.fakehw.example.com
-    assert_success
+    run -0 class_extended_resource_name gpu.fakehw.example.com
     assert_output ""
 }
 
@@ -288,8 +245,7 @@ worker-2"
     assert_output ext-extended-resources-abcde
     run pod_extended_request ns ext ctr-b
     assert_output container-1-request-0
-    run pod_extended_request ns ext ctr-c
-    assert_failure
+    run ! pod_extended_request ns ext ctr-c
     assert_output --partial "container ctr-c: 0 request mappings"
 }
 
@@ -297,25 +253,17 @@ worker-2"
     jq '.items += [{"metadata": {"name": "timed"}, "status": {"allocation": {"allocationTimestamp": "2026-11-26T04:00:30Z",
         "devices": {"results": []}}}}]' "$FAKE_CLUSTER/test-claims.json" >"$BATS_TEST_TMPDIR/claims.json"
     mv "$BATS_TEST_TMPDIR/claims.json" "$FAKE_CLUSTER/test-claims.json"
-    run allocation_time ns timed
-    assert_success
+    run -0 allocation_time ns timed
     assert_output 1795665630
-    run allocation_time ns ready-gpu-x7k2p
-    assert_failure
+    run ! allocation_time ns ready-gpu-x7k2p
     assert_output "claim ready-gpu-x7k2p has no allocation with an allocationTimestamp"
-    run allocation_time ns gone
-    assert_failure
-    run allocated_after ns timed 1795665600
-    assert_success
+    run ! allocation_time ns gone
+    run -0 allocated_after ns timed 1795665600
     assert_output 1795665630
-    run allocated_after ns timed 1795665630
-    assert_failure
+    run ! allocated_after ns timed 1795665630
     assert_output "claim timed is still allocated at 1795665630, not after 1795665630"
-    run allocated_after ns released 0
-    assert_failure
-    run pod_unbound ns pending
-    assert_success
-    run pod_unbound ns ready
-    assert_failure
+    run ! allocated_after ns released 0
+    run -0 pod_unbound ns pending
+    run ! pod_unbound ns ready
     assert_output "pod ready is bound to node worker-1"
 }

@@ -114,14 +114,28 @@ run_suite() {
     CONFORMANCE_REPORT_DIR=$BATS_TEST_TMPDIR/reports "$SUITE_DIR/run.sh"
 }
 
+# run_all_skipped FILTER N REASON M: run.sh with CONFORMANCE_FILTER=FILTER
+# passes with N scenarios, M of them skipped for REASON (a grep pattern).
+run_all_skipped() {
+    CONFORMANCE_FILTER=$1 run run_suite
+    assert_success
+    assert_line "1..$2"
+    assert_equal "$(grep -c "# skip $3" "$BATS_TEST_TMPDIR/reports/cluster.tap")" "$4"
+}
+
+# The JUnit report of the last run_suite counts "TESTS FAILURES SKIPPED".
+assert_report_suites() {
+    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
+    assert_line "suites $1"
+}
+
 @test "run.sh: a whole run against the fake cluster skips what the cluster lacks (Kubernetes 1.35)" {
     CONFORMANCE_FILTER='device metadata' run run_suite
     assert_success
     assert_line --partial "# param CONFORMANCE_DRIVER=gpu.fakehw.example.com"
     assert_line --regexp '^ok 1 device metadata: .* # skip needs Kubernetes 1.36 or newer; the server is v1.35.6$'
     assert_line --regexp '^ok 2 device metadata: .* # skip needs Kubernetes 1.36 or newer; the server is v1.35.6$'
-    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
-    assert_line "suites 2 0 2"
+    assert_report_suites "2 0 2"
     run grep -c '^ok ' "$BATS_TEST_TMPDIR/reports/cluster.tap"
     assert_output 2
     # The report: the server and driver of the preflight, a verdict per profile.
@@ -160,24 +174,16 @@ run_suite() {
 }
 
 @test "run.sh: on a 1.35 cluster without the gates, the 1.37 scenarios skip with the reason, in the JUnit report" {
-    CONFORMANCE_FILTER='tags:extended-resources' run run_suite
-    assert_success
-    assert_line "1..5"
-    assert_equal "$(grep -c '# skip needs feature gate DRAExtendedResource, which is off here (dry-run probe: DeviceClass extendedResourceName dropped)$' \
-        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 4
+    run_all_skipped tags:extended-resources 5 \
+        'needs feature gate DRAExtendedResource, which is off here (dry-run probe: DeviceClass extendedResourceName dropped)$' 4
     # The seed scenario needs the nvidia-compat overlay first.
     assert_line --regexp "^ok [0-9]+ extended resources: the seed's .* # skip needs the nvidia-compat overlay \(driver gpu.nvidia.com\)"
-    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
-    assert_line "suites 5 0 5"
+    assert_report_suites "5 0 5"
 
-    CONFORMANCE_FILTER='tags:device-taint-rules' run run_suite
-    assert_success
-    assert_line "1..6"
-    assert_equal "$(grep -c '# skip needs the DeviceTaintRule API .*: no resource.k8s.io version serves devicetaintrules' \
-        "$BATS_TEST_TMPDIR/reports/cluster.tap")" 5
+    run_all_skipped tags:device-taint-rules 6 \
+        'needs the DeviceTaintRule API .*: no resource.k8s.io version serves devicetaintrules' 5
     assert_line --regexp '^ok [0-9]+ taint rules: the driver.s own health taint .* # skip the driver taints unhealthy devices NoSchedule'
-    run junit_summary "$BATS_TEST_TMPDIR/reports/cluster-junit.xml"
-    assert_line "suites 6 0 6"
+    assert_report_suites "6 0 6"
 }
 
 @test "run.sh: a failing precondition fails the run and the report says why" {
