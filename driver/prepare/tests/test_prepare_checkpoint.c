@@ -489,9 +489,7 @@ static void test_torn_journal_line(void **state)
         assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
         assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 0);
         assert_int_equal(fixture_journal_lines(f), 0);
-        json_t *claims = fixture_checkpoint_claims(f);
-        assert_int_equal(json_object_size(claims), 2);
-        json_decref(claims);
+        assert_int_equal(fixture_checkpoint_size(f), 2);
         expect_both(f, st, a1, a2);
         assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
         assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);

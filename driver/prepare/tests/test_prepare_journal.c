@@ -484,9 +484,7 @@ static void test_store_compaction_fails(void **state)
     fixture_path(snap, sizeof(snap), f->plugin_dir, CHECKPOINT_FILE);
     char *old = fixture_read(snap);
     assert_int_equal(unlink(snap), 0);
-    fixture_path(inside, sizeof(inside), snap, "x");
-    assert_int_equal(mkdir_p(snap, 0755, &err), 0);
-    assert_int_equal(atomic_write_file(inside, "x", 1, 0600, &err), 0);
+    fixture_block(snap, inside, sizeof(inside));
     assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
     assert_int_equal(model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err), 0);
     assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0); /* past the bound: fails */
@@ -496,8 +494,7 @@ static void test_store_compaction_fails(void **state)
     assert_non_null(strstr(err.msg, "checkpoint"));
     assert_int_equal(checkpoint_store_lines(s), 3);
     /* The way is clear again: the old snapshot plus the lines are the state. */
-    assert_int_equal(unlink(inside), 0);
-    assert_int_equal(rmdir(snap), 0);
+    fixture_unblock(snap, inside);
     assert_int_equal(atomic_write_file(snap, old, strlen(old), 0600, &err), 0);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* And the next compaction works. */
