@@ -354,12 +354,12 @@ static void get_node_through_fault(const struct fault_case *fc)
 static void test_retry_through_500(void **state)
 {
     (void)state;
-    get_node_through_fault(&(struct fault_case){
-        .fault = "{\"status\":500,\"count\":2,\"path\":\"/api/v1/nodes/\"}",
-        .attempts = 4,
-        .status = 200,
-        .tries = 3,
-        .logged = {500, 500, 200}});
+    get_node_through_fault(
+        &(struct fault_case){.fault = "{\"status\":500,\"count\":2,\"path\":\"/api/v1/nodes/\"}",
+                             .attempts = 4,
+                             .status = 200,
+                             .tries = 3,
+                             .logged = {500, 500, 200}});
 }
 
 static void test_retries_are_bounded(void **state)
@@ -496,8 +496,7 @@ static void *hammer_thread(void *arg)
     for (int i = 0; i < 25; i++) {
         struct error err;
         json_t *node = NULL;
-        if (kube_request(h->c, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) <
-                0 ||
+        if (kube_request(h->c, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) < 0 ||
             !json_is_object(node))
             h->failures++;
         json_decref(node);
@@ -558,22 +557,19 @@ static void test_deadline_cancels_requests_in_flight(void **state)
     assert_true(took < 1000); /* a behaviour bound: the transfer ends, it does not time out */
     assert_true(kube_client_expired(g.c));
     /* Nothing starts after the deadline... */
-    assert_int_equal(
-        kube_request(g.c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g.err), -1);
+    assert_int_equal(kube_request(g.c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g.err), -1);
     assert_non_null(strstr(g.err.msg, "cancelled"));
     /* ... a future deadline caps the next request ... */
     clock_gettime(CLOCK_MONOTONIC, &t0);
     kube_client_set_deadline(g.c, monotonic_ms() + 500);
-    assert_int_equal(
-        kube_request(g.c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g.err), -1);
+    assert_int_equal(kube_request(g.c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g.err), -1);
     took = elapsed_ms(&t0);
     assert_true(took >= 400 && took < 2000);
     /* ... and without a deadline the client works again. */
     reset_standin();
     kube_client_set_deadline(g.c, 0);
     long st = 0;
-    assert_int_equal(
-        kube_request(g.c, KUBE_GET, NODE, NULL, NULL, &st, NULL, &g.err), 0);
+    assert_int_equal(kube_request(g.c, KUBE_GET, NODE, NULL, NULL, &st, NULL, &g.err), 0);
     assert_int_equal(st, 200);
     kube_client_free(g.c);
 }
