@@ -17,10 +17,8 @@
 
 #include "driver/publish/slice_builder.h"
 #include "driver/publish/slice_sync.h"
+#include "slice_fixture.h"
 
-#define DRIVER    "gpu.fakehw.example.com"
-#define NODE      "node-1"
-#define NODE_UID  "6f9ab1a2-0000-4000-8000-000000000001"
 #define BUILT_MAX 256
 
 static struct fakehw_device *gpus(size_t n)
@@ -50,34 +48,6 @@ static void flip(struct fakehw_device *d, const char *reason)
 static const char *name_of(const json_t *o)
 {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
-}
-
-/* What the server stores for a create or an update. */
-static json_t *stored(const json_t *obj)
-{
-    static int serial;
-    json_t *o = json_deep_copy(obj);
-    json_t *meta = json_object_get(o, "metadata");
-    char buf[96];
-    if (json_object_get(meta, "name") == NULL) {
-        snprintf(buf, sizeof(buf), "%s%05d",
-                 json_string_value(json_object_get(meta, "generateName")), ++serial);
-        json_object_set_new(meta, "name", json_string(buf));
-        json_object_del(meta, "generateName");
-    }
-    snprintf(buf, sizeof(buf), "%d", ++serial);
-    json_object_set_new(meta, "resourceVersion", json_string(buf));
-    size_t i, j;
-    json_t *d, *t;
-    json_array_foreach(json_object_get(json_object_get(o, "spec"), "devices"), i, d)
-    {
-        json_array_foreach(json_object_get(d, "taints"), j, t)
-        {
-            if (json_object_get(t, "timeAdded") == NULL)
-                json_object_set_new(t, "timeAdded", json_string("2025-11-22T05:00:00Z"));
-        }
-    }
-    return o;
 }
 
 /* A fake server and a run with recording builder and writer. */
@@ -159,10 +129,10 @@ static int record_write(void *ctx, enum slice_sync_op op, size_t index, const js
         if (!same)
             json_array_append(next, s);
         else if (op == SLICE_SYNC_UPDATE)
-            json_array_append_new(next, stored(obj));
+            json_array_append_new(next, slice_fixture_stored(obj));
     }
     if (op == SLICE_SYNC_CREATE)
-        json_array_append_new(next, stored(obj));
+        json_array_append_new(next, slice_fixture_stored(obj));
     json_decref(w->server);
     w->server = next;
     return 0;
@@ -337,7 +307,7 @@ static void test_update_shares_and_keeps(void **state)
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&bin, &r, &err), 0);
-    json_t *existing_obj = stored(json_array_get(r.slices, 0));
+    json_t *existing_obj = slice_fixture_stored(json_array_get(r.slices, 0));
     json_array_append_new(
         json_object_get(json_object_get(existing_obj, "metadata"), "ownerReferences"),
         json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", "ConfigMap", "name", "keep",
