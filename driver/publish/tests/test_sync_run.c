@@ -174,6 +174,13 @@ static int sync_world(struct world *w)
 }
 
 /* Puts the fake server back to a saved state between runs of one test. */
+/* One sync, which makes the calls ops names (U update, C create, D delete). */
+static void sync_is(struct world *w, const char *ops)
+{
+    assert_int_equal(sync_world(w), 0);
+    assert_string_equal(w->ops, ops);
+}
+
 static void restore_server(struct world *w, const json_t *saved)
 {
     json_decref(w->server);
@@ -193,8 +200,7 @@ static void test_one_slice_at_a_time(void **state)
     (void)state;
     struct world w = {.devs = gpus(1024), .n = 1024, .server = json_array()};
     /* First publish: 8 slices created one after the other. */
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "CCCCCCCC");
+    sync_is(&w, "CCCCCCCC");
     assert_int_equal(w.max_alive, 1);
     /* Nothing changed: 8 compared, nothing written. */
     assert_int_equal(sync_world(&w), 0);
@@ -204,22 +210,19 @@ static void test_one_slice_at_a_time(void **state)
     assert_int_equal(w.max_alive, 1);
     /* A taint: 64 per slice, 16 slices: 8 updates, 8 creates, bumped. */
     flip(&w.devs[5], "XID 79");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "UUUUUUUUCCCCCCCC");
+    sync_is(&w, "UUUUUUUUCCCCCCCC");
     assert_int_equal(w.sum.generation, 2);
     assert_int_equal(w.max_alive, 1);
     /* One more flip: the comparison keeps the one changed slice. */
     flip(&w.devs[700], "XID 48");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     assert_int_equal(w.sum.generation, 2);
     assert_int_equal(w.sum.unchanged, 15);
     assert_int_equal(w.max_alive, 2);
     /* Two slices change: the comparison stops at the second, all updated. */
     flip(&w.devs[100], "XID 31");
     flip(&w.devs[900], "XID 31");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "UUUUUUUUUUUUUUUU");
+    sync_is(&w, "UUUUUUUUUUUUUUUU");
     assert_int_equal(w.sum.generation, 3);
     assert_true(w.max_alive <= 2);
     assert_true(w.n_built < 16 + 16); /* the comparison stopped early */
@@ -241,8 +244,7 @@ static void test_order_and_stop(void **state)
     json_t *saved = json_deep_copy(w.server);
 
     /* Updates first, then creates, then deletes. */
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "UUUCCD");
+    sync_is(&w, "UUUCCD");
     assert_int_equal(w.sum.updates, 3);
     assert_int_equal(w.sum.creates, 2);
     assert_int_equal(w.sum.deletes, 1);
@@ -352,33 +354,28 @@ static void test_dropped_member_dry_run(void **state)
 {
     (void)state;
     struct world w = {.devs = gpus(2), .n = 2, .server = json_array()};
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "C");
+    sync_is(&w, "C");
     drop_first_capacity(json_object_get(json_array_get(w.server, 0), "spec"));
 
     /* Without a dry run: written. */
     json_t *saved = json_deep_copy(w.server);
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     restore_server(&w, saved);
 
     /* The server would drop it again: left alone, one question. */
     w.dry = DRY_DROPS_CAPACITY;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "");
+    sync_is(&w, "");
     assert_int_equal(w.sum.unchanged, 1);
     assert_int_equal(w.dry_runs, 1);
 
     /* The server would keep it (the gate is on now): written. */
     w.dry = DRY_KEEPS;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     restore_server(&w, saved);
 
     /* The dry run cannot tell: written. */
     w.dry = DRY_FAILS;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     restore_server(&w, saved);
 
     /* A new member besides (a flip's taint), which the server keeps:
@@ -386,8 +383,7 @@ static void test_dropped_member_dry_run(void **state)
     w.dry = DRY_DROPS_CAPACITY;
     w.dry_runs = 0;
     flip(&w.devs[1], "XID 79");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     assert_int_equal(w.dry_runs, 1);
     restore_server(&w, saved);
     flip(&w.devs[1], NULL);
@@ -395,8 +391,7 @@ static void test_dropped_member_dry_run(void **state)
     /* A changed value: written without asking. */
     w.dry_runs = 0;
     w.devs[1].memory_bytes = 1ULL << 30;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     assert_int_equal(w.dry_runs, 0);
 
     json_decref(saved);
