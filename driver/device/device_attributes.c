@@ -44,7 +44,8 @@ int device_attributes_semver(const char *text, char *buf, size_t size, struct er
     return 0;
 }
 
-static int add(json_t *attrs, const char *name, const char *type, json_t *value, struct error *err)
+int device_attribute_add(json_t *attrs, const char *name, const char *type, json_t *value,
+                         struct error *err)
 {
     json_t *wrapped = json_object();
     if (wrapped == NULL || value == NULL || json_object_set_new(wrapped, type, value) < 0) {
@@ -56,20 +57,22 @@ static int add(json_t *attrs, const char *name, const char *type, json_t *value,
     return 0;
 }
 
-static int add_string(json_t *attrs, const char *name, const char *value, struct error *err)
+int device_attribute_add_string(json_t *attrs, const char *name, const char *value,
+                                struct error *err)
 {
     if (strlen(value) > DEVICE_ATTRIBUTE_VALUE_MAX)
         return error_set(err, "attribute %s: \"%s\" is longer than %d characters", name, value,
                          DEVICE_ATTRIBUTE_VALUE_MAX);
-    return add(attrs, name, "string", json_string(value), err);
+    return device_attribute_add(attrs, name, "string", json_string(value), err);
 }
 
-static int add_version(json_t *attrs, const char *name, const char *text, struct error *err)
+int device_attribute_add_version(json_t *attrs, const char *name, const char *text,
+                                 struct error *err)
 {
     char v[DEVICE_ATTRIBUTE_VALUE_MAX + 1];
     if (device_attributes_semver(text, v, sizeof(v), err) < 0)
         return error_prefix(err, "attribute %s", name);
-    return add(attrs, name, "version", json_string(v), err);
+    return device_attribute_add(attrs, name, "version", json_string(v), err);
 }
 
 /* The published attributes: the SLICE column of the table in fakehw_tree.h,
@@ -106,9 +109,11 @@ static int add_published(json_t *attrs, const struct published *p, const struct 
         return 0;
     for (size_t i = 0; i < 2 && p->names[i] != NULL; i++) {
         const char *name = p->names[i];
-        int rc = p->type == SLICE_TYPE_INT ? add(attrs, name, "int", json_integer(number), err)
-                 : p->type == SLICE_TYPE_VERSION ? add_version(attrs, name, at, err)
-                                                 : add_string(attrs, name, at, err);
+        int rc = p->type == SLICE_TYPE_INT
+                     ? device_attribute_add(attrs, name, "int", json_integer(number), err)
+                 : p->type == SLICE_TYPE_VERSION
+                     ? device_attribute_add_version(attrs, name, at, err)
+                     : device_attribute_add_string(attrs, name, at, err);
         if (rc < 0)
             return -1;
     }
@@ -118,7 +123,7 @@ static int add_published(json_t *attrs, const struct published *p, const struct 
 static int add_all(json_t *a, const struct fakehw_device *d, struct error *err)
 {
     /* type is no file of the tree: a device with a parent is a partition. */
-    if (add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0)
+    if (device_attribute_add_string(a, "type", d->parent[0] ? "mig" : "gpu", err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof(published) / sizeof(published[0]); i++)
         if (published[i].published && add_published(a, &published[i], d, err) < 0)
@@ -126,16 +131,22 @@ static int add_all(json_t *a, const struct fakehw_device *d, struct error *err)
     return 0;
 }
 
-json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
+json_t *device_attributes_build(const struct fakehw_device *d, device_attributes_fill_fn *fill,
+                                struct error *err)
 {
     json_auto_t *a = json_object();
     if (a == NULL) {
         error_set(err, "device %s: out of memory", d->name);
         return NULL;
     }
-    if (add_all(a, d, err) < 0) {
+    if (fill(a, d, err) < 0) {
         error_prefix(err, "device %s", d->name);
         return NULL;
     }
     return steal_pointer(&a);
+}
+
+json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
+{
+    return device_attributes_build(d, add_all, err);
 }

@@ -40,4 +40,24 @@ json_t *device_attributes_json(const struct fakehw_device *d, struct error *err)
  * callers that publish other version attributes the same way. */
 int device_attributes_semver(const char *text, char *buf, size_t size, struct error *err);
 
+/* For the attribute sets of other personalities (nvidia_attributes.c,
+ * nvidia_vfio.c), the same rules and error texts: */
+
+/* Sets attrs[name] to {type: value}, stealing value (NULL: out of memory). */
+int device_attribute_add(json_t *attrs, const char *name, const char *type, json_t *value,
+                         struct error *err);
+/* A string attribute; a value over DEVICE_ATTRIBUTE_VALUE_MAX is an error. */
+int device_attribute_add_string(json_t *attrs, const char *name, const char *value,
+                                struct error *err);
+/* A version attribute of text, as device_attributes_semver writes it. */
+int device_attribute_add_version(json_t *attrs, const char *name, const char *text,
+                                 struct error *err);
+
+/* A new attribute object that fill fills in for d; NULL with an error
+ * that names the device. */
+typedef int device_attributes_fill_fn(json_t *attrs, const struct fakehw_device *d,
+                                      struct error *err);
+json_t *device_attributes_build(const struct fakehw_device *d, device_attributes_fill_fn *fill,
+                                struct error *err);
+
 #endif

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cleanup.h"
 #include "device_attributes.h"
 #include "nvidia_vfio.h"
 
@@ -71,62 +70,42 @@ static const struct {
     {"resource.kubernetes.io/numaNode", V_INT_NONNEG, offsetof(struct fakehw_device, numa_node)},
 };
 
-static int set(json_t *attrs, const char *name, const char *type, json_t *value, struct error *err)
-{
-    if (value == NULL || json_object_set_new(attrs, name, json_pack("{s:o}", type, value)) < 0)
-        return error_set(err, "attribute %s: out of memory", name);
-    return 0;
-}
-
-static int set_string(json_t *attrs, const char *name, const char *value, struct error *err)
-{
-    if (strlen(value) > DEVICE_ATTRIBUTE_VALUE_MAX)
-        return error_set(err, "attribute %s: \"%s\" is longer than %d characters", name, value,
-                         DEVICE_ATTRIBUTE_VALUE_MAX);
-    return set(attrs, name, "string", json_string(value), err);
-}
-
 static int add_row(json_t *attrs, size_t r, const struct fakehw_device *d, struct error *err)
 {
     const char *name = rows[r].name;
     const char *text = (const char *)d + rows[r].offset;
-    char v[DEVICE_ATTRIBUTE_VALUE_MAX + 1];
     switch (rows[r].kind) {
     case V_TYPE:
-        return set_string(attrs, name, d->parent[0] ? "mig" : "gpu", err);
+        return device_attribute_add_string(attrs, name, d->parent[0] ? "mig" : "gpu", err);
     case V_BRAND:
-        return text[0] ? set_string(attrs, name, nvidia_brand(text), err) : 0;
+        return text[0] ? device_attribute_add_string(attrs, name, nvidia_brand(text), err) : 0;
     case V_STRING:
-        return set_string(attrs, name, text, err);
+        return device_attribute_add_string(attrs, name, text, err);
     case V_STRING_NONEMPTY:
-        return text[0] ? set_string(attrs, name, text, err) : 0;
+        return text[0] ? device_attribute_add_string(attrs, name, text, err) : 0;
     case V_VERSION:
         if (text[0] == '\0')
             return 0;
-        if (device_attributes_semver(text, v, sizeof(v), err) < 0)
-            return error_prefix(err, "attribute %s", name);
-        return set(attrs, name, "version", json_string(v), err);
+        return device_attribute_add_version(attrs, name, text, err);
     case V_INT_NONNEG: {
         long n = *(const long *)(const void *)text;
-        return n < 0 ? 0 : set(attrs, name, "int", json_integer(n), err);
+        return n < 0 ? 0 : device_attribute_add(attrs, name, "int", json_integer(n), err);
     }
     }
     return error_set(err, "attribute %s: unknown kind", name);
+}
+
+static int add_rows(json_t *attrs, const struct fakehw_device *d, struct error *err)
+{
+    for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+        if (add_row(attrs, r, d, err) < 0)
+            return -1;
+    return 0;
 }
 
 json_t *nvidia_attributes_json(const struct fakehw_device *d, struct error *err)
 {
     if (nvidia_is_vfio(d))
         return nvidia_vfio_attributes_json(d, err);
-    json_auto_t *a = json_object();
-    if (a == NULL) {
-        error_set(err, "device %s: out of memory", d->name);
-        return NULL;
-    }
-    for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
-        if (add_row(a, r, d, err) < 0) {
-            error_prefix(err, "device %s", d->name);
-            return NULL;
-        }
-    return steal_pointer(&a);
+    return device_attributes_build(d, add_rows, err);
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cleanup.h"
 #include "device_attributes.h"
 #include "quantity.h"
 #include "sha1.h"
@@ -51,53 +50,31 @@ uint64_t nvidia_vfio_addressable_memory(uint64_t memory)
     return next_power_of_two(next_power_of_two(memory) + bar3);
 }
 
-static int set_attr(json_t *attrs, const char *name, json_t *value, struct error *err)
-{
-    if (value == NULL || json_object_set_new(attrs, name, value) < 0)
-        return error_set(err, "attribute %s: out of memory", name);
-    return 0;
-}
-
-static int set_string(json_t *attrs, const char *name, const char *value, struct error *err)
-{
-    if (strlen(value) > DEVICE_ATTRIBUTE_VALUE_MAX)
-        return error_set(err, "attribute %s: \"%s\" is longer than %d characters", name, value,
-                         DEVICE_ATTRIBUTE_VALUE_MAX);
-    return set_attr(attrs, name, json_pack("{s:s}", "string", value), err);
-}
-
 static int vfio_attributes(json_t *a, const struct fakehw_device *d, struct error *err)
 {
     char uuid[NVIDIA_VFIO_UUID_SIZE];
     nvidia_vfio_uuid(d->pci_bus_id, uuid);
     const char *product = d->pci_device_name[0] ? d->pci_device_name : d->product_name;
-    if (set_string(a, "type", NVIDIA_VFIO_TYPE, err) < 0 || set_string(a, "uuid", uuid, err) < 0 ||
-        (d->pci_device_id[0] && set_string(a, "deviceID", d->pci_device_id, err) < 0) ||
-        set_string(a, "vendorID", NVIDIA_PCI_VENDOR_ID, err) < 0 ||
-        set_string(a, "productName", product, err) < 0 ||
-        set_attr(a, "iommuFDEnabled", json_pack("{s:b}", "bool", 0), err) < 0 ||
-        set_string(a, "resource.kubernetes.io/pciBusID", d->pci_bus_id, err) < 0 ||
+    if (device_attribute_add_string(a, "type", NVIDIA_VFIO_TYPE, err) < 0 ||
+        device_attribute_add_string(a, "uuid", uuid, err) < 0 ||
+        (d->pci_device_id[0] &&
+         device_attribute_add_string(a, "deviceID", d->pci_device_id, err) < 0) ||
+        device_attribute_add_string(a, "vendorID", NVIDIA_PCI_VENDOR_ID, err) < 0 ||
+        device_attribute_add_string(a, "productName", product, err) < 0 ||
+        device_attribute_add(a, "iommuFDEnabled", "bool", json_false(), err) < 0 ||
+        device_attribute_add_string(a, "resource.kubernetes.io/pciBusID", d->pci_bus_id, err) < 0 ||
         (d->pcie_root[0] &&
-         set_string(a, "resource.kubernetes.io/pcieRoot", d->pcie_root, err) < 0))
+         device_attribute_add_string(a, "resource.kubernetes.io/pcieRoot", d->pcie_root, err) < 0))
         return -1;
-    if (d->numa_node >= 0 && set_attr(a, "resource.kubernetes.io/numaNode",
-                                      json_pack("{s:I}", "int", (json_int_t)d->numa_node), err) < 0)
+    if (d->numa_node >= 0 && device_attribute_add(a, "resource.kubernetes.io/numaNode", "int",
+                                                  json_integer(d->numa_node), err) < 0)
         return -1;
     return 0;
 }
 
 json_t *nvidia_vfio_attributes_json(const struct fakehw_device *d, struct error *err)
 {
-    json_auto_t *a = json_object();
-    if (a == NULL) {
-        error_set(err, "device %s: out of memory", d->name);
-        return NULL;
-    }
-    if (vfio_attributes(a, d, err) < 0) {
-        error_prefix(err, "device %s", d->name);
-        return NULL;
-    }
-    return steal_pointer(&a);
+    return device_attributes_build(d, vfio_attributes, err);
 }
 
 json_t *nvidia_vfio_capacity_json(const struct fakehw_device *d, struct error *err)

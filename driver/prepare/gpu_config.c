@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_entry.h"
 #include "strict_json.h"
 
 /* One parsed config entry of this driver. */
@@ -208,51 +209,18 @@ static int parse_entry(const char *driver, const json_t *item, size_t i, const c
                        struct entry *e, struct error *err)
 {
     memset(e, 0, sizeof(*e));
-    if (!json_is_object(item))
-        return error_set(err, "config[%zu]: not an object", i);
-    const json_t *opaque = strict_json_field(item, "opaque");
-    if (opaque == NULL)
-        return 0; /* a kind of configuration other than opaque: not ours */
-    const json_t *drv = json_object_get(opaque, "driver");
-    if (!json_is_string(drv))
-        return error_set(err, "config[%zu]: opaque.driver is missing", i);
-    if (strcmp(json_string_value(drv), driver) != 0)
-        return 0;
-    const json_t *src = json_object_get(item, "source");
-    if (!json_is_string(src) || (strcmp(json_string_value(src), "FromClass") != 0 &&
-                                 strcmp(json_string_value(src), "FromClaim") != 0))
-        return error_set(err, "config[%zu]: source must be FromClass or FromClaim", i);
-    *source = json_string_value(src);
-    const json_t *requests = strict_json_field(item, "requests");
-    if (requests != NULL && !json_is_array(requests))
-        return error_set(err, "config[%zu] (%s): requests must be a list", i, *source);
-    e->requests = json_array_size(requests) ? requests : NULL;
-    if (parse_parameters(json_object_get(opaque, "parameters"), e, err) < 0) {
+    struct config_entry head;
+    int r = config_entry_read(driver, item, i, false, &head, err);
+    if (r <= 0)
+        return r;
+    *source = head.source;
+    e->requests = head.requests;
+    if (parse_parameters(head.parameters, e, err) < 0) {
         json_decref(e->env);
         e->env = NULL;
         return error_prefix(err, "config[%zu] (%s): parameters", i, *source);
     }
     return 1;
-}
-
-/* Does an entry listing `requests` apply to a result of request r? */
-static bool applies(const json_t *requests, const char *r)
-{
-    if (requests == NULL)
-        return true;
-    const char *slash = strchr(r, '/');
-    size_t base = slash ? (size_t)(slash - r) : strlen(r);
-    size_t i;
-    json_t *q;
-    json_array_foreach(requests, i, q)
-    {
-        const char *s = json_string_value(q);
-        if (s == NULL)
-            continue;
-        if (!strcmp(s, r) || (strlen(s) == base && !strncmp(s, r, base)))
-            return true;
-    }
-    return false;
 }
 
 static void apply(struct gpu_config *c, const struct entry *e)
@@ -293,7 +261,7 @@ static int resolve_one(struct gpu_config *c, const struct entries *e, const char
     for (int pass = 0; pass < 2; pass++)
         for (size_t j = 0; j < e->n; j++)
             if ((strcmp(e->sources[j], "FromClass") == 0) == (pass == 0) &&
-                applies(e->v[j].requests, request))
+                config_entry_names_request(e->v[j].requests, request))
                 apply(c, &e->v[j]);
     /* Entries within the limits can still merge to more. */
     if (env_check_limits(c->env, err) < 0)

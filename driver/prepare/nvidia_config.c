@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "config_entry.h"
 #include "quantity.h"
 #include "strict_json.h"
 
@@ -300,47 +301,15 @@ static int parse_entry(const char *driver, const json_t *item, size_t i, struct 
     memset(e, 0, sizeof(*e));
     e->index = (long)i;
     e->percentage = -1;
-    if (!json_is_object(item))
-        return error_set(err, "config[%zu]: not an object", i);
-    const json_t *opaque = strict_json_field(item, "opaque");
-    if (opaque == NULL)
-        return error_set(err, "config[%zu]: only opaque parameters are supported by this driver",
-                         i);
-    const json_t *drv = json_object_get(opaque, "driver");
-    if (!json_is_string(drv))
-        return error_set(err, "config[%zu]: opaque.driver is missing", i);
-    if (strcmp(json_string_value(drv), driver) != 0)
-        return 0; /* another driver's: skipped, as every driver must */
-    const json_t *src = json_object_get(item, "source");
-    if (!json_is_string(src) || (strcmp(json_string_value(src), "FromClass") != 0 &&
-                                 strcmp(json_string_value(src), "FromClaim") != 0))
-        return error_set(err, "config[%zu]: source must be FromClass or FromClaim", i);
-    /* Static text: the result outlives the claim JSON. */
-    e->source = strcmp(json_string_value(src), "FromClass") ? "FromClaim" : "FromClass";
-    const json_t *requests = strict_json_field(item, "requests");
-    if (requests != NULL && !json_is_array(requests))
-        return error_set(err, "config[%zu] (%s): requests must be a list", i, e->source);
-    e->requests = json_array_size(requests) ? requests : NULL;
-    if (parse_parameters(json_object_get(opaque, "parameters"), e, err) < 0)
+    struct config_entry head;
+    int r = config_entry_read(driver, item, i, true, &head, err);
+    if (r <= 0)
+        return r;
+    e->source = head.source;
+    e->requests = head.requests;
+    if (parse_parameters(head.parameters, e, err) < 0)
         return error_prefix(err, "config[%zu] (%s): parameters", i, e->source);
     return 1;
-}
-
-/* Does an entry listing requests apply to a result of request r ("req" also
- * names "req/sub", as the API defines)? */
-static bool names_request(const json_t *requests, const char *r)
-{
-    const char *slash = strchr(r, '/');
-    size_t base = slash ? (size_t)(slash - r) : strlen(r);
-    size_t i;
-    json_t *q;
-    json_array_foreach(requests, i, q)
-    {
-        const char *s = json_string_value(q);
-        if (s != NULL && (!strcmp(s, r) || (strlen(s) == base && !strncmp(s, r, base))))
-            return true;
-    }
-    return false;
 }
 
 static enum nvidia_config_kind kind_of(const struct fakehw_device *d)
@@ -490,7 +459,7 @@ int nvidia_config_resolve(const char *driver, const json_t *config, const char *
         enum nvidia_config_kind want = kind_of(&devs[i]);
         for (size_t j = k; j-- > 0 && chosen[i] == NULL;) {
             const struct entry *e = &entries[j];
-            if (e->requests != NULL && names_request(e->requests, requests[i])) {
+            if (e->requests != NULL && config_entry_names_request(e->requests, requests[i])) {
                 if (e->kind != want)
                     return error_set(err,
                                      "config[%ld] (%s): a %s cannot apply to device %s of type %s "

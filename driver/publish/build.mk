@@ -21,26 +21,17 @@ $(PUBLISH_LIB): $(PUBLISH_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# Unit tests: API name rules, slice building and splitting, the sync plan.
-UNIT_TESTS += $(BIN)/test_publish
-$(BIN)/test_publish: $(OBJ)/driver/publish/tests/test_publish.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) \
-    $(PUBLISH_ATTRS) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
-
-# Unit tests: virtual GPUs (their own slices, skipNodeOperations) and
-# attachable GPUs (binding conditions) in the slices.
-UNIT_TESTS += $(BIN)/test_slice_kinds
-$(BIN)/test_slice_kinds: $(OBJ)/driver/publish/tests/test_slice_kinds.o $(PUBLISH_LIB) \
-    $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
-
-# Unit tests: the slice-by-slice sync (one desired slice at a time, call
-# order, sharing without changing the LIST answer, the comparison).
-UNIT_TESTS += $(BIN)/test_sync_run
-$(BIN)/test_sync_run: $(OBJ)/driver/publish/tests/test_sync_run.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) \
-    $(PUBLISH_ATTRS) $(COMMON_LIB)
+# The unit tests below, each with what they share (tests/slice_fixture.c):
+#   test_publish      API name rules, slice building and splitting, the sync plan
+#   test_slice_kinds  virtual GPUs (their own slices, skipNodeOperations) and
+#                     attachable GPUs (binding conditions) in the slices
+#   test_sync_run     the slice-by-slice sync (one desired slice at a time, call
+#                     order, sharing without changing the LIST answer, the comparison)
+PUBLISH_TESTS := test_publish test_slice_kinds test_sync_run
+UNIT_TESTS += $(PUBLISH_TESTS:%=$(BIN)/%)
+$(PUBLISH_TESTS:%=$(BIN)/%): $(BIN)/%: $(OBJ)/driver/publish/tests/%.o \
+    $(OBJ)/driver/publish/tests/slice_fixture.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) \
+    $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
 

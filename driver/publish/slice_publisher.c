@@ -1145,15 +1145,7 @@ int slice_publisher_stop(struct slice_publisher *p, bool delete_slices, struct e
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->list_lock);
     pthread_mutex_destroy(&p->lock);
-    json_decref(p->equivalents);
-    json_decref(p->echoes);
-    json_decref(p->unexplained);
     device_snapshot_put(p->snap);
-    free(p->watch_path);
-    free(p->list_path);
-    free(p->driver);
-    free(p->node);
-    kube_cancel_free(p->watch_cancel);
-    free(p);
+    free_unstarted(p); /* what is left is what an unstarted one holds */
     return rc;
 }

@@ -77,6 +77,11 @@ struct keeper {
     size_t n;
 };
 
+#define KEEPER_INIT                                                                                \
+    {                                                                                              \
+        .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER                        \
+    }
+
 static void keep(void *ctx, struct device_snapshot *snap)
 {
     struct keeper *k = ctx;
@@ -169,6 +174,28 @@ static size_t kept_count(struct keeper *k)
     return n;
 }
 
+/* Lets go of every snapshot k kept (the inventory must be stopped). */
+static void keeper_release(struct keeper *k)
+{
+    pthread_mutex_lock(&k->lock);
+    for (size_t i = 0; i < k->n; i++)
+        device_snapshot_put(k->kept[i]);
+    pthread_mutex_unlock(&k->lock);
+    pthread_cond_destroy(&k->cond);
+    pthread_mutex_destroy(&k->lock);
+}
+
+/* An inventory of opts whose one listener is k. */
+static struct tree_inventory *start_keeping(const struct inventory_options *opts, struct keeper *k)
+{
+    struct inventory_listener l = {keep, k};
+    struct error err;
+    struct tree_inventory *inv = inventory_start(opts, &l, 1, &err);
+    if (inv == NULL)
+        fail_msg("inventory_start: %s", err.msg);
+    return inv;
+}
+
 static void test_shared_immutable_snapshots(void **state)
 {
     (void)state;
@@ -176,9 +203,7 @@ static void test_shared_immutable_snapshots(void **state)
     char devices[PATH_MAX], moved[PATH_MAX];
     make_tree(root, devices, moved);
 
-    struct keeper k = {.n = 0};
-    pthread_mutex_init(&k.lock, NULL);
-    pthread_cond_init(&k.cond, NULL);
+    struct keeper k = KEEPER_INIT;
     struct peeker pk = {0};
     struct inventory_listener listeners[] = {{keep, &k}, {peek, &pk}};
     struct inventory_options opts = {.root = root, .retry_ms = 50};
@@ -255,12 +280,10 @@ static void test_shared_immutable_snapshots(void **state)
     for (size_t i = 0; i < k.n; i++) {
         assert_int_equal(device_snapshot_refs(k.kept[i]), 1);
         assert_string_equal(k.kept[i]->devs[0].name, "gpu-0");
-        device_snapshot_put(k.kept[i]);
     }
     pthread_mutex_unlock(&k.lock);
     assert_true(pk.calls >= 4);
-    pthread_cond_destroy(&k.cond);
-    pthread_mutex_destroy(&k.lock);
+    keeper_release(&k);
     remove_tree(root);
 }
 
@@ -288,14 +311,9 @@ static void test_gone_grace(void **state)
     char root[] = "/tmp/test-inventory-XXXXXX";
     char devices[PATH_MAX], moved[PATH_MAX];
     make_tree(root, devices, moved);
-    struct keeper k = {.n = 0};
-    pthread_mutex_init(&k.lock, NULL);
-    pthread_cond_init(&k.cond, NULL);
-    struct inventory_listener l = {keep, &k};
+    struct keeper k = KEEPER_INIT;
     struct inventory_options opts = {.root = root, .retry_ms = 50, .gone_grace_ms = GRACE_MS};
-    struct error err;
-    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
-    assert_non_null(inv);
+    struct tree_inventory *inv = start_keeping(&opts, &k);
 
     /* Gone for 300 ms: a reload when it is back, nothing unhealthy. */
     size_t before = kept_count(&k);
@@ -332,12 +350,7 @@ static void test_gone_grace(void **state)
     inventory_stop(inv);
     assert_true(elapsed_ms(&t0) < GRACE_MS / 2);
 
-    pthread_mutex_lock(&k.lock);
-    for (size_t i = 0; i < k.n; i++)
-        device_snapshot_put(k.kept[i]);
-    pthread_mutex_unlock(&k.lock);
-    pthread_cond_destroy(&k.cond);
-    pthread_mutex_destroy(&k.lock);
+    keeper_release(&k);
     remove_tree(root);
 }
 
@@ -347,14 +360,9 @@ static void test_tree_missing_at_start(void **state)
     (void)state;
     char root[] = "/tmp/test-inventory-XXXXXX";
     assert_non_null(mkdtemp(root));
-    struct keeper k = {.n = 0};
-    pthread_mutex_init(&k.lock, NULL);
-    pthread_cond_init(&k.cond, NULL);
-    struct inventory_listener l = {keep, &k};
+    struct keeper k = KEEPER_INIT;
     struct inventory_options opts = {.root = root, .retry_ms = 50};
-    struct error err;
-    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
-    assert_non_null(inv);
+    struct tree_inventory *inv = start_keeping(&opts, &k);
     pthread_mutex_lock(&k.lock);
     assert_int_equal(k.n, 1);
     assert_int_equal(k.kept[0]->n, 0);
@@ -362,9 +370,7 @@ static void test_tree_missing_at_start(void **state)
     pthread_mutex_unlock(&k.lock);
     assert_false(inventory_tree_up(inv));
     inventory_stop(inv);
-    device_snapshot_put(k.kept[0]);
-    pthread_cond_destroy(&k.cond);
-    pthread_mutex_destroy(&k.lock);
+    keeper_release(&k);
     rmdir(root);
 }
 
@@ -394,14 +400,9 @@ static void test_stop_leaves_a_stuck_reader_behind(void **state)
     char devices[PATH_MAX], moved[PATH_MAX], fifo[PATH_MAX], dir[PATH_MAX];
     make_tree(root, devices, moved);
     int threads_before = threads_now();
-    struct keeper k = {.n = 0};
-    pthread_mutex_init(&k.lock, NULL);
-    pthread_cond_init(&k.cond, NULL);
-    struct inventory_listener l = {keep, &k};
+    struct keeper k = KEEPER_INIT;
     struct inventory_options opts = {.root = root, .retry_ms = 50};
-    struct error err;
-    struct tree_inventory *inv = inventory_start(&opts, &l, 1, &err);
-    assert_non_null(inv);
+    struct tree_inventory *inv = start_keeping(&opts, &k);
 
     snprintf(fifo, sizeof(fifo), "%s/" FAKEHW_FILE_SNAPSHOT, root);
     assert_int_equal(mkfifo(fifo, 0644), 0);
@@ -425,12 +426,7 @@ static void test_stop_leaves_a_stuck_reader_behind(void **state)
     assert_int_equal(threads_now(), threads_before);
     assert_int_equal(kept_count(&k), seen);
 
-    pthread_mutex_lock(&k.lock);
-    for (size_t i = 0; i < k.n; i++)
-        device_snapshot_put(k.kept[i]);
-    pthread_mutex_unlock(&k.lock);
-    pthread_cond_destroy(&k.cond);
-    pthread_mutex_destroy(&k.lock);
+    keeper_release(&k);
     remove_tree(root);
 }
 

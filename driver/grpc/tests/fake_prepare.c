@@ -29,20 +29,23 @@ void fake_prepare_free(struct prepare_state *st)
     free(st);
 }
 
-size_t fake_prepare_calls(struct prepare_state *st)
+/* One of st's counters, read under its lock. */
+static size_t count_of(struct prepare_state *st, const size_t *counter)
 {
     pthread_mutex_lock(&st->mu);
-    size_t n = st->prepares;
+    size_t n = *counter;
     pthread_mutex_unlock(&st->mu);
     return n;
 }
 
+size_t fake_prepare_calls(struct prepare_state *st)
+{
+    return count_of(st, &st->prepares);
+}
+
 size_t fake_unprepare_calls(struct prepare_state *st)
 {
-    pthread_mutex_lock(&st->mu);
-    size_t n = st->unprepares;
-    pthread_mutex_unlock(&st->mu);
-    return n;
+    return count_of(st, &st->unprepares);
 }
 
 static bool starts_with(const char *s, const char *prefix)
@@ -84,20 +87,30 @@ static void fill_device(struct prepared_device *d, const char *uid, const char *
     d->share_id = shared ? strdup(share) : NULL;
 }
 
+static void count_call(struct prepare_state *st, size_t *counter)
+{
+    pthread_mutex_lock(&st->mu);
+    (*counter)++;
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* A claim whose name starts with prefix is answered FAKE_PREPARE_SLOW_MS late. */
+static void slow_if(const char *name, const char *prefix)
+{
+    if (!starts_with(name, prefix))
+        return;
+    struct timespec ts = {FAKE_PREPARE_SLOW_MS / 1000, (FAKE_PREPARE_SLOW_MS % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 int prepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                   struct prepared_claim *out, struct error *err)
 {
-    pthread_mutex_lock(&st->mu);
-    st->prepares++;
-    pthread_mutex_unlock(&st->mu);
+    count_call(st, &st->prepares);
     memset(out, 0, sizeof(*out));
     if (starts_with(name, "fail"))
         return fake_failure(ns, name, uid, err);
-    if (starts_with(name, "slow")) {
-        struct timespec ts = {FAKE_PREPARE_SLOW_MS / 1000,
-                              (FAKE_PREPARE_SLOW_MS % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    slow_if(name, "slow");
     if (starts_with(name, "empty"))
         return 0;
     bool shared = strstr(name, "shared") != NULL;
@@ -113,16 +126,10 @@ int prepare_claim(struct prepare_state *st, const char *ns, const char *name, co
 int unprepare_claim(struct prepare_state *st, const char *ns, const char *name, const char *uid,
                     struct error *err)
 {
-    pthread_mutex_lock(&st->mu);
-    st->unprepares++;
-    pthread_mutex_unlock(&st->mu);
+    count_call(st, &st->unprepares);
     if (starts_with(name, "fail"))
         return fake_failure(ns, name, uid, err);
-    if (starts_with(name, "slowun")) {
-        struct timespec ts = {FAKE_PREPARE_SLOW_MS / 1000,
-                              (FAKE_PREPARE_SLOW_MS % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    slow_if(name, "slowun");
     return 0;
 }
 

@@ -23,6 +23,7 @@
 #define SLICES  "/apis/resource.k8s.io/v1/resourceslices"
 #define CLAIMS  "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
 #define CLASSES "/apis/resource.k8s.io/v1/deviceclasses"
+#define NODE    "/api/v1/nodes/node-1"
 
 static struct standin sa;       /* shared by most tests: plain HTTP, node-1 */
 static struct kube_client *ctl; /* for /standin/ control requests, no retries */
@@ -147,7 +148,7 @@ static void test_get_node(void **state)
     long st = 0;
     json_t *node = NULL;
     struct error err;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, &node, &err), 0);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, &node, &err), 0);
     assert_int_equal(st, 200);
     json_t *meta = json_object_get(node, "metadata");
     assert_string_equal(json_string_value(json_object_get(meta, "name")), "node-1");
@@ -314,43 +315,65 @@ static void test_claim_status_patches(void **state)
 
 /* ---------- retries ---------- */
 
+/* One GET of node-1 through an injected fault, and what it must come to:
+ * its result and status, its error text, and the GETs the stand-in logged. */
+struct fault_case {
+    const char *fault;       /* the stand-in's fault, as JSON */
+    int attempts;            /* the client's max_attempts */
+    int rc;                  /* kube_request's result */
+    long status;             /* the last answer's HTTP status */
+    const char *msg;         /* the whole error text, or NULL */
+    size_t tries;            /* GETs the stand-in logged */
+    long logged[3];          /* their statuses, in order (0: no answer) */
+    const char *first_fault; /* the fault the first GET logged, or NULL */
+};
+
+static void get_node_through_fault(const struct fault_case *fc)
+{
+    reset_standin();
+    add_fault(fc->fault);
+    struct kube_client *c = client_with(sa.url, fc->attempts, 5000);
+    long st = 0;
+    struct error err;
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, &err), fc->rc);
+    assert_int_equal(st, fc->status);
+    if (fc->msg != NULL)
+        assert_string_equal(err.msg, fc->msg);
+    json_t *gets = logged("GET", NODE);
+    assert_int_equal(json_array_size(gets), fc->tries);
+    for (size_t i = 0; i < fc->tries; i++)
+        assert_int_equal(logged_status(gets, i), fc->logged[i]);
+    if (fc->first_fault != NULL)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(gets, 0), "fault")),
+                            fc->first_fault);
+    json_decref(gets);
+    reset_standin();
+    kube_client_free(c);
+}
+
 static void test_retry_through_500(void **state)
 {
     (void)state;
-    reset_standin();
-    add_fault("{\"status\":500,\"count\":2,\"path\":\"/api/v1/nodes/\"}");
-    struct kube_client *c = client();
-    long st = 0;
-    struct error err;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
-    assert_int_equal(st, 200);
-    json_t *gets = logged("GET", "/api/v1/nodes/node-1");
-    assert_int_equal(json_array_size(gets), 3);
-    assert_int_equal(logged_status(gets, 0), 500);
-    assert_int_equal(logged_status(gets, 1), 500);
-    assert_int_equal(logged_status(gets, 2), 200);
-    json_decref(gets);
-    kube_client_free(c);
+    get_node_through_fault(
+        &(struct fault_case){.fault = "{\"status\":500,\"count\":2,\"path\":\"/api/v1/nodes/\"}",
+                             .attempts = 4,
+                             .status = 200,
+                             .tries = 3,
+                             .logged = {500, 500, 200}});
 }
 
 static void test_retries_are_bounded(void **state)
 {
     (void)state;
-    reset_standin();
-    add_fault("{\"status\":503,\"count\":10}");
-    struct kube_client *c = client_with(sa.url, 3, 5000);
-    long st = 0;
-    struct error err;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
-    assert_int_equal(st, 503);
-    assert_string_equal(err.msg, "GET /api/v1/nodes/node-1: 503 Service Unavailable: "
-                                 "apiserver-standin: injected fault (status 503) (after 3 "
-                                 "attempts)");
-    json_t *gets = logged("GET", "/api/v1/nodes/node-1");
-    assert_int_equal(json_array_size(gets), 3);
-    json_decref(gets);
-    reset_standin();
-    kube_client_free(c);
+    get_node_through_fault(&(struct fault_case){
+        .fault = "{\"status\":503,\"count\":10}",
+        .attempts = 3,
+        .rc = -1,
+        .status = 503,
+        .msg = "GET " NODE ": 503 Service Unavailable: apiserver-standin: injected fault "
+               "(status 503) (after 3 attempts)",
+        .tries = 3,
+        .logged = {503, 503, 503}});
 }
 
 static void test_retry_after_is_honoured(void **state)
@@ -365,7 +388,7 @@ static void test_retry_after_is_honoured(void **state)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     long st = 0;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, &err), 0);
     assert_true(elapsed_ms(&t0) >= 950); /* waited for Retry-After: 1, not 1..2 ms */
     kube_client_free(c);
 }
@@ -373,37 +396,23 @@ static void test_retry_after_is_honoured(void **state)
 static void test_4xx_is_not_retried(void **state)
 {
     (void)state;
-    reset_standin();
-    add_fault("{\"status\":403,\"count\":5}");
-    struct kube_client *c = client();
-    long st = 0;
-    struct error err;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
-    assert_int_equal(st, 403);
-    json_t *gets = logged("GET", "/api/v1/nodes/node-1");
-    assert_int_equal(json_array_size(gets), 1);
-    json_decref(gets);
-    reset_standin();
-    kube_client_free(c);
+    get_node_through_fault(&(struct fault_case){.fault = "{\"status\":403,\"count\":5}",
+                                                .attempts = 4,
+                                                .rc = -1,
+                                                .status = 403,
+                                                .tries = 1,
+                                                .logged = {403}});
 }
 
 static void test_dropped_connections_are_retried(void **state)
 {
     (void)state;
-    reset_standin();
-    add_fault("{\"close\":true,\"count\":2}");
-    struct kube_client *c = client();
-    long st = 0;
-    struct error err;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
-    assert_int_equal(st, 200);
-    json_t *gets = logged("GET", "/api/v1/nodes/node-1");
-    assert_int_equal(json_array_size(gets), 3);
-    assert_int_equal(logged_status(gets, 0), 0);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(gets, 0), "fault")),
-                        "close");
-    json_decref(gets);
-    kube_client_free(c);
+    get_node_through_fault(&(struct fault_case){.fault = "{\"close\":true,\"count\":2}",
+                                                .attempts = 4,
+                                                .status = 200,
+                                                .tries = 3,
+                                                .logged = {0, 0, 200},
+                                                .first_fault = "close"});
 }
 
 static void test_post_is_not_repeated_after_a_drop(void **state)
@@ -447,7 +456,7 @@ static void test_timeouts(void **state)
     struct kube_client *one = client_with(sa.url, 1, 800);
     long st = 0;
     struct error err;
-    assert_int_equal(req(one, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
+    assert_int_equal(req(one, "GET", NODE, NULL, NULL, &st, NULL, &err), -1);
     assert_int_equal(st, 0);
     assert_non_null(strstr(err.msg, "GET /api/v1/nodes/node-1: no answer from"));
     assert_non_null(strstr(err.msg, "imed out")); /* curl: "Operation timed out after ..." */
@@ -455,7 +464,7 @@ static void test_timeouts(void **state)
     /* ... and a second attempt gets through. */
     add_fault("{\"delayMs\":3000,\"count\":1,\"path\":\"/api/v1/nodes/node-1\"}");
     struct kube_client *two = client_with(sa.url, 2, 800);
-    assert_int_equal(req(two, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
+    assert_int_equal(req(two, "GET", NODE, NULL, NULL, &st, NULL, &err), 0);
     assert_int_equal(st, 200);
     kube_client_free(two);
 }
@@ -467,7 +476,7 @@ static void test_connection_refused(void **state)
     long st = 7;
     json_t *resp = (json_t *)1;
     struct error err;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, &resp, &err), -1);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, &resp, &err), -1);
     assert_int_equal(st, 0);
     assert_null(resp);
     assert_memory_equal(err.msg,
@@ -487,8 +496,7 @@ static void *hammer_thread(void *arg)
     for (int i = 0; i < 25; i++) {
         struct error err;
         json_t *node = NULL;
-        if (kube_request(h->c, KUBE_GET, "/api/v1/nodes/node-1", NULL, NULL, NULL, &node, &err) <
-                0 ||
+        if (kube_request(h->c, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) < 0 ||
             !json_is_object(node))
             h->failures++;
         json_decref(node);
@@ -524,7 +532,7 @@ struct slow_get {
 static void *slow_get_thread(void *arg)
 {
     struct slow_get *g = arg;
-    g->rc = kube_request(g->c, KUBE_GET, "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g->err);
+    g->rc = kube_request(g->c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g->err);
     return NULL;
 }
 
@@ -549,22 +557,19 @@ static void test_deadline_cancels_requests_in_flight(void **state)
     assert_true(took < 1000); /* a behaviour bound: the transfer ends, it does not time out */
     assert_true(kube_client_expired(g.c));
     /* Nothing starts after the deadline... */
-    assert_int_equal(
-        kube_request(g.c, KUBE_GET, "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g.err), -1);
+    assert_int_equal(kube_request(g.c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g.err), -1);
     assert_non_null(strstr(g.err.msg, "cancelled"));
     /* ... a future deadline caps the next request ... */
     clock_gettime(CLOCK_MONOTONIC, &t0);
     kube_client_set_deadline(g.c, monotonic_ms() + 500);
-    assert_int_equal(
-        kube_request(g.c, KUBE_GET, "/api/v1/nodes/node-1", NULL, NULL, NULL, NULL, &g.err), -1);
+    assert_int_equal(kube_request(g.c, KUBE_GET, NODE, NULL, NULL, NULL, NULL, &g.err), -1);
     took = elapsed_ms(&t0);
     assert_true(took >= 400 && took < 2000);
     /* ... and without a deadline the client works again. */
     reset_standin();
     kube_client_set_deadline(g.c, 0);
     long st = 0;
-    assert_int_equal(
-        kube_request(g.c, KUBE_GET, "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &g.err), 0);
+    assert_int_equal(kube_request(g.c, KUBE_GET, NODE, NULL, NULL, &st, NULL, &g.err), 0);
     assert_int_equal(st, 200);
     kube_client_free(g.c);
 }
@@ -792,19 +797,19 @@ static void test_token_file_is_reread(void **state)
     struct kube_client *c = kube_client_new(&cfg, NULL, &err);
     struct kube_client *sctl = client_with(sec.url, 1, 5000);
     long st = 0;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, &err), 0);
     /* The token rotates: the server wants t2 now, the file says t2. */
     assert_int_equal(
         req(sctl, "PUT", "/standin/token", "{\"token\":\"t2\"}", NULL, NULL, NULL, &err), 0);
     write_text(tok, "t2\n");
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, &err), 0);
     /* A wrong token is a 401 at once, not a retry. */
     write_text(tok, "wrong\n");
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, &err), -1);
     assert_int_equal(st, 401);
     assert_string_equal(err.msg, "GET /api/v1/nodes/node-1: 401 Unauthorized: Unauthorized");
     unlink(tok);
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, &err), -1);
     assert_int_equal(st, 0);
     assert_non_null(strstr(err.msg, "reading the bearer token: "));
     kube_client_free(sctl);
@@ -834,6 +839,17 @@ static char *b64(const char *path)
     o[n] = '\0';
     pclose(p);
     return o;
+}
+
+/* A client of cfg GETs node-1, which comes to rc and status; err keeps its error. */
+static void get_node_as(const struct kube_config *cfg, int rc, long status, struct error *err)
+{
+    struct kube_client *c = kube_client_new(cfg, NULL, err);
+    assert_non_null(c);
+    long st = -1;
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, NULL, err), rc);
+    assert_int_equal(st, status);
+    kube_client_free(c);
 }
 
 static void test_tls(void **state)
@@ -881,22 +897,14 @@ static void test_tls(void **state)
                                .ca_data = ca_pem,
                                .client_cert_data = cert_pem,
                                .client_key_data = key_pem};
-    struct kube_client *c = kube_client_new(&data, NULL, &err);
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
-    assert_int_equal(st, 200);
-    kube_client_free(c);
+    get_node_as(&data, 0, 200, &err);
 
     /* Files; without a client certificate the server does not know us. */
     struct kube_config files = {.server = tls.url, .ca_file = ca};
-    c = kube_client_new(&files, NULL, &err);
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
-    assert_int_equal(st, 401);
-    kube_client_free(c);
+    get_node_as(&files, -1, 401, &err);
     files.client_cert_file = ccert;
     files.client_key_file = ckey;
-    c = kube_client_new(&files, NULL, &err);
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
-    kube_client_free(c);
+    get_node_as(&files, 0, 200, &err);
 
     /* The wrong CA fails the handshake, once, with curl's reason. */
     char *other_pem = slurp(other);
@@ -904,20 +912,15 @@ static void test_tls(void **state)
                                 .ca_data = other_pem,
                                 .client_cert_data = cert_pem,
                                 .client_key_data = key_pem};
-    c = kube_client_new(&wrong, NULL, &err);
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), -1);
-    assert_int_equal(st, 0);
+    get_node_as(&wrong, -1, 0, &err);
     assert_non_null(strstr(err.msg, "certificate"));
     assert_null(strstr(err.msg, "attempts"));
-    kube_client_free(c);
     /* ... unless verification is off. */
     struct kube_config insecure = {.server = tls.url,
                                    .insecure_skip_tls_verify = true,
                                    .client_cert_file = ccert,
                                    .client_key_file = ckey};
-    c = kube_client_new(&insecure, NULL, &err);
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, NULL, &err), 0);
-    kube_client_free(c);
+    get_node_as(&insecure, 0, 200, &err);
 
     /* The whole way from a kind-style kubeconfig. */
     char kc[128], text[16384];
@@ -932,10 +935,10 @@ static void test_tls(void **state)
     write_text(kc, text);
     struct kube_config loaded;
     assert_int_equal(kube_config_load(kc, &loaded, &err), 0);
-    c = kube_client_new(&loaded, NULL, &err);
+    struct kube_client *c = kube_client_new(&loaded, NULL, &err);
     kube_config_free(&loaded);
     json_t *node = NULL;
-    assert_int_equal(req(c, "GET", "/api/v1/nodes/node-1", NULL, NULL, &st, &node, &err), 0);
+    assert_int_equal(req(c, "GET", NODE, NULL, NULL, &st, &node, &err), 0);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(node, "metadata"), "name")), "node-1");
     json_decref(node);

@@ -48,22 +48,24 @@ static int lookup_device(void *ctx, const char *name, struct fakehw_device *dev,
     return error_set(err, "device %s not found", name);
 }
 
+static void count_hook(struct fixture *f, const struct claim_ref *c, int *hooks)
+{
+    assert_true(c->ns && c->name && c->uid);
+    pthread_mutex_lock(&f->mu);
+    (*hooks)++;
+    pthread_mutex_unlock(&f->mu);
+}
+
 static void count_prepared(void *ctx, const struct claim_ref *c)
 {
     struct fixture *f = ctx;
-    assert_true(c->ns && c->name && c->uid);
-    pthread_mutex_lock(&f->mu);
-    f->prepared_hooks++;
-    pthread_mutex_unlock(&f->mu);
+    count_hook(f, c, &f->prepared_hooks);
 }
 
 static void count_unprepared(void *ctx, const struct claim_ref *c)
 {
     struct fixture *f = ctx;
-    assert_true(c->ns && c->name && c->uid);
-    pthread_mutex_lock(&f->mu);
-    f->unprepared_hooks++;
-    pthread_mutex_unlock(&f->mu);
+    count_hook(f, c, &f->unprepared_hooks);
 }
 
 static void make_device(struct fixture *f, int i)
@@ -252,6 +254,28 @@ json_t *fixture_checkpoint_claims(const struct fixture *f)
     if (r.torn_line != 0)
         fail_msg("%s: line %zu is torn: %s", path, r.torn_line, r.torn_why);
     return claims;
+}
+
+size_t fixture_checkpoint_size(const struct fixture *f)
+{
+    json_t *claims = fixture_checkpoint_claims(f);
+    size_t n = json_object_size(claims);
+    json_decref(claims);
+    return n;
+}
+
+void fixture_block(const char *path, char *inside, size_t size)
+{
+    struct error err;
+    fixture_path(inside, size, path, "x");
+    if (mkdir_p(path, 0755, &err) != 0 || atomic_write_file(inside, "x", 1, 0644, &err) != 0)
+        fail_msg("blocking %s: %s", path, err.msg);
+}
+
+void fixture_unblock(const char *path, const char *inside)
+{
+    assert_int_equal(unlink(inside), 0);
+    assert_int_equal(rmdir(path), 0);
 }
 
 size_t fixture_journal_lines(const struct fixture *f)

@@ -65,6 +65,12 @@ bool fixture_exists(const char *path);
 size_t fixture_count(const char *dir); /* entries except . and .. (0 if missing) */
 void fixture_path(char *buf, size_t size, const char *dir, const char *name);
 
+/* Puts a non-empty directory at path (inside it, the file inside, a buffer
+ * of size), where nothing can then be written, renamed or removed;
+ * fixture_unblock clears it again. */
+void fixture_block(const char *path, char *inside, size_t size);
+void fixture_unblock(const char *path, const char *inside);
+
 /* Path of the claim spec of uid in f's CDI root. */
 void fixture_spec_path(const struct fixture *f, const char *uid, char *buf, size_t size);
 
@@ -72,6 +78,8 @@ void fixture_spec_path(const struct fixture *f, const char *uid, char *buf, size
  * checkpoint.journal replayed onto it.  Fails the test if either is corrupt
  * or the journal has a torn line. */
 json_t *fixture_checkpoint_claims(const struct fixture *f);
+/* How many claims fixture_checkpoint_claims finds. */
+size_t fixture_checkpoint_size(const struct fixture *f);
 /* Lines in f's checkpoint.journal (0 if missing). */
 size_t fixture_journal_lines(const struct fixture *f);
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -351,22 +352,57 @@ static json_t *disk_state(const char *dir, struct checkpoint_journal_replay *r)
     return claims;
 }
 
+/* The disk holds what m holds in memory; returns what the replay saw. */
+static struct checkpoint_journal_replay expect_disk_is_model(const char *dir, struct model *m)
+{
+    struct checkpoint_journal_replay r;
+    json_t *disk = disk_state(dir, &r);
+    assert_true(json_equal(disk, m->claims));
+    json_decref(disk);
+    return r;
+}
+
+/* An empty model, and a store on it in f's plugin dir with these bounds. */
+static struct checkpoint_store *open_store(struct fixture *f, struct model *m, size_t max_lines,
+                                           size_t max_bytes)
+{
+    struct error err;
+    *m = (struct model){.claims = json_object()};
+    pthread_mutex_init(&m->mu, NULL);
+    assert_int_equal(mkdir_p(f->plugin_dir, 0755, &err), 0);
+    struct checkpoint_store *s =
+        checkpoint_store_open(f->plugin_dir, max_lines, max_bytes, model_snapshot, m, &err);
+    if (s == NULL)
+        fail_msg("opening the store: %s", err.msg);
+    return s;
+}
+
+/* The stat of f's checkpoint.journal, which must be there. */
+static void journal_stat(const struct fixture *f, struct stat *sb)
+{
+    char journal[PATH_MAX];
+    fixture_path(journal, sizeof(journal), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
+    if (stat(journal, sb) != 0)
+        fail_msg("stat %s: %s", journal, strerror(errno));
+}
+
+static void close_store(struct checkpoint_store *s, struct model *m)
+{
+    checkpoint_store_close(s);
+    json_decref(m->claims);
+    pthread_mutex_destroy(&m->mu);
+}
+
 static void test_store_append_and_compact(void **state)
 {
     struct fixture *f = *state;
     struct error err;
-    struct model m = {.claims = json_object()};
-    pthread_mutex_init(&m.mu, NULL);
-    assert_int_equal(mkdir_p(f->plugin_dir, 0755, &err), 0);
-    struct checkpoint_store *s =
-        checkpoint_store_open(f->plugin_dir, 3, 0, model_snapshot, &m, &err);
-    assert_non_null(s);
+    struct model m;
+    struct checkpoint_store *s = open_store(f, &m, 3, 0);
     /* Opening wrote the snapshot and created the empty journal. */
     assert_int_equal(m.snapshots, 1);
-    char journal[PATH_MAX];
-    fixture_path(journal, sizeof(journal), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
     struct stat sb;
-    assert_int_equal(stat(journal, &sb), 0);
+    journal_stat(f, &sb);
     assert_int_equal(sb.st_size, 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
 
@@ -376,27 +412,18 @@ static void test_store_append_and_compact(void **state)
     assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0);
     assert_int_equal(checkpoint_store_lines(s), 3);
     assert_int_equal(m.snapshots, 1);
-    struct checkpoint_journal_replay r;
-    json_t *disk = disk_state(f->plugin_dir, &r);
-    assert_true(json_equal(disk, m.claims));
-    assert_int_equal(r.lines, 3);
-    json_decref(disk);
+    assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* The fourth line passes the bound of 3: compacted. */
     assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
     assert_int_equal(m.snapshots, 2);
     assert_int_equal(checkpoint_store_lines(s), 0);
-    assert_int_equal(stat(journal, &sb), 0);
+    journal_stat(f, &sb);
     assert_int_equal(sb.st_size, 0);
-    disk = disk_state(f->plugin_dir, &r);
-    assert_true(json_equal(disk, m.claims));
-    assert_int_equal(json_object_size(disk), 2);
-    json_decref(disk);
+    expect_disk_is_model(f->plugin_dir, &m);
+    assert_int_equal(json_object_size(m.claims), 2);
     /* Appends continue at the start of the emptied journal. */
     assert_int_equal(model_append(s, &m, UID2, NULL, &err), 0);
-    disk = disk_state(f->plugin_dir, &r);
-    assert_int_equal(r.lines, 1);
-    assert_true(json_equal(disk, m.claims));
-    json_decref(disk);
+    assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 1);
     checkpoint_store_close(s);
 
     /* The byte bound works the same way. */
@@ -404,9 +431,7 @@ static void test_store_append_and_compact(void **state)
     assert_non_null(s);
     assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
     assert_int_equal(checkpoint_store_lines(s), 0);
-    checkpoint_store_close(s);
-    json_decref(m.claims);
-    pthread_mutex_destroy(&m.mu);
+    close_store(s, &m);
 }
 
 /* A write cut short (here by the file size limit): the change fails and is
@@ -416,17 +441,11 @@ static void test_store_short_write(void **state)
 {
     struct fixture *f = *state;
     struct error err;
-    struct model m = {.claims = json_object()};
-    pthread_mutex_init(&m.mu, NULL);
-    assert_int_equal(mkdir_p(f->plugin_dir, 0755, &err), 0);
-    struct checkpoint_store *s =
-        checkpoint_store_open(f->plugin_dir, 0, 0, model_snapshot, &m, &err);
-    assert_non_null(s);
+    struct model m;
+    struct checkpoint_store *s = open_store(f, &m, 0, 0);
     assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
-    char journal[PATH_MAX];
-    fixture_path(journal, sizeof(journal), f->plugin_dir, CHECKPOINT_JOURNAL_FILE);
     struct stat sb;
-    assert_int_equal(stat(journal, &sb), 0);
+    journal_stat(f, &sb);
     off_t good = sb.st_size;
 
     struct rlimit old, lim;
@@ -442,19 +461,14 @@ static void test_store_short_write(void **state)
     if (strstr(err.msg, "appending to") == NULL || strstr(err.msg, "checkpoint.journal") == NULL)
         fail_msg("unexpected error: %s", err.msg);
     assert_null(json_object_get(m.claims, UID2));
-    assert_int_equal(stat(journal, &sb), 0);
+    journal_stat(f, &sb);
     assert_int_equal(sb.st_size, good);
 
     assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
-    struct checkpoint_journal_replay r;
-    json_t *disk = disk_state(f->plugin_dir, &r);
+    struct checkpoint_journal_replay r = expect_disk_is_model(f->plugin_dir, &m);
     assert_int_equal(r.torn_line, 0);
     assert_int_equal(r.lines, 2);
-    assert_true(json_equal(disk, m.claims));
-    json_decref(disk);
-    checkpoint_store_close(s);
-    json_decref(m.claims);
-    pthread_mutex_destroy(&m.mu);
+    close_store(s, &m);
 }
 
 /* A compaction whose snapshot cannot be written (a non-empty directory in
@@ -464,19 +478,13 @@ static void test_store_compaction_fails(void **state)
 {
     struct fixture *f = *state;
     struct error err;
-    struct model m = {.claims = json_object()};
-    pthread_mutex_init(&m.mu, NULL);
-    assert_int_equal(mkdir_p(f->plugin_dir, 0755, &err), 0);
-    struct checkpoint_store *s =
-        checkpoint_store_open(f->plugin_dir, 2, 0, model_snapshot, &m, &err);
-    assert_non_null(s);
+    struct model m;
+    struct checkpoint_store *s = open_store(f, &m, 2, 0);
     char snap[PATH_MAX], inside[PATH_MAX];
     fixture_path(snap, sizeof(snap), f->plugin_dir, CHECKPOINT_FILE);
     char *old = fixture_read(snap);
     assert_int_equal(unlink(snap), 0);
-    fixture_path(inside, sizeof(inside), snap, "x");
-    assert_int_equal(mkdir_p(snap, 0755, &err), 0);
-    assert_int_equal(atomic_write_file(inside, "x", 1, 0600, &err), 0);
+    fixture_block(snap, inside, sizeof(inside));
     assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
     assert_int_equal(model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err), 0);
     assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0); /* past the bound: fails */
@@ -486,24 +494,15 @@ static void test_store_compaction_fails(void **state)
     assert_non_null(strstr(err.msg, "checkpoint"));
     assert_int_equal(checkpoint_store_lines(s), 3);
     /* The way is clear again: the old snapshot plus the lines are the state. */
-    assert_int_equal(unlink(inside), 0);
-    assert_int_equal(rmdir(snap), 0);
+    fixture_unblock(snap, inside);
     assert_int_equal(atomic_write_file(snap, old, strlen(old), 0600, &err), 0);
-    struct checkpoint_journal_replay r;
-    json_t *disk = disk_state(f->plugin_dir, &r);
-    assert_int_equal(r.lines, 3);
-    assert_true(json_equal(disk, m.claims));
-    json_decref(disk);
+    assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* And the next compaction works. */
     assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
     assert_int_equal(checkpoint_store_lines(s), 0);
-    disk = disk_state(f->plugin_dir, &r);
-    assert_true(json_equal(disk, m.claims));
-    json_decref(disk);
+    expect_disk_is_model(f->plugin_dir, &m);
     free(old);
-    checkpoint_store_close(s);
-    json_decref(m.claims);
-    pthread_mutex_destroy(&m.mu);
+    close_store(s, &m);
 }
 
 #define APPENDERS 8
@@ -533,13 +532,8 @@ static void *append_many(void *arg)
 static void test_store_concurrent(void **state)
 {
     struct fixture *f = *state;
-    struct error err;
-    struct model m = {.claims = json_object()};
-    pthread_mutex_init(&m.mu, NULL);
-    assert_int_equal(mkdir_p(f->plugin_dir, 0755, &err), 0);
-    struct checkpoint_store *s =
-        checkpoint_store_open(f->plugin_dir, 7, 0, model_snapshot, &m, &err);
-    assert_non_null(s);
+    struct model m;
+    struct checkpoint_store *s = open_store(f, &m, 7, 0);
     struct appender a[APPENDERS];
     pthread_t t[APPENDERS];
     for (int i = 0; i < APPENDERS; i++) {
@@ -570,14 +564,8 @@ static void test_store_concurrent(void **state)
     /* APPENDS is odd: each uid ends prepared. */
     assert_int_equal(json_object_size(m.claims), APPENDERS);
     assert_true(m.snapshots > 1);
-    struct checkpoint_journal_replay r;
-    json_t *disk = disk_state(f->plugin_dir, &r);
-    assert_true(json_equal(disk, m.claims));
-    assert_true(r.lines <= 7);
-    json_decref(disk);
-    checkpoint_store_close(s);
-    json_decref(m.claims);
-    pthread_mutex_destroy(&m.mu);
+    assert_true(expect_disk_is_model(f->plugin_dir, &m).lines <= 7);
+    close_store(s, &m);
 }
 
 /* The journal cannot be opened: the store does not open, and says which

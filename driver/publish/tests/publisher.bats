@@ -14,6 +14,18 @@ setup() {
     [[ -x $(publish_driver_bin) ]] || fail "$(publish_driver_bin) is not built (make $(publish_driver_bin))"
 }
 
+# A tree of $1 devices published as $2 slices by a driver without periodic
+# resyncs, settled: in sync, and past the watch debounce, so any sync the
+# start caused has run.
+start_settled() {
+    make_tree "$TREE" "$1"
+    start_standin
+    start_driver --resync-ms 600000
+    wait_for 10 pool_is "$1" "$2"
+    wait_for 5 status_is .publisher.in_sync true
+    sleep 0.6
+}
+
 # The taint values of every device, in device order, as compact JSON.
 taint_values_are() {
     [[ $(slices | jq -c '[.[].spec.devices[] | .taints // [] | .[].value]') == "$1" ]]
@@ -97,12 +109,7 @@ teardown() {
 }
 
 @test "its own writes coming back through the watch start no sync; someone else's do" {
-    make_tree "$TREE" 300
-    start_standin
-    start_driver --resync-ms 600000
-    wait_for 10 pool_is 300 3
-    wait_for 5 status_is .publisher.in_sync true
-    sleep 0.6 # past the watch debounce: any sync the start caused has run
+    start_settled 300 3
     local syncs
     syncs=$(status_field .publisher.syncs)
     # Someone deletes a slice: one sync puts it back (2 updates, 1 create).
@@ -217,12 +224,7 @@ slice_lists() {
 }
 
 @test "a flapping device: at most one sync per 50 ms, and the last state is the one published" {
-    make_tree "$TREE" 4
-    start_standin
-    start_driver --resync-ms 600000
-    wait_for 10 pool_is 4 1
-    wait_for 5 status_is .publisher.in_sync true
-    sleep 0.6 # past the watch debounce: any sync the start caused has run
+    start_settled 4 1
     api DELETE /standin/requests >/dev/null
     local t0 ms i
     t0=$(date +%s%N)
@@ -242,12 +244,7 @@ slice_lists() {
 }
 
 @test "a device change that publishes nothing makes no API request" {
-    make_tree "$TREE" 4
-    start_standin
-    start_driver --resync-ms 600000
-    wait_for 10 pool_is 4 1
-    wait_for 5 status_is .publisher.in_sync true
-    sleep 0.6
+    start_settled 4 1
     api DELETE /standin/requests >/dev/null
     local i
     # devicePath goes into CDI specs, not into the slices.

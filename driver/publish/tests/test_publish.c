@@ -20,10 +20,7 @@
 #include "driver/publish/slice_fingerprint.h"
 #include "driver/publish/slice_sync.h"
 #include "common/tests/check_valid.h"
-
-#define DRIVER   "gpu.fakehw.example.com"
-#define NODE     "node-1"
-#define NODE_UID "6f9ab1a2-0000-4000-8000-000000000001"
+#include "slice_fixture.h"
 
 static struct fakehw_device gpu(int i)
 {
@@ -38,21 +35,6 @@ static struct fakehw_device *gpus(size_t n)
     for (size_t i = 0; i < n; i++)
         d[i] = gpu((int)i);
     return d;
-}
-
-static struct slice_build_input input(const struct fakehw_device *devs, size_t n)
-{
-    struct slice_build_input in = {
-        .driver = DRIVER,
-        .node = NODE,
-        .node_uid = NODE_UID,
-        .devs = devs,
-        .n_devs = n,
-        .tree_up = true,
-        .effect = TAINT_EFFECT_NO_SCHEDULE,
-        .generation = 1,
-    };
-    return in;
 }
 
 static const char *s_at(const json_t *o, const char *a, const char *b, const char *c)
@@ -168,7 +150,7 @@ static void test_build_one_device(void **state)
 {
     (void)state;
     struct fakehw_device d = gpu(0);
-    struct slice_build_input in = input(&d, 1);
+    struct slice_build_input in = slice_fixture_input(&d, 1);
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&in, &r, &err), 0);
@@ -226,7 +208,7 @@ static void check_split(size_t n, const int *unhealthy, size_t n_unhealthy, size
         d[unhealthy[i]].healthy = false;
         snprintf(d[unhealthy[i]].health_reason, FAKEHW_REASON_MAX, "XID 79");
     }
-    struct slice_build_input in = input(d, n);
+    struct slice_build_input in = slice_fixture_input(d, n);
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&in, &r, &err), 0);
@@ -281,7 +263,7 @@ static void test_split_at_limits(void **state)
 static void test_build_empty_and_order(void **state)
 {
     (void)state;
-    struct slice_build_input in = input(NULL, 0);
+    struct slice_build_input in = slice_fixture_input(NULL, 0);
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&in, &r, &err), 0);
@@ -292,7 +274,7 @@ static void test_build_empty_and_order(void **state)
 
     /* Input order does not matter: index order out. */
     struct fakehw_device d[3] = {gpu(2), gpu(0), gpu(1)};
-    in = input(d, 3);
+    in = slice_fixture_input(d, 3);
     assert_int_equal(slice_build(&in, &r, &err), 0);
     const json_t *devs = devices_of(json_array_get(r.slices, 0));
     assert_string_equal(s_at(json_array_get(devs, 0), "name", NULL, NULL), "gpu-0");
@@ -306,7 +288,7 @@ static void test_build_taints_and_policies(void **state)
     struct fakehw_device d[3] = {gpu(0), gpu(1), gpu(2)};
     d[1].healthy = false;
     snprintf(d[1].health_reason, FAKEHW_REASON_MAX, "XID 79: GPU has fallen off the bus");
-    struct slice_build_input in = input(d, 3);
+    struct slice_build_input in = slice_fixture_input(d, 3);
     in.effect = TAINT_EFFECT_NO_EXECUTE;
     struct slice_build_result r;
     struct error err;
@@ -346,7 +328,7 @@ static void test_build_rejects_bad_device(void **state)
     struct fakehw_device d[2] = {gpu(0), gpu(1)};
     memset(d[0].product_name, 'x', 70);
     d[0].product_name[70] = '\0';
-    struct slice_build_input in = input(d, 2);
+    struct slice_build_input in = slice_fixture_input(d, 2);
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&in, &r, &err), 0);
@@ -388,37 +370,6 @@ static void test_generate_names(void **state)
 
 /* --- the sync plan --- */
 
-static int serial;
-
-/* What the server would store for a create or an update: names, uid and
- * resourceVersion filled in, taint timeAdded set. */
-static json_t *stored(const json_t *obj)
-{
-    json_t *o = json_deep_copy(obj);
-    json_t *meta = json_object_get(o, "metadata");
-    char buf[96];
-    if (json_object_get(meta, "name") == NULL) {
-        snprintf(buf, sizeof(buf), "%s%05d", s_at(o, "metadata", "generateName", NULL), ++serial);
-        json_object_set_new(meta, "name", json_string(buf));
-        snprintf(buf, sizeof(buf), "uid-%d", serial);
-        json_object_set_new(meta, "uid", json_string(buf));
-        json_object_del(meta, "generateName");
-    }
-    snprintf(buf, sizeof(buf), "%d", ++serial);
-    json_object_set_new(meta, "resourceVersion", json_string(buf));
-    size_t i, j;
-    json_t *d, *t;
-    json_array_foreach(devices_of(o), i, d)
-    {
-        json_array_foreach(json_object_get(d, "taints"), j, t)
-        {
-            if (json_object_get(t, "timeAdded") == NULL)
-                json_object_set_new(t, "timeAdded", json_string("2025-11-22T05:00:00Z"));
-        }
-    }
-    return o;
-}
-
 /* Applies a plan to a fake server list. */
 static json_t *apply(const json_t *existing, const struct slice_sync_plan *plan)
 {
@@ -437,9 +388,9 @@ static json_t *apply(const json_t *existing, const struct slice_sync_plan *plan)
         }
         if (gone)
             continue;
-        json_array_append_new(out, repl ? stored(repl) : json_deep_copy(s));
+        json_array_append_new(out, repl ? slice_fixture_stored(repl) : json_deep_copy(s));
     }
-    json_array_foreach(plan->creates, j, x) json_array_append_new(out, stored(x));
+    json_array_foreach(plan->creates, j, x) json_array_append_new(out, slice_fixture_stored(x));
     return out;
 }
 
@@ -453,7 +404,7 @@ struct world {
 
 static void plan_for(struct world *w)
 {
-    struct slice_build_input in = input(w->devs, w->n);
+    struct slice_build_input in = slice_fixture_input(w->devs, w->n);
     in.remove_unhealthy = w->remove;
     struct slice_build_result r;
     struct error err;
@@ -660,12 +611,12 @@ static void test_plan_dropped_taints_and_equivalents(void **state)
     (void)state;
     struct fakehw_device d[2] = {gpu(0), gpu(1)};
     d[1].healthy = false;
-    struct slice_build_input in = input(d, 2);
+    struct slice_build_input in = slice_fixture_input(d, 2);
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&in, &r, &err), 0);
     /* The server stored the slice without taints. */
-    json_t *server_obj = stored(json_array_get(r.slices, 0));
+    json_t *server_obj = slice_fixture_stored(json_array_get(r.slices, 0));
     json_object_del(json_array_get(devices_of(server_obj), 1), "taints");
     assert_true(slice_taints_dropped(json_array_get(r.slices, 0), server_obj));
     assert_false(slice_taints_dropped(json_array_get(r.slices, 0), json_array_get(r.slices, 0)));
@@ -744,7 +695,7 @@ static void test_partitions_layout(void **state)
         n += mig_gpu(&d[n], i, FAKEHW_MIG_DYNAMIC, 2);
     n += mig_gpu(&d[n], 9, FAKEHW_MIG_STATIC, 2);
     d[n++] = gpu(10);
-    struct slice_build_input in = input(d, n);
+    struct slice_build_input in = slice_fixture_input(d, n);
     in.partitions = true;
     struct slice_build_result r;
     struct error err;
@@ -815,7 +766,7 @@ static void test_partitions_layout(void **state)
         m += mig_gpu(&many[m], g, FAKEHW_MIG_DYNAMIC, 2);
     many[m] = gpu(500);
     m++;
-    struct slice_build_input big = input(many, m);
+    struct slice_build_input big = slice_fixture_input(many, m);
     big.partitions = true;
     assert_int_equal(slice_build(&big, &r, &err), 0);
     json_array_foreach(r.slices, i, dev) assert_true(
@@ -833,7 +784,7 @@ static void test_partition_type_attribute(void **state)
     struct fakehw_device d[8];
     size_t n = mig_gpu(d, 0, FAKEHW_MIG_DYNAMIC, 2);
     n += mig_gpu(&d[n], 1, FAKEHW_MIG_STATIC, 2);
-    struct slice_build_input in = input(d, n);
+    struct slice_build_input in = slice_fixture_input(d, n);
     in.partitions = true;
     in.partition_type = true;
     struct slice_build_result r;
@@ -868,7 +819,7 @@ static void test_partition_type_attribute(void **state)
     }
 
     /* Only the static GPU: nothing consumes counters, no field. */
-    in = input(&d[3], 3);
+    in = slice_fixture_input(&d[3], 3);
     in.partitions = in.partition_type = true;
     assert_int_equal(slice_build(&in, &r, &err), 0);
     assert_int_equal(json_array_size(r.slices), 1);
@@ -898,7 +849,7 @@ static void test_vfio_device(void **state)
     d[1].vfio = true;
     snprintf(d[1].name, sizeof(d[1].name), "gpu-vfio-1");
     snprintf(d[1].pci_device_id, sizeof(d[1].pci_device_id), "0x2330");
-    struct slice_build_input in = input(d, 2);
+    struct slice_build_input in = slice_fixture_input(d, 2);
     in.personality = PERSONALITY_NVIDIA;
     struct slice_build_result r;
     struct error err;
@@ -934,7 +885,7 @@ static void test_nvidia_capacities_and_counters(void **state)
         if (d[k].parent[0])
             set_engines(&d[k], 48, 3, 2);
     d[1].multiprocessors = 60; /* gpu-0-mig-3g40gb-0: the largest of gpu-0's */
-    struct slice_build_input in = input(d, n);
+    struct slice_build_input in = slice_fixture_input(d, n);
     in.partitions = true;
     in.personality = PERSONALITY_NVIDIA;
     struct slice_build_result r;
@@ -1027,7 +978,7 @@ static void test_fingerprint(void **state)
 {
     (void)state;
     struct fakehw_device *d = gpus(200); /* two slices */
-    struct slice_build_input in = input(d, 200);
+    struct slice_build_input in = slice_fixture_input(d, 200);
     const struct slice_fingerprint base = fingerprint(&in, false);
     assert_true(slice_fingerprint_equal(&base, &base));
 

@@ -14,10 +14,7 @@
 
 #include "driver/device/tests/test_gpus.h"
 #include "driver/publish/slice_builder.h"
-
-#define DRIVER   "gpu.fakehw.example.com"
-#define NODE     "node-1"
-#define NODE_UID "6f9ab1a2-0000-4000-8000-000000000001"
+#include "slice_fixture.h"
 
 static struct fakehw_device gpu(int i, bool virtual_gpu, enum fakehw_attach attach)
 {
@@ -29,14 +26,7 @@ static struct fakehw_device gpu(int i, bool virtual_gpu, enum fakehw_attach atta
 
 static struct slice_build_result build(const struct fakehw_device *devs, size_t n)
 {
-    struct slice_build_input in = {.driver = DRIVER,
-                                   .node = NODE,
-                                   .node_uid = NODE_UID,
-                                   .devs = devs,
-                                   .n_devs = n,
-                                   .tree_up = true,
-                                   .effect = TAINT_EFFECT_NO_SCHEDULE,
-                                   .generation = 1};
+    struct slice_build_input in = slice_fixture_input(devs, n);
     struct slice_build_result r;
     struct error err;
     if (slice_build(&in, &r, &err) < 0)

@@ -17,10 +17,8 @@
 
 #include "driver/publish/slice_builder.h"
 #include "driver/publish/slice_sync.h"
+#include "slice_fixture.h"
 
-#define DRIVER    "gpu.fakehw.example.com"
-#define NODE      "node-1"
-#define NODE_UID  "6f9ab1a2-0000-4000-8000-000000000001"
 #define BUILT_MAX 256
 
 static struct fakehw_device *gpus(size_t n)
@@ -50,34 +48,6 @@ static void flip(struct fakehw_device *d, const char *reason)
 static const char *name_of(const json_t *o)
 {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
-}
-
-/* What the server stores for a create or an update. */
-static json_t *stored(const json_t *obj)
-{
-    static int serial;
-    json_t *o = json_deep_copy(obj);
-    json_t *meta = json_object_get(o, "metadata");
-    char buf[96];
-    if (json_object_get(meta, "name") == NULL) {
-        snprintf(buf, sizeof(buf), "%s%05d",
-                 json_string_value(json_object_get(meta, "generateName")), ++serial);
-        json_object_set_new(meta, "name", json_string(buf));
-        json_object_del(meta, "generateName");
-    }
-    snprintf(buf, sizeof(buf), "%d", ++serial);
-    json_object_set_new(meta, "resourceVersion", json_string(buf));
-    size_t i, j;
-    json_t *d, *t;
-    json_array_foreach(json_object_get(json_object_get(o, "spec"), "devices"), i, d)
-    {
-        json_array_foreach(json_object_get(d, "taints"), j, t)
-        {
-            if (json_object_get(t, "timeAdded") == NULL)
-                json_object_set_new(t, "timeAdded", json_string("2025-11-22T05:00:00Z"));
-        }
-    }
-    return o;
 }
 
 /* A fake server and a run with recording builder and writer. */
@@ -159,10 +129,10 @@ static int record_write(void *ctx, enum slice_sync_op op, size_t index, const js
         if (!same)
             json_array_append(next, s);
         else if (op == SLICE_SYNC_UPDATE)
-            json_array_append_new(next, stored(obj));
+            json_array_append_new(next, slice_fixture_stored(obj));
     }
     if (op == SLICE_SYNC_CREATE)
-        json_array_append_new(next, stored(obj));
+        json_array_append_new(next, slice_fixture_stored(obj));
     json_decref(w->server);
     w->server = next;
     return 0;
@@ -204,6 +174,13 @@ static int sync_world(struct world *w)
 }
 
 /* Puts the fake server back to a saved state between runs of one test. */
+/* One sync, which makes the calls ops names (U update, C create, D delete). */
+static void sync_is(struct world *w, const char *ops)
+{
+    assert_int_equal(sync_world(w), 0);
+    assert_string_equal(w->ops, ops);
+}
+
 static void restore_server(struct world *w, const json_t *saved)
 {
     json_decref(w->server);
@@ -223,8 +200,7 @@ static void test_one_slice_at_a_time(void **state)
     (void)state;
     struct world w = {.devs = gpus(1024), .n = 1024, .server = json_array()};
     /* First publish: 8 slices created one after the other. */
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "CCCCCCCC");
+    sync_is(&w, "CCCCCCCC");
     assert_int_equal(w.max_alive, 1);
     /* Nothing changed: 8 compared, nothing written. */
     assert_int_equal(sync_world(&w), 0);
@@ -234,22 +210,19 @@ static void test_one_slice_at_a_time(void **state)
     assert_int_equal(w.max_alive, 1);
     /* A taint: 64 per slice, 16 slices: 8 updates, 8 creates, bumped. */
     flip(&w.devs[5], "XID 79");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "UUUUUUUUCCCCCCCC");
+    sync_is(&w, "UUUUUUUUCCCCCCCC");
     assert_int_equal(w.sum.generation, 2);
     assert_int_equal(w.max_alive, 1);
     /* One more flip: the comparison keeps the one changed slice. */
     flip(&w.devs[700], "XID 48");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     assert_int_equal(w.sum.generation, 2);
     assert_int_equal(w.sum.unchanged, 15);
     assert_int_equal(w.max_alive, 2);
     /* Two slices change: the comparison stops at the second, all updated. */
     flip(&w.devs[100], "XID 31");
     flip(&w.devs[900], "XID 31");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "UUUUUUUUUUUUUUUU");
+    sync_is(&w, "UUUUUUUUUUUUUUUU");
     assert_int_equal(w.sum.generation, 3);
     assert_true(w.max_alive <= 2);
     assert_true(w.n_built < 16 + 16); /* the comparison stopped early */
@@ -271,8 +244,7 @@ static void test_order_and_stop(void **state)
     json_t *saved = json_deep_copy(w.server);
 
     /* Updates first, then creates, then deletes. */
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "UUUCCD");
+    sync_is(&w, "UUUCCD");
     assert_int_equal(w.sum.updates, 3);
     assert_int_equal(w.sum.creates, 2);
     assert_int_equal(w.sum.deletes, 1);
@@ -337,7 +309,7 @@ static void test_update_shares_and_keeps(void **state)
     struct slice_build_result r;
     struct error err;
     assert_int_equal(slice_build(&bin, &r, &err), 0);
-    json_t *existing_obj = stored(json_array_get(r.slices, 0));
+    json_t *existing_obj = slice_fixture_stored(json_array_get(r.slices, 0));
     json_array_append_new(
         json_object_get(json_object_get(existing_obj, "metadata"), "ownerReferences"),
         json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", "ConfigMap", "name", "keep",
@@ -382,33 +354,28 @@ static void test_dropped_member_dry_run(void **state)
 {
     (void)state;
     struct world w = {.devs = gpus(2), .n = 2, .server = json_array()};
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "C");
+    sync_is(&w, "C");
     drop_first_capacity(json_object_get(json_array_get(w.server, 0), "spec"));
 
     /* Without a dry run: written. */
     json_t *saved = json_deep_copy(w.server);
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     restore_server(&w, saved);
 
     /* The server would drop it again: left alone, one question. */
     w.dry = DRY_DROPS_CAPACITY;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "");
+    sync_is(&w, "");
     assert_int_equal(w.sum.unchanged, 1);
     assert_int_equal(w.dry_runs, 1);
 
     /* The server would keep it (the gate is on now): written. */
     w.dry = DRY_KEEPS;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     restore_server(&w, saved);
 
     /* The dry run cannot tell: written. */
     w.dry = DRY_FAILS;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     restore_server(&w, saved);
 
     /* A new member besides (a flip's taint), which the server keeps:
@@ -416,8 +383,7 @@ static void test_dropped_member_dry_run(void **state)
     w.dry = DRY_DROPS_CAPACITY;
     w.dry_runs = 0;
     flip(&w.devs[1], "XID 79");
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     assert_int_equal(w.dry_runs, 1);
     restore_server(&w, saved);
     flip(&w.devs[1], NULL);
@@ -425,8 +391,7 @@ static void test_dropped_member_dry_run(void **state)
     /* A changed value: written without asking. */
     w.dry_runs = 0;
     w.devs[1].memory_bytes = 1ULL << 30;
-    assert_int_equal(sync_world(&w), 0);
-    assert_string_equal(w.ops, "U");
+    sync_is(&w, "U");
     assert_int_equal(w.dry_runs, 0);
 
     json_decref(saved);
