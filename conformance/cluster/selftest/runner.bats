@@ -48,11 +48,35 @@ dry_run() {
     assert_failure
     assert_output --partial "CONFORMANCE_JOBS=0 is not a positive whole number"
     CONFORMANCE_JOBS=4 CONFORMANCE_REPORT_DIR=/tmp/out CONFORMANCE_BATS_ARGS='--trace --no-tempdir-cleanup' run dry_run
-    assert_line --index 0 "bats --formatter tap --timing --jobs 4 --trace --no-tempdir-cleanup $SUITE_DIR "
+    assert_line --index 0 --regexp "^bats --formatter tap --timing --jobs 4 --trace --no-tempdir-cleanup $SUITE_DIR/[0-9]"
     assert_line "tap: /tmp/out/cluster.tap"
     assert_line "junit: /tmp/out/cluster-junit.xml"
     assert_line "report: /tmp/out/cluster-report.json"
     assert_line "summary: /tmp/out/summary.md"
+}
+
+@test "run.sh: with JOBS > 1 the files without serial scenarios come first, all-nodes ones last" {
+    CONFORMANCE_JOBS=2 run dry_run
+    assert_success
+    local -a order
+    read -ra order <<<"${lines[0]}"
+    local f rank last=0 n=0
+    for f in "${order[@]}"; do
+        [[ $f == *.bats ]] || continue
+        n=$((n + 1))
+        rank=0
+        if grep -Eq '^# bats test_tags=.*\ball-nodes\b' "$f"; then
+            rank=2
+        elif grep -Eq '^# bats test_tags=.*\bserial\b' "$f"; then
+            rank=1
+        fi
+        ((rank >= last)) || fail "$(basename "$f") (rank $rank) comes after a file of rank $last: ${lines[0]}"
+        last=$rank
+    done
+    assert_equal "$n" "$(find "$SUITE_DIR" -maxdepth 1 -name '*.bats' | wc -l)"
+    assert_equal "$last" 2
+    [[ ${lines[0]} == *" $SUITE_DIR/10-templates.bats "* ]] || fail "10-templates.bats is not passed: ${lines[0]}"
+    [[ ${lines[0]} == *" $SUITE_DIR/91-driver-rolling-update.bats " ]] || fail "the all-nodes file is not last: ${lines[0]}"
 }
 
 # Checks that the file is well-formed XML and prints testcase results.
