@@ -155,19 +155,11 @@ MAX_OVERLAP_NODES=4
 # before a watched one would hold its overlap (minReadySeconds) for
 # nothing.
 overlap_nodes() {
-    local slices nodes
-    slices=$(driver_slices) || return 1
-    nodes=$(kc get nodes -o json) || return 1
-    {
-        printf '%s\n' "$TEST_NODE"
-        jq -r --argjson s "$slices" '([$s[] | .spec.nodeName // empty] | unique) as $with
-            | .items[] | select(.metadata.name as $n | $with | index($n))
-            | select((.spec.unschedulable // false) | not)
-            | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))
-            | select(all(.spec.taints[]? | select(.effect == "NoSchedule" or .effect == "NoExecute");
-                .key == "fakehw.example.com/partitions"))
-            | .metadata.name' <<<"$nodes"
-    } | awk '!seen[$0]++' | head -n "$MAX_OVERLAP_NODES"
+    local with usable
+    with=$(driver_slices | jq -r '[.[] | .spec.nodeName // empty] | unique[]') || return 1
+    usable=$(kc get nodes -o json | schedulable_nodes fakehw.example.com/partitions) || return 1
+    { printf '%s\n' "$TEST_NODE"; grep -xF -f <(printf '%s\n' "$with") <<<"$usable"; } |
+        awk 'NF && !seen[$0]++' | head -n "$MAX_OVERLAP_NODES"
 }
 
 # first_overlap OLD_POD...: the index of the first OLD_POD (one per watched

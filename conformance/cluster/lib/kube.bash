@@ -391,11 +391,15 @@ pod_extended_request() {
 
 # --- nodes --------------------------------------------------------------------
 
-# Nodes a plain test pod can land on: Ready, not cordoned, no NoSchedule or
-# NoExecute taint.  One name per line.  Reads `kubectl get nodes -o json`.
+# schedulable_nodes [TOLERATED_KEY]: the nodes a plain test pod can land
+# on (one that tolerates taints of TOLERATED_KEY, with it): Ready, not
+# cordoned, no NoSchedule or NoExecute taint (but of that key).  One name
+# per line.  Reads `kubectl get nodes -o json`.
+# shellcheck disable=SC2120 # the rolling-update scenario passes the key
 schedulable_nodes() {
-    jq -r '.items[] | select((.spec.unschedulable // false) | not)
-        | select([.spec.taints[]? | select(.effect == "NoSchedule" or .effect == "NoExecute")] | length == 0)
+    jq -r --arg tolerated "${1:-}" '.items[] | select((.spec.unschedulable // false) | not)
+        | select([.spec.taints[]? | select((.effect == "NoSchedule" or .effect == "NoExecute") and .key != $tolerated)]
+            | length == 0)
         | select([.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 1)
         | .metadata.name'
 }
