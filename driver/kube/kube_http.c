@@ -33,6 +33,20 @@ static struct curl_slist *slist_add(struct curl_slist *h, const char *line)
     return t;
 }
 
+static void config_copy(struct kube_config *dst, const struct kube_config *src)
+{
+    dst->server = copy_str(src->server);
+    dst->ca_file = copy_str(src->ca_file);
+    dst->ca_data = copy_str(src->ca_data);
+    dst->client_cert_file = copy_str(src->client_cert_file);
+    dst->client_cert_data = copy_str(src->client_cert_data);
+    dst->client_key_file = copy_str(src->client_key_file);
+    dst->client_key_data = copy_str(src->client_key_data);
+    dst->token = copy_str(src->token);
+    dst->token_file = copy_str(src->token_file);
+    dst->insecure_skip_tls_verify = src->insecure_skip_tls_verify;
+}
+
 struct kube_client *kube_client_new(const struct kube_config *cfg,
                                     const struct kube_client_options *opts, struct error *err)
 {
@@ -50,20 +64,11 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
     pthread_mutex_init(&c->sock_lock, NULL);
     atomic_init(&c->deadline_ms, 0);
     const char *ua = opts && opts->user_agent ? opts->user_agent : "fakehw-dra/kube-client";
-    c->server = copy_str(cfg->server);
-    c->ca_file = copy_str(cfg->ca_file);
-    c->ca_data = copy_str(cfg->ca_data);
-    c->cert_file = copy_str(cfg->client_cert_file);
-    c->cert_data = copy_str(cfg->client_cert_data);
-    c->key_file = copy_str(cfg->client_key_file);
-    c->key_data = copy_str(cfg->client_key_data);
-    c->token = copy_str(cfg->token);
-    c->token_file = copy_str(cfg->token_file);
+    config_copy(&c->cfg, cfg);
     c->user_agent = copy_str(ua);
-    size_t n = strlen(c->server);
-    while (n > 0 && c->server[n - 1] == '/')
-        c->server[--n] = '\0';
-    c->insecure = cfg->insecure_skip_tls_verify;
+    size_t n = strlen(c->cfg.server);
+    while (n > 0 && c->cfg.server[n - 1] == '/')
+        c->cfg.server[--n] = '\0';
 
     struct kube_client_options o = {0};
     if (opts)
@@ -92,15 +97,7 @@ void kube_client_free(struct kube_client *c)
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->sock_lock);
     free(c->socks);
-    free(c->server);
-    free(c->ca_file);
-    free(c->ca_data);
-    free(c->cert_file);
-    free(c->cert_data);
-    free(c->key_file);
-    free(c->key_data);
-    free(c->token);
-    free(c->token_file);
+    kube_config_free(&c->cfg);
     free(c->user_agent);
     free(c);
 }
@@ -152,26 +149,26 @@ void kube_http_setup(struct kube_client *c, CURL *h, long timeout_ms)
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     /* kubeconfig semantics: a given CA replaces the system trust store. */
-    if (c->ca_data) {
+    if (c->cfg.ca_data) {
         curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
         curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-        set_blob(h, CURLOPT_CAINFO_BLOB, c->ca_data);
-    } else if (c->ca_file) {
-        curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+        set_blob(h, CURLOPT_CAINFO_BLOB, c->cfg.ca_data);
+    } else if (c->cfg.ca_file) {
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
         curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
     }
-    if (c->insecure) {
+    if (c->cfg.insecure_skip_tls_verify) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    if (c->cert_data)
-        set_blob(h, CURLOPT_SSLCERT_BLOB, c->cert_data);
-    else if (c->cert_file)
-        curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file);
-    if (c->key_data)
-        set_blob(h, CURLOPT_SSLKEY_BLOB, c->key_data);
-    else if (c->key_file)
-        curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
+    if (c->cfg.client_cert_data)
+        set_blob(h, CURLOPT_SSLCERT_BLOB, c->cfg.client_cert_data);
+    else if (c->cfg.client_cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, c->cfg.client_cert_file);
+    if (c->cfg.client_key_data)
+        set_blob(h, CURLOPT_SSLKEY_BLOB, c->cfg.client_key_data);
+    else if (c->cfg.client_key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, c->cfg.client_key_file);
 }
 
 struct curl_slist *kube_http_headers(struct kube_client *c, const char *content_type,
@@ -180,15 +177,15 @@ struct curl_slist *kube_http_headers(struct kube_client *c, const char *content_
     struct curl_slist *h = NULL;
     cleanup_free char *token = NULL;
     struct error ferr;
-    if (c->token_file) {
+    if (c->cfg.token_file) {
         /* Projected service-account tokens rotate: read the file every time,
          * falling back to a static token when the file is gone. */
-        if (kube_read_token(c->token_file, &token, &ferr) < 0 && c->token == NULL) {
+        if (kube_read_token(c->cfg.token_file, &token, &ferr) < 0 && c->cfg.token == NULL) {
             error_set(err, "reading the bearer token: %s", ferr.msg);
             return NULL;
         }
     }
-    const char *tok = token ? token : c->token;
+    const char *tok = token ? token : c->cfg.token;
     h = slist_add(h, "Accept: application/json");
     /* No "Expect: 100-continue" round trip before large bodies. */
     h = slist_add(h, "Expect:");

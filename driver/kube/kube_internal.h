@@ -27,12 +27,7 @@
 #define KUBE_WATCH_TIMEOUT_S 300
 
 struct kube_client {
-    char *server; /* no trailing slash */
-    char *ca_file, *ca_data;
-    char *cert_file, *cert_data;
-    char *key_file, *key_data;
-    char *token, *token_file;
-    bool insecure;
+    struct kube_config cfg; /* its own copy; server without a trailing slash */
     char *user_agent;
     struct kube_client_options opts; /* defaults filled in */
 

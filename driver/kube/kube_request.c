@@ -162,7 +162,8 @@ static int judge_attempt(struct kube_client *c, enum kube_method m, const char *
             return note_attempts(err, attempt);
         }
         if (last || !transport_retriable(a->curl_rc, m)) {
-            error_set(err, "%s %s: no answer from %s: %s", method, path, c->server, a->curl_msg);
+            error_set(err, "%s %s: no answer from %s: %s", method, path, c->cfg.server,
+                      a->curl_msg);
             return note_attempts(err, attempt);
         }
         LOG_W("%s %s: attempt %d of %d failed (%s); retrying in %ld ms", method, path, attempt,
@@ -220,7 +221,7 @@ int kube_request(struct kube_client *c, enum kube_method m, const char *path, co
     if (path == NULL || path[0] != '/')
         return error_set(err, "%s %s: the path must start with \"/\"", method,
                          path ? path : "(null)");
-    cleanup_free char *url = xasprintf("%s%s", c->server, path);
+    cleanup_free char *url = xasprintf("%s%s", c->cfg.server, path);
     cleanup_free char *payload = NULL;
     cleanup_attempt struct attempt a = {0};
     if (body && (payload = json_dumps(body, JSON_COMPACT)) == NULL)

@@ -140,7 +140,7 @@ static char *watch_url(struct kube_client *c, const char *path, const char *rv, 
     char tpart[48] = "";
     if (ts == NULL)
         snprintf(tpart, sizeof(tpart), "&timeoutSeconds=%ld", *timeout_s);
-    return xasprintf("%s%s%cwatch=true&allowWatchBookmarks=true%s%s%s", c->server, path,
+    return xasprintf("%s%s%cwatch=true&allowWatchBookmarks=true%s%s%s", c->cfg.server, path,
                      strchr(path, '?') ? '&' : '?', erv ? "&resourceVersion=" : "", erv ? erv : "",
                      tpart);
 }
