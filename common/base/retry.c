@@ -69,3 +69,10 @@ void retry_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, long lo
     struct timespec ts = {.tv_sec = deadline_ms / 1000, .tv_nsec = (deadline_ms % 1000) * 1000000};
     pthread_cond_timedwait(cond, mutex, &ts);
 }
+
+void retry_cond_pause_until(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *stop,
+                            long long deadline_ms)
+{
+    while (!*stop && monotonic_ms() < deadline_ms)
+        retry_cond_wait_until(cond, mutex, deadline_ms);
+}

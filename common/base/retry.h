@@ -6,6 +6,7 @@
 #define FAKEHW_COMMON_RETRY_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "monotonic.h"
@@ -32,5 +33,11 @@ int retry_cond_init(pthread_cond_t *cond);
 /* Waits on cond (mutex held) until signalled or deadline_ms of
  * monotonic_ms(); deadline_ms < 0 waits without a deadline. */
 void retry_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, long long deadline_ms);
+
+/* Waits on cond (mutex held) until deadline_ms of monotonic_ms() has passed
+ * or *stop (guarded by mutex) is true: a background thread's pause between
+ * retries that its owner can cut short. */
+void retry_cond_pause_until(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *stop,
+                            long long deadline_ms);
 
 #endif

@@ -16,6 +16,15 @@ int thread_start_quiet(pthread_t *t, void *(*fn)(void *), void *arg)
     return rc;
 }
 
+void thread_stop_join(pthread_mutex_t *lock, pthread_cond_t *cond, bool *stop, pthread_t t)
+{
+    pthread_mutex_lock(lock);
+    *stop = true;
+    pthread_cond_broadcast(cond);
+    pthread_mutex_unlock(lock);
+    pthread_join(t, NULL);
+}
+
 void worker_init(struct worker *w)
 {
     w->stop = false;

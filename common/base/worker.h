@@ -35,4 +35,8 @@ void worker_destroy(struct worker *w);
 /* pthread_create with every signal blocked in the new thread. */
 int thread_start_quiet(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* The end of a thread t that waits on cond while *stop is false: sets *stop
+ * under lock, wakes every waiter of cond and joins t. */
+void thread_stop_join(pthread_mutex_t *lock, pthread_cond_t *cond, bool *stop, pthread_t t);
+
 #endif

@@ -11,6 +11,7 @@
 #include "driver/kube/kube_paths.h"
 #include "log.h"
 #include "retry.h"
+#include "worker.h"
 #include "xalloc.h"
 
 struct claim_watch {
@@ -96,10 +97,8 @@ static int list_claims(struct claim_watch *w, char *rv, size_t rv_size, struct e
 
 static void pause_ms(struct claim_watch *w, long ms)
 {
-    long long until = monotonic_ms() + ms;
     pthread_mutex_lock(&w->lock);
-    while (!w->stopping && monotonic_ms() < until)
-        retry_cond_wait_until(&w->cond, &w->lock, until);
+    retry_cond_pause_until(&w->cond, &w->lock, &w->stopping, monotonic_ms() + ms);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -248,12 +247,8 @@ void claim_watch_stop(struct claim_watch *w)
     if (w == NULL || !w->started)
         return;
     kube_cancel_fire(w->cancel);
-    pthread_mutex_lock(&w->lock);
-    w->stopping = true;
-    pthread_cond_broadcast(&w->cond);
-    pthread_mutex_unlock(&w->lock);
     /* The watch only waits on the API server, whose calls are cancelled. */
-    pthread_join(w->thread, NULL);
+    thread_stop_join(&w->lock, &w->cond, &w->stopping, w->thread);
     w->started = false;
 }
 

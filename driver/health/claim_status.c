@@ -15,6 +15,7 @@
 #include "driver/claims/claim_queue.h"
 #include "log.h"
 #include "retry.h"
+#include "worker.h"
 #include "xalloc.h"
 
 struct claim_status_writer {
@@ -432,11 +433,7 @@ void claim_status_stop(struct claim_status_writer *w)
 {
     if (w == NULL)
         return;
-    pthread_mutex_lock(&w->lock);
-    w->stopping = true;
-    pthread_cond_broadcast(&w->cond);
-    pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    thread_stop_join(&w->lock, &w->cond, &w->stopping, w->thread);
     claim_queue_clear(&w->queue);
     for (size_t i = 0; i < w->n_changed; i++)
         free(w->changed[i]);

@@ -318,9 +318,8 @@ static void *sync_main(void *arg)
             pthread_cond_wait(&s->sync_cv, &s->mu);
         if (!pending_locked(s, s->lazy_target))
             break; /* stopping, nothing left */
-        long long until = monotonic_ms() + CHECKPOINT_LAZY_SYNC_MS;
-        while (!s->stopping && monotonic_ms() < until)
-            retry_cond_wait_until(&s->sync_cv, &s->mu, until);
+        retry_cond_pause_until(&s->sync_cv, &s->mu, &s->stopping,
+                               monotonic_ms() + CHECKPOINT_LAZY_SYNC_MS);
         if (wait_durable(s, s->lazy_target) < 0) {
             LOG_E("fdatasync of %s: %s; a prepare or an unprepare of the last %d ms may be undone "
                   "by a power failure (the journal is rewritten at the next append)",

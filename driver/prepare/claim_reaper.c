@@ -12,6 +12,7 @@
 #include "claim_files.h"
 #include "log.h"
 #include "retry.h"
+#include "worker.h"
 #include "xalloc.h"
 
 struct pending {
@@ -208,11 +209,7 @@ void claim_reaper_stop(struct claim_reaper *r)
 {
     if (r == NULL)
         return;
-    pthread_mutex_lock(&r->mu);
-    r->stopping = true;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->mu);
-    pthread_join(r->thread, NULL);
+    thread_stop_join(&r->mu, &r->cond, &r->stopping, r->thread);
     pthread_cond_destroy(&r->cond);
     pthread_mutex_destroy(&r->mu);
     free(r->root);

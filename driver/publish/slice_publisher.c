@@ -885,10 +885,8 @@ static int on_event(void *ctx, const char *type, json_t *object)
 /* Sleeps up to ms, returning early when stop is requested. */
 static void watch_pause(struct slice_publisher *p, long ms)
 {
-    long long until = monotonic_ms() + ms;
     pthread_mutex_lock(&p->lock);
-    while (!p->stopping && monotonic_ms() < until)
-        retry_cond_wait_until(&p->cond, &p->lock, until);
+    retry_cond_pause_until(&p->cond, &p->lock, &p->stopping, monotonic_ms() + ms);
     pthread_mutex_unlock(&p->lock);
 }
 
