@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "driver/claims/claim_json.h"
 
 void binding_names_make(const char *driver, struct binding_names *names)
 {
@@ -37,15 +38,13 @@ static bool ours(const json_t *entry, const char *driver, const char *pool)
 void binding_claim_pool_results(const json_t *claim, const char *driver, const char *pool,
                                 binding_pool_result_fn fn, void *ctx)
 {
-    const json_t *results = json_object_get(
-        json_object_get(json_object_get(json_object_get(claim, "status"), "allocation"), "devices"),
-        "results");
+    const json_t *results = claim_allocation_results(claim);
     size_t i;
     const json_t *r;
     json_array_foreach(results, i, r)
     {
         const char *device = str(r, "device"), *p = str(r, "pool");
-        if (device == NULL || p == NULL || !ours(r, driver, pool != NULL ? pool : p))
+        if (device == NULL || !claim_result_of(r, driver, pool))
             continue;
         fn(ctx, p, device, json_array_size(json_object_get(r, "bindingConditions")) > 0);
     }

@@ -18,15 +18,12 @@ const char *claim_meta(const json_t *claim, const char *key)
 
 bool claim_has_results(const json_t *claim, const char *driver, const char *pool)
 {
-    const json_t *results = json_object_get(
-        json_object_get(json_object_get(json_object_get(claim, "status"), "allocation"), "devices"),
-        "results");
+    const json_t *results = claim_allocation_results(claim);
     size_t i;
     const json_t *r;
     json_array_foreach(results, i, r)
     {
-        const char *d = str_field(r, "driver"), *p = str_field(r, "pool");
-        if (d && p && strcmp(d, driver) == 0 && (pool == NULL || strcmp(p, pool) == 0))
+        if (claim_result_of(r, driver, pool))
             return true;
     }
     return false;
