@@ -257,43 +257,36 @@ struct dra_service *dra_service_new(struct prepare_state *st, struct error *err)
     return svc;
 }
 
+/* The prepare and unprepare methods of one API version, at out[0] and out[1]. */
+static void api_methods(struct dra_method_ctx *mc, const char *prepare_path,
+                        const char *unprepare_path, struct rpc_method out[2])
+{
+    out[0] = (struct rpc_method){.path = prepare_path,
+                                 .request = dra_prepare_request_type(mc->api),
+                                 .unary = prepare,
+                                 .after_reply = after_answer,
+                                 .ctx = mc};
+    out[1] = (struct rpc_method){
+        .path = unprepare_path,
+        .request = dra_unprepare_request_type(mc->api),
+        .unary = unprepare,
+        .after_reply = after_answer,
+        .on_poller = !mc->svc->unprepare_may_wait, /* local files only, no API call */
+        .ctx = mc};
+}
+
 void dra_service_methods(struct dra_service *svc, struct rpc_method out[DRA_SERVICE_METHODS])
 {
-    const struct rpc_method methods[DRA_SERVICE_METHODS] = {
-        {.path = DRA_V1_PREPARE,
-         .request = dra_prepare_request_type(DRA_API_V1),
-         .unary = prepare,
-         .after_reply = after_answer,
-         .ctx = &svc->v1},
-        {.path = DRA_V1_UNPREPARE,
-         .request = dra_unprepare_request_type(DRA_API_V1),
-         .unary = unprepare,
-         .after_reply = after_answer,
-         .on_poller = !svc->unprepare_may_wait, /* local files only, no API call */
-         .ctx = &svc->v1},
-        {.path = DRA_V1BETA1_PREPARE,
-         .request = dra_prepare_request_type(DRA_API_V1BETA1),
-         .unary = prepare,
-         .after_reply = after_answer,
-         .ctx = &svc->v1beta1},
-        {.path = DRA_V1BETA1_UNPREPARE,
-         .request = dra_unprepare_request_type(DRA_API_V1BETA1),
-         .unary = unprepare,
-         .after_reply = after_answer,
-         .on_poller = !svc->unprepare_may_wait, /* local files only, no API call */
-         .ctx = &svc->v1beta1},
-    };
-    memcpy(out, methods, sizeof(methods));
+    _Static_assert(DRA_SERVICE_METHODS == 4, "two methods for each of two API versions");
+    api_methods(&svc->v1, DRA_V1_PREPARE, DRA_V1_UNPREPARE, out);
+    api_methods(&svc->v1beta1, DRA_V1BETA1_PREPARE, DRA_V1BETA1_UNPREPARE, out + 2);
 }
 
 int dra_service_register(struct dra_service *svc, struct rpc_server *srv, struct error *err)
 {
     struct rpc_method methods[DRA_SERVICE_METHODS];
     dra_service_methods(svc, methods);
-    for (size_t i = 0; i < DRA_SERVICE_METHODS; i++)
-        if (rpc_server_add_method(srv, &methods[i], err) < 0)
-            return -1;
-    return 0;
+    return rpc_server_add_methods(srv, methods, DRA_SERVICE_METHODS, err);
 }
 
 void dra_service_free(struct dra_service *svc)

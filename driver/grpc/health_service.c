@@ -82,10 +82,7 @@ int health_service_register(struct health_service *svc, struct rpc_server *srv, 
          .stream_closed = on_closed,
          .ctx = svc},
     };
-    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-        if (rpc_server_add_method(srv, &methods[i], err) < 0)
-            return -1;
-    return 0;
+    return rpc_server_add_methods(srv, methods, sizeof(methods) / sizeof(methods[0]), err);
 }
 
 int health_service_update(struct health_service *svc, const struct health_entry *list, size_t n,

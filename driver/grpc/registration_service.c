@@ -118,10 +118,7 @@ int registration_service_register(struct registration_service *svc, struct rpc_s
          .unary = notify_status,
          .ctx = svc},
     };
-    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-        if (rpc_server_add_method(srv, &methods[i], err) < 0)
-            return -1;
-    return 0;
+    return rpc_server_add_methods(srv, methods, sizeof(methods) / sizeof(methods[0]), err);
 }
 
 bool registration_service_registered(struct registration_service *svc)

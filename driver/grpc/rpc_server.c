@@ -188,6 +188,15 @@ int rpc_server_add_method(struct rpc_server *srv, const struct rpc_method *m, st
     return 0;
 }
 
+int rpc_server_add_methods(struct rpc_server *srv, const struct rpc_method *m, size_t n,
+                           struct error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rpc_server_add_method(srv, &m[i], err) < 0)
+            return -1;
+    return 0;
+}
+
 /* Makes the socket's directory and removes a stale socket file. */
 static int prepare_socket_path(const struct rpc_server *srv, struct error *err)
 {

@@ -63,6 +63,11 @@ struct rpc_server *rpc_server_new(const struct rpc_server_config *cfg, struct er
  * a duplicate path or a bad entry. */
 int rpc_server_add_method(struct rpc_server *srv, const struct rpc_method *m, struct error *err);
 
+/* rpc_server_add_method for each of the n methods of m, in order, up to the
+ * first that fails. */
+int rpc_server_add_methods(struct rpc_server *srv, const struct rpc_method *m, size_t n,
+                           struct error *err);
+
 /* Creates the socket's parent directories (mode 0750), replaces a stale
  * socket file (refuses to remove anything that is not a socket), binds, makes
  * the socket mode 0660 and starts the threads.  On failure nothing is left
