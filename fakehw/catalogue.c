@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text_list.h"
+
 static const struct gpu_profile profiles[] = {
     {"A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", "Ampere", "NVIDIA", 40960, "8.0", "0x20b0",
      "GA100 [A100 SXM4 40GB]"},
@@ -55,14 +57,7 @@ const struct gpu_profile *catalogue_at(size_t i)
 
 void catalogue_names(char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    for (size_t i = 0; i < NPROFILES && used < size; i++) {
-        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", profiles[i].name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
+    struct text_list l = text_list_start(buf, size);
+    for (size_t i = 0; i < NPROFILES; i++)
+        text_list_add(&l, "%s", profiles[i].name);
 }

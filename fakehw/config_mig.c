@@ -15,6 +15,7 @@
 #include "config_spec.h"
 #include "dns_names.h"
 #include "mig_profiles.h"
+#include "text_list.h"
 #include "xalloc.h"
 
 static const char *const mig_keys[] = {"mode", "instances", NULL};
@@ -191,12 +192,10 @@ int config_mig_check(const struct yctx *y, struct device_entry *e, uint64_t memo
             continue;
         }
         if (!mig_placement_valid(p, (int)in->start)) {
-            char valid[64] = "";
-            for (int k = 0; k < p->nplacements; k++) {
-                size_t used = strlen(valid);
-                snprintf(valid + used, sizeof(valid) - used, "%s%d", k ? ", " : "",
-                         p->placements[k]);
-            }
+            char valid[64];
+            struct text_list l = text_list_start(valid, sizeof(valid));
+            for (int k = 0; k < p->nplacements; k++)
+                text_list_add(&l, "%d", p->placements[k]);
             return error_set(
                 y->err, "%s:%zu:%zu: %s.placement: %ld is not a placement of %s (valid: %s)",
                 y->file, in->pos.line, in->pos.column, in->pos.path, in->start, p->name, valid);

@@ -11,6 +11,7 @@
 #include "duration.h"
 #include "fakehw_attach.h"
 #include "quantity.h"
+#include "text_list.h"
 #include "xalloc.h"
 
 /* A GPU with more memory than this is a typo ("80Pi"), not a GPU. */
@@ -428,16 +429,14 @@ static int device_entry_check(const struct yctx *y, const yaml_node_t *node, con
                              single[i].pos->path, single[i].key, e->count, single[i].key);
     }
     if (e->profile == NULL) {
-        char missing[128] = "";
+        char missing[128];
+        struct text_list l = text_list_start(missing, sizeof(missing));
         const char *keys[] = {"productName", "architecture", "memory", "computeCapability"};
         bool set[] = {e->product_name[0] != '\0', e->architecture[0] != '\0', e->has_memory,
                       e->compute_capability[0] != '\0'};
-        for (size_t i = 0; i < 4; i++) {
-            if (!set[i]) {
-                size_t used = strlen(missing);
-                snprintf(missing + used, sizeof(missing) - used, "%s%s", used ? ", " : "", keys[i]);
-            }
-        }
+        for (size_t i = 0; i < 4; i++)
+            if (!set[i])
+                text_list_add(&l, "%s", keys[i]);
         if (missing[0] != '\0')
             return yfail(y, node, path,
                          "without a profile, productName, architecture, memory and "

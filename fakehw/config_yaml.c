@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text_list.h"
 #include "yaml_guard.h"
 
 /* What a config may use of YAML, checked before libyaml's loader sees it
@@ -159,14 +160,9 @@ yaml_node_t *ylist_item(const struct yctx *y, const yaml_node_t *list, const cha
 
 static void known_list(char *buf, size_t size, const char *const *known)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; known[i] != NULL && used < size; i++) {
-        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", known[i]);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
+    struct text_list l = text_list_start(buf, size);
+    for (size_t i = 0; known[i] != NULL; i++)
+        text_list_add(&l, "%s", known[i]);
 }
 
 int ymap_each(const struct yctx *y, const yaml_node_t *node, const char *path,

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "text_list.h"
+
 /* The layout is the same on every 8-memory-slice GPU, and so are the
  * profile IDs; only the names (the memory in GB) and the engines change
  * with the board.  An engine count is a tuple (multiprocessors, copy
@@ -106,14 +108,7 @@ size_t mig_placement_count(const struct mig_geometry *g)
 
 void mig_profile_names(const struct mig_geometry *g, char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    for (size_t i = 0; i < g->nprofiles && used < size; i++) {
-        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", g->profiles[i].name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
+    struct text_list l = text_list_start(buf, size);
+    for (size_t i = 0; i < g->nprofiles; i++)
+        text_list_add(&l, "%s", g->profiles[i].name);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fakehw_tree.h"
+#include "text_list.h"
 
 static const struct {
     long code;
@@ -113,14 +114,7 @@ const char *xid_policy_ignored_what(long xid)
 
 void xid_policy_format(const struct xid_policy *p, char *buf, size_t size)
 {
-    size_t len = 0;
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    for (size_t i = 0; i < p->n && len < size; i++) {
-        int n = snprintf(buf + len, size - len, "%s%ld", i ? ", " : "", p->ignored[i]);
-        if (n < 0)
-            break;
-        len += (size_t)n;
-    }
+    struct text_list l = text_list_start(buf, size);
+    for (size_t i = 0; i < p->n; i++)
+        text_list_add(&l, "%ld", p->ignored[i]);
 }

@@ -11,6 +11,7 @@
 #include "config_entry.h"
 #include "quantity.h"
 #include "strict_json.h"
+#include "text_list.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -98,11 +99,10 @@ static int want_one_of(const json_t *v, const char *path, const char *const *nam
             *out = i;
             return 0;
         }
-    char list[128] = "";
-    for (size_t i = 0; i < n; i++) {
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", names[i]);
-    }
+    char list[128];
+    struct text_list l = text_list_start(list, sizeof(list));
+    for (size_t i = 0; i < n; i++)
+        text_list_add(&l, "%s", names[i]);
     return error_set(err, "field \"%s\": \"%s\" is not one of %s", path, json_string_value(v),
                      list);
 }

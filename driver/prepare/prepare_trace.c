@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "monotonic.h"
+#include "text_list.h"
 
 static const char *const step_names[PREPARE_STEP_COUNT] = {
 #define PREPARE_STEP_NAME(id, name) [PREPARE_STEP_##id] = name,
@@ -35,17 +36,10 @@ void prepare_trace_mark(struct prepare_trace *t, enum prepare_step step)
 /* "wait 0.001, claim 0.400, ..." into buf; the total in *total_ms. */
 static void format_steps(const struct prepare_trace *t, char *buf, size_t size, double *total_ms)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int s = 0; s < PREPARE_STEP_COUNT && used < size; s++) {
-        if (t->step_ns[s] == 0)
-            continue;
-        int n = snprintf(buf + used, size - used, "%s%s %.3f", used ? ", " : "", step_names[s],
-                         (double)t->step_ns[s] / 1e6);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
+    struct text_list l = text_list_start(buf, size);
+    for (int s = 0; s < PREPARE_STEP_COUNT; s++)
+        if (t->step_ns[s] != 0)
+            text_list_add(&l, "%s %.3f", step_names[s], (double)t->step_ns[s] / 1e6);
     *total_ms = (double)(t->last_ns - t->start_ns) / 1e6;
 }
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "smi_known_fields.h"
+#include "text_list.h"
 
 enum field_id {
     F_TIMESTAMP,
@@ -137,11 +138,10 @@ static int add_field(const char *item, size_t len, void *ctx)
     struct query_ctx *c = ctx;
     const struct smi_field *f = find_field(item, len);
     if (f == NULL && smi_known_field(item, len)) {
-        char supported[1024] = "";
-        size_t used = 0;
-        for (size_t i = 0; i < NFIELDS && used < sizeof(supported); i++)
-            used += (size_t)snprintf(supported + used, sizeof(supported) - used, "%s%s",
-                                     i ? ", " : "", fields[i].name);
+        char supported[1024];
+        struct text_list l = text_list_start(supported, sizeof(supported));
+        for (size_t i = 0; i < NFIELDS; i++)
+            text_list_add(&l, "%s", fields[i].name);
         return error_set(c->err, "Field \"%.*s\" is not supported by fakegpu-smi (supported: %s)",
                          (int)len, item, supported);
     }
