@@ -10,6 +10,17 @@
 
 int log_verbosity = 0;
 
+const char *log_vmessage(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    if (size == 0)
+        return "";
+    vsnprintf(buf, size, fmt, ap);
+    size_t n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    return buf;
+}
+
 void log_line(char severity, const char *file, int line, const char *fmt, ...)
 {
     char buf[4096];

@@ -10,10 +10,17 @@
 #ifndef FAKEHW_COMMON_LOG_H
 #define FAKEHW_COMMON_LOG_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 extern int log_verbosity;
 
 void log_line(char severity, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Formats a library's message (fmt, ap) into buf (size bytes) without its
+ * trailing newlines, for one of these lines; returns buf. */
+const char *log_vmessage(char *buf, size_t size, const char *fmt, va_list ap);
 
 #define LOG_V(level, ...)                                                                          \
     do {                                                                                           \

@@ -241,11 +241,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
     char msg[512];
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    size_t n = strlen(msg);
-    while (n > 0 && msg[n - 1] == '\n')
-        msg[--n] = '\0';
-    LOG_W("metrics server: %s", msg);
+    LOG_W("metrics server: %s", log_vmessage(msg, sizeof(msg), fmt, ap));
 }
 
 /* A listening TCP socket bound to addr; -1 with err. */

@@ -469,11 +469,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
     char buf[512];
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    size_t n = strlen(buf);
-    while (n > 0 && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    LOG_V(1, "libmicrohttpd: %s", buf);
+    LOG_V(1, "libmicrohttpd: %s", log_vmessage(buf, sizeof(buf), fmt, ap));
 }
 
 static int read_pem(const char *path, const char *flag, char **out, struct error *err)
