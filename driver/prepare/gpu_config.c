@@ -29,8 +29,7 @@ const char *gpu_sharing_strategy_name(enum gpu_sharing_strategy s)
 static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"interval", NULL};
-    if (strict_json_object(ts, "sharing.timeSlicing", err) < 0 ||
-        strict_json_check_fields(ts, "sharing.timeSlicing", fields, err) < 0)
+    if (strict_json_object_of(ts, "sharing.timeSlicing", fields, err) < 0)
         return -1;
     const json_t *iv = strict_json_field(ts, "interval");
     if (iv == NULL)
@@ -51,8 +50,7 @@ static int parse_time_slicing(const json_t *ts, struct entry *e, struct error *e
 static int parse_space_partitioning(const json_t *sp, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"partitionCount", NULL};
-    if (strict_json_object(sp, "sharing.spacePartitioning", err) < 0 ||
-        strict_json_check_fields(sp, "sharing.spacePartitioning", fields, err) < 0)
+    if (strict_json_object_of(sp, "sharing.spacePartitioning", fields, err) < 0)
         return -1;
     const json_t *pc = strict_json_field(sp, "partitionCount");
     if (pc == NULL)
@@ -73,8 +71,7 @@ static int parse_space_partitioning(const json_t *sp, struct entry *e, struct er
 static int parse_sharing(const json_t *sharing, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"strategy", "timeSlicing", "spacePartitioning", NULL};
-    if (strict_json_object(sharing, "sharing", err) < 0 ||
-        strict_json_check_fields(sharing, "sharing", fields, err))
+    if (strict_json_object_of(sharing, "sharing", fields, err) < 0)
         return -1;
     const json_t *strategy = strict_json_field(sharing, "strategy");
     const json_t *ts = strict_json_field(sharing, "timeSlicing");

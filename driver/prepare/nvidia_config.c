@@ -40,8 +40,7 @@ struct entry {
     bool iommu_api_device;
 };
 
-static int parse_gpu(const json_t *params, struct entry *e, struct error *err);
-static int parse_mig(const json_t *params, struct entry *e, struct error *err);
+static int parse_gpu_or_mig(const json_t *params, struct entry *e, struct error *err);
 static int parse_vfio(const json_t *params, struct entry *e, struct error *err);
 
 /* The kinds: their name, what they parse, the device type they apply to. */
@@ -51,8 +50,9 @@ static const struct {
     int (*parse)(const json_t *params, struct entry *e, struct error *err);
     const char *device_type; /* the slice attribute type of their devices */
 } kinds[] = {
-    [NVIDIA_GPU_CONFIG] = {"GpuConfig", NVIDIA_GPU_CONFIG, parse_gpu, "gpu"},
-    [NVIDIA_MIG_DEVICE_CONFIG] = {"MigDeviceConfig", NVIDIA_MIG_DEVICE_CONFIG, parse_mig, "mig"},
+    [NVIDIA_GPU_CONFIG] = {"GpuConfig", NVIDIA_GPU_CONFIG, parse_gpu_or_mig, "gpu"},
+    [NVIDIA_MIG_DEVICE_CONFIG] = {"MigDeviceConfig", NVIDIA_MIG_DEVICE_CONFIG, parse_gpu_or_mig,
+                                  "mig"},
     [NVIDIA_VFIO_DEVICE_CONFIG] = {"VfioDeviceConfig", NVIDIA_VFIO_DEVICE_CONFIG, parse_vfio,
                                    "vfio"},
 };
@@ -68,14 +68,6 @@ const char *nvidia_sharing_name(enum nvidia_sharing s)
         if (strategies[i].sharing == s)
             return strategies[i].name;
     return "";
-}
-
-static int want_object(const json_t *v, const char *path, const char *const *allowed,
-                       struct error *err)
-{
-    if (strict_json_object(v, path, err) < 0)
-        return -1;
-    return strict_json_check_fields(v, path, allowed, err);
 }
 
 static int want_bool(const json_t *v, const char *path, bool *out, struct error *err)
@@ -133,7 +125,7 @@ static int parse_mps(const json_t *mps, struct entry *e, struct error *err)
                                          "defaultPinnedDeviceMemoryLimit",
                                          "defaultPerDevicePinnedMemoryLimit", "multiUser", NULL};
     static const char *const path = "sharing.mpsConfig";
-    if (want_object(mps, path, fields, err) < 0)
+    if (strict_json_object_of(mps, path, fields, err) < 0)
         return -1;
     const json_t *pct = strict_json_field(mps, "defaultActiveThreadPercentage");
     if (pct != NULL) {
@@ -187,7 +179,7 @@ static int parse_sharing(const json_t *sharing, bool time_slicing, struct entry 
 {
     static const char *const gpu_fields[] = {"strategy", "timeSlicingConfig", "mpsConfig", NULL};
     static const char *const mig_fields[] = {"strategy", "mpsConfig", NULL};
-    if (want_object(sharing, "sharing", time_slicing ? gpu_fields : mig_fields, err) < 0)
+    if (strict_json_object_of(sharing, "sharing", time_slicing ? gpu_fields : mig_fields, err) < 0)
         return -1;
     const json_t *strategy = strict_json_field(sharing, "strategy");
     const json_t *ts = strict_json_field(sharing, "timeSlicingConfig");
@@ -211,7 +203,7 @@ static int parse_sharing(const json_t *sharing, bool time_slicing, struct entry 
         if (ts == NULL)
             return 0;
         static const char *const ts_fields[] = {"interval", NULL};
-        if (want_object(ts, "sharing.timeSlicingConfig", ts_fields, err) < 0)
+        if (strict_json_object_of(ts, "sharing.timeSlicingConfig", ts_fields, err) < 0)
             return -1;
         const json_t *iv = strict_json_field(ts, "interval");
         size_t k = 0;
@@ -227,22 +219,15 @@ static int parse_sharing(const json_t *sharing, bool time_slicing, struct entry 
     return mps ? parse_mps(mps, e, err) : 0;
 }
 
-static int parse_gpu(const json_t *params, struct entry *e, struct error *err)
+/* A GpuConfig or a MigDeviceConfig (e->kind, set by the caller): sharing
+ * only, with time slicing on a whole GPU alone. */
+static int parse_gpu_or_mig(const json_t *params, struct entry *e, struct error *err)
 {
     static const char *const fields[] = {"apiVersion", "kind", "sharing", NULL};
     if (strict_json_check_fields(params, "", fields, err) < 0)
         return -1;
     const json_t *sharing = strict_json_field(params, "sharing");
-    return sharing ? parse_sharing(sharing, true, e, err) : 0;
-}
-
-static int parse_mig(const json_t *params, struct entry *e, struct error *err)
-{
-    static const char *const fields[] = {"apiVersion", "kind", "sharing", NULL};
-    if (strict_json_check_fields(params, "", fields, err) < 0)
-        return -1;
-    const json_t *sharing = strict_json_field(params, "sharing");
-    return sharing ? parse_sharing(sharing, false, e, err) : 0;
+    return sharing ? parse_sharing(sharing, e->kind == NVIDIA_GPU_CONFIG, e, err) : 0;
 }
 
 static int parse_vfio(const json_t *params, struct entry *e, struct error *err)
@@ -255,7 +240,7 @@ static int parse_vfio(const json_t *params, struct entry *e, struct error *err)
     const json_t *iommu = strict_json_field(params, "iommu");
     if (iommu == NULL)
         return 0;
-    if (want_object(iommu, "iommu", iommu_fields, err) < 0)
+    if (strict_json_object_of(iommu, "iommu", iommu_fields, err) < 0)
         return -1;
     const json_t *policy = strict_json_field(iommu, "backendPolicy");
     size_t k = 0;

@@ -31,6 +31,14 @@ int strict_json_object(const json_t *v, const char *path, struct error *err)
     return json_is_object(v) ? 0 : error_set(err, "field \"%s\" must be an object", path);
 }
 
+int strict_json_object_of(const json_t *v, const char *path, const char *const *allowed,
+                          struct error *err)
+{
+    if (strict_json_object(v, path, err) < 0)
+        return -1;
+    return strict_json_check_fields(v, path, allowed, err);
+}
+
 int strict_json_string(const json_t *v, const char *path, struct error *err)
 {
     if (!json_is_string(v))

@@ -19,6 +19,11 @@ int strict_json_check_fields(const json_t *obj, const char *path, const char *co
 /* path must be an object; -1 with "field \"path\" must be an object". */
 int strict_json_object(const json_t *v, const char *path, struct error *err);
 
+/* strict_json_object, then strict_json_check_fields: an object of only the
+ * allowed keys. */
+int strict_json_object_of(const json_t *v, const char *path, const char *const *allowed,
+                          struct error *err);
+
 /* path must be a string with no NUL character in it. */
 int strict_json_string(const json_t *v, const char *path, struct error *err);
 
