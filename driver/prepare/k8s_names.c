@@ -43,30 +43,39 @@ int k8s_check_uid(const char *what, const char *s, struct error *err)
                      what, s ? s : "");
 }
 
+/* A name rule of the API: the test, the longest name, what a valid one is. */
+struct name_rule {
+    bool (*valid)(const char *s);
+    int max;
+    const char *want;
+};
+
+static const struct name_rule dns_label = {
+    k8s_is_dns_label, K8S_DNS_LABEL_MAX,
+    "a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)"};
+static const struct name_rule dns_subdomain = {
+    k8s_is_dns_subdomain, K8S_DNS_SUBDOMAIN_MAX,
+    "a DNS subdomain (dot-separated labels of lowercase letters, digits and '-')"};
+
+/* 0 when s follows r, else the error: too long, or else not what r wants
+ * (then s is short enough to be quoted whole). */
+static int check_name(const struct name_rule *r, const char *what, const char *s, struct error *err)
+{
+    if (r->valid(s))
+        return 0;
+    if (s != NULL && strlen(s) > (size_t)r->max)
+        return error_set(err, "%s \"%.80s...\": longer than %d characters", what, s, r->max);
+    return error_set(err, "%s \"%s\": not %s", what, s ? s : "", r->want);
+}
+
 int k8s_check_dns_label(const char *what, const char *s, struct error *err)
 {
-    if (k8s_is_dns_label(s))
-        return 0;
-    if (s != NULL && strlen(s) > K8S_DNS_LABEL_MAX)
-        return error_set(err, "%s \"%.80s...\": longer than %d characters", what, s,
-                         K8S_DNS_LABEL_MAX);
-    return error_set(err,
-                     "%s \"%s\": not a DNS label (lowercase letters, digits and '-', starting "
-                     "and ending with a letter or digit)",
-                     what, s ? s : "");
+    return check_name(&dns_label, what, s, err);
 }
 
 int k8s_check_dns_subdomain(const char *what, const char *s, struct error *err)
 {
-    if (k8s_is_dns_subdomain(s))
-        return 0;
-    if (s != NULL && strlen(s) > K8S_DNS_SUBDOMAIN_MAX)
-        return error_set(err, "%s \"%.80s...\": longer than %d characters", what, s,
-                         K8S_DNS_SUBDOMAIN_MAX);
-    return error_set(err,
-                     "%s \"%.300s\": not a DNS subdomain (dot-separated labels of lowercase "
-                     "letters, digits and '-')",
-                     what, s ? s : "");
+    return check_name(&dns_subdomain, what, s, err);
 }
 
 int k8s_check_claim_ref(const char *ns, const char *name, const char *uid, struct error *err)
