@@ -263,12 +263,17 @@ static void pci_part(enum field_id id, const struct fakehw_device *d, char *out,
         snprintf(out, size, "0x%02X", id == F_PCI_BUS ? pci[1] : pci[2]);
 }
 
+/* s, or NA where fakehw has no value (s NULL or empty). */
+static void text_or_na(char *out, size_t size, const char *s)
+{
+    snprintf(out, size, "%s", s != NULL && s[0] != '\0' ? s : NA);
+}
+
 static void field_value(const struct smi_field *f, const struct smi_gpu *g, size_t count,
                         bool units, char *out, size_t size)
 {
     const struct fakehw_device *d = g->dev;
     char num[32];
-    const char *mig;
     switch (f->id) {
     case F_TIMESTAMP:
         timestamp(out, size);
@@ -309,12 +314,11 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
         with_unit(out, size, "0", f, units);
         return;
     case F_COMPUTE_CAP:
-        snprintf(out, size, "%s", d->compute_capability[0] ? d->compute_capability : NA);
+        text_or_na(out, size, d->compute_capability);
         return;
     case F_MIG_MODE_CURRENT:
     case F_MIG_MODE_PENDING:
-        mig = smi_mig_mode(d);
-        snprintf(out, size, "%s", mig ? mig : NA);
+        text_or_na(out, size, smi_mig_mode(d));
         return;
     case F_MINOR_NUMBER:
         snprintf(out, size, "%ld", d->minor);
@@ -329,7 +333,7 @@ static void field_value(const struct smi_field *f, const struct smi_gpu *g, size
         snprintf(out, size, "%s", d->healthy ? FAKEHW_HEALTHY : FAKEHW_UNHEALTHY);
         return;
     case F_HEALTH_REASON:
-        snprintf(out, size, "%s", d->health_reason[0] ? d->health_reason : NA);
+        text_or_na(out, size, d->health_reason);
         return;
     case F_SERIAL:
     case F_TEMPERATURE_GPU:
