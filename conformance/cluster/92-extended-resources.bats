@@ -37,14 +37,14 @@ assert_extended_claim() {
     printf '%s\n' "$claim"
 }
 
-# requires: gate=DRAExtendedResource
-# bats test_tags=generic
-@test "extended resources: a pod asking for one gets one device, which the container sees" {
-    require_extended_resource
+# run_extended_pod COUNT [PARAM=VALUE...]: pod-a (with the further template
+# parameters) asks for COUNT of the extended resource and runs; its claim
+# holds COUNT devices, which its container sees.
+run_extended_pod() {
     local ns=$TEST_NAMESPACE claim
-    create_from pod-extended-resource POD=pod-a RESOURCE="$EXTENDED_RESOURCE" COUNT=1
+    create_from pod-extended-resource POD=pod-a RESOURCE="$EXTENDED_RESOURCE" COUNT="$1" "${@:2}"
     wait_pod_ready "$ns" pod-a
-    claim=$(assert_extended_claim "$ns" pod-a 1)
+    claim=$(assert_extended_claim "$ns" pod-a "$1") || return 1
     if is_fake_driver; then
         assert_container_sees_claim "$ns" pod-a ctr "$claim"
     fi
@@ -52,17 +52,18 @@ assert_extended_claim() {
 
 # requires: gate=DRAExtendedResource
 # bats test_tags=generic
+@test "extended resources: a pod asking for one gets one device, which the container sees" {
+    require_extended_resource
+    run_extended_pod 1
+}
+
+# requires: gate=DRAExtendedResource
+# bats test_tags=generic
 @test "extended resources: a pod asking for two gets two distinct devices" {
     require_extended_resource
-    local ns=$TEST_NAMESPACE claim
     use_test_node
     (($(wc -l <<<"$TEST_NODE_DEVICES") >= 2)) || skip "node $TEST_NODE has fewer than 2 devices"
-    create_from pod-extended-resource POD=pod-a RESOURCE="$EXTENDED_RESOURCE" COUNT=2 AFFINITY="$(pin_to "$TEST_NODE")"
-    wait_pod_ready "$ns" pod-a
-    claim=$(assert_extended_claim "$ns" pod-a 2)
-    if is_fake_driver; then
-        assert_container_sees_claim "$ns" pod-a ctr "$claim"
-    fi
+    run_extended_pod 2 AFFINITY="$(pin_to "$TEST_NODE")"
 }
 
 # requires: gate=DRAExtendedResource
