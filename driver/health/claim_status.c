@@ -21,14 +21,7 @@
 struct claim_status_writer {
     struct kube_client *kc;
     char *driver, *pool;
-    claim_status_holders_fn holders;
-    void *holders_ctx;
-    void (*on_changed_written)(void *ctx, long latency_ms);
-    void *on_changed_written_ctx;
-    struct claim_watch *watch; /* NULL = always GET */
-    claim_config_data_fn config_data;
-    void *config_data_ctx;
-    struct health_policy health;
+    struct claim_status_options opts; /* a copy; its names are driver and pool */
 
     pthread_t thread;
     pthread_mutex_t lock; /* guards everything below */
@@ -116,7 +109,7 @@ void claim_status_devices_changed(struct claim_status_writer *w, struct device_s
     struct device_snapshot *old = w->snap;
     /* Before the first snapshot nothing was reported: as if healthy and up. */
     device_health_diff(old ? old->devs : NULL, old ? old->n : 0, old ? old->tree_up : true,
-                       snap->devs, snap->n, snap->tree_up, &w->health, note_changed, w);
+                       snap->devs, snap->n, snap->tree_up, &w->opts.health, note_changed, w);
     if (w->n_changed > 0 && w->changed_since < 0)
         w->changed_since = monotonic_ms();
     w->snap = snap;
@@ -158,8 +151,8 @@ static void queue_holders_locked(struct claim_status_writer *w)
     w->n_changed = w->cap_changed = 0;
     w->changed_since = -1;
     pthread_mutex_unlock(&w->lock);
-    if (w->holders != NULL)
-        w->holders(w->holders_ctx, visit_holder, &scan);
+    if (w->opts.holders != NULL)
+        w->opts.holders(w->opts.holders_ctx, visit_holder, &scan);
     pthread_mutex_lock(&w->lock);
     long long now = monotonic_ms();
     for (const struct claim_work *it = scan.found.items; it; it = it->next) {
@@ -193,9 +186,9 @@ static bool devices_equal(const json_t *a, const json_t *b)
  * 409 the copy is known stale). */
 static json_t *watched_copy(struct claim_status_writer *w, const struct claim_work *it)
 {
-    if (w->watch == NULL || it->conflicts > 0)
+    if (w->opts.watch == NULL || it->conflicts > 0)
         return NULL;
-    return claim_watch_get(w->watch, it->ns, it->name, it->uid);
+    return claim_watch_get(w->opts.watch, it->ns, it->name, it->uid);
 }
 
 /* Reads the queued claim (the watch's copy, else a GET) and says whether
@@ -249,9 +242,9 @@ static int build_devices(struct claim_status_writer *w, const json_t *claim, jso
                                     snap,
                                     snap != NULL ? snap->tree_up : true,
                                     now,
-                                    w->config_data,
-                                    w->config_data_ctx,
-                                    w->health};
+                                    w->opts.config_data,
+                                    w->opts.config_data_ctx,
+                                    w->opts.health};
     int rc = claim_status_devices_build(claim, &in, devices, err);
     device_snapshot_put(snap);
     return rc;
@@ -275,8 +268,9 @@ static void note_written(struct claim_status_writer *w, const struct claim_work 
               it->ns, it->name);
     LOG_V(2, "claim status: wrote status.devices of claim %s/%s (%zu entries)", it->ns, it->name,
           json_array_size(devices));
-    if (it->changed_ms >= 0 && w->on_changed_written != NULL)
-        w->on_changed_written(w->on_changed_written_ctx, (long)(monotonic_ms() - it->changed_ms));
+    if (it->changed_ms >= 0 && w->opts.on_changed_written != NULL)
+        w->opts.on_changed_written(w->opts.on_changed_written_ctx,
+                                   (long)(monotonic_ms() - it->changed_ms));
 }
 
 static enum claim_write_result write_claim(struct claim_status_writer *w,
@@ -378,17 +372,12 @@ struct claim_status_writer *claim_status_start(struct kube_client *kc,
     w->kc = kc;
     w->driver = xstrdup(opts->driver_name);
     w->pool = xstrdup(opts->pool_name);
-    w->holders = opts->holders;
-    w->holders_ctx = opts->holders_ctx;
+    w->opts = *opts;
+    w->opts.driver_name = w->driver;
+    w->opts.pool_name = w->pool;
     const struct claim_queue_policy policy = {opts->retry_base_ms, opts->retry_max_ms,
                                               opts->max_attempts};
     claim_queue_init(&w->queue, &policy);
-    w->on_changed_written = opts->on_changed_written;
-    w->on_changed_written_ctx = opts->on_changed_written_ctx;
-    w->watch = opts->watch;
-    w->health = opts->health;
-    w->config_data = opts->config_data;
-    w->config_data_ctx = opts->config_data_ctx;
     w->changed_since = -1;
     pthread_mutex_init(&w->lock, NULL);
     if (pthread_create(&w->thread, NULL, writer_thread, w) != 0) {
