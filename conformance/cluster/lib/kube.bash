@@ -65,6 +65,17 @@ holds_for() {
     done
 }
 
+# object_holds GETTER NS NAME COND REPORT: succeeds when the jq condition COND
+# holds on the JSON that GETTER NS NAME prints; else prints the jq filter
+# REPORT over that JSON and fails.
+object_holds() {
+    local json
+    json=$("$1" "$2" "$3") || return 1
+    jq -e "$4" <<<"$json" >/dev/null && return 0
+    jq -r "$5" <<<"$json"
+    return 1
+}
+
 # --- pods -------------------------------------------------------------------
 
 pod_json() {
@@ -81,15 +92,10 @@ pod_jq() {
 
 # Succeeds when the pod is Ready.
 pod_is_ready() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -e '[.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 1' \
-        <<<"$json" >/dev/null || {
-        jq -r '"pod \(.metadata.name): phase \(.status.phase // "?"), " +
-            ([.status.conditions[]? | "\(.type)=\(.status)\(if .message then " (\(.message))" else "" end)"] | join(", "))' \
-            <<<"$json"
-        return 1
-    }
+    object_holds pod_json "$1" "$2" \
+        '[.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 1' \
+        '"pod \(.metadata.name): phase \(.status.phase // "?"), " +
+            ([.status.conditions[]? | "\(.type)=\(.status)\(if .message then " (\(.message))" else "" end)"] | join(", "))'
 }
 
 wait_pod_ready() {
@@ -98,12 +104,8 @@ wait_pod_ready() {
 
 # Succeeds while the pod has not been scheduled (no node, phase Pending).
 pod_is_unscheduled() {
-    local json
-    json=$(pod_json "$1" "$2") || return 1
-    jq -e '(.spec.nodeName // "") == "" and .status.phase == "Pending"' <<<"$json" >/dev/null || {
-        jq -r '"pod \(.metadata.name) is on node \(.spec.nodeName // "-") in phase \(.status.phase)"' <<<"$json"
-        return 1
-    }
+    object_holds pod_json "$1" "$2" '(.spec.nodeName // "") == "" and .status.phase == "Pending"' \
+        '"pod \(.metadata.name) is on node \(.spec.nodeName // "-") in phase \(.status.phase)"'
 }
 
 pod_node() {
@@ -230,13 +232,8 @@ claim_is_unallocated() {
 
 # Succeeds when nothing reserves the claim and it carries no allocation.
 claim_is_released() {
-    local json
-    json=$(claim_json "$1" "$2") || return 1
-    jq -e '(.status.reservedFor // []) == [] and .status.allocation == null' <<<"$json" >/dev/null || {
-        jq -r '"claim \(.metadata.name): reservedFor \([.status.reservedFor[]?.name]), allocated \(.status.allocation != null)"' \
-            <<<"$json"
-        return 1
-    }
+    object_holds claim_json "$1" "$2" '(.status.reservedFor // []) == [] and .status.allocation == null' \
+        '"claim \(.metadata.name): reservedFor \([.status.reservedFor[]?.name]), allocated \(.status.allocation != null)"'
 }
 
 # UIDs of the consumers that reserve the claim, sorted, one per line.
