@@ -97,6 +97,16 @@ static struct live_device *find_locked(const struct live_inventory *inv, const c
 /* render_config_attr's answer for an attribute whose value is live state. */
 #define LIVE_ATTR (-2)
 
+/* The count engine attribute a (multiprocessors .. ofaEngines) renders. */
+static int engine_count(const struct mig_engines *e, enum fakehw_attr_id a)
+{
+    _Static_assert(FAKEHW_ATTR_ID_OFA_ENGINES - FAKEHW_ATTR_ID_MULTIPROCESSORS == 5,
+                   "the engine attributes are one run of the table, in this order");
+    const int counts[] = {e->multiprocessors, e->copy_engines, e->decoders,
+                          e->encoders,        e->jpeg_engines, e->ofa_engines};
+    return counts[a - FAKEHW_ATTR_ID_MULTIPROCESSORS];
+}
+
 /* Renders attribute a of a configured device into buf ("value\n"), or
  * returns LIVE_ATTR when its value is not the config's (health, attach, the
  * device node's path: render_attr_locked has those).  Every attribute of
@@ -153,17 +163,12 @@ static int render_config_attr(const struct gpu_device *c, enum fakehw_attr_id a,
     case FAKEHW_ATTR_ID_MIG_PROFILE_ID:
         return snprintf(buf, size, "%d\n", c->mig_profile_id);
     case FAKEHW_ATTR_ID_MULTIPROCESSORS:
-        return snprintf(buf, size, "%d\n", c->mig_engines.multiprocessors);
     case FAKEHW_ATTR_ID_COPY_ENGINES:
-        return snprintf(buf, size, "%d\n", c->mig_engines.copy_engines);
     case FAKEHW_ATTR_ID_DECODERS:
-        return snprintf(buf, size, "%d\n", c->mig_engines.decoders);
     case FAKEHW_ATTR_ID_ENCODERS:
-        return snprintf(buf, size, "%d\n", c->mig_engines.encoders);
     case FAKEHW_ATTR_ID_JPEG_ENGINES:
-        return snprintf(buf, size, "%d\n", c->mig_engines.jpeg_engines);
     case FAKEHW_ATTR_ID_OFA_ENGINES:
-        return snprintf(buf, size, "%d\n", c->mig_engines.ofa_engines);
+        return snprintf(buf, size, "%d\n", engine_count(&c->mig_engines, a));
     case FAKEHW_ATTR_ID_VFIO:
         return snprintf(buf, size, "%s\n", c->vfio ? "true" : "false");
     case FAKEHW_ATTR_ID_IOMMU_GROUP:
