@@ -410,39 +410,74 @@ static int check_reason(const char *reason, struct error *err)
     return 0;
 }
 
-int inventory_set_health(struct live_inventory *inv, const char *device, bool healthy,
-                         const char *reason, struct error *err)
+/* Applies an XID change to d (lock held); true when something changed. */
+static bool set_xid_locked(struct live_device *d, long xid, int64_t now)
 {
-    if (check_reason(reason, err) < 0)
+    if (d->xid == xid)
+        return false;
+    d->xid = xid;
+    d->since = now;
+    return true;
+}
+
+static int check_xid(long xid, struct error *err)
+{
+    if (xid < 0 || xid > FAKEHW_XID_MAX)
+        return error_set_and_errno(err, EINVAL, "xid: %ld is not an XID (1..%d, or 0 to clear)",
+                                   xid, FAKEHW_XID_MAX);
+    return 0;
+}
+
+/* A change of a device's live state: its health with a reason, or its XID. */
+struct live_change {
+    bool is_xid;
+    bool healthy;
+    const char *reason;
+    long xid;
+};
+
+/* Applies c to d (lock held); true when something changed. */
+static bool change_locked(struct live_device *d, const struct live_change *c, int64_t now)
+{
+    if (c->is_xid)
+        return set_xid_locked(d, c->xid, now);
+    return set_health_locked(d, c->healthy, c->reason, now);
+}
+
+/* Applies c to the device named device, or to every device when device is
+ * NULL, and tells the listener the new generation when anything changed. */
+static int apply_change(struct live_inventory *inv, const char *device, const struct live_change *c,
+                        struct error *err)
+{
+    if ((c->is_xid ? check_xid(c->xid, err) : check_reason(c->reason, err)) < 0)
         return -1;
     pthread_mutex_lock(&inv->lock);
-    struct live_device *d = find_locked(inv, device);
-    uint64_t gen = 0;
-    if (d != NULL && set_health_locked(d, healthy, reason, now_seconds()))
-        gen = bump_locked(inv);
+    int64_t now = now_seconds();
+    struct live_device *d = device != NULL ? find_locked(inv, device) : NULL;
+    bool changed = d != NULL && change_locked(d, c, now);
+    for (size_t i = 0; device == NULL && i < inv->n; i++)
+        changed = change_locked(&inv->devs[i], c, now) || changed;
+    uint64_t gen = changed ? bump_locked(inv) : 0;
     pthread_mutex_unlock(&inv->lock);
-    if (d == NULL)
+    if (device != NULL && d == NULL)
         return error_set_and_errno(err, ENOENT, "no device %s on node %s", device, inv->node);
     if (gen != 0)
         notify(inv, gen);
     return 0;
 }
 
+int inventory_set_health(struct live_inventory *inv, const char *device, bool healthy,
+                         const char *reason, struct error *err)
+{
+    return apply_change(inv, device, &(struct live_change){.healthy = healthy, .reason = reason},
+                        err);
+}
+
 int inventory_set_health_all(struct live_inventory *inv, bool healthy, const char *reason,
                              struct error *err)
 {
-    if (check_reason(reason, err) < 0)
-        return -1;
-    pthread_mutex_lock(&inv->lock);
-    bool changed = false;
-    int64_t now = now_seconds();
-    for (size_t i = 0; i < inv->n; i++)
-        changed = set_health_locked(&inv->devs[i], healthy, reason, now) || changed;
-    uint64_t gen = changed ? bump_locked(inv) : 0;
-    pthread_mutex_unlock(&inv->lock);
-    if (gen != 0)
-        notify(inv, gen);
-    return 0;
+    return apply_change(inv, NULL, &(struct live_change){.healthy = healthy, .reason = reason},
+                        err);
 }
 
 int health_parse_command(const char *buf, size_t len, bool *healthy, char *reason, size_t size,
@@ -482,55 +517,14 @@ int inventory_write_health(struct live_inventory *inv, const char *device, const
     return inventory_set_health(inv, device, healthy, reason, err);
 }
 
-/* Applies an XID change to d (lock held); true when something changed. */
-static bool set_xid_locked(struct live_device *d, long xid, int64_t now)
-{
-    if (d->xid == xid)
-        return false;
-    d->xid = xid;
-    d->since = now;
-    return true;
-}
-
-static int check_xid(long xid, struct error *err)
-{
-    if (xid < 0 || xid > FAKEHW_XID_MAX)
-        return error_set_and_errno(err, EINVAL, "xid: %ld is not an XID (1..%d, or 0 to clear)",
-                                   xid, FAKEHW_XID_MAX);
-    return 0;
-}
-
 int inventory_set_xid(struct live_inventory *inv, const char *device, long xid, struct error *err)
 {
-    if (check_xid(xid, err) < 0)
-        return -1;
-    pthread_mutex_lock(&inv->lock);
-    struct live_device *d = find_locked(inv, device);
-    uint64_t gen = 0;
-    if (d != NULL && set_xid_locked(d, xid, now_seconds()))
-        gen = bump_locked(inv);
-    pthread_mutex_unlock(&inv->lock);
-    if (d == NULL)
-        return error_set_and_errno(err, ENOENT, "no device %s on node %s", device, inv->node);
-    if (gen != 0)
-        notify(inv, gen);
-    return 0;
+    return apply_change(inv, device, &(struct live_change){.is_xid = true, .xid = xid}, err);
 }
 
 int inventory_set_xid_all(struct live_inventory *inv, long xid, struct error *err)
 {
-    if (check_xid(xid, err) < 0)
-        return -1;
-    pthread_mutex_lock(&inv->lock);
-    bool changed = false;
-    int64_t now = now_seconds();
-    for (size_t i = 0; i < inv->n; i++)
-        changed = set_xid_locked(&inv->devs[i], xid, now) || changed;
-    uint64_t gen = changed ? bump_locked(inv) : 0;
-    pthread_mutex_unlock(&inv->lock);
-    if (gen != 0)
-        notify(inv, gen);
-    return 0;
+    return apply_change(inv, NULL, &(struct live_change){.is_xid = true, .xid = xid}, err);
 }
 
 int xid_parse_command(const char *buf, size_t len, long *xid, struct error *err)
