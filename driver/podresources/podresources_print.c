@@ -11,14 +11,21 @@ static const char *or_empty(const char *s)
     return s != NULL ? s : "";
 }
 
+/* Appends item (a new reference; NULL when making it failed) to *list.  On
+ * failure the list is freed and *list is NULL, which ends the loop filling it. */
+static void append_or_drop(json_t **list, json_t *item)
+{
+    if (item == NULL || json_array_append_new(*list, item) < 0) {
+        json_decref(*list);
+        *list = NULL;
+    }
+}
+
 static json_t *device_json(const V1__ClaimResource *r)
 {
     json_t *cdi = json_array();
     for (size_t i = 0; cdi != NULL && i < r->n_cdi_devices; i++)
-        if (json_array_append_new(cdi, json_string(or_empty(r->cdi_devices[i]->name))) < 0) {
-            json_decref(cdi);
-            cdi = NULL;
-        }
+        append_or_drop(&cdi, json_string(or_empty(r->cdi_devices[i]->name)));
     if (cdi == NULL)
         return NULL;
     json_t *d =
@@ -35,13 +42,8 @@ static json_t *device_json(const V1__ClaimResource *r)
 static json_t *claim_json(const V1__DynamicResource *c)
 {
     json_t *devices = json_array();
-    for (size_t i = 0; devices != NULL && i < c->n_claim_resources; i++) {
-        json_t *d = device_json(c->claim_resources[i]);
-        if (d == NULL || json_array_append_new(devices, d) < 0) {
-            json_decref(devices);
-            devices = NULL;
-        }
-    }
+    for (size_t i = 0; devices != NULL && i < c->n_claim_resources; i++)
+        append_or_drop(&devices, device_json(c->claim_resources[i]));
     if (devices == NULL)
         return NULL;
     return json_pack("{s:s, s:s, s:o}", "namespace", or_empty(c->claim_namespace), "name",
@@ -58,20 +60,12 @@ json_t *podres_json(V1__PodResources *const *pods, size_t n)
             if (cr->n_dynamic_resources == 0)
                 continue;
             json_t *claims = json_array();
-            for (size_t k = 0; claims != NULL && k < cr->n_dynamic_resources; k++) {
-                json_t *claim = claim_json(cr->dynamic_resources[k]);
-                if (claim == NULL || json_array_append_new(claims, claim) < 0) {
-                    json_decref(claims);
-                    claims = NULL;
-                }
-            }
+            for (size_t k = 0; claims != NULL && k < cr->n_dynamic_resources; k++)
+                append_or_drop(&claims, claim_json(cr->dynamic_resources[k]));
             json_t *entry =
                 claims ? json_pack("{s:s, s:o}", "name", or_empty(cr->name), "claims", claims)
                        : NULL;
-            if (entry == NULL || json_array_append_new(containers, entry) < 0) {
-                json_decref(containers);
-                containers = NULL;
-            }
+            append_or_drop(&containers, entry);
         }
         if (containers == NULL) {
             json_decref(list);
@@ -81,12 +75,9 @@ json_t *podres_json(V1__PodResources *const *pods, size_t n)
             json_decref(containers);
             continue;
         }
-        json_t *pod = json_pack("{s:s, s:s, s:o}", "namespace", or_empty(pods[p]->namespace_),
-                                "name", or_empty(pods[p]->name), "containers", containers);
-        if (pod == NULL || json_array_append_new(list, pod) < 0) {
-            json_decref(list);
-            return NULL;
-        }
+        append_or_drop(&list,
+                       json_pack("{s:s, s:s, s:o}", "namespace", or_empty(pods[p]->namespace_),
+                                 "name", or_empty(pods[p]->name), "containers", containers));
     }
     return list != NULL ? json_pack("{s:o}", "pods", list) : NULL;
 }
