@@ -22,6 +22,7 @@
 #include "flags.h"
 #include "version.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
 
 static void test_error_prefix_chain(void **state)
 {
@@ -421,16 +422,7 @@ static void test_mkdir_p(void **state)
     rmdir(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_prefix_chain),    cmocka_unit_test(test_error_errno),
-        cmocka_unit_test(test_flags_precedence),      cmocka_unit_test(test_flags_errors),
-        cmocka_unit_test(test_atomic_write_replaces), cmocka_unit_test(test_atomic_write_nosync),
-        cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
-        cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
-        cmocka_unit_test(test_flags_version),         cmocka_unit_test(test_flags_read),
-        cmocka_unit_test(test_flags_read_all),
-    };
-    return cmocka_run_group_tests_name("common", tests, NULL, NULL);
-}
+TEST_MAIN("common", test_error_prefix_chain, test_error_errno, test_flags_precedence,
+          test_flags_errors, test_atomic_write_replaces, test_atomic_write_nosync,
+          test_atomic_create_quiet, test_mkdir_p, test_error_and_errno, test_dns_names,
+          test_flags_version, test_flags_read, test_flags_read_all)

@@ -25,6 +25,7 @@
 
 #include "driver/inventory.h"
 #include "retry.h"
+#include "common/tests/test_main.h"
 
 #define N_DEVICES 3
 #define KEPT_MAX  64
@@ -430,13 +431,5 @@ static void test_stop_leaves_a_stuck_reader_behind(void **state)
     remove_tree(root);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shared_immutable_snapshots),
-        cmocka_unit_test(test_tree_missing_at_start),
-        cmocka_unit_test(test_gone_grace),
-        cmocka_unit_test(test_stop_leaves_a_stuck_reader_behind),
-    };
-    return cmocka_run_group_tests_name("driver inventory", tests, NULL, NULL);
-}
+TEST_MAIN("driver inventory", test_shared_immutable_snapshots, test_tree_missing_at_start,
+          test_gone_grace, test_stop_leaves_a_stuck_reader_behind)

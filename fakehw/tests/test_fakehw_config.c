@@ -16,6 +16,7 @@
 #include "dns_names.h"
 #include "uuid.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
 
 #ifndef FAKEHW_TEST_CONFIGS
 #error "build.mk defines FAKEHW_TEST_CONFIGS, the directory of the sample configs"
@@ -746,29 +747,9 @@ static void test_missing_file(void **state)
                                  "directory");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_section),
-        cmocka_unit_test(test_exact_node_section),
-        cmocka_unit_test(test_glob_and_first_match),
-        cmocka_unit_test(test_no_section),
-        cmocka_unit_test(test_overrides_and_custom),
-        cmocka_unit_test(test_seeds),
-        cmocka_unit_test(test_4096_unique),
-        cmocka_unit_test(test_value_checks),
-        cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_bad_inline),
-        cmocka_unit_test(test_xid_flips),
-        cmocka_unit_test(test_vfio),
-        cmocka_unit_test(test_whole_file_bounds),
-        cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_flips_bounded_after_aliases),
-        cmocka_unit_test(test_yaml_nesting_limit),
-        cmocka_unit_test(test_yaml_anchor_limits),
-        cmocka_unit_test(test_yaml_typing),
-        cmocka_unit_test(test_duplicate_node_sections),
-        cmocka_unit_test(test_top_flips_linear),
-    };
-    return cmocka_run_group_tests_name("fakehw config", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw config", test_defaults_section, test_exact_node_section,
+          test_glob_and_first_match, test_no_section, test_overrides_and_custom, test_seeds,
+          test_4096_unique, test_value_checks, test_bad_files, test_bad_inline, test_xid_flips,
+          test_vfio, test_whole_file_bounds, test_missing_file, test_flips_bounded_after_aliases,
+          test_yaml_nesting_limit, test_yaml_anchor_limits, test_yaml_typing,
+          test_duplicate_node_sections, test_top_flips_linear)

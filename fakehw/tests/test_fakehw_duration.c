@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "duration.h"
+#include "common/tests/test_main.h"
 
 static void test_good(void **state)
 {
@@ -69,11 +70,4 @@ static void test_bad(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good),
-        cmocka_unit_test(test_bad),
-    };
-    return cmocka_run_group_tests_name("fakehw duration", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw duration", test_good, test_bad)

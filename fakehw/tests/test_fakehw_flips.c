@@ -15,6 +15,7 @@
 
 #include "flips.h"
 #include "log.h"
+#include "common/tests/test_main.h"
 
 static struct flip make_flip(const char *device, int64_t after, bool healthy, int64_t for_ms,
                              const char *reason)
@@ -299,15 +300,6 @@ static void test_scheduler_replace_and_stop(void **state)
     inventory_free(inv);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_plan_xid),
-        cmocka_unit_test(test_scheduler_xid),
-        cmocka_unit_test(test_scheduler_flips_and_returns),
-        cmocka_unit_test(test_scheduler_all_and_unknown),
-        cmocka_unit_test(test_scheduler_replace_and_stop),
-    };
-    return cmocka_run_group_tests_name("fakehw flips", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw flips", test_plan, test_plan_xid, test_scheduler_xid,
+          test_scheduler_flips_and_returns, test_scheduler_all_and_unknown,
+          test_scheduler_replace_and_stop)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "quantity.h"
+#include "common/tests/test_main.h"
 
 static void test_parse_good(void **state)
 {
@@ -141,13 +142,4 @@ static void test_round_trip(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),
-        cmocka_unit_test(test_parse_bad),
-        cmocka_unit_test(test_format),
-        cmocka_unit_test(test_round_trip),
-    };
-    return cmocka_run_group_tests_name("quantity", tests, NULL, NULL);
-}
+TEST_MAIN("quantity", test_parse_good, test_parse_bad, test_format, test_round_trip)

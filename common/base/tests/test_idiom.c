@@ -20,6 +20,7 @@
 #include "error.h"
 #include "grow.h"
 #include "xalloc.h"
+#include "common/tests/test_main.h"
 
 /* ---------- cleanup.h ---------- */
 
@@ -321,19 +322,7 @@ static void test_error_setv(void **state)
     assert_memory_equal(err.msg, "claim c: xxx", 12);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cleanup_func_runs_at_scope_exit),
-        cmocka_unit_test(test_steal_pointer_hands_ownership_on),
-        cmocka_unit_test(test_cleanup_close_and_steal_fd),
-        cmocka_unit_test(test_cleanup_fclose),
-        cmocka_unit_test(test_cleanup_free_with_error_path),
-        cmocka_unit_test(test_xalloc_results),
-        cmocka_unit_test(test_out_of_memory_is_fatal),
-        cmocka_unit_test(test_grow_keeps_items_and_doubles),
-        cmocka_unit_test(test_grow_overflow_is_fatal),
-        cmocka_unit_test(test_error_setv),
-    };
-    return cmocka_run_group_tests_name("idiom", tests, NULL, NULL);
-}
+TEST_MAIN("idiom", test_cleanup_func_runs_at_scope_exit, test_steal_pointer_hands_ownership_on,
+          test_cleanup_close_and_steal_fd, test_cleanup_fclose, test_cleanup_free_with_error_path,
+          test_xalloc_results, test_out_of_memory_is_fatal, test_grow_keeps_items_and_doubles,
+          test_grow_overflow_is_fatal, test_error_setv)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fakehw_tree_read.h"
+#include "common/tests/test_main.h"
 
 struct tree {
     char root[64];
@@ -981,26 +982,11 @@ static void test_attribute_table(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_read_device_good, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_sorted_by_index_then_name, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_empty_and_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_attribute, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_attribute_table, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_state_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_too_long_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tree_inconsistencies, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_node_and_generation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_reads_as_the_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_bad_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_bad_shape, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_unreadable, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_device_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_hostile_count, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mig_and_sharing_files, setup, teardown),
-    };
-    return cmocka_run_group_tests_name("fakehw_tree", tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("fakehw_tree", setup, teardown, test_read_device_good,
+                  test_list_sorted_by_index_then_name, test_list_empty_and_missing,
+                  test_missing_attribute, test_attribute_table, test_malformed_values,
+                  test_malformed_state_values, test_too_long_values, test_tree_inconsistencies,
+                  test_node_and_generation, test_snapshot_reads_as_the_files,
+                  test_snapshot_bad_lines, test_snapshot_bad_shape, test_snapshot_unreadable,
+                  test_snapshot_device_limit, test_snapshot_hostile_count,
+                  test_mig_and_sharing_files)

@@ -30,6 +30,7 @@
 
 #include "fakehw_tree_read.h"
 #include "fakehw_watch.h"
+#include "common/tests/test_main.h"
 
 #define LONG_WAIT_MS 5000 /* for events that must come: only a hang reaches it */
 #define QUIET_MS     100  /* for "nothing happens" */
@@ -620,22 +621,18 @@ static void test_fuse_without_poll_support(void **state)
     expect(w, FAKEHW_WATCH_GONE);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_quiet_tree_times_out, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_writes_wake_the_wait, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_atomic_replace_wakes_once_renamed, setup_tree,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_device_set_changes, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_gone_and_back, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_root_renamed_away_and_back, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_starts_down_when_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wake_interrupts_wait, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_resync_period, setup_tree, teardown),
-        cmocka_unit_test(test_open_errors),
-        cmocka_unit_test_setup_teardown(test_fuse_poll_kill_and_remount, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fuse_without_poll_support, setup, teardown),
-    };
-    return cmocka_run_group_tests_name("fakehw_watch", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("fakehw_watch",
+               cmocka_unit_test_setup_teardown(test_quiet_tree_times_out, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_writes_wake_the_wait, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_atomic_replace_wakes_once_renamed, setup_tree,
+                                               teardown),
+               cmocka_unit_test_setup_teardown(test_device_set_changes, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_gone_and_back, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_root_renamed_away_and_back, setup_tree,
+                                               teardown),
+               cmocka_unit_test_setup_teardown(test_starts_down_when_missing, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_wake_interrupts_wait, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_resync_period, setup_tree, teardown),
+               cmocka_unit_test(test_open_errors),
+               cmocka_unit_test_setup_teardown(test_fuse_poll_kill_and_remount, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_fuse_without_poll_support, setup, teardown))

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "driver/bind/binding_conditions.h"
+#include "common/tests/test_main.h"
 
 #define DRIVER "gpu.fakehw.example.com"
 
@@ -166,13 +167,6 @@ static void test_false_conditions_report_nothing(void **state)
     json_decref(claim);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names_and_device_fields),
-        cmocka_unit_test(test_results_of_driver_and_pool),
-        cmocka_unit_test(test_set_and_read_back),
-        cmocka_unit_test(test_false_conditions_report_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/bind binding_conditions", test_names_and_device_fields,
+          test_results_of_driver_and_pool, test_set_and_read_back,
+          test_false_conditions_report_nothing)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "driver/claims/claim_queue.h"
+#include "common/tests/test_main.h"
 
 #define UID1 "00000000-0000-4000-8000-000000000001"
 #define UID2 "00000000-0000-4000-8000-000000000002"
@@ -193,16 +194,6 @@ static void test_path(void **state)
     claim_queue_clear(&q);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_collapses_per_uid),
-        cmocka_unit_test(test_earliest_first),
-        cmocka_unit_test(test_conflicts_reread_then_back_off),
-        cmocka_unit_test(test_gives_up),
-        cmocka_unit_test(test_dropped_or_superseded_in_flight),
-        cmocka_unit_test(test_path),
-    };
-    return cmocka_run_group_tests_name("driver/claims claim_queue", tests, NULL, NULL);
-}
+TEST_MAIN("driver/claims claim_queue", test_defaults, test_collapses_per_uid, test_earliest_first,
+          test_conflicts_reread_then_back_off, test_gives_up, test_dropped_or_superseded_in_flight,
+          test_path)

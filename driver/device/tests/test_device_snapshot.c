@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "driver/device/device_snapshot.h"
+#include "common/tests/test_main.h"
 
 static struct fakehw_device *devices(size_t n)
 {
@@ -148,14 +149,5 @@ static void test_last_put_on_another_thread(void **state)
     assert_int_equal(h.seen, 2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_takes_the_array),
-        cmocka_unit_test(test_get_put_keep_it_alive),
-        cmocka_unit_test(test_find),
-        cmocka_unit_test(test_concurrent_references),
-        cmocka_unit_test(test_last_put_on_another_thread),
-    };
-    return cmocka_run_group_tests_name("driver/health device_snapshot", tests, NULL, NULL);
-}
+TEST_MAIN("driver/health device_snapshot", test_new_takes_the_array, test_get_put_keep_it_alive,
+          test_find, test_concurrent_references, test_last_put_on_another_thread)

@@ -16,6 +16,7 @@
 #include "driver/device/nvidia_vfio.h"
 #include "driver/device/personality.h"
 #include "driver/device/tests/test_gpus.h"
+#include "common/tests/test_main.h"
 
 /* A GPU of the tests, named name, at PCI 0000:18:00.0 whatever its minor,
  * in dynamic MIG mode on NUMA node 1. */
@@ -289,19 +290,6 @@ static void test_brands(void **state)
     assert_string_equal(nvidia_brand("Acme"), "Acme");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_device_names),
-        cmocka_unit_test(test_rename),
-        cmocka_unit_test(test_rename_refuses_a_clash),
-        cmocka_unit_test(test_gpu_attributes),
-        cmocka_unit_test(test_mig_attributes),
-        cmocka_unit_test(test_attribute_errors),
-        cmocka_unit_test(test_brands),
-        cmocka_unit_test(test_vfio_names),
-        cmocka_unit_test(test_vfio_attributes),
-    };
-    return cmocka_run_group_tests_name("driver/device personality", tests, NULL, NULL);
-}
+TEST_MAIN("driver/device personality", test_parse, test_device_names, test_rename,
+          test_rename_refuses_a_clash, test_gpu_attributes, test_mig_attributes,
+          test_attribute_errors, test_brands, test_vfio_names, test_vfio_attributes)

@@ -24,6 +24,7 @@
 #include "proto/dra_v1.pb-c.h"
 #include "proto/dra_v1beta1.pb-c.h"
 #include "proto/pluginregistration.pb-c.h"
+#include "common/tests/test_main.h"
 
 /* "/" + service full name + "/" + method, from the generated descriptors. */
 static void assert_path(const ProtobufCServiceDescriptor *svc, unsigned method, const char *want)
@@ -466,22 +467,8 @@ static void test_rpc_wire(void **state)
     grpc_slice_unref(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_method_paths),
-        cmocka_unit_test(test_request_claims),
-        cmocka_unit_test(test_prepare_response_v1),
-        cmocka_unit_test(test_prepare_response_v1beta1_has_no_share_id),
-        cmocka_unit_test(test_prepare_response_v1beta1_is_v1_without_share_id),
-        cmocka_unit_test(test_unprepare_response_bytes),
-        cmocka_unit_test(test_error_text_is_utf8),
-        cmocka_unit_test(test_utf8),
-        cmocka_unit_test(test_health_message_cut),
-        cmocka_unit_test(test_health_encode),
-        cmocka_unit_test(test_health_versions_wire_identical),
-        cmocka_unit_test(test_registration_config_errors),
-        cmocka_unit_test(test_rpc_wire),
-    };
-    return cmocka_run_group_tests_name("grpc codec", tests, NULL, NULL);
-}
+TEST_MAIN("grpc codec", test_method_paths, test_request_claims, test_prepare_response_v1,
+          test_prepare_response_v1beta1_has_no_share_id,
+          test_prepare_response_v1beta1_is_v1_without_share_id, test_unprepare_response_bytes,
+          test_error_text_is_utf8, test_utf8, test_health_message_cut, test_health_encode,
+          test_health_versions_wire_identical, test_registration_config_errors, test_rpc_wire)

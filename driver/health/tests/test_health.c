@@ -15,6 +15,7 @@
 #include "driver/health/claim_status_json.h"
 #include "driver/health/device_health.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
 
 #define DRIVER "gpu.fakehw.example.com"
 #define POOL   "node-1"
@@ -607,22 +608,8 @@ static void test_share_id_keys(void **state)
     json_decref(claim);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_effect_and_policy),
-        cmocka_unit_test(test_taint_value_sanitizing),
-        cmocka_unit_test(test_label_value_and_reason_rules),
-        cmocka_unit_test(test_classify),
-        cmocka_unit_test(test_taint_json),
-        cmocka_unit_test(test_classify_xids),
-        cmocka_unit_test(test_health_diff),
-        cmocka_unit_test(test_health_diff_xid),
-        cmocka_unit_test(test_claim_status_fresh),
-        cmocka_unit_test(test_claim_status_reason_not_utf8),
-        cmocka_unit_test(test_claim_status_transitions),
-        cmocka_unit_test(test_claim_status_drops_stale_and_errors),
-        cmocka_unit_test(test_share_id_keys),
-    };
-    return cmocka_run_group_tests_name("driver/health", tests, NULL, NULL);
-}
+TEST_MAIN("driver/health", test_parse_effect_and_policy, test_taint_value_sanitizing,
+          test_label_value_and_reason_rules, test_classify, test_taint_json, test_classify_xids,
+          test_health_diff, test_health_diff_xid, test_claim_status_fresh,
+          test_claim_status_reason_not_utf8, test_claim_status_transitions,
+          test_claim_status_drops_stale_and_errors, test_share_id_keys)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "driver/health/xid_policy.h"
+#include "common/tests/test_main.h"
 
 /* The real driver's list (device_health.go, xidsToSkip). */
 static const long nvidia_ignored[] = {13, 31, 43, 45, 68, 109};
@@ -119,12 +120,5 @@ static void test_bounded(void **state)
     assert_string_equal(err.msg, "more than 256 XIDs");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults), cmocka_unit_test(test_ignored),
-        cmocka_unit_test(test_merge),    cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_bounded),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/health xid_policy", test_defaults, test_ignored, test_merge, test_refused,
+          test_bounded)

@@ -19,6 +19,7 @@
 #include "kube_internal.h"
 #include "monotonic.h"
 #include "standin_proc.h"
+#include "common/tests/test_main.h"
 
 #define SLICES  "/apis/resource.k8s.io/v1/resourceslices"
 #define CLAIMS  "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
@@ -953,30 +954,14 @@ static void test_tls(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_get_node),
-        cmocka_unit_test(test_not_found),
-        cmocka_unit_test(test_create_update_conflict_delete),
-        cmocka_unit_test(test_claim_status_patches),
-        cmocka_unit_test(test_retry_through_500),
-        cmocka_unit_test(test_retries_are_bounded),
-        cmocka_unit_test(test_retry_after_is_honoured),
-        cmocka_unit_test(test_4xx_is_not_retried),
-        cmocka_unit_test(test_dropped_connections_are_retried),
-        cmocka_unit_test(test_post_is_not_repeated_after_a_drop),
-        cmocka_unit_test(test_timeouts),
-        cmocka_unit_test(test_connection_refused),
-        cmocka_unit_test(test_concurrent_requests),
-        cmocka_unit_test(test_deadline_cancels_requests_in_flight),
-        cmocka_unit_test(test_watch_events_from_list_rv),
-        cmocka_unit_test(test_watch_initial_state_and_stop),
-        cmocka_unit_test(test_watch_cancelled_before_start),
-        cmocka_unit_test(test_watch_ends_with_the_server),
-        cmocka_unit_test(test_watch_errors),
-        cmocka_unit_test(test_token_file_is_reread),
-        cmocka_unit_test(test_tls),
-    };
-    return cmocka_run_group_tests_name("kube_client", tests, setup, teardown);
-}
+TEST_MAIN_GROUP_FIXTURE("kube_client", setup, teardown, test_get_node, test_not_found,
+                        test_create_update_conflict_delete, test_claim_status_patches,
+                        test_retry_through_500, test_retries_are_bounded,
+                        test_retry_after_is_honoured, test_4xx_is_not_retried,
+                        test_dropped_connections_are_retried,
+                        test_post_is_not_repeated_after_a_drop, test_timeouts,
+                        test_connection_refused, test_concurrent_requests,
+                        test_deadline_cancels_requests_in_flight, test_watch_events_from_list_rv,
+                        test_watch_initial_state_and_stop, test_watch_cancelled_before_start,
+                        test_watch_ends_with_the_server, test_watch_errors,
+                        test_token_file_is_reread, test_tls)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kube_client.h"
+#include "common/tests/test_main.h"
 
 #define PEM_CERT "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 #define PEM_KEY  "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n"
@@ -472,24 +473,9 @@ static void test_in_cluster_errors(void **state)
     unsetenv("KUBE_SERVICEACCOUNT_DIR");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token),
-        cmocka_unit_test(test_client_cert_data),
-        cmocka_unit_test(test_relative_files),
-        cmocka_unit_test(test_absolute_file_and_current_context),
-        cmocka_unit_test(test_missing_current_context),
-        cmocka_unit_test(test_unknown_context),
-        cmocka_unit_test(test_unknown_cluster_and_user),
-        cmocka_unit_test(test_missing_server),
-        cmocka_unit_test(test_bad_base64),
-        cmocka_unit_test(test_file_not_found),
-        cmocka_unit_test(test_other_errors),
-        cmocka_unit_test(test_yaml_bounds),
-        cmocka_unit_test(test_untrusted_values),
-        cmocka_unit_test(test_in_cluster),
-        cmocka_unit_test(test_in_cluster_errors),
-    };
-    return cmocka_run_group_tests_name("kube_config", tests, setup, teardown);
-}
+TEST_MAIN_GROUP_FIXTURE("kube_config", setup, teardown, test_token, test_client_cert_data,
+                        test_relative_files, test_absolute_file_and_current_context,
+                        test_missing_current_context, test_unknown_context,
+                        test_unknown_cluster_and_user, test_missing_server, test_bad_base64,
+                        test_file_not_found, test_other_errors, test_yaml_bounds,
+                        test_untrusted_values, test_in_cluster, test_in_cluster_errors)

@@ -26,6 +26,7 @@
 #include "driver/metrics/metrics.h"
 #include "driver/metrics/metrics_server.h"
 #include "driver/metrics/metrics_test.h"
+#include "common/tests/test_main.h"
 
 static char *render(struct metrics *m, const struct metrics_state *st)
 {
@@ -449,16 +450,5 @@ static void test_server_connection_limit(void **state)
     metrics_free(m);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exposition_values),
-        cmocka_unit_test(test_exposition_format),
-        cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_addresses),
-        cmocka_unit_test(test_bind_before_serving),
-        cmocka_unit_test(test_server),
-        cmocka_unit_test(test_server_connection_limit),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/metrics", test_exposition_values, test_exposition_format, test_threads,
+          test_addresses, test_bind_before_serving, test_server, test_server_connection_limit)

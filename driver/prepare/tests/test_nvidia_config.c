@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "driver/prepare/nvidia_config.h"
+#include "common/tests/test_main.h"
 
 #define DRIVER "gpu.nvidia.com"
 #define PARAMS(kind, body)                                                                         \
@@ -405,19 +406,12 @@ static void test_status_data(void **state)
     json_decref(claim);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_defaults, setup),
-        cmocka_unit_test_setup(test_time_slicing, setup),
-        cmocka_unit_test_setup(test_precedence, setup),
-        cmocka_unit_test_setup(test_mps, setup),
-        cmocka_unit_test_setup(test_vfio, setup),
-        cmocka_unit_test(test_vfio_devices),
-        cmocka_unit_test_setup(test_kind_mismatch, setup),
-        cmocka_unit_test_setup(test_refusals, setup),
-        cmocka_unit_test_setup(test_entry_errors, setup),
-        cmocka_unit_test_setup(test_status_data, setup),
-    };
-    return cmocka_run_group_tests_name("driver/prepare nvidia_config", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("driver/prepare nvidia_config", cmocka_unit_test_setup(test_defaults, setup),
+               cmocka_unit_test_setup(test_time_slicing, setup),
+               cmocka_unit_test_setup(test_precedence, setup),
+               cmocka_unit_test_setup(test_mps, setup), cmocka_unit_test_setup(test_vfio, setup),
+               cmocka_unit_test(test_vfio_devices),
+               cmocka_unit_test_setup(test_kind_mismatch, setup),
+               cmocka_unit_test_setup(test_refusals, setup),
+               cmocka_unit_test_setup(test_entry_errors, setup),
+               cmocka_unit_test_setup(test_status_data, setup))

@@ -16,6 +16,7 @@
 #include "driver/device/device_attributes.h"
 #include "driver/prepare/device_metadata.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 /* Two devices of two requests: gpu-0 with a device node and the claim's
  * TimeSlicing config plus env, gpu-3 without a node, from a subrequest, with
@@ -369,15 +370,7 @@ static void test_metadata_file(void **state)
     json_decref(devices);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_claim_spec_exact),
-        cmocka_unit_test(test_claim_spec_nvidia),
-        cmocka_unit_test(test_claim_spec_vfio),
-        cmocka_unit_test(test_names_valid),
-        cmocka_unit_test(test_metadata_spec_exact),
-        cmocka_unit_test_setup_teardown(test_metadata_file, fixture_setup, fixture_teardown),
-    };
-    return cmocka_run_group_tests_name("prepare CDI specs", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare CDI specs", cmocka_unit_test(test_claim_spec_exact),
+               cmocka_unit_test(test_claim_spec_nvidia), cmocka_unit_test(test_claim_spec_vfio),
+               cmocka_unit_test(test_names_valid), cmocka_unit_test(test_metadata_spec_exact),
+               cmocka_unit_test_setup_teardown(test_metadata_file, fixture_setup, fixture_teardown))

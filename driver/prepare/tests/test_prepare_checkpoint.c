@@ -19,6 +19,7 @@
 #include "driver/prepare/checkpoint.h"
 #include "driver/prepare/checkpoint_journal.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define SPEC1 "k8s.gpu.fakehw.example.com-gpu_" UID1 ".json"
 
@@ -552,21 +553,10 @@ static void test_journal_without_snapshot(void **state)
     free(a2);
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crc32),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_corruption),
-        T(test_recovery_from_corruption),
-        T(test_started_rolled_back),
-        T(test_sweep),
-        T(test_rebuild_skips_unreadable_spec),
-        T(test_unreadable_checkpoint_fails),
-        T(test_torn_journal_line),
-        T(test_bad_journal_line_is_corruption),
-        T(test_journal_without_snapshot),
-    };
-    return cmocka_run_group_tests_name("prepare checkpoint", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare checkpoint", cmocka_unit_test(test_crc32),
+               cmocka_unit_test(test_round_trip), cmocka_unit_test(test_corruption),
+               T(test_recovery_from_corruption), T(test_started_rolled_back), T(test_sweep),
+               T(test_rebuild_skips_unreadable_spec), T(test_unreadable_checkpoint_fails),
+               T(test_torn_journal_line), T(test_bad_journal_line_is_corruption),
+               T(test_journal_without_snapshot))

@@ -13,6 +13,7 @@
 
 #include "driver/prepare/gpu_config.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define PARAMS(body)                                                                               \
     "{\"apiVersion\":\"gpu.fakehw.example.com/v1alpha1\",\"kind\":\"GpuConfig\"" body "}"
@@ -302,15 +303,8 @@ static void test_error_names_claim(void **state)
     prepare_state_close(st);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),
-        cmocka_unit_test(test_class_then_claim),
-        cmocka_unit_test(test_per_request),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_env_limits),
-        cmocka_unit_test_setup_teardown(test_error_names_claim, fixture_setup, fixture_teardown),
-    };
-    return cmocka_run_group_tests_name("prepare opaque config", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare opaque config", cmocka_unit_test(test_default),
+               cmocka_unit_test(test_class_then_claim), cmocka_unit_test(test_per_request),
+               cmocka_unit_test(test_errors), cmocka_unit_test(test_env_limits),
+               cmocka_unit_test_setup_teardown(test_error_names_claim, fixture_setup,
+                                               fixture_teardown))

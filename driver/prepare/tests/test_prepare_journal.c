@@ -25,6 +25,7 @@
 #include "driver/prepare/checkpoint_journal.h"
 #include "driver/prepare/checkpoint_store.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define SPEC(uid) "k8s.gpu.fakehw.example.com-gpu_" uid ".json"
 #define RECORD(uid, name, dev)                                                                     \
@@ -585,19 +586,8 @@ static void test_store_open_fails(void **state)
     pthread_mutex_destroy(&m.mu);
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_format),
-        cmocka_unit_test(test_replay),
-        cmocka_unit_test(test_torn_last_line),
-        cmocka_unit_test(test_corrupt_lines),
-        T(test_store_append_and_compact),
-        T(test_store_short_write),
-        T(test_store_compaction_fails),
-        T(test_store_concurrent),
-        T(test_store_open_fails),
-    };
-    return cmocka_run_group_tests_name("prepare journal", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare journal", cmocka_unit_test(test_line_format), cmocka_unit_test(test_replay),
+               cmocka_unit_test(test_torn_last_line), cmocka_unit_test(test_corrupt_lines),
+               T(test_store_append_and_compact), T(test_store_short_write),
+               T(test_store_compaction_fails), T(test_store_concurrent), T(test_store_open_fails))

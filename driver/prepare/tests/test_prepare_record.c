@@ -15,6 +15,7 @@
 #include "driver/prepare/checkpoint.h"
 #include "driver/prepare/claim_record.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define SPEC(uid) "k8s." FIXTURE_DRIVER "-gpu_" uid ".json"
 #define META(uid) FIXTURE_DRIVER "_metadata_" uid "_gpus.json"
@@ -167,13 +168,5 @@ static void test_set(void **state)
     assert_int_equal(t.n, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_new_record),
-        cmocka_unit_test(test_bad_records),
-        cmocka_unit_test(test_set),
-    };
-    return cmocka_run_group_tests_name("driver/prepare claim_record", tests, NULL, NULL);
-}
+TEST_MAIN("driver/prepare claim_record", test_round_trip, test_new_record, test_bad_records,
+          test_set)

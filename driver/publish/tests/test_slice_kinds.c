@@ -15,6 +15,7 @@
 #include "driver/device/tests/test_gpus.h"
 #include "driver/publish/slice_builder.h"
 #include "slice_fixture.h"
+#include "common/tests/test_main.h"
 
 static struct fakehw_device gpu(int i, bool virtual_gpu, enum fakehw_attach attach)
 {
@@ -125,12 +126,5 @@ static void test_attachable_gpus_carry_binding_conditions(void **state)
     slice_build_result_free(&r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_virtual_gpus_get_their_own_slices),
-        cmocka_unit_test(test_virtual_gpus_split_by_the_slice_limit),
-        cmocka_unit_test(test_attachable_gpus_carry_binding_conditions),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/publish slice kinds", test_virtual_gpus_get_their_own_slices,
+          test_virtual_gpus_split_by_the_slice_limit, test_attachable_gpus_carry_binding_conditions)
