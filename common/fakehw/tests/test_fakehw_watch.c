@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +30,7 @@
 #include "fakehw_tree_read.h"
 #include "fakehw_watch.h"
 #include "common/tests/test_main.h"
+#include "common/tests/tmp_dir.h"
 
 #define LONG_WAIT_MS 5000 /* for events that must come: only a hang reaches it */
 #define QUIET_MS     100  /* for "nothing happens" */
@@ -67,19 +67,11 @@ static void make_dir(const char *root, const char *rel)
     assert_int_equal(mkdir(path, 0755), 0);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static void remove_tree(const char *root, const char *rel)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/%s", root, rel);
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_dir_remove(path);
 }
 
 static struct fakehw_watch *open_watch(struct fixture *f, int resync_ms)
@@ -130,10 +122,7 @@ static void expect(struct fakehw_watch *w, enum fakehw_watch_event want)
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    if (f == NULL)
-        return -1;
-    snprintf(f->root, sizeof(f->root), "/tmp/test_fakehw_watch.XXXXXX");
-    if (mkdtemp(f->root) == NULL)
+    if (f == NULL || !tmp_dir_make(f->root, sizeof(f->root), "test_fakehw_watch"))
         return -1;
     f->ctl = -1;
     *state = f;
@@ -177,7 +166,7 @@ static int teardown(void **state)
     fakehw_watch_close(f->w);
     stop_server(f);
     umount2(f->root, MNT_DETACH); /* FUSE tests; harmless otherwise */
-    nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_dir_remove(f->root);
     free(f);
     return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "kube_client.h"
 #include "common/tests/test_main.h"
+#include "common/tests/tmp_dir.h"
 
 #define PEM_CERT "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 #define PEM_KEY  "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n"
@@ -46,8 +47,7 @@ static char *path_of(const char *name)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/kubeconfig-test.XXXXXX");
-    if (mkdtemp(dir) == NULL)
+    if (!tmp_dir_make(dir, sizeof(dir), "kubeconfig-test"))
         return -1;
     char sub[128];
     snprintf(sub, sizeof(sub), "%s/sub", dir);
@@ -63,9 +63,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmp_dir_remove(dir);
 }
 
 /* Loads text as a kubeconfig; returns the rc and leaves cfg/err filled. */

@@ -17,6 +17,7 @@
 #include "driver/prepare/checkpoint_journal.h"
 #include "driver/prepare/claim_files.h"
 #include "log.h"
+#include "common/tests/tmp_dir.h"
 
 static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
@@ -103,10 +104,7 @@ static void make_device(struct fixture *f, int i)
 int fixture_setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    if (f == NULL)
-        return -1;
-    snprintf(f->root, sizeof(f->root), "/tmp/test-prepare.XXXXXX");
-    if (mkdtemp(f->root) == NULL)
+    if (f == NULL || !tmp_dir_make(f->root, sizeof(f->root), "test-prepare"))
         return -1;
     fixture_path(f->plugin_dir, sizeof(f->plugin_dir), f->root, "plugins/" FIXTURE_DRIVER);
     fixture_path(f->cdi_root, sizeof(f->cdi_root), f->root, "cdi");
