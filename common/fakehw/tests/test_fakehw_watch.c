@@ -29,6 +29,7 @@
 
 #include "fakehw_tree_read.h"
 #include "fakehw_watch.h"
+#include "common/tests/fork_piped.h"
 #include "common/tests/test_main.h"
 #include "common/tests/tmp_dir.h"
 
@@ -502,14 +503,9 @@ static void serve(const char *mnt, int ctl, bool with_poll)
 static bool start_server(struct fixture *f, bool with_poll)
 {
     int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(p[1]);
+    pid_t pid = fork_piped(p, 0);
+    if (pid == 0)
         serve(f->root, p[0], with_poll);
-    }
-    close(p[0]);
     f->server = pid;
     f->ctl = p[1];
     for (int i = 0; i < 500; i++) {
@@ -553,6 +549,13 @@ static void expect_bump_seen(struct fixture *f, struct fakehw_watch *w, uint64_t
     assert_int_equal(fakehw_watch_generation(w), gen);
 }
 
+/* Nothing happens for a while, and the watch is then in mode. */
+static void expect_quiet_in_mode(struct fakehw_watch *w, const char *mode)
+{
+    expect_quiet(w);
+    assert_string_equal(fakehw_watch_mode(w), mode);
+}
+
 static void test_fuse_poll_kill_and_remount(void **state)
 {
     struct fixture *f = *state;
@@ -562,8 +565,7 @@ static void test_fuse_poll_kill_and_remount(void **state)
     /* Blocking in poll, not spinning: a spinning wait would have switched
      * to fuse-interval after a few wakes. */
     expect_quiet(w);
-    expect_quiet(w);
-    assert_string_equal(fakehw_watch_mode(w), "fuse-poll");
+    expect_quiet_in_mode(w, "fuse-poll");
     expect_bump_seen(f, w, 2);
     bump(f);
     bump(f);
@@ -602,8 +604,7 @@ static void test_fuse_without_poll_support(void **state)
     struct fakehw_watch *w = watch_on_fuse_server(f, false);
     /* The kernel reports the fd always ready: the watch must notice and
      * fall back to reading the counter every retry_ms. */
-    expect_quiet(w);
-    assert_string_equal(fakehw_watch_mode(w), "fuse-interval");
+    expect_quiet_in_mode(w, "fuse-interval");
     expect_bump_seen(f, w, 2);
     expect_quiet(w);
     stop_server(f);
