@@ -91,9 +91,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct tree *t = *state;
-    tmp_dir_remove(t->root);
+    int rc = tmp_dir_remove(t->root);
     free(t);
-    return 0;
+    return rc;
 }
 
 static void test_read_device_good(void **state)
