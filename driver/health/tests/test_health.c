@@ -16,6 +16,7 @@
 #include "driver/health/device_health.h"
 #include "common/tests/check_valid.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define DRIVER "gpu.fakehw.example.com"
 #define POOL   "node-1"
@@ -361,11 +362,7 @@ static json_t *claim_json(const char *status_devices)
              "  {\"request\": \"gpu3\", \"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
              "   \"device\": \"gpu-1\"}]}}%s%s}}",
              status_devices ? ", \"devices\": " : "", status_devices ? status_devices : "");
-    json_error_t jerr;
-    json_t *c = json_loads(text, 0, &jerr);
-    if (c == NULL)
-        fail_msg("bad test JSON: %s", jerr.text);
-    return c;
+    return test_json(text);
 }
 
 static const json_t *entry_for(const json_t *devices, const char *driver, const char *device)

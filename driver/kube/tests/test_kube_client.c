@@ -20,6 +20,7 @@
 #include "monotonic.h"
 #include "standin_proc.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define SLICES  "/apis/resource.k8s.io/v1/resourceslices"
 #define CLAIMS  "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
@@ -47,15 +48,6 @@ static struct kube_client *client(void)
     return client_with(sa.url, 4, 5000);
 }
 
-static json_t *must_json(const char *text)
-{
-    json_error_t jerr;
-    json_t *j = json_loads(text, 0, &jerr);
-    if (j == NULL)
-        fail_msg("bad JSON in test: %s: %s", jerr.text, text);
-    return j;
-}
-
 /* The method of its wire name (the tests read best with "GET"). */
 static enum kube_method method_of(const char *name)
 {
@@ -72,7 +64,7 @@ static enum kube_method method_of(const char *name)
 static int req(struct kube_client *c, const char *method, const char *path, const char *body,
                const char *ctype, long *status, json_t **resp, struct error *err)
 {
-    json_t *b = body ? must_json(body) : NULL;
+    json_t *b = body ? test_json(body) : NULL;
     int rc = kube_request(c, method_of(method), path, b, ctype, status, resp, err);
     json_decref(b);
     return rc;

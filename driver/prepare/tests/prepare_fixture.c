@@ -17,6 +17,7 @@
 #include "driver/prepare/checkpoint_journal.h"
 #include "driver/prepare/claim_files.h"
 #include "log.h"
+#include "common/tests/test_json.h"
 #include "common/tests/tmp_dir.h"
 
 static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
@@ -161,10 +162,7 @@ json_t *fixture_claim(const char *ns, const char *name, const char *uid, const c
                      annotations ? annotations : "", results, config ? ",\"config\":" : "",
                      config ? config : "");
     assert_true(n > 0);
-    json_error_t jerr;
-    json_t *claim = json_loads(text, 0, &jerr);
-    if (claim == NULL)
-        fail_msg("fixture claim is not JSON: %s: %s", jerr.text, text);
+    json_t *claim = test_json(text);
     free(text);
     return claim;
 }

@@ -15,6 +15,7 @@
 
 #include "driver/prepare/nvidia_config.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define DRIVER "gpu.nvidia.com"
 #define PARAMS(kind, body)                                                                         \
@@ -44,10 +45,7 @@ static int setup(void **state)
 
 static int resolve(const char *config, struct nvidia_config *out, struct error *err)
 {
-    json_error_t jerr;
-    json_t *c = config ? json_loads(config, 0, &jerr) : NULL;
-    if (config != NULL && c == NULL)
-        fail_msg("test config is not JSON: %s", jerr.text);
+    json_t *c = test_json(config);
     int rc = nvidia_config_resolve(DRIVER, c, (const char *const *)reqs, devs, 3, out, err);
     json_decref(c);
     return rc;
@@ -382,10 +380,7 @@ static void test_status_data(void **state)
                                     "\"mpsConfig\":{\"defaultActiveThreadPercentage\":"
                                     "25,\"defaultPinnedDeviceMemoryLimit\":\"1Gi\"}}")) "]"
                                                                                         "}}}}";
-    json_error_t jerr;
-    json_t *claim = json_loads(claim_text, 0, &jerr);
-    if (claim == NULL)
-        fail_msg("%s", jerr.text);
+    json_t *claim = test_json(claim_text);
     json_t *d = nvidia_config_claim_data(DRIVER, "n", claim, 2, find, NULL);
     char *text = json_dumps(d, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(text, "{\"entry\":0,\"kind\":\"GpuConfig\",\"sharing\":{\"mpsConfig\":"

@@ -20,6 +20,7 @@
 #include "driver/prepare/checkpoint_journal.h"
 #include "prepare_fixture.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define SPEC1 "k8s.gpu.fakehw.example.com-gpu_" UID1 ".json"
 
@@ -88,10 +89,7 @@ static char *encode_edited(const char *old, const char *new_text)
     assert_non_null(at);
     snprintf(rec, sizeof(rec), "%.*s%s%s", (int)(at - record1), record1, new_text,
              at + strlen(old));
-    json_error_t jerr;
-    json_t *r = json_loads(rec, 0, &jerr);
-    if (r == NULL)
-        fail_msg("edited record is not JSON: %s", jerr.text);
+    json_t *r = test_json(rec);
     json_t *claims = json_object();
     json_object_set_new(claims, UID1, r);
     struct error err;

@@ -14,6 +14,7 @@
 #include "driver/prepare/gpu_config.h"
 #include "prepare_fixture.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define PARAMS(body)                                                                               \
     "{\"apiVersion\":\"gpu.fakehw.example.com/v1alpha1\",\"kind\":\"GpuConfig\"" body "}"
@@ -25,10 +26,7 @@
 static int resolve(const char *config, const char *const *requests, size_t n,
                    struct gpu_config *out, struct error *err)
 {
-    json_error_t jerr;
-    json_t *c = config ? json_loads(config, 0, &jerr) : NULL;
-    if (config != NULL && c == NULL)
-        fail_msg("test config is not JSON: %s", jerr.text);
+    json_t *c = test_json(config);
     int rc = gpu_config_resolve(FIXTURE_DRIVER, c, requests, n, out, err);
     json_decref(c);
     return rc;

@@ -26,6 +26,7 @@
 #include "driver/prepare/checkpoint_store.h"
 #include "prepare_fixture.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define SPEC(uid) "k8s.gpu.fakehw.example.com-gpu_" uid ".json"
 #define RECORD(uid, name, dev)                                                                     \
@@ -35,20 +36,11 @@
     "\"k8s.gpu.fakehw.example.com/gpu=" uid "-" dev "\"]}],"                                       \
     "\"cdiSpecs\":[\"" SPEC(uid) "\"]}"
 
-static json_t *record(const char *text)
-{
-    json_error_t jerr;
-    json_t *r = json_loads(text, 0, &jerr);
-    if (r == NULL)
-        fail_msg("record is not JSON: %s", jerr.text);
-    return r;
-}
-
 /* Appends the line of one change to buf (a malloc'd string). */
 static void add_line(char **buf, const char *uid, const char *rec_text)
 {
     struct error err;
-    json_t *rec = rec_text ? record(rec_text) : NULL;
+    json_t *rec = test_json(rec_text);
     size_t len;
     char *line = checkpoint_journal_line(uid, rec, &len, &err);
     assert_non_null(line);
@@ -83,7 +75,7 @@ static void test_line_format(void **state)
 {
     (void)state;
     struct error err;
-    json_t *rec = record(RECORD(UID1, "c1", "gpu-0"));
+    json_t *rec = test_json(RECORD(UID1, "c1", "gpu-0"));
     size_t len;
     char *line = checkpoint_journal_line(UID1, rec, &len, &err);
     /* crc32:<8 hex> then compact JSON with sorted keys, then one newline. */
@@ -122,7 +114,7 @@ static void test_replay(void **state)
     assert_int_equal(r.lines, 4);
     assert_int_equal(r.kept, strlen(j));
     assert_int_equal(r.torn_line, 0);
-    json_t *rec2 = record(RECORD(UID2, "c2", "gpu-1"));
+    json_t *rec2 = test_json(RECORD(UID2, "c2", "gpu-1"));
     assert_true(json_equal(json_object_get(claims, UID2), rec2));
     json_decref(rec2);
 
@@ -134,7 +126,7 @@ static void test_replay(void **state)
     json_decref(again);
     /* Onto a snapshot that still has c1 (written before the unprepare). */
     json_t *older = json_object();
-    json_object_set_new(older, UID1, record(RECORD(UID1, "c1", "gpu-0")));
+    json_object_set_new(older, UID1, test_json(RECORD(UID1, "c1", "gpu-0")));
     assert_int_equal(checkpoint_journal_replay(j, strlen(j), FIXTURE_DRIVER, older, &r, &err), 0);
     assert_true(json_equal(older, claims));
     json_decref(older);
@@ -276,7 +268,7 @@ static void test_corrupt_lines(void **state)
         free(line);
     }
     /* A PrepareStarted record is never journaled. */
-    json_t *r = record(RECORD(UID1, "c1", "gpu-0"));
+    json_t *r = test_json(RECORD(UID1, "c1", "gpu-0"));
     json_object_set_new(r, "state", json_string(CHECKPOINT_STARTED));
     json_t *change = json_pack("{s:s, s:s, s:o}", "op", "prepared", "uid", UID1, "record", r);
     char *js = json_dumps(change, JSON_COMPACT | JSON_SORT_KEYS);
@@ -317,7 +309,7 @@ static void model_apply(void *ctx)
     struct model_change *c = ctx;
     pthread_mutex_lock(&c->m->mu);
     if (c->rec_text)
-        json_object_set_new(c->m->claims, c->uid, record(c->rec_text));
+        json_object_set_new(c->m->claims, c->uid, test_json(c->rec_text));
     else
         json_object_del(c->m->claims, c->uid);
     pthread_mutex_unlock(&c->m->mu);
@@ -326,7 +318,7 @@ static void model_apply(void *ctx)
 static int model_append(struct checkpoint_store *s, struct model *m, const char *uid,
                         const char *rec_text, struct error *err)
 {
-    json_t *rec = rec_text ? record(rec_text) : NULL;
+    json_t *rec = test_json(rec_text);
     size_t len;
     char *line = checkpoint_journal_line(uid, rec, &len, err);
     json_decref(rec);
@@ -541,7 +533,7 @@ static void test_store_concurrent(void **state)
         a[i] = (struct appender){.s = s, .m = &m};
         snprintf(a[i].uid, sizeof(a[i].uid), "%08x-1111-4222-8333-%012x", 0xabcd0000u + i, i);
         /* A record of this uid: RECORD with its uid spliced in. */
-        json_t *r = record(RECORD(UID1, "c1", "gpu-0"));
+        json_t *r = test_json(RECORD(UID1, "c1", "gpu-0"));
         char name[16], spec[128], id[128];
         snprintf(name, sizeof(name), "c%d", i);
         snprintf(spec, sizeof(spec), "k8s.gpu.fakehw.example.com-gpu_%s.json", a[i].uid);
