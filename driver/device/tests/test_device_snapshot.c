@@ -15,17 +15,16 @@
 #include <string.h>
 
 #include "driver/device/device_snapshot.h"
+#include "driver/device/tests/test_gpus.h"
 #include "common/tests/test_main.h"
 
+/* n GPUs, gpu-0 ... gpu-<n-1>, the odd ones unhealthy. */
 static struct fakehw_device *devices(size_t n)
 {
-    struct fakehw_device *d = calloc(n, sizeof(*d));
+    struct fakehw_device *d = test_h100s(n);
     assert_non_null(d);
-    for (size_t i = 0; i < n; i++) {
-        snprintf(d[i].name, sizeof(d[i].name), "gpu-%zu", i);
-        d[i].index = (long)i;
+    for (size_t i = 0; i < n; i++)
         d[i].healthy = i % 2 == 0;
-    }
     return d;
 }
 
