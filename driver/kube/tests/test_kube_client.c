@@ -478,23 +478,19 @@ static void test_connection_refused(void **state)
     kube_client_free(c);
 }
 
-struct hammer {
-    struct kube_client *c;
-    int failures;
-};
-
+/* 25 GETs on the client arg; returns how many failed. */
 static void *hammer_thread(void *arg)
 {
-    struct hammer *h = arg;
+    intptr_t failures = 0;
     for (int i = 0; i < 25; i++) {
         struct error err;
         json_t *node = NULL;
-        if (kube_request(h->c, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) < 0 ||
+        if (kube_request(arg, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) < 0 ||
             !json_is_object(node))
-            h->failures++;
+            failures++;
         json_decref(node);
     }
-    return NULL;
+    return (void *)failures;
 }
 
 static void test_concurrent_requests(void **state)
@@ -502,14 +498,12 @@ static void test_concurrent_requests(void **state)
     (void)state;
     struct kube_client *c = client();
     pthread_t t[4];
-    struct hammer h[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, hammer_thread, c), 0);
     for (int i = 0; i < 4; i++) {
-        h[i] = (struct hammer){.c = c};
-        pthread_create(&t[i], NULL, hammer_thread, &h[i]);
-    }
-    for (int i = 0; i < 4; i++) {
-        pthread_join(t[i], NULL);
-        assert_int_equal(h[i].failures, 0);
+        void *failures;
+        pthread_join(t[i], &failures);
+        assert_int_equal((intptr_t)failures, 0);
     }
     kube_client_free(c);
 }
