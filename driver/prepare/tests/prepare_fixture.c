@@ -73,27 +73,28 @@ static void count_unprepared(void *ctx, const struct claim_ref *c)
 static void make_device(struct fixture *f, int i)
 {
     struct fakehw_device *d = &f->devs[i];
-    memset(d, 0, sizeof(*d));
+    *d = (struct fakehw_device){
+        .index = i,
+        .product_name = "NVIDIA A100-SXM4-80GB",
+        .architecture = "Ampere",
+        .brand = "Nvidia",
+        .memory_bytes = 80ull << 30,
+        .compute_capability = "8.0",
+        .driver_version = "550.127.05",
+        .cuda_driver_version = "12.4",
+        .numa_node = i / 2,
+        .minor = i,
+        .healthy = true,
+    };
     snprintf(d->name, sizeof(d->name), "gpu-%d", i);
-    d->index = i;
     snprintf(d->uuid, sizeof(d->uuid), "GPU-%08x-1111-2222-3333-44445555666%d",
              0xa0a0a0a0u + (unsigned)i, i);
-    snprintf(d->product_name, sizeof(d->product_name), "NVIDIA A100-SXM4-80GB");
-    snprintf(d->architecture, sizeof(d->architecture), "Ampere");
-    snprintf(d->brand, sizeof(d->brand), "Nvidia");
-    d->memory_bytes = 80ull << 30;
-    snprintf(d->compute_capability, sizeof(d->compute_capability), "8.0");
-    snprintf(d->driver_version, sizeof(d->driver_version), "550.127.05");
-    snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "12.4");
     snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:%02x:00.0", 0x18 + i);
     snprintf(d->pcie_root, sizeof(d->pcie_root), "pci0000:%02x", 0x17 + i);
-    d->numa_node = i / 2;
-    d->minor = i;
     /* Via a local buffer: d lies inside f, which GCC's -Wrestrict takes for overlap. */
     char path[sizeof(d->device_path)];
     snprintf(path, sizeof(path), "%s/dev/fakegpu%d", f->root, i);
     memcpy(d->device_path, path, sizeof(path));
-    d->healthy = true;
     /* gpu-2 is shared by memory, so claims may hold shares of it. */
     if (i == 2) {
         d->memory_sharing[0] = 10ull << 30;
