@@ -273,66 +273,79 @@ static void test_kind_mismatch(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
+    /* The entry's kind and what follows it, or (kind NULL) its whole text. */
     static const struct {
-        const char *params, *msg;
+        const char *kind, *body, *msg;
     } cases[] = {
-        {"{\"kind\":\"GpuConfig\"}", "field \"apiVersion\" is required (want "
-                                     "resource.nvidia.com/v1beta1)"},
-        {"{\"apiVersion\":\"resource.nvidia.com/v1\",\"kind\":\"GpuConfig\"}",
+        {NULL, "{\"kind\":\"GpuConfig\"}",
+         "field \"apiVersion\" is required (want "
+         "resource.nvidia.com/v1beta1)"},
+        {NULL, "{\"apiVersion\":\"resource.nvidia.com/v1\",\"kind\":\"GpuConfig\"}",
          "apiVersion \"resource.nvidia.com/v1\" is not supported (want "
          "resource.nvidia.com/v1beta1)"},
-        {PARAMS("ComputeDomainChannelConfig", ""),
+        {"ComputeDomainChannelConfig", "",
          "kind \"ComputeDomainChannelConfig\" is not supported (want GpuConfig, MigDeviceConfig "
          "or VfioDeviceConfig)"},
-        {PARAMS("GpuConfig", ",\"shared\":true"), "unknown field \"shared\""},
-        {PARAMS("GpuConfig", ",\"sharing\":{}"),
+        {"GpuConfig", ",\"shared\":true", "unknown field \"shared\""},
+        {"GpuConfig", ",\"sharing\":{}",
          "field \"sharing.strategy\" is required (TimeSlicing or MPS)"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"SpacePartitioning\"}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"SpacePartitioning\"}",
          "field \"sharing.strategy\": \"SpacePartitioning\" is not one of TimeSlicing, MPS"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicing\":{}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicing\":{}}",
          "unknown field \"sharing.timeSlicing\""},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
-                             "\"interval\":\"Forever\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
+         "\"interval\":\"Forever\"}}",
          "field \"sharing.timeSlicingConfig.interval\": \"Forever\" is not one of Default, Short, "
          "Medium, Long"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"mpsConfig\":{}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"mpsConfig\":{}}",
          "field \"sharing.mpsConfig\" is not allowed with strategy TimeSlicing"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"timeSlicingConfig\":{}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"timeSlicingConfig\":{}}",
          "field \"sharing.timeSlicingConfig\" is not allowed with strategy MPS"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultActiveThreadPercentage\":101}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultActiveThreadPercentage\":101}}",
          "field \"sharing.mpsConfig.defaultActiveThreadPercentage\": 101 is not between 0 and "
          "100"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultActiveThreadPercentage\":\"50\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultActiveThreadPercentage\":\"50\"}}",
          "field \"sharing.mpsConfig.defaultActiveThreadPercentage\" must be an integer"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultPinnedDeviceMemoryLimit\":\"512Ki\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultPinnedDeviceMemoryLimit\":\"512Ki\"}}",
          "field \"sharing.mpsConfig.defaultPinnedDeviceMemoryLimit\": 512Ki is below 1Mi "
          "(limits are whole MiB)"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultPerDevicePinnedMemoryLimit\":[]}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultPerDevicePinnedMemoryLimit\":[]}}",
          "field \"sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit\" must be an object "
          "(device UUID or index: quantity)"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"multiUser\":\"yes\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"multiUser\":\"yes\"}}",
          "field \"sharing.mpsConfig.multiUser\" must be true or false"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{\"pipe\":1}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{\"pipe\":1}}",
          "unknown field \"sharing.mpsConfig.pipe\""},
-        {PARAMS("MigDeviceConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                                   "\"timeSlicingConfig\":{}}"),
+        {"MigDeviceConfig",
+         ",\"sharing\":{\"strategy\":\"TimeSlicing\","
+         "\"timeSlicingConfig\":{}}",
          "unknown field \"sharing.timeSlicingConfig\""},
-        {PARAMS("VfioDeviceConfig", ",\"iommu\":{\"backendPolicy\":\"Iommufd\"}"),
+        {"VfioDeviceConfig", ",\"iommu\":{\"backendPolicy\":\"Iommufd\"}",
          "field \"iommu.backendPolicy\": \"Iommufd\" is not one of LegacyOnly, PreferIommuFD"},
-        {PARAMS("VfioDeviceConfig", ",\"iommu\":{\"enableAPIDevice\":1}"),
+        {"VfioDeviceConfig", ",\"iommu\":{\"enableAPIDevice\":1}",
          "field \"iommu.enableAPIDevice\" must be true or false"},
-        {PARAMS("VfioDeviceConfig", ",\"sharing\":{}"), "unknown field \"sharing\""},
-        {"[]", "must be a JSON object"},
+        {"VfioDeviceConfig", ",\"sharing\":{}", "unknown field \"sharing\""},
+        {NULL, "[]", "must be a JSON object"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char want[1024];
+        char params[1024], want[1024];
+        if (cases[i].kind != NULL)
+            snprintf(params, sizeof(params), PARAMS("%s", "%s"), cases[i].kind, cases[i].body);
+        else
+            snprintf(params, sizeof(params), "%s", cases[i].body);
         snprintf(want, sizeof(want), "config[0] (FromClaim): parameters: %s", cases[i].msg);
-        const char *got = refusal(cases[i].params);
+        const char *got = refusal(params);
         if (strcmp(got, want) != 0)
             fail_msg("case %zu:\n got  %s\n want %s", i, got, want);
     }
