@@ -52,6 +52,25 @@ static void free_two(struct two *t)
     gpu_config_free(t->g, 2);
 }
 
+/* The claim's spec, which must be made. */
+static json_t *claim_spec(struct cdi_claim *c)
+{
+    struct error err;
+    json_t *spec = cdi_claim_spec(c, &err);
+    if (spec == NULL)
+        fail_msg("cdi_claim_spec: %s", err.msg);
+    return spec;
+}
+
+/* As compact text: the containerEdits of the spec (device < 0) or of its
+ * device-th device; of those, only key when key is not NULL. */
+static char *edits_text(const json_t *spec, int device, const char *key)
+{
+    const json_t *of = device < 0 ? spec : json_array_get(json_object_get(spec, "devices"), device);
+    const json_t *edits = json_object_get(of, "containerEdits");
+    return json_dumps(key ? json_object_get(edits, key) : edits, JSON_COMPACT);
+}
+
 #define MOUNT(host, container)                                                                     \
     "{\"hostPath\":\"" host "\",\"containerPath\":\"" container "\",\"options\":[\"ro\",\"bind\"]" \
     "}"
@@ -60,10 +79,8 @@ static void test_claim_spec_exact(void **state)
 {
     (void)state;
     struct two t;
-    struct error err;
     two_devices(&t, "/var/lib/fakehw/bin/fakegpu-smi");
-    json_t *spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
+    json_t *spec = claim_spec(&t.c);
     char *text = json_dumps(spec, JSON_COMPACT);
     const char *want =
         "{\"cdiVersion\":\"0.5.0\",\"kind\":\"k8s.gpu.fakehw.example.com/gpu\","
@@ -185,24 +202,13 @@ static void test_claim_spec_nvidia(void **state)
     t.cd[0].nvidia = &mps;
     t.cd[1].nvidia = &ts;
     t.c.nvidia_smi = true;
-    struct error err;
-    json_t *spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
+    json_t *spec = claim_spec(&t.c);
     json_t *mounts = json_object_get(json_object_get(spec, "containerEdits"), "mounts");
     assert_int_equal(json_array_size(mounts), 2);
     assert_string_equal(
         json_string_value(json_object_get(json_array_get(mounts, 1), "containerPath")),
         "/usr/bin/nvidia-smi");
-    char *env0 = json_dumps(
-        json_object_get(
-            json_object_get(json_array_get(json_object_get(spec, "devices"), 0), "containerEdits"),
-            "env"),
-        JSON_COMPACT);
-    char *env1 = json_dumps(
-        json_object_get(
-            json_object_get(json_array_get(json_object_get(spec, "devices"), 1), "containerEdits"),
-            "env"),
-        JSON_COMPACT);
+    char *env0 = edits_text(spec, 0, "env"), *env1 = edits_text(spec, 1, "env");
     assert_string_equal(env0, "[\"FAKEHW_DEVICE_0_UUID=GPU-a0a0a0a0-1111-2222-3333-444455556660\","
                               "\"FAKEHW_DEVICE_0_NAME=gpu-0\",\"FAKEHW_DEVICE_0_REQUEST=gpus\","
                               "\"FAKEHW_DEVICE_0_SHARING_STRATEGY=MPS\","
@@ -245,13 +251,8 @@ static void test_claim_spec_vfio(void **state)
     t.cd[0].nvidia = &gpu;
     t.cd[1].nvidia = &vfio;
     t.c.nvidia_smi = true;
-    struct error err;
-    json_t *spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
-    char *claim = json_dumps(json_object_get(spec, "containerEdits"), JSON_COMPACT);
-    char *dev = json_dumps(
-        json_object_get(json_array_get(json_object_get(spec, "devices"), 1), "containerEdits"),
-        JSON_COMPACT);
+    json_t *spec = claim_spec(&t.c);
+    char *claim = edits_text(spec, -1, NULL), *dev = edits_text(spec, 1, NULL);
     assert_non_null(strstr(claim, "\"NVIDIA_VISIBLE_DEVICES=void\""));
     assert_non_null(strstr(claim, "\"deviceNodes\":[{\"path\":\"/dev/vfio/vfio\",\"hostPath\":"
                                   "\"/var/run/fakehw-dev/vfio/vfio\"}]"));
@@ -261,20 +262,19 @@ static void test_claim_spec_vfio(void **state)
                              "REQUEST=extra/small\"],\"deviceNodes\":[{\"path\":\"/dev/vfio/3\","
                              "\"hostPath\":\"/var/run/fakehw-dev/vfio/3\"}]}");
     free(claim);
+    free(dev);
     json_decref(spec);
 
     /* Only the VFIO device, without the API device: no smi, no claim node. */
     vfio.iommu_api_device = false;
     t.c.devices = &t.cd[1];
     t.c.n_devices = 1;
-    spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
-    claim = json_dumps(json_object_get(spec, "containerEdits"), JSON_COMPACT);
+    spec = claim_spec(&t.c);
+    claim = edits_text(spec, -1, NULL);
     assert_null(strstr(claim, "mounts"));
     assert_null(strstr(claim, "deviceNodes"));
     assert_non_null(strstr(claim, "\"NVIDIA_VISIBLE_DEVICES=void\""));
     free(claim);
-    free(dev);
     json_decref(spec);
     free_two(&t);
 }
@@ -290,8 +290,7 @@ static void test_names_valid(void **state)
         t.c.driver = drivers[i];
         /* The same device twice (two shares of it) gets distinct names. */
         t.cd[1].dev = &t.d[0];
-        json_t *spec = cdi_claim_spec(&t.c, &err);
-        assert_non_null(spec);
+        json_t *spec = claim_spec(&t.c);
         check_valid(spec);
         assert_string_equal(t.cd[0].cdi_name, UID1 "-gpu-0");
         assert_string_equal(t.cd[1].cdi_name, UID1 "-gpu-0_1");

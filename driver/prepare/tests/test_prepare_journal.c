@@ -329,6 +329,26 @@ static int model_append(struct checkpoint_store *s, struct model *m, const char 
     return rc;
 }
 
+/* Appends claim k (1 to 3: UID<k>, "c<k>" on gpu-<k-1>) to s and m, which
+ * must work. */
+static void put(struct checkpoint_store *s, struct model *m, int k)
+{
+    static const char *const uids[] = {UID1, UID2, UID3};
+    static const char *const records[] = {RECORD(UID1, "c1", "gpu-0"), RECORD(UID2, "c2", "gpu-1"),
+                                          RECORD(UID3, "c3", "gpu-2")};
+    struct error err;
+    if (model_append(s, m, uids[k - 1], records[k - 1], &err) != 0)
+        fail_msg("appending c%d: %s", k, err.msg);
+}
+
+/* Appends the removal of uid to s and m, which must work. */
+static void drop(struct checkpoint_store *s, struct model *m, const char *uid)
+{
+    struct error err;
+    if (model_append(s, m, uid, NULL, &err) != 0)
+        fail_msg("removing %s: %s", uid, err.msg);
+}
+
 /* What the directory holds: snapshot + journal, replayed. */
 static json_t *disk_state(const char *dir, struct checkpoint_journal_replay *r)
 {
@@ -399,15 +419,15 @@ static void test_store_append_and_compact(void **state)
     assert_int_equal(sb.st_size, 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
 
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
+    put(s, &m, 1);
     assert_non_null(json_object_get(m.claims, UID1)); /* applied */
-    assert_int_equal(model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err), 0);
-    assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0);
+    put(s, &m, 2);
+    drop(s, &m, UID1);
     assert_int_equal(checkpoint_store_lines(s), 3);
     assert_int_equal(m.snapshots, 1);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* The fourth line passes the bound of 3: compacted. */
-    assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
+    put(s, &m, 3);
     assert_int_equal(m.snapshots, 2);
     assert_int_equal(checkpoint_store_lines(s), 0);
     journal_stat(f, &sb);
@@ -415,14 +435,14 @@ static void test_store_append_and_compact(void **state)
     expect_disk_is_model(f->plugin_dir, &m);
     assert_int_equal(json_object_size(m.claims), 2);
     /* Appends continue at the start of the emptied journal. */
-    assert_int_equal(model_append(s, &m, UID2, NULL, &err), 0);
+    drop(s, &m, UID2);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 1);
     checkpoint_store_close(s);
 
     /* The byte bound works the same way. */
     s = checkpoint_store_open(f->plugin_dir, 0, 100, model_snapshot, &m, &err);
     assert_non_null(s);
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
+    put(s, &m, 1);
     assert_int_equal(checkpoint_store_lines(s), 0);
     close_store(s, &m);
 }
@@ -433,10 +453,9 @@ static void test_store_append_and_compact(void **state)
 static void test_store_short_write(void **state)
 {
     struct fixture *f = *state;
-    struct error err;
     struct model m;
     struct checkpoint_store *s = open_store(f, &m, 0, 0);
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
+    put(s, &m, 1);
     struct stat sb;
     journal_stat(f, &sb);
     off_t good = sb.st_size;
@@ -447,6 +466,7 @@ static void test_store_short_write(void **state)
     lim = old;
     lim.rlim_cur = (rlim_t)good + 40;
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    struct error err;
     int rc = model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
     signal(SIGXFSZ, prev);
@@ -457,7 +477,7 @@ static void test_store_short_write(void **state)
     journal_stat(f, &sb);
     assert_int_equal(sb.st_size, good);
 
-    assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
+    put(s, &m, 3);
     struct checkpoint_journal_replay r = expect_disk_is_model(f->plugin_dir, &m);
     assert_int_equal(r.torn_line, 0);
     assert_int_equal(r.lines, 2);
@@ -478,9 +498,9 @@ static void test_store_compaction_fails(void **state)
     char *old = fixture_read(snap);
     assert_int_equal(unlink(snap), 0);
     fixture_block(snap, inside, sizeof(inside));
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
-    assert_int_equal(model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err), 0);
-    assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0); /* past the bound: fails */
+    put(s, &m, 1);
+    put(s, &m, 2);
+    drop(s, &m, UID1); /* past the bound: fails */
     assert_int_equal(m.snapshots, 2);
     assert_int_equal(checkpoint_store_lines(s), 3);
     assert_int_equal(checkpoint_store_compact(s, &err), -1);
@@ -491,7 +511,7 @@ static void test_store_compaction_fails(void **state)
     assert_int_equal(atomic_write_file(snap, old, strlen(old), 0600, &err), 0);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* And the next compaction works. */
-    assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
+    put(s, &m, 3);
     assert_int_equal(checkpoint_store_lines(s), 0);
     expect_disk_is_model(f->plugin_dir, &m);
     free(old);
