@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "bench/stats.h"
-#include "common/tests/test_main.h"
+#include "test_main.h"
 
 static void percentile_nearest_rank(void **state)
 {

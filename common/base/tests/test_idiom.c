@@ -20,8 +20,6 @@
 #include "error.h"
 #include "grow.h"
 #include "xalloc.h"
-#include "common/tests/fork_piped.h"
-#include "common/tests/test_main.h"
 
 /* ---------- cleanup.h ---------- */
 
@@ -179,12 +177,17 @@ static void test_xalloc_results(void **state)
 static int in_child(void (*fn)(void), char *out, size_t size)
 {
     int p[2];
-    pid_t pid = fork_piped(p, 1);
+    assert_int_equal(pipe(p), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
     if (pid == 0) {
         dup2(p[1], STDERR_FILENO);
+        close(p[0]);
         fn();
         _exit(0);
     }
+    close(p[1]);
     size_t len = 0;
     ssize_t r;
     while (len + 1 < size && (r = read(p[0], out + len, size - 1 - len)) > 0)
@@ -319,7 +322,19 @@ static void test_error_setv(void **state)
     assert_memory_equal(err.msg, "claim c: xxx", 12);
 }
 
-TEST_MAIN("idiom", test_cleanup_func_runs_at_scope_exit, test_steal_pointer_hands_ownership_on,
-          test_cleanup_close_and_steal_fd, test_cleanup_fclose, test_cleanup_free_with_error_path,
-          test_xalloc_results, test_out_of_memory_is_fatal, test_grow_keeps_items_and_doubles,
-          test_grow_overflow_is_fatal, test_error_setv)
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cleanup_func_runs_at_scope_exit),
+        cmocka_unit_test(test_steal_pointer_hands_ownership_on),
+        cmocka_unit_test(test_cleanup_close_and_steal_fd),
+        cmocka_unit_test(test_cleanup_fclose),
+        cmocka_unit_test(test_cleanup_free_with_error_path),
+        cmocka_unit_test(test_xalloc_results),
+        cmocka_unit_test(test_out_of_memory_is_fatal),
+        cmocka_unit_test(test_grow_keeps_items_and_doubles),
+        cmocka_unit_test(test_grow_overflow_is_fatal),
+        cmocka_unit_test(test_error_setv),
+    };
+    return cmocka_run_group_tests_name("idiom", tests, NULL, NULL);
+}

@@ -15,7 +15,6 @@
 #include "monotonic.h"
 #include "retry.h"
 #include "worker.h"
-#include "common/tests/test_main.h"
 
 /* min(max, base * 2^(attempt-1)), the longest delay of an attempt. */
 static long cap_of(int attempt, long base, long max)
@@ -124,5 +123,13 @@ static void test_worker(void **state)
     worker_destroy(&p.worker);
 }
 
-TEST_MAIN("retry", test_backoff_bounds, test_monotonic_clock, test_cond_wait_until_deadline,
-          test_worker)
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backoff_bounds),
+        cmocka_unit_test(test_monotonic_clock),
+        cmocka_unit_test(test_cond_wait_until_deadline),
+        cmocka_unit_test(test_worker),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

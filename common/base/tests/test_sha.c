@@ -14,7 +14,6 @@
 
 #include "sha1.h"
 #include "sha256.h"
-#include "common/tests/test_main.h"
 
 /* The hex digests of data[0..len), fed chunk bytes at a time. */
 static void digests_hex(const char *data, size_t len, size_t chunk, char *sha1_hex,
@@ -95,4 +94,10 @@ static void test_vectors(void **state)
     free(many_a);
 }
 
-TEST_MAIN("sha", test_vectors)
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vectors),
+    };
+    return cmocka_run_group_tests_name("sha", tests, NULL, NULL);
+}
