@@ -26,6 +26,7 @@
 #include "driver/inventory.h"
 #include "retry.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
 #include "common/tests/tmp_dir.h"
 
 #define N_DEVICES 3
@@ -205,10 +206,7 @@ static struct tree_inventory *start(const struct inventory_options *opts,
                                     const struct inventory_listener *listeners, size_t n)
 {
     struct error err;
-    struct tree_inventory *inv = inventory_start(opts, listeners, n, &err);
-    if (inv == NULL)
-        fail_msg("inventory_start: %s", err.msg);
-    return inv;
+    return MUST(inventory_start(opts, listeners, n, &err), err);
 }
 
 static struct tree_inventory *start_keeping(const struct inventory_options *opts, struct keeper *k)

@@ -27,6 +27,7 @@
 #include "driver/metrics/metrics_server.h"
 #include "driver/metrics/metrics_test.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
 
 static char *render(struct metrics *m, const struct metrics_state *st)
 {
@@ -54,10 +55,7 @@ static double sample(const char *text, const char *prefix)
 static struct metrics *new_metrics(void)
 {
     struct error err;
-    struct metrics *m = metrics_new(&err);
-    if (m == NULL)
-        fail_msg("metrics_new: %s", err.msg);
-    return m;
+    return MUST(metrics_new(&err), err);
 }
 
 static void test_exposition_values(void **state)

@@ -17,6 +17,7 @@
 #include "driver/prepare/device_metadata.h"
 #include "prepare_fixture.h"
 #include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
 
 /* Two devices of two requests: gpu-0 with a device node and the claim's
  * TimeSlicing config plus env, gpu-3 without a node, from a subrequest, with
@@ -56,10 +57,7 @@ static void free_two(struct two *t)
 static json_t *claim_spec(struct cdi_claim *c)
 {
     struct error err;
-    json_t *spec = cdi_claim_spec(c, &err);
-    if (spec == NULL)
-        fail_msg("cdi_claim_spec: %s", err.msg);
-    return spec;
+    return MUST(cdi_claim_spec(c, &err), err);
 }
 
 /* As compact text: the containerEdits of the spec (device < 0) or of its
