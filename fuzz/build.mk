@@ -17,6 +17,9 @@ FUZZ_SECONDS ?= 60
 $(FUZZ_OBJS): CPPFLAGS += -Ifakehw $(KUBE_CFLAGS) $(FAKEHW_PKG_CFLAGS)
 $(FUZZ_OBJS): | $(PROTO_HEADERS)
 
+# The slices target builds its pool as the publisher's unit tests do.
+$(FUZZ_BIN)/fuzz_slices: $(OBJ)/driver/publish/tests/slice_fixture.o
+
 $(FUZZ_BIN)/fuzz_%: $(OBJ)/fuzz/fuzz_%.o $(OBJ)/fuzz/fuzz_common.o $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(FUZZ_LIBS) $(KUBE_LDLIBS) \

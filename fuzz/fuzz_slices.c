@@ -11,12 +11,16 @@
 
 #include "driver/publish/slice_builder.h"
 #include "driver/publish/slice_sync.h"
+#include "driver/publish/tests/slice_fixture.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_NODE_UID "5b1c2d3e-4f50-4a6b-8c7d-8e9fa0b1c2d3"
 
+/* The fake inventory's pool as the publisher's unit tests build it, owned
+ * by the node of the corpus's slices; and the slices it makes. */
+static struct slice_build_input pool;
 static json_t *desired;
 
 static void setup(void)
@@ -24,19 +28,11 @@ static void setup(void)
     static struct fakehw_device devs[FUZZ_NDEVS];
     for (size_t i = 0; i < FUZZ_NDEVS; i++)
         fuzz_device(i, &devs[i]);
-    struct slice_build_input in = {
-        .driver = FUZZ_DRIVER,
-        .node = FUZZ_NODE,
-        .node_uid = FUZZ_NODE_UID,
-        .devs = devs,
-        .n_devs = FUZZ_NDEVS,
-        .tree_up = true,
-        .effect = TAINT_EFFECT_NO_SCHEDULE,
-        .generation = 1,
-    };
+    pool = slice_fixture_input(devs, FUZZ_NDEVS);
+    pool.node_uid = FUZZ_NODE_UID;
     struct slice_build_result r;
     struct error err;
-    if (slice_build(&in, &r, &err) < 0)
+    if (slice_build(&pool, &r, &err) < 0)
         abort();
     desired = json_incref(r.slices);
     slice_build_result_free(&r);
@@ -55,9 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (items == NULL || json_is_array(items)) {
         json_t *existing = items ? json_incref(items) : json_array();
         struct slice_sync_input in = {
-            .driver = FUZZ_DRIVER,
-            .node = FUZZ_NODE,
-            .node_uid = FUZZ_NODE_UID,
+            .driver = pool.driver,
+            .node = pool.node,
+            .node_uid = pool.node_uid,
             .existing = existing,
             .desired = desired,
         };

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "bench/stats.h"
+#include "test_main.h"
 
 static void percentile_nearest_rank(void **state)
 {
@@ -81,13 +82,5 @@ static void spread_median_min_max(void **state)
     assert_int_equal(s.runs, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(percentile_nearest_rank),
-        cmocka_unit_test(percentile_edges),
-        cmocka_unit_test(grows_merges_clears),
-        cmocka_unit_test(spread_median_min_max),
-    };
-    return cmocka_run_group_tests_name("bench_stats", tests, NULL, NULL);
-}
+TEST_MAIN("bench_stats", percentile_nearest_rank, percentile_edges, grows_merges_clears,
+          spread_median_min_max)

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/tests/fork_piped.h"
+
 /* Writes its message into buf; false when it has none. */
 typedef bool (*as_nobody_fn)(void *ctx, char *buf, size_t size);
 
@@ -21,18 +23,14 @@ typedef bool (*as_nobody_fn)(void *ctx, char *buf, size_t size);
 static inline bool run_as_nobody(as_nobody_fn fn, void *ctx, char *out, size_t size)
 {
     int pipefd[2];
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_piped(pipefd, 1);
     if (pid == 0) {
-        close(pipefd[0]);
         if (setgid(65534) != 0 || setuid(65534) != 0)
             _exit(2);
         char buf[1024];
         bool told = fn(ctx, buf, sizeof(buf));
         _exit(told && write(pipefd[1], buf, strlen(buf)) > 0 ? 0 : 3);
     }
-    close(pipefd[1]);
     memset(out, 0, size);
     ssize_t n = read(pipefd[0], out, size - 1);
     close(pipefd[0]);

@@ -22,6 +22,23 @@
 #include "flags.h"
 #include "version.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
+#include "common/tests/tmp_dir.h"
+
+/* Each test gets a scratch directory, *state its path. */
+static char scratch[64];
+
+static int scratch_setup(void **state)
+{
+    *state = scratch;
+    return tmp_dir_make(scratch, sizeof(scratch), "test_common") ? 0 : -1;
+}
+
+static int scratch_teardown(void **state)
+{
+    (void)state;
+    return tmp_dir_remove(scratch);
+}
 
 static void test_error_prefix_chain(void **state)
 {
@@ -274,9 +291,7 @@ static void assert_file(const char *path, const char *text, mode_t mode)
 
 static void test_atomic_write_replaces(void **state)
 {
-    (void)state;
-    char dir[] = "/tmp/test_common.XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    const char *dir = *state;
     char sub[256], path[300];
     snprintf(sub, sizeof(sub), "%s/a/b", dir);
     struct error err;
@@ -290,20 +305,13 @@ static void test_atomic_write_replaces(void **state)
     snprintf(bad, sizeof(bad), "%s/missing/x.json", dir);
     assert_int_equal(atomic_write_file(bad, "x", 1, 0600, &err), -1);
     assert_non_null(strstr(err.msg, "x.json"));
-    unlink(path);
-    rmdir(sub);
-    snprintf(sub, sizeof(sub), "%s/a", dir);
-    rmdir(sub);
-    rmdir(dir);
 }
 
 /* The variant without fsync replaces the same way: whole content, mode,
  * no temp file left, and a failure names the file and leaves nothing. */
 static void test_atomic_write_nosync(void **state)
 {
-    (void)state;
-    char dir[] = "/tmp/test_common.XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    const char *dir = *state;
     char path[300], bad[320];
     snprintf(path, sizeof(path), "%s/spec.json", dir);
     struct error err;
@@ -325,11 +333,6 @@ static void test_atomic_write_nosync(void **state)
         entries += e->d_name[0] != '.';
     closedir(d);
     assert_int_equal(entries, 2); /* spec.json, blocked: no temp file */
-    unlink(path);
-    rmdir(bad);
-    snprintf(path, sizeof(path), "%s/spec.json", dir);
-    unlink(path);
-    rmdir(dir);
 }
 
 /* The inotify events on a watched directory since the last call: the mask
@@ -359,9 +362,7 @@ static uint32_t events_for(int fd, const char *name, uint32_t *other)
  * file's creation.  An existing file is replaced, the usual way. */
 static void test_atomic_create_quiet(void **state)
 {
-    (void)state;
-    char dir[] = "/tmp/test_common.XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    const char *dir = *state;
     char path[300];
     snprintf(path, sizeof(path), "%s/spec.json", dir);
     int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -381,17 +382,13 @@ static void test_atomic_create_quiet(void **state)
     assert_true(seen & IN_MOVED_TO); /* replaced through a temp file */
     assert_file(path, "2nd", 0600);
     close(fd);
-    unlink(path);
-    rmdir(dir);
 }
 
 /* mkdir_p: deep paths, existing ones, a trailing slash, the mode of what it
  * creates, and a file in the way. */
 static void test_mkdir_p(void **state)
 {
-    (void)state;
-    char dir[] = "/tmp/test_common.XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    const char *dir = *state;
     char path[300], file[300];
     struct error err;
     snprintf(path, sizeof(path), "%s/a/b/c/", dir);
@@ -418,19 +415,10 @@ static void test_mkdir_p(void **state)
         snprintf(path, sizeof(path), "%s/%s", dir, dirs[i]);
         assert_int_equal(rmdir(path), 0);
     }
-    rmdir(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_prefix_chain),    cmocka_unit_test(test_error_errno),
-        cmocka_unit_test(test_flags_precedence),      cmocka_unit_test(test_flags_errors),
-        cmocka_unit_test(test_atomic_write_replaces), cmocka_unit_test(test_atomic_write_nosync),
-        cmocka_unit_test(test_atomic_create_quiet),   cmocka_unit_test(test_mkdir_p),
-        cmocka_unit_test(test_error_and_errno),       cmocka_unit_test(test_dns_names),
-        cmocka_unit_test(test_flags_version),         cmocka_unit_test(test_flags_read),
-        cmocka_unit_test(test_flags_read_all),
-    };
-    return cmocka_run_group_tests_name("common", tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("common", scratch_setup, scratch_teardown, test_error_prefix_chain,
+                  test_error_errno, test_flags_precedence, test_flags_errors,
+                  test_atomic_write_replaces, test_atomic_write_nosync, test_atomic_create_quiet,
+                  test_mkdir_p, test_error_and_errno, test_dns_names, test_flags_version,
+                  test_flags_read, test_flags_read_all)

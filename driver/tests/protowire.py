@@ -30,14 +30,15 @@ def field(num, value):
 
 
 def read_varint(buf, i):
-    shift = result = 0
-    while True:
+    """The varint at buf[i], and the index after it: at most ten bytes."""
+    result = 0
+    for shift in range(0, 70, 7):
         b = buf[i]
         i += 1
         result |= (b & 0x7F) << shift
-        shift += 7
         if not b & 0x80:
             return result, i
+    raise AssertionError(f"a varint longer than ten bytes before {i}")
 
 
 def parse(buf):

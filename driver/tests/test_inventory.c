@@ -25,6 +25,9 @@
 
 #include "driver/inventory.h"
 #include "retry.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
+#include "common/tests/tmp_dir.h"
 
 #define N_DEVICES 3
 #define KEPT_MAX  64
@@ -144,26 +147,38 @@ static bool tree_back(const struct device_snapshot *s)
     return s->tree_up && s->n == N_DEVICES;
 }
 
-/* A plain tree of N_DEVICES healthy devices in root (made by mkdtemp); its
- * devices directory's path into devices, and where to rename it away into
- * moved. */
-static void make_tree(char *root, char *devices, char *moved)
+/* A plain tree of N_DEVICES healthy devices in a new directory root: its
+ * devices directory, and where move_away renames that. */
+struct tree {
+    char root[PATH_MAX], devices[PATH_MAX], moved[PATH_MAX];
+};
+
+static void make_tree(struct tree *t)
 {
-    assert_non_null(mkdtemp(root));
-    snprintf(devices, PATH_MAX, "%s/" FAKEHW_DIR_DEVICES, root);
-    snprintf(moved, PATH_MAX, "%s/devices-away", root);
-    assert_int_equal(mkdir(devices, 0755), 0);
-    put_file(root, FAKEHW_FILE_NODE, "node-1");
-    put_file(root, FAKEHW_FILE_GENERATION, "1");
+    assert_true(tmp_dir_make(t->root, sizeof(t->root), "test-inventory"));
+    snprintf(t->devices, sizeof(t->devices), "%s/" FAKEHW_DIR_DEVICES, t->root);
+    snprintf(t->moved, sizeof(t->moved), "%s/devices-away", t->root);
+    assert_int_equal(mkdir(t->devices, 0755), 0);
+    put_file(t->root, FAKEHW_FILE_NODE, "node-1");
+    put_file(t->root, FAKEHW_FILE_GENERATION, "1");
     for (int i = 0; i < N_DEVICES; i++)
-        make_device(root, i);
+        make_device(t->root, i);
 }
 
-static void remove_tree(const char *root)
+/* The devices directory renamed away (the tree is gone), and back. */
+static void move_away(const struct tree *t)
 {
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(rename(t->devices, t->moved), 0);
+}
+
+static void move_back(const struct tree *t)
+{
+    assert_int_equal(rename(t->moved, t->devices), 0);
+}
+
+static void remove_tree(const struct tree *t)
+{
+    assert_int_equal(tmp_dir_remove(t->root), 0);
 }
 
 static size_t kept_count(struct keeper *k)
@@ -186,31 +201,31 @@ static void keeper_release(struct keeper *k)
 }
 
 /* An inventory of opts whose one listener is k. */
+/* An inventory on opts that tells listeners[0..n), which must start. */
+static struct tree_inventory *start(const struct inventory_options *opts,
+                                    const struct inventory_listener *listeners, size_t n)
+{
+    struct error err;
+    return MUST(inventory_start(opts, listeners, n, &err), err);
+}
+
 static struct tree_inventory *start_keeping(const struct inventory_options *opts, struct keeper *k)
 {
     struct inventory_listener l = {keep, k};
-    struct error err;
-    struct tree_inventory *inv = inventory_start(opts, &l, 1, &err);
-    if (inv == NULL)
-        fail_msg("inventory_start: %s", err.msg);
-    return inv;
+    return start(opts, &l, 1);
 }
 
 static void test_shared_immutable_snapshots(void **state)
 {
     (void)state;
-    char root[] = "/tmp/test-inventory-XXXXXX";
-    char devices[PATH_MAX], moved[PATH_MAX];
-    make_tree(root, devices, moved);
+    struct tree t;
+    make_tree(&t);
 
     struct keeper k = KEEPER_INIT;
     struct peeker pk = {0};
     struct inventory_listener listeners[] = {{keep, &k}, {peek, &pk}};
-    struct inventory_options opts = {.root = root, .retry_ms = 50};
-    struct error err;
-    struct tree_inventory *inv = inventory_start(&opts, listeners, 2, &err);
-    if (inv == NULL)
-        fail_msg("inventory_start: %s", err.msg);
+    struct inventory_options opts = {.root = t.root, .retry_ms = 50};
+    struct tree_inventory *inv = start(&opts, listeners, 2);
 
     /* The first snapshot: one object for everyone. */
     pthread_mutex_lock(&k.lock);
@@ -227,6 +242,7 @@ static void test_shared_immutable_snapshots(void **state)
 
     /* The prepare path's lookups copy one device. */
     struct fakehw_device one;
+    struct error err;
     assert_int_equal(inventory_lookup(inv, "gpu-2", &one, &err), 0);
     assert_string_equal(one.uuid, "GPU-00000002-1111-2222-3333-444444444444");
     assert_int_equal(inventory_lookup(inv, "gpu-7", &one, &err), -1);
@@ -235,7 +251,7 @@ static void test_shared_immutable_snapshots(void **state)
     /* A flip makes a new snapshot; the old one does not change, and only its
      * holders keep it (the inventory let go). */
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/gpu-1", devices);
+    snprintf(dir, sizeof(dir), "%s/gpu-1", t.devices);
     put_file(dir, FAKEHW_ATTR(HEALTH_REASON), "XID 79");
     put_file(dir, FAKEHW_ATTR(HEALTH), FAKEHW_UNHEALTHY);
     struct device_snapshot *s1 = wait_for(&k, 1, gpu1_unhealthy);
@@ -252,7 +268,7 @@ static void test_shared_immutable_snapshots(void **state)
     size_t before_gone = k.n;
     struct device_snapshot *last_up = k.kept[k.n - 1];
     pthread_mutex_unlock(&k.lock);
-    assert_int_equal(rename(devices, moved), 0);
+    move_away(&t);
     struct device_snapshot *sg = wait_for(&k, before_gone, tree_gone);
     assert_int_equal(sg->n, N_DEVICES);
     for (size_t i = 0; i < sg->n; i++) {
@@ -268,7 +284,7 @@ static void test_shared_immutable_snapshots(void **state)
     pthread_mutex_lock(&k.lock);
     size_t before_back = k.n;
     pthread_mutex_unlock(&k.lock);
-    assert_int_equal(rename(moved, devices), 0);
+    move_back(&t);
     struct device_snapshot *sb = wait_for(&k, before_back, tree_back);
     assert_true(sb->devs[0].healthy);
     assert_false(sb->devs[1].healthy);
@@ -284,7 +300,7 @@ static void test_shared_immutable_snapshots(void **state)
     pthread_mutex_unlock(&k.lock);
     assert_true(pk.calls >= 4);
     keeper_release(&k);
-    remove_tree(root);
+    remove_tree(&t);
 }
 
 static long long elapsed_ms(const struct timespec *since)
@@ -308,20 +324,19 @@ static void sleep_ms(long ms)
 static void test_gone_grace(void **state)
 {
     (void)state;
-    char root[] = "/tmp/test-inventory-XXXXXX";
-    char devices[PATH_MAX], moved[PATH_MAX];
-    make_tree(root, devices, moved);
+    struct tree t;
+    make_tree(&t);
     struct keeper k = KEEPER_INIT;
-    struct inventory_options opts = {.root = root, .retry_ms = 50, .gone_grace_ms = GRACE_MS};
+    struct inventory_options opts = {.root = t.root, .retry_ms = 50, .gone_grace_ms = GRACE_MS};
     struct tree_inventory *inv = start_keeping(&opts, &k);
 
     /* Gone for 300 ms: a reload when it is back, nothing unhealthy. */
     size_t before = kept_count(&k);
-    assert_int_equal(rename(devices, moved), 0);
+    move_away(&t);
     sleep_ms(300);
     assert_true(inventory_tree_up(inv));
     assert_int_equal(kept_count(&k), before);
-    assert_int_equal(rename(moved, devices), 0);
+    move_back(&t);
     wait_for(&k, before, tree_back);
     pthread_mutex_lock(&k.lock);
     for (size_t i = 0; i < k.n; i++) {
@@ -334,7 +349,7 @@ static void test_gone_grace(void **state)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     before = kept_count(&k);
-    assert_int_equal(rename(devices, moved), 0);
+    move_away(&t);
     struct device_snapshot *sg = wait_for(&k, before, tree_gone);
     assert_true(elapsed_ms(&t0) >= GRACE_MS);
     assert_false(sg->devs[0].healthy);
@@ -342,16 +357,16 @@ static void test_gone_grace(void **state)
 
     /* Back, gone again, and stopped within the grace: no waiting it out. */
     before = kept_count(&k);
-    assert_int_equal(rename(moved, devices), 0);
+    move_back(&t);
     wait_for(&k, before, tree_back);
-    assert_int_equal(rename(devices, moved), 0);
+    move_away(&t);
     sleep_ms(200);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     inventory_stop(inv);
     assert_true(elapsed_ms(&t0) < GRACE_MS / 2);
 
     keeper_release(&k);
-    remove_tree(root);
+    remove_tree(&t);
 }
 
 /* No tree yet: the listeners still get a snapshot (empty, tree down). */
@@ -396,17 +411,17 @@ static int threads_now(void)
 static void test_stop_leaves_a_stuck_reader_behind(void **state)
 {
     (void)state;
-    char root[] = "/tmp/test-inventory-XXXXXX";
-    char devices[PATH_MAX], moved[PATH_MAX], fifo[PATH_MAX], dir[PATH_MAX];
-    make_tree(root, devices, moved);
+    struct tree t;
+    char fifo[PATH_MAX], dir[PATH_MAX];
+    make_tree(&t);
     int threads_before = threads_now();
     struct keeper k = KEEPER_INIT;
-    struct inventory_options opts = {.root = root, .retry_ms = 50};
+    struct inventory_options opts = {.root = t.root, .retry_ms = 50};
     struct tree_inventory *inv = start_keeping(&opts, &k);
 
-    snprintf(fifo, sizeof(fifo), "%s/" FAKEHW_FILE_SNAPSHOT, root);
+    snprintf(fifo, sizeof(fifo), "%s/" FAKEHW_FILE_SNAPSHOT, t.root);
     assert_int_equal(mkfifo(fifo, 0644), 0);
-    snprintf(dir, sizeof(dir), "%s/gpu-1", devices);
+    snprintf(dir, sizeof(dir), "%s/gpu-1", t.devices);
     put_file(dir, FAKEHW_ATTR(HEALTH), FAKEHW_UNHEALTHY);
     /* A writer can open the FIFO without blocking once the reader waits in
      * its open; then the reader waits in read(2) for as long as it stays. */
@@ -427,16 +442,8 @@ static void test_stop_leaves_a_stuck_reader_behind(void **state)
     assert_int_equal(kept_count(&k), seen);
 
     keeper_release(&k);
-    remove_tree(root);
+    remove_tree(&t);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shared_immutable_snapshots),
-        cmocka_unit_test(test_tree_missing_at_start),
-        cmocka_unit_test(test_gone_grace),
-        cmocka_unit_test(test_stop_leaves_a_stuck_reader_behind),
-    };
-    return cmocka_run_group_tests_name("driver inventory", tests, NULL, NULL);
-}
+TEST_MAIN("driver inventory", test_shared_immutable_snapshots, test_tree_missing_at_start,
+          test_gone_grace, test_stop_leaves_a_stuck_reader_behind)

@@ -19,6 +19,7 @@
 #include "monotonic.h"
 #include "uuid.h"
 #include "inventory_helpers.h"
+#include "common/tests/test_main.h"
 
 static const struct gpu_attach plain = {0};
 static const struct gpu_attach slow = {.attachable = true, .delay_ms = 500};
@@ -355,19 +356,8 @@ static void test_config_attach_errors(void **state)
         "a string");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_commands_parse_strictly),
-        cmocka_unit_test(test_attach_waits_for_its_delay),
-        cmocka_unit_test(test_delay_set_at_run_time),
-        cmocka_unit_test(test_scripted_failures),
-        cmocka_unit_test(test_plain_devices_refuse_commands),
-        cmocka_unit_test(test_names_round_trip),
-        cmocka_unit_test(test_inventory_attach_file_and_tick),
-        cmocka_unit_test(test_reload_keeps_attach_of_unchanged_devices),
-        cmocka_unit_test(test_config_attach_key),
-        cmocka_unit_test(test_config_attach_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("fakehw attach", test_commands_parse_strictly, test_attach_waits_for_its_delay,
+          test_delay_set_at_run_time, test_scripted_failures, test_plain_devices_refuse_commands,
+          test_names_round_trip, test_inventory_attach_file_and_tick,
+          test_reload_keeps_attach_of_unchanged_devices, test_config_attach_key,
+          test_config_attach_errors)

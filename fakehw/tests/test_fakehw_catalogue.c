@@ -11,6 +11,7 @@
 
 #include "catalogue.h"
 #include "config_spec.h"
+#include "common/tests/test_main.h"
 
 static void expect(const char *profile, const char *product, const char *arch, uint64_t mib,
                    const char *cc)
@@ -78,13 +79,5 @@ static void test_names_list(void **state)
     assert_true(strlen(small) < sizeof(small));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_real_figures),
-        cmocka_unit_test(test_lookup),
-        cmocka_unit_test(test_entries_well_formed),
-        cmocka_unit_test(test_names_list),
-    };
-    return cmocka_run_group_tests_name("fakehw catalogue", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw catalogue", test_real_figures, test_lookup, test_entries_well_formed,
+          test_names_list)

@@ -16,6 +16,7 @@
 #include "dns_names.h"
 #include "uuid.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
 
 #ifndef FAKEHW_TEST_CONFIGS
 #error "build.mk defines FAKEHW_TEST_CONFIGS, the directory of the sample configs"
@@ -557,28 +558,41 @@ static void add(struct text *t, const char *fmt, ...)
     }
 }
 
+/* head, then piece count times, then tail: a generated config.  Each %d of
+ * piece (at most two) is the repeat's index, from 0.  The caller frees it. */
+static char *repeated(const char *head, int count, const char *piece, const char *tail)
+{
+    struct text t = {0};
+    add(&t, "%s", head);
+    for (int i = 0; i < count; i++)
+        add(&t, piece, i, i);
+    add(&t, "%s", tail);
+    return t.p;
+}
+
+/* expect_error on a generated text, which it frees. */
+static void expect_error_of(char *text, const char *msg)
+{
+    expect_error(text, msg);
+    free(text);
+}
+
 /* YAML aliases do not multiply flips past the limits: one anchored list of
  * 1,000 flips used by 17 node sections is 17,000 flips, more than 16,384.
  * The position is the anchored list's (3:12), the path the alias's use. */
 static void test_flips_bounded_after_aliases(void **state)
 {
     (void)state;
-    struct text t = {0};
-    add(&t, "nodes:\n  - name: n0\n    flips: &f\n");
-    for (int i = 0; i < 1000; i++)
-        add(&t, "      - {device: all, state: unhealthy}\n");
-    for (int i = 1; i < 20; i++)
-        add(&t, "  - name: n%d\n    flips: *f\n", i);
-    expect_error(t.p, "t.yaml:3:12: nodes[16].flips: the config has more than 16384 flips over all "
-                      "sections (an alias counts each time it is used)");
+    char *first = repeated("nodes:\n  - name: first\n    flips: &f\n", 1000,
+                           "      - {device: all, state: unhealthy}\n", "");
+    expect_error_of(repeated(first, 19, "  - name: n%d\n    flips: *f\n", ""),
+                    "t.yaml:3:12: nodes[16].flips: the config has more than 16384 flips over all "
+                    "sections (an alias counts each time it is used)");
+    free(first);
 
     /* One list: at most 1,024. */
-    t.len = 0;
-    add(&t, "flips:\n");
-    for (int i = 0; i < 1025; i++)
-        add(&t, "  - {device: all, state: unhealthy}\n");
-    expect_error(t.p, "t.yaml:2:3: flips: 1025 flips, more than the 1024 one flips list may have");
-    free(t.p);
+    expect_error_of(repeated("flips:\n", 1025, "  - {device: all, state: unhealthy}\n", ""),
+                    "t.yaml:2:3: flips: 1025 flips, more than the 1024 one flips list may have");
 }
 
 /* Nesting is checked before libyaml builds the document (it is quadratic
@@ -586,23 +600,15 @@ static void test_flips_bounded_after_aliases(void **state)
 static void test_yaml_nesting_limit(void **state)
 {
     (void)state;
-    struct text t = {0};
-    add(&t, "defaults: ");
-    for (int i = 0; i < 100000; i++)
-        add(&t, "[");
-    for (int i = 0; i < 100000; i++)
-        add(&t, "]");
-    add(&t, "\n");
-    expect_error(t.p, "t.yaml:1:74: YAML nested deeper than 64 levels of mappings and lists (a "
-                      "config needs 5)");
+    char *open = repeated("defaults: ", 100000, "[", "");
+    expect_error_of(repeated(open, 100000, "]", "\n"),
+                    "t.yaml:1:74: YAML nested deeper than 64 levels of mappings and lists (a "
+                    "config needs 5)");
+    free(open);
     /* Block nesting counts the same. */
-    t.len = 0;
-    for (int i = 0; i < 70; i++)
-        add(&t, "- ");
-    add(&t, "x\n");
-    expect_error(t.p, "t.yaml:1:129: YAML nested deeper than 64 levels of mappings and lists (a "
-                      "config needs 5)");
-    free(t.p);
+    expect_error_of(repeated("", 70, "- ", "x\n"),
+                    "t.yaml:1:129: YAML nested deeper than 64 levels of mappings and lists (a "
+                    "config needs 5)");
 }
 
 /* libyaml's loader compares every anchor with every earlier one and every
@@ -610,37 +616,20 @@ static void test_yaml_nesting_limit(void **state)
 static void test_yaml_anchor_limits(void **state)
 {
     (void)state;
-    struct text t = {0};
-    add(&t, "flips: [");
-    for (int i = 0; i < 129; i++)
-        add(&t, "&a%d {device: all, state: healthy}, ", i);
-    add(&t, "]\n");
-    expect_error(t.p, "t.yaml:1:4635: more than 128 YAML anchors (&name)");
-
-    t.len = 0;
-    add(&t, "defaults: {devices: [{profile: L4}], flips: [&a {device: all, state: healthy}");
-    for (int i = 0; i < 16385; i++)
-        add(&t, ", *a");
-    add(&t, "]}\n");
-    expect_error(t.p, "t.yaml:1:65616: more than 16384 YAML aliases (*name)");
-
-    t.len = 0;
-    add(&t, "defaults: {devices: [{profile: L4}], flips: [&");
-    for (int i = 0; i < 65; i++)
-        add(&t, "a");
-    add(&t, " {device: all, state: healthy}]}\n");
-    expect_error(t.p, "t.yaml:1:46: a YAML anchor name longer than 64 bytes");
-
+    expect_error_of(repeated("flips: [", 129, "&a%d {device: all, state: healthy}, ", "]\n"),
+                    "t.yaml:1:4635: more than 128 YAML anchors (&name)");
+    expect_error_of(
+        repeated("defaults: {devices: [{profile: L4}], flips: [&a {device: all, state: healthy}",
+                 16385, ", *a", "]}\n"),
+        "t.yaml:1:65616: more than 16384 YAML aliases (*name)");
+    expect_error_of(repeated("defaults: {devices: [{profile: L4}], flips: [&", 65, "a",
+                             " {device: all, state: healthy}]}\n"),
+                    "t.yaml:1:46: a YAML anchor name longer than 64 bytes");
     /* libyaml's loader holds every node (about 100 bytes each): a 2 MB
      * flow list of a million values would take 100 MB before any check. */
-    t.len = 0;
-    add(&t, "flips: [");
-    for (int i = 0; i < (1 << 20); i++)
-        add(&t, "x,");
-    add(&t, "]\n");
-    expect_error(t.p, "t.yaml:1:2097155: more than 1048576 YAML nodes (keys, values, lists, "
-                      "mappings)");
-    free(t.p);
+    expect_error_of(repeated("flips: [", 1 << 20, "x,", "]\n"),
+                    "t.yaml:1:2097155: more than 1048576 YAML nodes (keys, values, lists, "
+                    "mappings)");
 }
 
 /* YAML typing: tags are refused, integers have no leading zeros. */
@@ -689,18 +678,11 @@ static void test_duplicate_node_sections(void **state)
     expect_error("nodes:\n  - name: a\n  - name: b\n  - name: a\n",
                  "t.yaml:4:11: nodes[2].name: \"a\" is also the name of nodes[0] (line 2); each "
                  "node section needs its own name or glob");
-    struct text t = {0};
-    add(&t, "nodes:\n");
-    for (int i = 0; i < 10000; i++)
-        add(&t, "  - name: same\n");
-    expect_error(t.p, "t.yaml:3:11: nodes[1].name: \"same\" is also the name of nodes[0] (line "
-                      "2); each node section needs its own name or glob");
-    t.len = 0;
-    add(&t, "nodes:\n");
-    for (int i = 0; i < 10001; i++)
-        add(&t, "  - name: n%d\n", i);
-    expect_error(t.p, "t.yaml:2:3: nodes: 10001 node sections, more than 10000 (use globs)");
-    free(t.p);
+    expect_error_of(repeated("nodes:\n", 10000, "  - name: same\n", ""),
+                    "t.yaml:3:11: nodes[1].name: \"same\" is also the name of nodes[0] (line "
+                    "2); each node section needs its own name or glob");
+    expect_error_of(repeated("nodes:\n", 10001, "  - name: n%d\n", ""),
+                    "t.yaml:2:3: nodes: 10001 node sections, more than 10000 (use globs)");
 }
 
 /* Matching top-level flips with the devices of every section costs one
@@ -710,30 +692,25 @@ static void test_duplicate_node_sections(void **state)
 static void test_top_flips_linear(void **state)
 {
     (void)state;
-    struct text t = {0};
-    add(&t, "nodes:\n");
-    for (int i = 0; i < 1000; i++)
-        add(&t, "  - {name: n%d, devices: [{name: d%d, profile: L4}]}\n", i, i);
-    add(&t, "flips:\n");
-    for (int i = 0; i < 1000; i++)
-        add(&t, "  - {device: d%d, state: unhealthy, after: 1s}\n", i);
+    char *sections = repeated("nodes:\n", 1000,
+                              "  - {name: n%d, devices: [{name: d%d, profile: L4}]}\n", "flips:\n");
+    char *text = repeated(sections, 1000, "  - {device: d%d, state: unhealthy, after: 1s}\n", "");
+    free(sections);
     struct config c;
-    load_text(t.p, "n7", &c);
+    load_text(text, "n7", &c);
     assert_int_equal(c.nflips, 1);
     assert_string_equal(c.flips[0].device, "d7");
     size_t lookups = config_resolve_flip_lookups();
     if (lookups > 4000)
         fail_msg("%zu lookups for 1000 sections and 1000 flips", lookups);
     config_free(&c);
+    free(text);
 
     /* The error still names the first flip (in file order) without a device. */
-    t.len = 0;
-    add(&t, "nodes: [{name: a, devices: [{name: x, profile: L4}]}]\nflips:\n");
-    add(&t, "  - {device: x, state: unhealthy}\n  - {device: zz, state: unhealthy}\n");
-    add(&t, "  - {device: yy, state: unhealthy}\n");
-    expect_error(t.p,
+    expect_error("nodes: [{name: a, devices: [{name: x, profile: L4}]}]\nflips:\n"
+                 "  - {device: x, state: unhealthy}\n  - {device: zz, state: unhealthy}\n"
+                 "  - {device: yy, state: unhealthy}\n",
                  "t.yaml:4:14: flips[1].device: no device \"zz\" in any section of the config");
-    free(t.p);
 }
 
 static void test_missing_file(void **state)
@@ -746,29 +723,9 @@ static void test_missing_file(void **state)
                                  "directory");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_section),
-        cmocka_unit_test(test_exact_node_section),
-        cmocka_unit_test(test_glob_and_first_match),
-        cmocka_unit_test(test_no_section),
-        cmocka_unit_test(test_overrides_and_custom),
-        cmocka_unit_test(test_seeds),
-        cmocka_unit_test(test_4096_unique),
-        cmocka_unit_test(test_value_checks),
-        cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_bad_inline),
-        cmocka_unit_test(test_xid_flips),
-        cmocka_unit_test(test_vfio),
-        cmocka_unit_test(test_whole_file_bounds),
-        cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_flips_bounded_after_aliases),
-        cmocka_unit_test(test_yaml_nesting_limit),
-        cmocka_unit_test(test_yaml_anchor_limits),
-        cmocka_unit_test(test_yaml_typing),
-        cmocka_unit_test(test_duplicate_node_sections),
-        cmocka_unit_test(test_top_flips_linear),
-    };
-    return cmocka_run_group_tests_name("fakehw config", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw config", test_defaults_section, test_exact_node_section,
+          test_glob_and_first_match, test_no_section, test_overrides_and_custom, test_seeds,
+          test_4096_unique, test_value_checks, test_bad_files, test_bad_inline, test_xid_flips,
+          test_vfio, test_whole_file_bounds, test_missing_file, test_flips_bounded_after_aliases,
+          test_yaml_nesting_limit, test_yaml_anchor_limits, test_yaml_typing,
+          test_duplicate_node_sections, test_top_flips_linear)

@@ -7,14 +7,13 @@
 #include <cmocka.h>
 
 #include "duration.h"
+#include "common/tests/parse_cases.h"
+#include "common/tests/test_main.h"
 
 static void test_good(void **state)
 {
     (void)state;
-    static const struct {
-        const char *text;
-        int64_t ms;
-    } cases[] = {
+    static const struct parse_good cases[] = {
         {"0", 0},
         {"0s", 0},
         {"30s", 30000},
@@ -27,22 +26,13 @@ static void test_good(void **state)
         {"1.25s", 1250},
         {"8760h", DURATION_MAX_MS},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int64_t ms = -1;
-        struct error err;
-        if (duration_parse_ms(cases[i].text, &ms, &err) != 0)
-            fail_msg("%s: %s", cases[i].text, err.msg);
-        assert_int_equal(ms, cases[i].ms);
-    }
+    CHECK_PARSE_GOOD(duration_parse_ms, cases);
 }
 
 static void test_bad(void **state)
 {
     (void)state;
-    static const struct {
-        const char *text;
-        const char *msg;
-    } cases[] = {
+    static const struct parse_bad cases[] = {
         {"30", "\"30\" is not a valid duration: a unit is missing (e.g. 30s, 500ms, 1m30s)"},
         {"", "\"\" is not a valid duration: it is empty (e.g. 30s, 500ms, 1m30s)"},
         {"-1s", "\"-1s\" is not a valid duration: it is negative (e.g. 30s, 500ms, 1m30s)"},
@@ -59,21 +49,7 @@ static void test_bad(void **state)
         {"99999999999999999999s", "\"99999999999999999999s\" is not a valid duration: it is "
                                   "longer than 365 days (e.g. 30s, 500ms, 1m30s)"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int64_t ms = 7;
-        struct error err = {{0}};
-        if (duration_parse_ms(cases[i].text, &ms, &err) != -1)
-            fail_msg("%s: accepted as %lld", cases[i].text, (long long)ms);
-        assert_string_equal(err.msg, cases[i].msg);
-        assert_int_equal(ms, 7);
-    }
+    CHECK_PARSE_BAD(duration_parse_ms, cases);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good),
-        cmocka_unit_test(test_bad),
-    };
-    return cmocka_run_group_tests_name("fakehw duration", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw duration", test_good, test_bad)

@@ -15,6 +15,7 @@
 
 #include "flips.h"
 #include "log.h"
+#include "common/tests/test_main.h"
 
 static struct flip make_flip(const char *device, int64_t after, bool healthy, int64_t for_ms,
                              const char *reason)
@@ -30,6 +31,19 @@ static struct flip make_flip(const char *device, int64_t after, bool healthy, in
     return f;
 }
 
+/* The events flips_plan makes of flips; there must be want of them. */
+static struct flip_event *plan(const struct flip *flips, size_t nflips, size_t want)
+{
+    struct flip_event *ev;
+    size_t n;
+    struct error err;
+    if (flips_plan(flips, nflips, &ev, &n, &err) != 0)
+        fail_msg("flips_plan: %s", err.msg);
+    if (n != want)
+        fail_msg("flips_plan: %zu events, not %zu", n, want);
+    return ev;
+}
+
 static void test_plan(void **state)
 {
     (void)state;
@@ -39,11 +53,7 @@ static void test_plan(void **state)
         make_flip("gpu-0", 90000, false, 0, "same time as gpu-1's return"),
         make_flip("gpu-2", 0, true, 5000, "repaired"),
     };
-    struct flip_event *ev;
-    size_t n;
-    struct error err;
-    assert_int_equal(flips_plan(flips, 4, &ev, &n, &err), 0);
-    assert_int_equal(n, 6);
+    struct flip_event *ev = plan(flips, 4, 6);
     const struct {
         int64_t at;
         const char *device;
@@ -57,16 +67,14 @@ static void test_plan(void **state)
         {90000, "gpu-1", true, ""}, /* ties keep config order */
         {90000, "gpu-0", false, "same time as gpu-1's return"},
     };
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < 6; i++) {
         assert_int_equal(ev[i].at_ms, want[i].at);
         assert_string_equal(ev[i].device, want[i].device);
         assert_int_equal(ev[i].healthy, want[i].healthy);
         assert_string_equal(ev[i].reason, want[i].reason);
     }
     free(ev);
-    assert_int_equal(flips_plan(NULL, 0, &ev, &n, &err), 0);
-    assert_int_equal(n, 0);
-    free(ev);
+    free(plan(NULL, 0, 0));
 }
 
 /* XID flips: reported at after, cleared after + for; a flip with a state
@@ -81,11 +89,7 @@ static void test_plan_xid(void **state)
     flips[0].has_state = false;
     flips[0].xid = 43;
     flips[1].xid = 79;
-    struct flip_event *ev;
-    size_t n;
-    struct error err;
-    assert_int_equal(flips_plan(flips, 2, &ev, &n, &err), 0);
-    assert_int_equal(n, 3);
+    struct flip_event *ev = plan(flips, 2, 3);
     const struct {
         int64_t at;
         const char *device;
@@ -96,7 +100,7 @@ static void test_plan_xid(void **state)
         {2000, "gpu-0", true, false, 79},
         {5000, "gpu-0", true, true, 0},
     };
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < 3; i++) {
         assert_int_equal(ev[i].at_ms, want[i].at);
         assert_string_equal(ev[i].device, want[i].device);
         assert_int_equal(ev[i].has_state, want[i].has_state);
@@ -107,8 +111,7 @@ static void test_plan_xid(void **state)
     free(ev);
     /* A health flip leaves the XID as it is. */
     struct flip plain = make_flip("gpu-2", 0, false, 100, "");
-    assert_int_equal(flips_plan(&plain, 1, &ev, &n, &err), 0);
-    assert_int_equal(n, 2);
+    ev = plan(&plain, 1, 2);
     assert_int_equal(ev[0].xid, FLIP_XID_KEEP);
     assert_int_equal(ev[1].xid, FLIP_XID_KEEP);
     free(ev);
@@ -299,15 +302,6 @@ static void test_scheduler_replace_and_stop(void **state)
     inventory_free(inv);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_plan_xid),
-        cmocka_unit_test(test_scheduler_xid),
-        cmocka_unit_test(test_scheduler_flips_and_returns),
-        cmocka_unit_test(test_scheduler_all_and_unknown),
-        cmocka_unit_test(test_scheduler_replace_and_stop),
-    };
-    return cmocka_run_group_tests_name("fakehw flips", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw flips", test_plan, test_plan_xid, test_scheduler_xid,
+          test_scheduler_flips_and_returns, test_scheduler_all_and_unknown,
+          test_scheduler_replace_and_stop)

@@ -19,6 +19,7 @@
 
 #include "fuse_access.h"
 #include "common/tests/as_nobody.h"
+#include "common/tests/test_main.h"
 
 static void test_advice(void **state)
 {
@@ -67,12 +68,4 @@ static void test_diagnose_permission(void **state)
     assert_non_null(strstr(buf, ": Permission denied: a permission problem, not a missing device"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_advice),
-        cmocka_unit_test(test_diagnose_missing),
-        cmocka_unit_test(test_diagnose_permission),
-    };
-    return cmocka_run_group_tests_name("fuse_access", tests, NULL, NULL);
-}
+TEST_MAIN("fuse_access", test_advice, test_diagnose_missing, test_diagnose_permission)

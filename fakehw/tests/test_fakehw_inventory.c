@@ -18,6 +18,7 @@
 #include "inventory.h"
 #include "uuid.h"
 #include "inventory_helpers.h"
+#include "common/tests/test_main.h"
 
 static void make_device(struct gpu_device *d, long index, const char *name)
 {
@@ -575,22 +576,16 @@ static void test_snapshot_consistent_under_flips(void **state)
     assert_int_equal(checked, 300);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_render, setup, teardown),
-        cmocka_unit_test(test_no_dev_dir),
-        cmocka_unit_test(test_health_commands),
-        cmocka_unit_test(test_xid_commands),
-        cmocka_unit_test_setup_teardown(test_xid_write, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_write_and_generation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_all, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_names, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_render_snapshot, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_values_are_one_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_consistent_under_flips, setup, teardown),
-    };
-    return cmocka_run_group_tests_name("fakehw inventory", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("fakehw inventory", cmocka_unit_test_setup_teardown(test_render, setup, teardown),
+               cmocka_unit_test(test_no_dev_dir), cmocka_unit_test(test_health_commands),
+               cmocka_unit_test(test_xid_commands),
+               cmocka_unit_test_setup_teardown(test_xid_write, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_write_and_generation, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_all, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_render_snapshot, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_values_are_one_line, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_snapshot_consistent_under_flips, setup,
+                                               teardown))

@@ -15,6 +15,7 @@
 #include "fakehw_tree.h"
 #include "inventory.h"
 #include "mig_profiles.h"
+#include "common/tests/test_main.h"
 
 struct row {
     const char *name;
@@ -388,18 +389,7 @@ static void test_parent_health_reaches_partitions(void **state)
     config_free(&c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geometry_tables),
-        cmocka_unit_test(test_profile_ids_and_engines),
-        cmocka_unit_test(test_instance_memory),
-        cmocka_unit_test(test_config_dynamic),
-        cmocka_unit_test(test_config_static),
-        cmocka_unit_test(test_config_errors),
-        cmocka_unit_test(test_config_partitions_counted),
-        cmocka_unit_test(test_config_mig_minimums),
-        cmocka_unit_test(test_parent_health_reaches_partitions),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("fakehw mig", test_geometry_tables, test_profile_ids_and_engines, test_instance_memory,
+          test_config_dynamic, test_config_static, test_config_errors,
+          test_config_partitions_counted, test_config_mig_minimums,
+          test_parent_health_reaches_partitions)

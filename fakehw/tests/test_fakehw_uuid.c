@@ -12,6 +12,7 @@
 
 #include "uuid.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
 
 /* The derivation is a contract (docs/fakehw.md): pinned values, checked
  * independently with Python's hashlib. */
@@ -81,13 +82,5 @@ static void test_uuid_valid(void **state)
             ""));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uuid_pinned),
-        cmocka_unit_test(test_uuid_deterministic_and_distinct),
-        cmocka_unit_test(test_uuid_unique_at_scale),
-        cmocka_unit_test(test_uuid_valid),
-    };
-    return cmocka_run_group_tests_name("fakehw uuid", tests, NULL, NULL);
-}
+TEST_MAIN("fakehw uuid", test_uuid_pinned, test_uuid_deterministic_and_distinct,
+          test_uuid_unique_at_scale, test_uuid_valid)

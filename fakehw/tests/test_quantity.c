@@ -10,14 +10,23 @@
 #include <string.h>
 
 #include "quantity.h"
+#include "common/tests/parse_cases.h"
+#include "common/tests/test_main.h"
+
+/* quantity_parse_bytes as the table takes it: the counts it accepts fit an
+ * int64_t (at most 2^63-1 bytes). */
+static int parse_bytes(const char *text, int64_t *value, struct error *err)
+{
+    uint64_t v = (uint64_t)*value;
+    int rc = quantity_parse_bytes(text, &v, err);
+    *value = (int64_t)v;
+    return rc;
+}
 
 static void test_parse_good(void **state)
 {
     (void)state;
-    static const struct {
-        const char *text;
-        uint64_t bytes;
-    } cases[] = {
+    static const struct parse_good cases[] = {
         {"80Gi", 85899345920ULL},
         {"81920Mi", 85899345920ULL},
         {"40G", 40000000000ULL},
@@ -39,24 +48,13 @@ static void test_parse_good(void **state)
         {"9223372036854775807", 9223372036854775807ULL},
         {"0000000000000000000000001Ki", 1024},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        uint64_t v = 0;
-        struct error err = {{0}};
-        if (quantity_parse_bytes(cases[i].text, &v, &err) != 0)
-            fail_msg("%s: %s", cases[i].text, err.msg);
-        if (v != cases[i].bytes)
-            fail_msg("%s: got %llu, want %llu", cases[i].text, (unsigned long long)v,
-                     (unsigned long long)cases[i].bytes);
-    }
+    CHECK_PARSE_GOOD(parse_bytes, cases);
 }
 
 static void test_parse_bad(void **state)
 {
     (void)state;
-    static const struct {
-        const char *text;
-        const char *msg;
-    } cases[] = {
+    static const struct parse_bad cases[] = {
         {"80Gx", "\"80Gx\" is not a valid quantity: unknown suffix \"Gx\" (use Ki, Mi, Gi, Ti, "
                  "Pi, Ei, k, M, G, T, P, E or an exponent like e9)"},
         {"", "\"\" is not a valid quantity: it is empty"},
@@ -78,14 +76,7 @@ static void test_parse_bad(void **state)
         {"1gi", "\"1gi\" is not a valid quantity: unknown suffix \"gi\" (use Ki, Mi, Gi, Ti, Pi, "
                 "Ei, k, M, G, T, P, E or an exponent like e9)"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        uint64_t v = 42;
-        struct error err = {{0}};
-        if (quantity_parse_bytes(cases[i].text, &v, &err) != -1)
-            fail_msg("%s: accepted as %llu", cases[i].text, (unsigned long long)v);
-        assert_string_equal(err.msg, cases[i].msg);
-        assert_int_equal(v, 42); /* untouched on error */
-    }
+    CHECK_PARSE_BAD(parse_bytes, cases);
 }
 
 static void test_format(void **state)
@@ -141,13 +132,4 @@ static void test_round_trip(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),
-        cmocka_unit_test(test_parse_bad),
-        cmocka_unit_test(test_format),
-        cmocka_unit_test(test_round_trip),
-    };
-    return cmocka_run_group_tests_name("quantity", tests, NULL, NULL);
-}
+TEST_MAIN("quantity", test_parse_good, test_parse_bad, test_format, test_round_trip)

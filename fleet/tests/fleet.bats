@@ -34,11 +34,10 @@ start_standin() {
     "$FAKEHW_BIN/apiserver-standin" --node fleet-node-0,fleet-node-1,fleet-node-2 \
         --port-file "$BATS_TEST_TMPDIR/port" 2>"$BATS_TEST_TMPDIR/standin.log" &
     STANDIN_PID=$!
-    local i
-    for ((i = 0; i < 100; i++)); do
-        [[ -s $BATS_TEST_TMPDIR/port ]] && break
-        sleep 0.05
-    done
+    wait_for 5 test -s "$BATS_TEST_TMPDIR/port" || {
+        cat "$BATS_TEST_TMPDIR/standin.log" >&2
+        return 1
+    }
     API="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")"
     cat >"$BATS_TEST_TMPDIR/kubeconfig" <<KC
 apiVersion: v1

@@ -19,6 +19,7 @@
 #include "fleet/fleet_bind.h"
 #include "fleet/fleet_limits.h"
 #include "fleet/fleet_node.h"
+#include "common/tests/test_main.h"
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -317,12 +318,5 @@ static void test_slice_limits(void **state)
     expect_limit(slice_of(0, 0, 0, 0, 9), "ResourceSliceMaxCounterSets");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sections),   cmocka_unit_test(test_flips_reach_their_node),
-        cmocka_unit_test(test_bind_pools), cmocka_unit_test(test_attach_delay),
-        cmocka_unit_test(test_pool_check), cmocka_unit_test(test_slice_limits),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("fleet", test_sections, test_flips_reach_their_node, test_bind_pools, test_attach_delay,
+          test_pool_check, test_slice_limits)

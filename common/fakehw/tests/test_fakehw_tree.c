@@ -8,7 +8,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,8 @@
 #include <unistd.h>
 
 #include "fakehw_tree_read.h"
+#include "common/tests/test_main.h"
+#include "common/tests/tmp_dir.h"
 
 struct tree {
     char root[64];
@@ -71,21 +72,10 @@ static void make_device(const char *root, const char *name, int index, const cha
     write_attr(root, name, "healthSince", "1732252380\n");
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     struct tree *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return -1;
-    snprintf(t->root, sizeof(t->root), "/tmp/test_fakehw_tree.XXXXXX");
-    if (mkdtemp(t->root) == NULL)
+    if (t == NULL || !tmp_dir_make(t->root, sizeof(t->root), "test_fakehw_tree"))
         return -1;
     char path[128];
     snprintf(path, sizeof(path), "%s/devices", t->root);
@@ -101,9 +91,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct tree *t = *state;
-    nftw(t->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    int rc = tmp_dir_remove(t->root);
     free(t);
-    return 0;
+    return rc;
 }
 
 static void test_read_device_good(void **state)
@@ -166,7 +156,7 @@ static void test_list_empty_and_missing(void **state)
     struct tree *t = *state;
     char path[256];
     snprintf(path, sizeof(path), "%s/devices/gpu-0", t->root);
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_dir_remove(path);
     struct fakehw_device *devs = (struct fakehw_device *)&devs;
     size_t n = 99;
     struct error err;
@@ -574,7 +564,8 @@ static void test_snapshot_reads_as_the_files(void **state)
 }
 
 /* Writes l (and tail) as the snapshot and expects fakehw_tree_list to fail
- * with "<root>/snapshot<claim>" and errnum, leaving its outputs alone. */
+ * with "<root>/snapshot<claim>" and errnum, leaving its outputs alone; a
+ * failure names the claim. */
 static void expect_bad_snapshot(const struct tree *t, const struct lines *l, const char *tail,
                                 const char *claim, int errnum)
 {
@@ -583,13 +574,70 @@ static void expect_bad_snapshot(const struct tree *t, const struct lines *l, con
     struct fakehw_device *devs = (struct fakehw_device *)&devs;
     size_t n = 99;
     struct error err;
-    assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), -1);
-    assert_int_equal(errno, errnum);
+    if (fakehw_tree_list(t->root, &devs, &n, &err) != -1)
+        fail_msg("snapshot%s: read without an error", claim);
+    if (errno != errnum)
+        fail_msg("snapshot%s: errno %d, not %d", claim, errno, errnum);
     snprintf(want, sizeof(want), "%s/snapshot%s", t->root, claim);
     assert_string_equal(err.msg, want);
-    assert_ptr_equal(devs, (struct fakehw_device *)&devs);
-    assert_int_equal(n, 99);
+    if (devs != (struct fakehw_device *)&devs || n != 99)
+        fail_msg("snapshot%s: the outputs were changed", claim);
 }
+
+/* A snapshot made from base_lines by one edit, and the error it must give. */
+struct bad_snapshot {
+    enum { SET, INSERT, DELETE, KEEP } edit;
+    size_t line;       /* the line set, inserted or deleted; KEEP: how many stay */
+    const char *text;  /* the line set or inserted */
+    const char *tail;  /* written verbatim after the lines (NULL: none) */
+    const char *claim; /* the error after "<root>/snapshot" */
+    int errnum;
+};
+
+static void expect_bad_snapshots(const struct tree *t, const struct bad_snapshot *cases, size_t n)
+{
+    for (const struct bad_snapshot *c = cases; c < cases + n; c++) {
+        struct lines l;
+        base_lines(&l);
+        if (c->edit == SET)
+            set_line(&l, c->line, c->text);
+        else if (c->edit == INSERT)
+            insert_line(&l, c->line, c->text);
+        else if (c->edit == DELETE)
+            delete_line(&l, c->line);
+        else
+            l.n = c->line;
+        expect_bad_snapshot(t, &l, c->tail ? c->tail : "", c->claim, c->errnum);
+    }
+}
+
+#define N_CASES(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct bad_snapshot bad_lines[] = {
+    {INSERT, 5, "colour red", NULL, " line 5: unknown key \"colour\"", EINVAL},
+    {DELETE, 10, NULL, NULL, " line 3: device gpu-0: no memory line in its block", EINVAL},
+    {DELETE, 40, NULL, NULL, " line 22: device gpu-1: no healthSince line in its block", EINVAL},
+    {INSERT, 12, "memory 1024", NULL, " line 12: memory: a second memory line for device gpu-0",
+     EINVAL},
+    {SET, 10, "memory 80Gx", NULL, " line 10: memory: \"80Gx\" is not a byte count", EINVAL},
+    {SET, 5, "index -1", NULL, " line 5: index: \"-1\" is not a non-negative integer", EINVAL},
+    {SET, 16, "numaNode -2", NULL,
+     " line 16: numaNode: \"-2\" is not a NUMA node (an integer >= -1)", EINVAL},
+    {SET, 40, "healthSince yesterday", NULL,
+     " line 40: healthSince: \"yesterday\" is not a Unix time in seconds", EINVAL},
+    {SET, 19, "health sick", NULL, " line 19: health: \"sick\" is not \"healthy\" or \"unhealthy\"",
+     EINVAL},
+    {SET, 7, "productName A100\tX", NULL,
+     " line 7: productName: \"A100\\x09X\" holds a control character (byte 0x09)", EINVAL},
+    {SET, 18, "devicePath dev/fakegpu0", NULL,
+     " line 18: devicePath: \"dev/fakegpu0\" is not an absolute path", EINVAL},
+    {SET, 3, "device GPU_0", NULL,
+     " line 3: device: \"GPU_0\" is not a DNS label (a device directory name)", EINVAL},
+    {SET, 4, "name gpu-9", NULL,
+     " line 4: name: \"gpu-9\" does not match the device line (line 3) \"gpu-0\"", EINVAL},
+    {SET, 24, "index 0", NULL, ": devices gpu-0 and gpu-1 both have index 0", EINVAL},
+    {SET, 25, "uuid " UUID0, NULL, ": devices gpu-0 and gpu-1 both have uuid " UUID0, EINVAL},
+};
 
 static void test_snapshot_bad_lines(void **state)
 {
@@ -597,56 +645,12 @@ static void test_snapshot_bad_lines(void **state)
     struct lines l;
     char v[600];
 
-    base_lines(&l);
-    insert_line(&l, 5, "colour red");
-    expect_bad_snapshot(t, &l, "", " line 5: unknown key \"colour\"", EINVAL);
-
-    base_lines(&l);
-    delete_line(&l, 10);
-    expect_bad_snapshot(t, &l, "", " line 3: device gpu-0: no memory line in its block", EINVAL);
-    base_lines(&l);
-    delete_line(&l, 40);
-    expect_bad_snapshot(t, &l, "", " line 22: device gpu-1: no healthSince line in its block",
-                        EINVAL);
-
-    base_lines(&l);
-    insert_line(&l, 12, "memory 1024");
-    expect_bad_snapshot(t, &l, "", " line 12: memory: a second memory line for device gpu-0",
-                        EINVAL);
-
+    expect_bad_snapshots(t, bad_lines, N_CASES(bad_lines));
     base_lines(&l);
     set_line(&l, 22, "device gpu-0");
     set_line(&l, 23, "name gpu-0");
     expect_bad_snapshot(t, &l, "",
                         " line 22: device gpu-0: a second block for it (the first is at line 3)",
-                        EINVAL);
-
-    base_lines(&l);
-    set_line(&l, 10, "memory 80Gx");
-    expect_bad_snapshot(t, &l, "", " line 10: memory: \"80Gx\" is not a byte count", EINVAL);
-    base_lines(&l);
-    set_line(&l, 5, "index -1");
-    expect_bad_snapshot(t, &l, "", " line 5: index: \"-1\" is not a non-negative integer", EINVAL);
-    base_lines(&l);
-    set_line(&l, 16, "numaNode -2");
-    expect_bad_snapshot(t, &l, "",
-                        " line 16: numaNode: \"-2\" is not a NUMA node (an integer >= -1)", EINVAL);
-    base_lines(&l);
-    set_line(&l, 40, "healthSince yesterday");
-    expect_bad_snapshot(
-        t, &l, "", " line 40: healthSince: \"yesterday\" is not a Unix time in seconds", EINVAL);
-    base_lines(&l);
-    set_line(&l, 19, "health sick");
-    expect_bad_snapshot(t, &l, "", " line 19: health: \"sick\" is not \"healthy\" or \"unhealthy\"",
-                        EINVAL);
-    base_lines(&l);
-    set_line(&l, 7, "productName A100\tX");
-    expect_bad_snapshot(
-        t, &l, "", " line 7: productName: \"A100\\x09X\" holds a control character (byte 0x09)",
-        EINVAL);
-    base_lines(&l);
-    set_line(&l, 18, "devicePath dev/fakegpu0");
-    expect_bad_snapshot(t, &l, "", " line 18: devicePath: \"dev/fakegpu0\" is not an absolute path",
                         EINVAL);
 
     /* Too long: an error, never a truncated value. */
@@ -670,59 +674,38 @@ static void test_snapshot_bad_lines(void **state)
     base_lines(&l);
     snprintf(l.line[2], 600, "device %.*s", FAKEHW_NAME_MAX, v);
     expect_bad_snapshot(t, &l, "", " line 3: device: value is longer than 63 bytes", EOVERFLOW);
-
-    base_lines(&l);
-    set_line(&l, 3, "device GPU_0");
-    expect_bad_snapshot(t, &l, "",
-                        " line 3: device: \"GPU_0\" is not a DNS label (a device directory name)",
-                        EINVAL);
-    base_lines(&l);
-    set_line(&l, 4, "name gpu-9");
-    expect_bad_snapshot(
-        t, &l, "", " line 4: name: \"gpu-9\" does not match the device line (line 3) \"gpu-0\"",
-        EINVAL);
-    base_lines(&l);
-    set_line(&l, 24, "index 0");
-    expect_bad_snapshot(t, &l, "", ": devices gpu-0 and gpu-1 both have index 0", EINVAL);
-    base_lines(&l);
-    set_line(&l, 25, "uuid " UUID0);
-    expect_bad_snapshot(t, &l, "", ": devices gpu-0 and gpu-1 both have uuid " UUID0, EINVAL);
 }
+
+static const struct bad_snapshot bad_shapes[] = {
+    /* The header. */
+    {KEEP, 0, NULL, NULL, ": is empty (no generation line)", EINVAL},
+    {DELETE, 1, NULL, NULL, " line 1: expected the generation line, found key \"node\"", EINVAL},
+    {SET, 1, "generation 4x", NULL,
+     " line 1: generation: \"4x\" is not a generation counter (decimal)", EINVAL},
+    {SET, 2, "node ", NULL, " line 2: node: is empty", EINVAL},
+    {INSERT, 22, "generation 43", NULL, " line 22: a second generation line", EINVAL},
+    {INSERT, 3, "memory 1024", NULL, " line 3: memory: comes before the first device line", EINVAL},
+    /* Lines without the KEY VALUE shape. */
+    {SET, 20, "healthReason", NULL,
+     " line 20: \"healthReason\" has no space and value after the key", EINVAL},
+    {INSERT, 22, "", NULL, " line 22: is empty", EINVAL},
+    /* A read that was cut short: mid-line, or without the end line. */
+    {KEEP, 9, NULL, "memory 8552", " line 10: cut short (no newline at the end of the file)",
+     EINVAL},
+    {KEEP, 40, NULL, NULL, ": ends after line 40 without the end line (cut short)", EINVAL},
+    {KEEP, 40, NULL, "end 2", " line 41: cut short (no newline at the end of the file)", EINVAL},
+    {KEEP, 2, NULL, NULL, ": ends after line 2 without the end line (cut short)", EINVAL},
+    /* The end line. */
+    {SET, 41, "end 3", NULL, " line 41: end: says 3 devices, the snapshot has 2", EINVAL},
+    {SET, 41, "end two", NULL, " line 41: end: \"two\" is not a device count", EINVAL},
+    {SET, 41, "end 2", "device gpu-2\n", " line 42: comes after the end line (line 41)", EINVAL},
+};
 
 static void test_snapshot_bad_shape(void **state)
 {
     struct tree *t = *state;
-    struct lines l;
+    expect_bad_snapshots(t, bad_shapes, N_CASES(bad_shapes));
 
-    /* The header. */
-    l.n = 0;
-    expect_bad_snapshot(t, &l, "", ": is empty (no generation line)", EINVAL);
-    base_lines(&l);
-    delete_line(&l, 1);
-    expect_bad_snapshot(t, &l, "", " line 1: expected the generation line, found key \"node\"",
-                        EINVAL);
-    base_lines(&l);
-    set_line(&l, 1, "generation 4x");
-    expect_bad_snapshot(
-        t, &l, "", " line 1: generation: \"4x\" is not a generation counter (decimal)", EINVAL);
-    base_lines(&l);
-    set_line(&l, 2, "node ");
-    expect_bad_snapshot(t, &l, "", " line 2: node: is empty", EINVAL);
-    base_lines(&l);
-    insert_line(&l, 22, "generation 43");
-    expect_bad_snapshot(t, &l, "", " line 22: a second generation line", EINVAL);
-    base_lines(&l);
-    insert_line(&l, 3, "memory 1024");
-    expect_bad_snapshot(t, &l, "", " line 3: memory: comes before the first device line", EINVAL);
-
-    /* Lines without the KEY VALUE shape. */
-    base_lines(&l);
-    set_line(&l, 20, "healthReason");
-    expect_bad_snapshot(t, &l, "",
-                        " line 20: \"healthReason\" has no space and value after the key", EINVAL);
-    base_lines(&l);
-    insert_line(&l, 22, "");
-    expect_bad_snapshot(t, &l, "", " line 22: is empty", EINVAL);
     /* A NUL byte on line 2. */
     char path[128], want[256];
     snprintf(path, sizeof(path), "%s/snapshot", t->root);
@@ -736,29 +719,6 @@ static void test_snapshot_bad_shape(void **state)
     assert_int_equal(fakehw_tree_list(t->root, &devs, &n, &err), -1);
     snprintf(want, sizeof(want), "%s line 2: holds a NUL byte", path);
     assert_string_equal(err.msg, want);
-
-    /* A read that was cut short: mid-line, or without the end line. */
-    base_lines(&l);
-    l.n = 9;
-    expect_bad_snapshot(t, &l, "memory 8552",
-                        " line 10: cut short (no newline at the end of the file)", EINVAL);
-    base_lines(&l);
-    l.n = 40;
-    expect_bad_snapshot(t, &l, "", ": ends after line 40 without the end line (cut short)", EINVAL);
-    expect_bad_snapshot(t, &l, "end 2", " line 41: cut short (no newline at the end of the file)",
-                        EINVAL);
-    l.n = 2;
-    expect_bad_snapshot(t, &l, "", ": ends after line 2 without the end line (cut short)", EINVAL);
-
-    /* The end line. */
-    base_lines(&l);
-    set_line(&l, 41, "end 3");
-    expect_bad_snapshot(t, &l, "", " line 41: end: says 3 devices, the snapshot has 2", EINVAL);
-    set_line(&l, 41, "end two");
-    expect_bad_snapshot(t, &l, "", " line 41: end: \"two\" is not a device count", EINVAL);
-    set_line(&l, 41, "end 2");
-    expect_bad_snapshot(t, &l, "device gpu-2\n", " line 42: comes after the end line (line 41)",
-                        EINVAL);
 }
 
 /* Only a missing snapshot means "walk the files"; any other failure to
@@ -981,26 +941,11 @@ static void test_attribute_table(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_read_device_good, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_sorted_by_index_then_name, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_empty_and_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_attribute, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_attribute_table, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_state_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_too_long_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tree_inconsistencies, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_node_and_generation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_reads_as_the_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_bad_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_bad_shape, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_unreadable, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_device_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_hostile_count, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mig_and_sharing_files, setup, teardown),
-    };
-    return cmocka_run_group_tests_name("fakehw_tree", tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("fakehw_tree", setup, teardown, test_read_device_good,
+                  test_list_sorted_by_index_then_name, test_list_empty_and_missing,
+                  test_missing_attribute, test_attribute_table, test_malformed_values,
+                  test_malformed_state_values, test_too_long_values, test_tree_inconsistencies,
+                  test_node_and_generation, test_snapshot_reads_as_the_files,
+                  test_snapshot_bad_lines, test_snapshot_bad_shape, test_snapshot_unreadable,
+                  test_snapshot_device_limit, test_snapshot_hostile_count,
+                  test_mig_and_sharing_files)

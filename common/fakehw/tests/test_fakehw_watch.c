@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,6 +29,9 @@
 
 #include "fakehw_tree_read.h"
 #include "fakehw_watch.h"
+#include "common/tests/fork_piped.h"
+#include "common/tests/test_main.h"
+#include "common/tests/tmp_dir.h"
 
 #define LONG_WAIT_MS 5000 /* for events that must come: only a hang reaches it */
 #define QUIET_MS     100  /* for "nothing happens" */
@@ -66,19 +68,11 @@ static void make_dir(const char *root, const char *rel)
     assert_int_equal(mkdir(path, 0755), 0);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static void remove_tree(const char *root, const char *rel)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/%s", root, rel);
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_dir_remove(path);
 }
 
 static struct fakehw_watch *open_watch(struct fixture *f, int resync_ms)
@@ -129,10 +123,7 @@ static void expect(struct fakehw_watch *w, enum fakehw_watch_event want)
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    if (f == NULL)
-        return -1;
-    snprintf(f->root, sizeof(f->root), "/tmp/test_fakehw_watch.XXXXXX");
-    if (mkdtemp(f->root) == NULL)
+    if (f == NULL || !tmp_dir_make(f->root, sizeof(f->root), "test_fakehw_watch"))
         return -1;
     f->ctl = -1;
     *state = f;
@@ -176,7 +167,7 @@ static int teardown(void **state)
     fakehw_watch_close(f->w);
     stop_server(f);
     umount2(f->root, MNT_DETACH); /* FUSE tests; harmless otherwise */
-    nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_dir_remove(f->root);
     free(f);
     return 0;
 }
@@ -512,14 +503,9 @@ static void serve(const char *mnt, int ctl, bool with_poll)
 static bool start_server(struct fixture *f, bool with_poll)
 {
     int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(p[1]);
+    pid_t pid = fork_piped(p, 0);
+    if (pid == 0)
         serve(f->root, p[0], with_poll);
-    }
-    close(p[0]);
     f->server = pid;
     f->ctl = p[1];
     for (int i = 0; i < 500; i++) {
@@ -563,6 +549,13 @@ static void expect_bump_seen(struct fixture *f, struct fakehw_watch *w, uint64_t
     assert_int_equal(fakehw_watch_generation(w), gen);
 }
 
+/* Nothing happens for a while, and the watch is then in mode. */
+static void expect_quiet_in_mode(struct fakehw_watch *w, const char *mode)
+{
+    expect_quiet(w);
+    assert_string_equal(fakehw_watch_mode(w), mode);
+}
+
 static void test_fuse_poll_kill_and_remount(void **state)
 {
     struct fixture *f = *state;
@@ -572,8 +565,7 @@ static void test_fuse_poll_kill_and_remount(void **state)
     /* Blocking in poll, not spinning: a spinning wait would have switched
      * to fuse-interval after a few wakes. */
     expect_quiet(w);
-    expect_quiet(w);
-    assert_string_equal(fakehw_watch_mode(w), "fuse-poll");
+    expect_quiet_in_mode(w, "fuse-poll");
     expect_bump_seen(f, w, 2);
     bump(f);
     bump(f);
@@ -612,30 +604,25 @@ static void test_fuse_without_poll_support(void **state)
     struct fakehw_watch *w = watch_on_fuse_server(f, false);
     /* The kernel reports the fd always ready: the watch must notice and
      * fall back to reading the counter every retry_ms. */
-    expect_quiet(w);
-    assert_string_equal(fakehw_watch_mode(w), "fuse-interval");
+    expect_quiet_in_mode(w, "fuse-interval");
     expect_bump_seen(f, w, 2);
     expect_quiet(w);
     stop_server(f);
     expect(w, FAKEHW_WATCH_GONE);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_quiet_tree_times_out, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_writes_wake_the_wait, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_atomic_replace_wakes_once_renamed, setup_tree,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_device_set_changes, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_gone_and_back, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_root_renamed_away_and_back, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_starts_down_when_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wake_interrupts_wait, setup_tree, teardown),
-        cmocka_unit_test_setup_teardown(test_resync_period, setup_tree, teardown),
-        cmocka_unit_test(test_open_errors),
-        cmocka_unit_test_setup_teardown(test_fuse_poll_kill_and_remount, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fuse_without_poll_support, setup, teardown),
-    };
-    return cmocka_run_group_tests_name("fakehw_watch", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("fakehw_watch",
+               cmocka_unit_test_setup_teardown(test_quiet_tree_times_out, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_writes_wake_the_wait, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_atomic_replace_wakes_once_renamed, setup_tree,
+                                               teardown),
+               cmocka_unit_test_setup_teardown(test_device_set_changes, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_gone_and_back, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_root_renamed_away_and_back, setup_tree,
+                                               teardown),
+               cmocka_unit_test_setup_teardown(test_starts_down_when_missing, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_wake_interrupts_wait, setup_tree, teardown),
+               cmocka_unit_test_setup_teardown(test_resync_period, setup_tree, teardown),
+               cmocka_unit_test(test_open_errors),
+               cmocka_unit_test_setup_teardown(test_fuse_poll_kill_and_remount, setup, teardown),
+               cmocka_unit_test_setup_teardown(test_fuse_without_poll_support, setup, teardown))

@@ -13,21 +13,14 @@
 #include <string.h>
 
 #include "driver/bind/binding_conditions.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define DRIVER "gpu.fakehw.example.com"
 
-static json_t *load(const char *text)
-{
-    json_error_t e;
-    json_t *j = json_loads(text, 0, &e);
-    if (j == NULL)
-        fail_msg("bad test JSON: %s", e.text);
-    return j;
-}
-
 static void assert_json(const json_t *got, const char *want_text)
 {
-    json_t *want = load(want_text);
+    json_t *want = test_json(want_text);
     if (!json_equal((json_t *)got, want)) {
         char *g = json_dumps(got, JSON_SORT_KEYS), *w = json_dumps(want, JSON_SORT_KEYS);
         fail_msg("got  %s\nwant %s", g, w);
@@ -42,7 +35,7 @@ static void test_names_and_device_fields(void **state)
     binding_names_make(DRIVER, &n);
     assert_string_equal(n.attached, DRIVER "/attached");
     assert_string_equal(n.failed, DRIVER "/attach-failed");
-    json_t *dev = load("{\"name\": \"gpu-1\"}");
+    json_t *dev = test_json("{\"name\": \"gpu-1\"}");
     assert_int_equal(binding_device_add(dev, &n), 0);
     assert_json(dev, "{\"name\": \"gpu-1\", \"bindsToNode\": true,"
                      " \"bindingConditions\": [\"" DRIVER "/attached\"],"
@@ -88,12 +81,12 @@ static void collect(void *ctx, const char *device, bool has)
 static void test_results_of_driver_and_pool(void **state)
 {
     (void)state;
-    json_t *claim = load(claim_text);
+    json_t *claim = test_json(claim_text);
     struct seen s = {""};
     binding_claim_results(claim, DRIVER, "node-a", collect, &s);
     assert_string_equal(s.text, "gpu-1:1 gpu-0:0");
     assert_string_equal(binding_allocation_time(claim), "2026-11-26T03:00:00Z");
-    json_t *bare = load("{\"status\": {}}");
+    json_t *bare = test_json("{\"status\": {}}");
     assert_string_equal(binding_allocation_time(bare), "");
     s.text[0] = '\0';
     binding_claim_results(bare, DRIVER, "node-a", collect, &s);
@@ -107,7 +100,7 @@ static void test_set_and_read_back(void **state)
     (void)state;
     struct binding_names n;
     binding_names_make(DRIVER, &n);
-    json_t *claim = load(claim_text);
+    json_t *claim = test_json(claim_text);
     assert_int_equal(binding_claim_reported(claim, DRIVER, "node-a", "gpu-1", &n),
                      BINDING_REPORTED_NOTHING);
 
@@ -157,22 +150,15 @@ static void test_false_conditions_report_nothing(void **state)
     (void)state;
     struct binding_names n;
     binding_names_make(DRIVER, &n);
-    json_t *claim = load("{\"status\": {\"devices\": [{\"driver\": \"" DRIVER "\", \"pool\": "
-                         "\"p\", \"device\": \"gpu-1\", \"conditions\": [{\"type\": \"" DRIVER
-                         "/attached\", \"status\": \"False\"}, {\"type\": \"" DRIVER
-                         "/attach-failed\", \"status\": \"Unknown\"}]}]}}");
+    json_t *claim = test_json("{\"status\": {\"devices\": [{\"driver\": \"" DRIVER "\", \"pool\": "
+                              "\"p\", \"device\": \"gpu-1\", \"conditions\": [{\"type\": \"" DRIVER
+                              "/attached\", \"status\": \"False\"}, {\"type\": \"" DRIVER
+                              "/attach-failed\", \"status\": \"Unknown\"}]}]}}");
     assert_int_equal(binding_claim_reported(claim, DRIVER, "p", "gpu-1", &n),
                      BINDING_REPORTED_NOTHING);
     json_decref(claim);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names_and_device_fields),
-        cmocka_unit_test(test_results_of_driver_and_pool),
-        cmocka_unit_test(test_set_and_read_back),
-        cmocka_unit_test(test_false_conditions_report_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/bind binding_conditions", test_names_and_device_fields,
+          test_results_of_driver_and_pool, test_set_and_read_back,
+          test_false_conditions_report_nothing)

@@ -15,16 +15,16 @@
 #include <string.h>
 
 #include "driver/device/device_snapshot.h"
+#include "driver/device/tests/test_gpus.h"
+#include "common/tests/test_main.h"
 
+/* n GPUs, gpu-0 ... gpu-<n-1>, the odd ones unhealthy. */
 static struct fakehw_device *devices(size_t n)
 {
-    struct fakehw_device *d = calloc(n, sizeof(*d));
+    struct fakehw_device *d = test_h100s(n);
     assert_non_null(d);
-    for (size_t i = 0; i < n; i++) {
-        snprintf(d[i].name, sizeof(d[i].name), "gpu-%zu", i);
-        d[i].index = (long)i;
+    for (size_t i = 0; i < n; i++)
         d[i].healthy = i % 2 == 0;
-    }
     return d;
 }
 
@@ -122,40 +122,29 @@ static void test_concurrent_references(void **state)
     device_snapshot_put(s);
 }
 
-struct handoff {
-    struct device_snapshot *s;
-    long seen;
-};
-
+/* Reads a device of the snapshot arg and drops its reference; returns the
+ * index it read. */
 static void *last_holder(void *arg)
 {
-    struct handoff *h = arg;
-    h->seen = h->s->devs[2].index;
-    device_snapshot_put(h->s); /* the last reference goes on another thread */
-    return NULL;
+    struct device_snapshot *s = arg;
+    intptr_t seen = s->devs[2].index;
+    device_snapshot_put(s); /* the last reference goes on another thread */
+    return (void *)seen;
 }
 
 static void test_last_put_on_another_thread(void **state)
 {
     (void)state;
     struct error err;
-    struct handoff h = {device_snapshot_new(devices(3), 3, true, &err), -1};
-    device_snapshot_get(h.s); /* the thread's reference */
-    device_snapshot_put(h.s); /* ours */
+    struct device_snapshot *s = device_snapshot_new(devices(3), 3, true, &err);
+    device_snapshot_get(s); /* the thread's reference */
+    device_snapshot_put(s); /* ours */
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, last_holder, &h), 0);
-    pthread_join(t, NULL);
-    assert_int_equal(h.seen, 2);
+    assert_int_equal(pthread_create(&t, NULL, last_holder, s), 0);
+    void *seen;
+    pthread_join(t, &seen);
+    assert_int_equal((intptr_t)seen, 2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_takes_the_array),
-        cmocka_unit_test(test_get_put_keep_it_alive),
-        cmocka_unit_test(test_find),
-        cmocka_unit_test(test_concurrent_references),
-        cmocka_unit_test(test_last_put_on_another_thread),
-    };
-    return cmocka_run_group_tests_name("driver/health device_snapshot", tests, NULL, NULL);
-}
+TEST_MAIN("driver/health device_snapshot", test_new_takes_the_array, test_get_put_keep_it_alive,
+          test_find, test_concurrent_references, test_last_put_on_another_thread)

@@ -7,6 +7,7 @@
 #define FAKEHW_TEST_GPUS_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fakehw_tree.h"
@@ -28,6 +29,16 @@ static inline struct fakehw_device test_h100(int i)
     snprintf(d.pci_bus_id, sizeof(d.pci_bus_id), "0000:%02x:00.0", (i + 0x18) & 0xff);
     snprintf(d.pcie_root, sizeof(d.pcie_root), "pci0000:%02x", (i + 0x17) & 0xff);
     d.healthy = true;
+    return d;
+}
+
+/* test_h100(0) ... test_h100(n - 1) in an array the caller frees; NULL
+ * when out of memory. */
+static inline struct fakehw_device *test_h100s(size_t n)
+{
+    struct fakehw_device *d = calloc(n, sizeof(*d));
+    for (size_t i = 0; d != NULL && i < n; i++)
+        d[i] = test_h100((int)i);
     return d;
 }
 

@@ -16,6 +16,7 @@
 #include "driver/device/nvidia_vfio.h"
 #include "driver/device/personality.h"
 #include "driver/device/tests/test_gpus.h"
+#include "common/tests/test_main.h"
 
 /* A GPU of the tests, named name, at PCI 0000:18:00.0 whatever its minor,
  * in dynamic MIG mode on NUMA node 1. */
@@ -45,6 +46,22 @@ static struct fakehw_device partition(const struct fakehw_device *g, const char 
     d.mig_placement[0] = start;
     d.mig_placement[1] = size;
     return d;
+}
+
+/* Renames devs[0..n) for personality p, which must work; their names then
+ * are names, space-separated. */
+static void expect_renamed(enum personality p, struct fakehw_device *devs, size_t n,
+                           const char *names)
+{
+    struct error err;
+    if (personality_rename(p, devs, n, &err) != 0)
+        fail_msg("personality_rename: %s", err.msg);
+    char got[1024] = "";
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(got);
+        snprintf(got + used, sizeof(got) - used, "%s%s", i ? " " : "", devs[i].name);
+    }
+    assert_string_equal(got, names);
 }
 
 static void test_parse(void **state)
@@ -102,18 +119,13 @@ static void test_rename(void **state)
     d[0] = gpu("big-0", 0);
     d[1] = partition(&d[0], "big-0-mig-3g40gb-0", "3g.40gb", 9, 0, 4);
     d[2] = partition(&d[0], "big-0-mig-3g40gb-4", "3g.40gb", 9, 4, 4);
-    struct error err;
     /* fakehw keeps the tree's names and sets no dir. */
-    assert_int_equal(personality_rename(PERSONALITY_FAKEHW, d, 3, &err), 0);
-    assert_string_equal(d[1].name, "big-0-mig-3g40gb-0");
+    expect_renamed(PERSONALITY_FAKEHW, d, 3, "big-0 big-0-mig-3g40gb-0 big-0-mig-3g40gb-4");
     assert_string_equal(d[1].dir, "");
     assert_string_equal(fakehw_device_dir(&d[1]), "big-0-mig-3g40gb-0");
     assert_string_equal(fakehw_device_parent_dir(&d[1]), "big-0");
 
-    assert_int_equal(personality_rename(PERSONALITY_NVIDIA, d, 3, &err), 0);
-    assert_string_equal(d[0].name, "gpu-0");
-    assert_string_equal(d[1].name, "gpu-0-mig-3g40gb-9-0");
-    assert_string_equal(d[2].name, "gpu-0-mig-3g40gb-9-4");
+    expect_renamed(PERSONALITY_NVIDIA, d, 3, "gpu-0 gpu-0-mig-3g40gb-9-0 gpu-0-mig-3g40gb-9-4");
     /* The parent follows its GPU; the tree's names stay for paths. */
     assert_string_equal(d[2].parent, "gpu-0");
     assert_string_equal(fakehw_device_dir(&d[0]), "big-0");
@@ -222,16 +234,10 @@ static void test_vfio_names(void **state)
     snprintf(devs[2].pci_bus_id, sizeof(devs[2].pci_bus_id), "0000:08:00.0");
     snprintf(devs[3].pci_bus_id, sizeof(devs[3].pci_bus_id), "0000:08:00.0");
     devs[0].vfio = devs[1].vfio = true;
-    struct error err;
     struct fakehw_device same[4];
     memcpy(same, devs, sizeof(same));
-    assert_int_equal(personality_rename(PERSONALITY_FAKEHW, same, 4, &err), 0);
-    assert_string_equal(same[0].name, "gpu-0");
-    assert_int_equal(personality_rename(PERSONALITY_NVIDIA, devs, 4, &err), 0);
-    assert_string_equal(devs[0].name, "gpu-vfio-1");
-    assert_string_equal(devs[1].name, "gpu-vfio-2");
-    assert_string_equal(devs[2].name, "gpu-2");
-    assert_string_equal(devs[3].name, "gpu-2-mig-7g80gb-0-0");
+    expect_renamed(PERSONALITY_FAKEHW, same, 4, "gpu-0 gpu-1 gpu-2 gpu-2-mig-7g80gb-0");
+    expect_renamed(PERSONALITY_NVIDIA, devs, 4, "gpu-vfio-1 gpu-vfio-2 gpu-2 gpu-2-mig-7g80gb-0-0");
     assert_string_equal(fakehw_device_dir(&devs[0]), "gpu-0");
 }
 
@@ -289,19 +295,6 @@ static void test_brands(void **state)
     assert_string_equal(nvidia_brand("Acme"), "Acme");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_device_names),
-        cmocka_unit_test(test_rename),
-        cmocka_unit_test(test_rename_refuses_a_clash),
-        cmocka_unit_test(test_gpu_attributes),
-        cmocka_unit_test(test_mig_attributes),
-        cmocka_unit_test(test_attribute_errors),
-        cmocka_unit_test(test_brands),
-        cmocka_unit_test(test_vfio_names),
-        cmocka_unit_test(test_vfio_attributes),
-    };
-    return cmocka_run_group_tests_name("driver/device personality", tests, NULL, NULL);
-}
+TEST_MAIN("driver/device personality", test_parse, test_device_names, test_rename,
+          test_rename_refuses_a_clash, test_gpu_attributes, test_mig_attributes,
+          test_attribute_errors, test_brands, test_vfio_names, test_vfio_attributes)

@@ -23,9 +23,8 @@ struct prepare_state *fake_prepare_new(void)
 
 void fake_prepare_free(struct prepare_state *st)
 {
-    if (st == NULL)
-        return;
-    pthread_mutex_destroy(&st->mu);
+    if (st != NULL)
+        pthread_mutex_destroy(&st->mu);
     free(st);
 }
 

@@ -24,6 +24,7 @@
 #include "proto/dra_v1.pb-c.h"
 #include "proto/dra_v1beta1.pb-c.h"
 #include "proto/pluginregistration.pb-c.h"
+#include "common/tests/test_main.h"
 
 /* "/" + service full name + "/" + method, from the generated descriptors. */
 static void assert_path(const ProtobufCServiceDescriptor *svc, unsigned method, const char *want)
@@ -127,6 +128,22 @@ static bool contains(const uint8_t *buf, size_t len, const void *needle, size_t 
     return false;
 }
 
+/* An answer's bytes. */
+struct wire {
+    uint8_t *buf;
+    size_t len;
+};
+
+/* res[0..n) encoded as the prepare answer of api, which must work. */
+static struct wire prepare_answer(enum dra_api api, const struct dra_prepare_result *res, size_t n)
+{
+    struct wire w;
+    struct error err;
+    if (dra_encode_prepare_response(api, res, n, &w.buf, &w.len, &err) != 0)
+        fail_msg("dra_encode_prepare_response: %s", err.msg);
+    return w;
+}
+
 static void test_prepare_response_v1(void **state)
 {
     (void)state;
@@ -135,16 +152,13 @@ static void test_prepare_response_v1(void **state)
         {"u1", &pc, NULL},
         {"u2", NULL, "claim ns/c2 (uid u2): not allocated"},
     };
-    uint8_t *out;
-    size_t len;
-    struct error err;
-    assert_int_equal(dra_encode_prepare_response(DRA_API_V1, res, 2, &out, &len, &err), 0);
+    struct wire w = prepare_answer(DRA_API_V1, res, 2);
     /* share_id is field 5, length-delimited: tag 0x2a. */
-    assert_true(contains(out, len, "\x2a\x07share-1", 9));
+    assert_true(contains(w.buf, w.len, "\x2a\x07share-1", 9));
 
     K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse *r =
-        k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__unpack(NULL, len,
-                                                                                      out);
+        k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__unpack(NULL, w.len,
+                                                                                      w.buf);
     assert_non_null(r);
     assert_int_equal(r->n_claims, 2);
     assert_string_equal(r->claims[0]->key, "u1");
@@ -161,7 +175,7 @@ static void test_prepare_response_v1(void **state)
     assert_string_equal(r->claims[1]->value->error, "claim ns/c2 (uid u2): not allocated");
     assert_int_equal(r->claims[1]->value->n_devices, 0);
     k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__free_unpacked(r, NULL);
-    free(out);
+    free(w.buf);
 }
 
 static void test_prepare_response_v1beta1_has_no_share_id(void **state)
@@ -169,26 +183,23 @@ static void test_prepare_response_v1beta1_has_no_share_id(void **state)
     (void)state;
     struct prepared_claim pc = one_device("share-1");
     struct dra_prepare_result res[] = {{"u1", &pc, NULL}};
-    uint8_t *out;
-    size_t len;
-    struct error err;
-    assert_int_equal(dra_encode_prepare_response(DRA_API_V1BETA1, res, 1, &out, &len, &err), 0);
-    assert_false(contains(out, len, "share-1", 7));
+    struct wire w = prepare_answer(DRA_API_V1BETA1, res, 1);
+    assert_false(contains(w.buf, w.len, "share-1", 7));
     K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse *r =
         k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__unpack(
-            NULL, len, out);
+            NULL, w.len, w.buf);
     assert_non_null(r);
     assert_int_equal(r->n_claims, 1);
     assert_string_equal(r->claims[0]->value->devices[0]->device_name, "gpu-0");
     k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__free_unpacked(r,
                                                                                               NULL);
-    free(out);
+    free(w.buf);
 
     /* Without a share ID, v1 sends no field 5 either. */
     pc = one_device(NULL);
-    assert_int_equal(dra_encode_prepare_response(DRA_API_V1, res, 1, &out, &len, &err), 0);
-    assert_false(contains(out, len, "\x2a", 1));
-    free(out);
+    w = prepare_answer(DRA_API_V1, res, 1);
+    assert_false(contains(w.buf, w.len, "\x2a", 1));
+    free(w.buf);
 }
 
 /* The one codec builds v1beta1 answers with the v1 types: the bytes must be
@@ -200,19 +211,16 @@ static void test_prepare_response_v1beta1_is_v1_without_share_id(void **state)
     (void)state;
     struct prepared_claim shared = one_device("share-1");
     struct dra_prepare_result res[] = {{"u1", &shared, NULL}, {"u2", NULL, "not allocated"}};
-    uint8_t *b1, *v1;
-    size_t b1_len, v1_len;
-    struct error err;
-    assert_int_equal(dra_encode_prepare_response(DRA_API_V1BETA1, res, 2, &b1, &b1_len, &err), 0);
+    struct wire b1 = prepare_answer(DRA_API_V1BETA1, res, 2);
     struct prepared_claim plain = one_device(NULL);
     res[0].claim = &plain;
-    assert_int_equal(dra_encode_prepare_response(DRA_API_V1, res, 2, &v1, &v1_len, &err), 0);
-    assert_int_equal(b1_len, v1_len);
-    assert_memory_equal(b1, v1, v1_len);
+    struct wire v1 = prepare_answer(DRA_API_V1, res, 2);
+    assert_int_equal(b1.len, v1.len);
+    assert_memory_equal(b1.buf, v1.buf, v1.len);
 
     K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse *r =
         k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__unpack(
-            NULL, b1_len, b1);
+            NULL, b1.len, b1.buf);
     assert_non_null(r);
     assert_int_equal(r->base.n_unknown_fields, 0);
     assert_int_equal(r->n_claims, 2);
@@ -222,8 +230,8 @@ static void test_prepare_response_v1beta1_is_v1_without_share_id(void **state)
     assert_string_equal(r->claims[1]->value->error, "not allocated");
     k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__free_unpacked(r,
                                                                                               NULL);
-    free(b1);
-    free(v1);
+    free(b1.buf);
+    free(v1.buf);
 }
 
 static void test_unprepare_response_bytes(void **state)
@@ -466,22 +474,8 @@ static void test_rpc_wire(void **state)
     grpc_slice_unref(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_method_paths),
-        cmocka_unit_test(test_request_claims),
-        cmocka_unit_test(test_prepare_response_v1),
-        cmocka_unit_test(test_prepare_response_v1beta1_has_no_share_id),
-        cmocka_unit_test(test_prepare_response_v1beta1_is_v1_without_share_id),
-        cmocka_unit_test(test_unprepare_response_bytes),
-        cmocka_unit_test(test_error_text_is_utf8),
-        cmocka_unit_test(test_utf8),
-        cmocka_unit_test(test_health_message_cut),
-        cmocka_unit_test(test_health_encode),
-        cmocka_unit_test(test_health_versions_wire_identical),
-        cmocka_unit_test(test_registration_config_errors),
-        cmocka_unit_test(test_rpc_wire),
-    };
-    return cmocka_run_group_tests_name("grpc codec", tests, NULL, NULL);
-}
+TEST_MAIN("grpc codec", test_method_paths, test_request_claims, test_prepare_response_v1,
+          test_prepare_response_v1beta1_has_no_share_id,
+          test_prepare_response_v1beta1_is_v1_without_share_id, test_unprepare_response_bytes,
+          test_error_text_is_utf8, test_utf8, test_health_message_cut, test_health_encode,
+          test_health_versions_wire_identical, test_registration_config_errors, test_rpc_wire)

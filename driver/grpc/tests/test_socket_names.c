@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "driver/grpc/socket_names.h"
+#include "common/tests/test_main.h"
 
 #define DRIVER  "gpu.fakehw.example.com"
 #define UID     "8e1f6a2c-3b4d-4e5f-9a0b-1c2d3e4f5a6b"
@@ -115,14 +116,5 @@ static void test_bad_uid(void **state)
     assert_int_equal(socket_names_check_uid(UID, &err), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_without_rolling_update),
-        cmocka_unit_test(test_rolling_update_full_uid),
-        cmocka_unit_test(test_rolling_update_fallbacks),
-        cmocka_unit_test(test_too_long),
-        cmocka_unit_test(test_bad_uid),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/grpc socket_names", test_without_rolling_update, test_rolling_update_full_uid,
+          test_rolling_update_fallbacks, test_too_long, test_bad_uid)

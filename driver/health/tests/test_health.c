@@ -15,6 +15,8 @@
 #include "driver/health/claim_status_json.h"
 #include "driver/health/device_health.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define DRIVER "gpu.fakehw.example.com"
 #define POOL   "node-1"
@@ -360,11 +362,7 @@ static json_t *claim_json(const char *status_devices)
              "  {\"request\": \"gpu3\", \"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
              "   \"device\": \"gpu-1\"}]}}%s%s}}",
              status_devices ? ", \"devices\": " : "", status_devices ? status_devices : "");
-    json_error_t jerr;
-    json_t *c = json_loads(text, 0, &jerr);
-    if (c == NULL)
-        fail_msg("bad test JSON: %s", jerr.text);
-    return c;
+    return test_json(text);
 }
 
 static const json_t *entry_for(const json_t *devices, const char *driver, const char *device)
@@ -398,18 +396,36 @@ static const char *sfield(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
+/* The input of a status build over inv, the tree up, at 05:00. */
+static struct claim_status_input input_for(struct inv *inv)
+{
+    return (struct claim_status_input){.driver = DRIVER,
+                                       .pool = POOL,
+                                       .find = find,
+                                       .find_ctx = inv,
+                                       .tree_up = true,
+                                       .now = "2025-11-22T05:00:00Z"};
+}
+
+/* The status.devices of claim built from in, which must work. */
+static json_t *built(json_t *claim, const struct claim_status_input *in)
+{
+    json_t *devs = NULL;
+    struct error err;
+    if (claim_status_devices_build(claim, in, &devs, &err) != 0)
+        fail_msg("claim_status_devices_build: %s", err.msg);
+    return devs;
+}
+
 static void test_claim_status_fresh(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, false, "XID 79: fell off the bus")}, 2};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL, {0}};
+    struct claim_status_input in = input_for(&inv);
     json_t *claim = claim_json("[{\"driver\": \"nic.example.com\", \"pool\": \"" POOL
                                "\", \"device\": \"eth0\","
                                "  \"networkData\": {\"interfaceName\": \"eth0\"}}]");
-    json_t *devs = NULL;
-    struct error err;
-    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    json_t *devs = built(claim, &in);
     /* The NIC driver's entry first and untouched, then gpu-0 once (two
      * requests got it), then gpu-1. */
     assert_int_equal(json_array_size(devs), 3);
@@ -453,12 +469,9 @@ static void test_claim_status_reason_not_utf8(void **state)
     struct device_health h;
     device_health_classify(&inv.devs[1], true, NULL, &h);
     assert_string_equal(h.message, "XID 79: ?? bus ??");
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL, {0}};
+    struct claim_status_input in = input_for(&inv);
     json_t *claim = claim_json(NULL);
-    json_t *devs = NULL;
-    struct error err;
-    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    json_t *devs = built(claim, &in);
     const json_t *r1 = ready_of(entry_for(devs, DRIVER, "gpu-1"));
     assert_string_equal(sfield(r1, "status"), "False");
     assert_string_equal(sfield(r1, "reason"), "XID79");
@@ -471,12 +484,9 @@ static void test_claim_status_transitions(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL, {0}};
+    struct claim_status_input in = input_for(&inv);
     json_t *claim = claim_json(NULL);
-    json_t *first = NULL;
-    struct error err;
-    assert_int_equal(claim_status_devices_build(claim, &in, &first, &err), 0);
+    json_t *first = built(claim, &in);
     /* An extra condition type in our entry survives rebuilds. */
     json_t *e1 = (json_t *)entry_for(first, DRIVER, "gpu-1");
     json_array_append_new(json_object_get(e1, "conditions"),
@@ -487,16 +497,14 @@ static void test_claim_status_transitions(void **state)
 
     /* Later, same health: lastTransitionTime kept, nothing changes. */
     in.now = "2025-11-22T06:00:00Z";
-    json_t *second = NULL;
-    assert_int_equal(claim_status_devices_build(claim, &in, &second, &err), 0);
+    json_t *second = built(claim, &in);
     assert_true(json_equal(first, second));
 
     /* gpu-1 flips: its Ready goes False with a new time, gpu-0 keeps its own. */
     inv.devs[1] = gpu(1, false, "ECC double-bit error");
     json_object_set(json_object_get(claim, "status"), "devices", second);
     in.now = "2025-11-22T07:00:00Z";
-    json_t *third = NULL;
-    assert_int_equal(claim_status_devices_build(claim, &in, &third, &err), 0);
+    json_t *third = built(claim, &in);
     const json_t *r0 = ready_of(entry_for(third, DRIVER, "gpu-0"));
     const json_t *r1 = ready_of(entry_for(third, DRIVER, "gpu-1"));
     assert_string_equal(sfield(r0, "lastTransitionTime"), "2025-11-22T05:00:00Z");
@@ -510,8 +518,7 @@ static void test_claim_status_transitions(void **state)
     inv.devs[1] = gpu(1, true, NULL);
     json_object_set(json_object_get(claim, "status"), "devices", third);
     in.now = "2025-11-22T08:00:00Z";
-    json_t *fourth = NULL;
-    assert_int_equal(claim_status_devices_build(claim, &in, &fourth, &err), 0);
+    json_t *fourth = built(claim, &in);
     r1 = ready_of(entry_for(fourth, DRIVER, "gpu-1"));
     assert_string_equal(sfield(r1, "status"), "True");
     assert_string_equal(sfield(r1, "lastTransitionTime"), "2025-11-22T08:00:00Z");
@@ -519,8 +526,7 @@ static void test_claim_status_transitions(void **state)
     /* Removed from the inventory: False, DeviceRemoved, old data kept. */
     inv.n = 1;
     json_object_set(json_object_get(claim, "status"), "devices", fourth);
-    json_t *fifth = NULL;
-    assert_int_equal(claim_status_devices_build(claim, &in, &fifth, &err), 0);
+    json_t *fifth = built(claim, &in);
     const json_t *e = entry_for(fifth, DRIVER, "gpu-1");
     assert_string_equal(sfield(ready_of(e), "reason"), "DeviceRemoved");
     assert_string_equal(sfield(json_object_get(e, "data"), "memory"), "40Gi");
@@ -528,8 +534,7 @@ static void test_claim_status_transitions(void **state)
     /* Tree gone: everything unavailable. */
     inv.n = 2;
     in.tree_up = false;
-    json_t *sixth = NULL;
-    assert_int_equal(claim_status_devices_build(claim, &in, &sixth, &err), 0);
+    json_t *sixth = built(claim, &in);
     assert_string_equal(sfield(ready_of(entry_for(sixth, DRIVER, "gpu-0")), "reason"),
                         "FakehwUnavailable");
 
@@ -546,34 +551,30 @@ static void test_claim_status_drops_stale_and_errors(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL), gpu(1, true, NULL)}, 2};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL, {0}};
     /* An entry of ours for a device no longer allocated goes; one of another
      * pool of ours is not ours to manage and stays. */
     json_t *claim = claim_json("[{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\", \"device\":"
                                " \"gpu-7\"}, {\"driver\": \"" DRIVER "\", \"pool\": \"node-2\","
                                " \"device\": \"gpu-0\"}]");
-    json_t *devs = NULL;
-    struct error err;
-    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    struct claim_status_input in = input_for(&inv);
+    json_t *devs = built(claim, &in);
     assert_null(entry_for(devs, DRIVER, "gpu-7"));
     assert_int_equal(json_array_size(devs), 3);
     assert_string_equal(sfield(json_array_get(devs, 0), "pool"), "node-2");
     json_decref(devs);
     json_decref(claim);
 
-    json_t *unallocated = json_loads("{\"metadata\": {\"name\": \"c2\", \"namespace\": \"ns\"},"
-                                     " \"status\": {}}",
-                                     0, NULL);
+    json_t *unallocated =
+        test_json("{\"metadata\": {\"name\": \"c2\", \"namespace\": \"ns\"}, \"status\": {}}");
+    struct error err;
     assert_int_equal(claim_status_devices_build(unallocated, &in, &devs, &err), -1);
     assert_string_equal(err.msg, "claim ns/c2: not allocated");
     assert_false(claim_has_results(unallocated, DRIVER, POOL));
     json_decref(unallocated);
 
-    json_t *bad = json_loads("{\"metadata\": {\"name\": \"c3\", \"namespace\": \"ns\"},"
-                             " \"status\": {\"allocation\": {\"devices\": {\"results\": ["
-                             "{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\"}]}}}}",
-                             0, NULL);
+    json_t *bad = test_json("{\"metadata\": {\"name\": \"c3\", \"namespace\": \"ns\"},"
+                            " \"status\": {\"allocation\": {\"devices\": {\"results\": ["
+                            "{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\"}]}}}}");
     assert_true(claim_has_results(bad, DRIVER, POOL));
     assert_int_equal(claim_status_devices_build(bad, &in, &devs, &err), -1);
     assert_string_equal(err.msg, "claim ns/c3: status.allocation.devices.results[0]: no device");
@@ -588,8 +589,7 @@ static void test_share_id_keys(void **state)
 {
     (void)state;
     struct inv inv = {{gpu(0, true, NULL)}, 1};
-    struct claim_status_input in = {DRIVER, POOL, find, &inv, true, "2025-11-22T05:00:00Z",
-                                    NULL,   NULL, {0}};
+    struct claim_status_input in = input_for(&inv);
     json_t *claim = json_loads(
         "{\"metadata\": {\"name\": \"c\", \"namespace\": \"ns\"}, \"status\": {\"allocation\":"
         " {\"devices\": {\"results\": [{\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\","
@@ -597,9 +597,7 @@ static void test_share_id_keys(void **state)
         " {\"driver\": \"" DRIVER "\", \"pool\": \"" POOL "\", \"device\": \"gpu-0\","
         " \"shareID\": \"22222222-2222-2222-2222-222222222222\"}]}}}}",
         0, NULL);
-    json_t *devs = NULL;
-    struct error err;
-    assert_int_equal(claim_status_devices_build(claim, &in, &devs, &err), 0);
+    json_t *devs = built(claim, &in);
     assert_int_equal(json_array_size(devs), 2);
     assert_string_equal(sfield(json_array_get(devs, 1), "shareID"),
                         "22222222-2222-2222-2222-222222222222");
@@ -607,22 +605,8 @@ static void test_share_id_keys(void **state)
     json_decref(claim);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_effect_and_policy),
-        cmocka_unit_test(test_taint_value_sanitizing),
-        cmocka_unit_test(test_label_value_and_reason_rules),
-        cmocka_unit_test(test_classify),
-        cmocka_unit_test(test_taint_json),
-        cmocka_unit_test(test_classify_xids),
-        cmocka_unit_test(test_health_diff),
-        cmocka_unit_test(test_health_diff_xid),
-        cmocka_unit_test(test_claim_status_fresh),
-        cmocka_unit_test(test_claim_status_reason_not_utf8),
-        cmocka_unit_test(test_claim_status_transitions),
-        cmocka_unit_test(test_claim_status_drops_stale_and_errors),
-        cmocka_unit_test(test_share_id_keys),
-    };
-    return cmocka_run_group_tests_name("driver/health", tests, NULL, NULL);
-}
+TEST_MAIN("driver/health", test_parse_effect_and_policy, test_taint_value_sanitizing,
+          test_label_value_and_reason_rules, test_classify, test_taint_json, test_classify_xids,
+          test_health_diff, test_health_diff_xid, test_claim_status_fresh,
+          test_claim_status_reason_not_utf8, test_claim_status_transitions,
+          test_claim_status_drops_stale_and_errors, test_share_id_keys)

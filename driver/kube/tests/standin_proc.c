@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/tests/tmp_dir.h"
+
 static int binary_path(char *out, size_t size)
 {
     const char *env = getenv("APISERVER_STANDIN_BIN");
@@ -52,8 +54,7 @@ int standin_start(struct standin *s, const char *const *extra)
         fprintf(stderr, "standin: cannot find apiserver-standin next to the test binary\n");
         return -1;
     }
-    snprintf(s->dir, sizeof(s->dir), "/tmp/kube-test.XXXXXX");
-    if (mkdtemp(s->dir) == NULL)
+    if (!tmp_dir_make(s->dir, sizeof(s->dir), "kube-test"))
         return -1;
     snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
     const char *argv[32] = {bin, "--port-file", port_file};

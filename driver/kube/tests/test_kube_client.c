@@ -19,6 +19,8 @@
 #include "kube_internal.h"
 #include "monotonic.h"
 #include "standin_proc.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define SLICES  "/apis/resource.k8s.io/v1/resourceslices"
 #define CLAIMS  "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
@@ -46,15 +48,6 @@ static struct kube_client *client(void)
     return client_with(sa.url, 4, 5000);
 }
 
-static json_t *must_json(const char *text)
-{
-    json_error_t jerr;
-    json_t *j = json_loads(text, 0, &jerr);
-    if (j == NULL)
-        fail_msg("bad JSON in test: %s: %s", jerr.text, text);
-    return j;
-}
-
 /* The method of its wire name (the tests read best with "GET"). */
 static enum kube_method method_of(const char *name)
 {
@@ -71,7 +64,7 @@ static enum kube_method method_of(const char *name)
 static int req(struct kube_client *c, const char *method, const char *path, const char *body,
                const char *ctype, long *status, json_t **resp, struct error *err)
 {
-    json_t *b = body ? must_json(body) : NULL;
+    json_t *b = body ? test_json(body) : NULL;
     int rc = kube_request(c, method_of(method), path, b, ctype, status, resp, err);
     json_decref(b);
     return rc;
@@ -485,23 +478,19 @@ static void test_connection_refused(void **state)
     kube_client_free(c);
 }
 
-struct hammer {
-    struct kube_client *c;
-    int failures;
-};
-
+/* 25 GETs on the client arg; returns how many failed. */
 static void *hammer_thread(void *arg)
 {
-    struct hammer *h = arg;
+    intptr_t failures = 0;
     for (int i = 0; i < 25; i++) {
         struct error err;
         json_t *node = NULL;
-        if (kube_request(h->c, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) < 0 ||
+        if (kube_request(arg, KUBE_GET, NODE, NULL, NULL, NULL, &node, &err) < 0 ||
             !json_is_object(node))
-            h->failures++;
+            failures++;
         json_decref(node);
     }
-    return NULL;
+    return (void *)failures;
 }
 
 static void test_concurrent_requests(void **state)
@@ -509,14 +498,12 @@ static void test_concurrent_requests(void **state)
     (void)state;
     struct kube_client *c = client();
     pthread_t t[4];
-    struct hammer h[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, hammer_thread, c), 0);
     for (int i = 0; i < 4; i++) {
-        h[i] = (struct hammer){.c = c};
-        pthread_create(&t[i], NULL, hammer_thread, &h[i]);
-    }
-    for (int i = 0; i < 4; i++) {
-        pthread_join(t[i], NULL);
-        assert_int_equal(h[i].failures, 0);
+        void *failures;
+        pthread_join(t[i], &failures);
+        assert_int_equal((intptr_t)failures, 0);
     }
     kube_client_free(c);
 }
@@ -953,30 +940,14 @@ static void test_tls(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_get_node),
-        cmocka_unit_test(test_not_found),
-        cmocka_unit_test(test_create_update_conflict_delete),
-        cmocka_unit_test(test_claim_status_patches),
-        cmocka_unit_test(test_retry_through_500),
-        cmocka_unit_test(test_retries_are_bounded),
-        cmocka_unit_test(test_retry_after_is_honoured),
-        cmocka_unit_test(test_4xx_is_not_retried),
-        cmocka_unit_test(test_dropped_connections_are_retried),
-        cmocka_unit_test(test_post_is_not_repeated_after_a_drop),
-        cmocka_unit_test(test_timeouts),
-        cmocka_unit_test(test_connection_refused),
-        cmocka_unit_test(test_concurrent_requests),
-        cmocka_unit_test(test_deadline_cancels_requests_in_flight),
-        cmocka_unit_test(test_watch_events_from_list_rv),
-        cmocka_unit_test(test_watch_initial_state_and_stop),
-        cmocka_unit_test(test_watch_cancelled_before_start),
-        cmocka_unit_test(test_watch_ends_with_the_server),
-        cmocka_unit_test(test_watch_errors),
-        cmocka_unit_test(test_token_file_is_reread),
-        cmocka_unit_test(test_tls),
-    };
-    return cmocka_run_group_tests_name("kube_client", tests, setup, teardown);
-}
+TEST_MAIN_GROUP_FIXTURE("kube_client", setup, teardown, test_get_node, test_not_found,
+                        test_create_update_conflict_delete, test_claim_status_patches,
+                        test_retry_through_500, test_retries_are_bounded,
+                        test_retry_after_is_honoured, test_4xx_is_not_retried,
+                        test_dropped_connections_are_retried,
+                        test_post_is_not_repeated_after_a_drop, test_timeouts,
+                        test_connection_refused, test_concurrent_requests,
+                        test_deadline_cancels_requests_in_flight, test_watch_events_from_list_rv,
+                        test_watch_initial_state_and_stop, test_watch_cancelled_before_start,
+                        test_watch_ends_with_the_server, test_watch_errors,
+                        test_token_file_is_reread, test_tls)

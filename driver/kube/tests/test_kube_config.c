@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "kube_client.h"
+#include "common/tests/test_main.h"
+#include "common/tests/tmp_dir.h"
 
 #define PEM_CERT "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 #define PEM_KEY  "-----BEGIN EC PRIVATE KEY-----\nMHcfake\n-----END EC PRIVATE KEY-----\n"
@@ -45,8 +47,7 @@ static char *path_of(const char *name)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/kubeconfig-test.XXXXXX");
-    if (mkdtemp(dir) == NULL)
+    if (!tmp_dir_make(dir, sizeof(dir), "kubeconfig-test"))
         return -1;
     char sub[128];
     snprintf(sub, sizeof(sub), "%s/sub", dir);
@@ -62,9 +63,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmp_dir_remove(dir);
 }
 
 /* Loads text as a kubeconfig; returns the rc and leaves cfg/err filled. */
@@ -85,76 +84,91 @@ static void expect_error(const char *text, const char *expected)
     assert_null(cfg.server); /* nothing left behind */
 }
 
+/* One text field of a config: got is want (both may be NULL). */
+static void expect_text(const char *field, const char *got, const char *want)
+{
+    if ((got == NULL) != (want == NULL) || (got != NULL && strcmp(got, want) != 0))
+        fail_msg("%s: %s%s%s, not %s%s%s", field, got ? "\"" : "", got ? got : "NULL",
+                 got ? "\"" : "", want ? "\"" : "", want ? want : "NULL", want ? "\"" : "");
+}
+
+/* cfg is want in every field: NULL in want is NULL in cfg. */
+static void expect_config(const struct kube_config *cfg, const struct kube_config *want)
+{
+#define EXPECT_TEXT(field) expect_text(#field, cfg->field, want->field)
+    EXPECT_TEXT(server);
+    EXPECT_TEXT(ca_file);
+    EXPECT_TEXT(ca_data);
+    EXPECT_TEXT(client_cert_file);
+    EXPECT_TEXT(client_cert_data);
+    EXPECT_TEXT(client_key_file);
+    EXPECT_TEXT(client_key_data);
+    EXPECT_TEXT(token);
+    EXPECT_TEXT(token_file);
+#undef EXPECT_TEXT
+    assert_int_equal(cfg->insecure_skip_tls_verify, want->insecure_skip_tls_verify);
+}
+
+/* text loads, and as want. */
+static void expect_loads(const char *text, const struct kube_config *want)
+{
+    struct kube_config cfg;
+    struct error err = {{0}};
+    if (load(text, &cfg, &err) != 0)
+        fail_msg("%s", err.msg);
+    expect_config(&cfg, want);
+    kube_config_free(&cfg);
+}
+
 static void test_token(void **state)
 {
     (void)state;
-    struct kube_config cfg;
-    struct error err = {{0}};
-    int rc = load("apiVersion: v1\nkind: Config\ncurrent-context: dev\n"
-                  "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443/\n"
-                  "    insecure-skip-tls-verify: true\n"
-                  "contexts:\n- name: dev\n  context: {cluster: c1, user: u1, namespace: x}\n"
-                  "users:\n- name: u1\n  user:\n    token: abc.def\n",
-                  &cfg, &err);
-    assert_int_equal(rc, 0);
-    assert_string_equal(cfg.server, "https://10.0.0.1:6443");
-    assert_string_equal(cfg.token, "abc.def");
-    assert_true(cfg.insecure_skip_tls_verify);
-    assert_null(cfg.ca_file);
-    assert_null(cfg.ca_data);
-    assert_null(cfg.client_cert_data);
-    assert_null(cfg.token_file);
-    kube_config_free(&cfg);
+    expect_loads("apiVersion: v1\nkind: Config\ncurrent-context: dev\n"
+                 "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443/\n"
+                 "    insecure-skip-tls-verify: true\n"
+                 "contexts:\n- name: dev\n  context: {cluster: c1, user: u1, namespace: x}\n"
+                 "users:\n- name: u1\n  user:\n    token: abc.def\n",
+                 &(struct kube_config){.server = "https://10.0.0.1:6443",
+                                       .token = "abc.def",
+                                       .insecure_skip_tls_verify = true});
 }
 
 static void test_client_cert_data(void **state)
 {
     (void)state;
-    struct kube_config cfg;
-    struct error err = {{0}};
-    int rc = load("current-context: kind-kind\n"
-                  "clusters:\n- cluster:\n    certificate-authority-data: " PEM_CERT_B64 "\n"
-                  "    server: https://127.0.0.1:41233\n  name: kind-kind\n"
-                  "contexts:\n- context:\n    cluster: kind-kind\n    user: kind-kind\n"
-                  "  name: kind-kind\n"
-                  "users:\n- name: kind-kind\n  user:\n"
-                  "    client-certificate-data: " PEM_CERT_B64 "\n"
-                  "    client-key-data: " PEM_KEY_B64 "\n",
-                  &cfg, &err);
-    assert_int_equal(rc, 0);
-    assert_string_equal(cfg.server, "https://127.0.0.1:41233");
-    assert_string_equal(cfg.ca_data, PEM_CERT);
-    assert_string_equal(cfg.client_cert_data, PEM_CERT);
-    assert_string_equal(cfg.client_key_data, PEM_KEY);
-    assert_null(cfg.token);
-    assert_false(cfg.insecure_skip_tls_verify);
-    kube_config_free(&cfg);
+    expect_loads("current-context: kind-kind\n"
+                 "clusters:\n- cluster:\n    certificate-authority-data: " PEM_CERT_B64 "\n"
+                 "    server: https://127.0.0.1:41233\n  name: kind-kind\n"
+                 "contexts:\n- context:\n    cluster: kind-kind\n    user: kind-kind\n"
+                 "  name: kind-kind\n"
+                 "users:\n- name: kind-kind\n  user:\n"
+                 "    client-certificate-data: " PEM_CERT_B64 "\n"
+                 "    client-key-data: " PEM_KEY_B64 "\n",
+                 &(struct kube_config){.server = "https://127.0.0.1:41233",
+                                       .ca_data = PEM_CERT,
+                                       .client_cert_data = PEM_CERT,
+                                       .client_key_data = PEM_KEY});
 }
 
 static void test_relative_files(void **state)
 {
     (void)state;
-    struct kube_config cfg;
-    struct error err = {{0}};
-    int rc = load("current-context: a\n"
-                  "clusters:\n- name: c\n  cluster:\n    server: 127.0.0.1:6443\n"
-                  "    certificate-authority: ca.crt\n"
-                  "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
-                  "users:\n- name: u\n  user:\n    client-certificate: sub/client.crt\n"
-                  "    client-key: sub/client.key\n    tokenFile: token\n",
-                  &cfg, &err);
-    assert_int_equal(rc, 0);
-    assert_string_equal(cfg.server, "https://127.0.0.1:6443"); /* no scheme: https */
-    char want[256];
-    snprintf(want, sizeof(want), "%s/ca.crt", dir);
-    assert_string_equal(cfg.ca_file, want);
-    snprintf(want, sizeof(want), "%s/sub/client.crt", dir);
-    assert_string_equal(cfg.client_cert_file, want);
-    snprintf(want, sizeof(want), "%s/sub/client.key", dir);
-    assert_string_equal(cfg.client_key_file, want);
-    snprintf(want, sizeof(want), "%s/token", dir);
-    assert_string_equal(cfg.token_file, want);
-    kube_config_free(&cfg);
+    char ca[256], cert[256], key[256], token[256];
+    snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
+    snprintf(cert, sizeof(cert), "%s/sub/client.crt", dir);
+    snprintf(key, sizeof(key), "%s/sub/client.key", dir);
+    snprintf(token, sizeof(token), "%s/token", dir);
+    expect_loads("current-context: a\n"
+                 "clusters:\n- name: c\n  cluster:\n    server: 127.0.0.1:6443\n"
+                 "    certificate-authority: ca.crt\n"
+                 "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
+                 "users:\n- name: u\n  user:\n    client-certificate: sub/client.crt\n"
+                 "    client-key: sub/client.key\n    tokenFile: token\n",
+                 &(struct kube_config){.server = "https://127.0.0.1:6443", /* https added */
+                                       .ca_file = ca,
+                                       .client_cert_file = cert,
+                                       .client_key_file = key,
+                                       .token_file = token});
 }
 
 static void test_absolute_file_and_current_context(void **state)
@@ -472,24 +486,9 @@ static void test_in_cluster_errors(void **state)
     unsetenv("KUBE_SERVICEACCOUNT_DIR");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token),
-        cmocka_unit_test(test_client_cert_data),
-        cmocka_unit_test(test_relative_files),
-        cmocka_unit_test(test_absolute_file_and_current_context),
-        cmocka_unit_test(test_missing_current_context),
-        cmocka_unit_test(test_unknown_context),
-        cmocka_unit_test(test_unknown_cluster_and_user),
-        cmocka_unit_test(test_missing_server),
-        cmocka_unit_test(test_bad_base64),
-        cmocka_unit_test(test_file_not_found),
-        cmocka_unit_test(test_other_errors),
-        cmocka_unit_test(test_yaml_bounds),
-        cmocka_unit_test(test_untrusted_values),
-        cmocka_unit_test(test_in_cluster),
-        cmocka_unit_test(test_in_cluster_errors),
-    };
-    return cmocka_run_group_tests_name("kube_config", tests, setup, teardown);
-}
+TEST_MAIN_GROUP_FIXTURE("kube_config", setup, teardown, test_token, test_client_cert_data,
+                        test_relative_files, test_absolute_file_and_current_context,
+                        test_missing_current_context, test_unknown_context,
+                        test_unknown_cluster_and_user, test_missing_server, test_bad_base64,
+                        test_file_not_found, test_other_errors, test_yaml_bounds,
+                        test_untrusted_values, test_in_cluster, test_in_cluster_errors)

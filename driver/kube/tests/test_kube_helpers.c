@@ -15,6 +15,7 @@
 
 #include "kube_internal.h"
 #include "kube_paths.h"
+#include "common/tests/test_main.h"
 
 static void test_query_escape(void **state)
 {
@@ -138,12 +139,5 @@ static void test_paths(void **state)
     assert_string_equal(small, "");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query_escape), cmocka_unit_test(test_base64),
-        cmocka_unit_test(test_read_token),   cmocka_unit_test(test_status_error_text),
-        cmocka_unit_test(test_paths),
-    };
-    return cmocka_run_group_tests_name("kube_helpers", tests, NULL, NULL);
-}
+TEST_MAIN("kube_helpers", test_query_escape, test_base64, test_read_token, test_status_error_text,
+          test_paths)

@@ -26,6 +26,8 @@
 #include "driver/metrics/metrics.h"
 #include "driver/metrics/metrics_server.h"
 #include "driver/metrics/metrics_test.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
 
 static char *render(struct metrics *m, const struct metrics_state *st)
 {
@@ -49,11 +51,17 @@ static double sample(const char *text, const char *prefix)
     return -1;
 }
 
+/* A new registry, which there must be. */
+static struct metrics *new_metrics(void)
+{
+    struct error err;
+    return MUST(metrics_new(&err), err);
+}
+
 static void test_exposition_values(void **state)
 {
     (void)state;
-    struct error err;
-    struct metrics *m = metrics_new(&err);
+    struct metrics *m = new_metrics();
     assert_non_null(m);
     metrics_claim_op(m, METRICS_PREPARE, true, 800000);    /* 0.8 ms */
     metrics_claim_op(m, METRICS_PREPARE, true, 3000000);   /* 3 ms */
@@ -153,8 +161,7 @@ static void test_exposition_values(void **state)
 static void test_exposition_format(void **state)
 {
     (void)state;
-    struct error err;
-    struct metrics *m = metrics_new(&err);
+    struct metrics *m = new_metrics();
     for (int i = 0; i < 50; i++)
         metrics_claim_op(m, METRICS_PREPARE, i % 7 != 0, (long long)i * 1000000);
     metrics_api_request(m, "GET", 200);
@@ -225,8 +232,7 @@ static void *record(void *arg)
 static void test_threads(void **state)
 {
     (void)state;
-    struct error err;
-    struct metrics *m = metrics_new(&err);
+    struct metrics *m = new_metrics();
     pthread_t th[4];
     struct recorder r = {m, 10000};
     for (int i = 0; i < 4; i++)
@@ -341,8 +347,8 @@ static void test_bind_before_serving(void **state)
 static void test_server(void **state)
 {
     (void)state;
+    struct metrics *m = new_metrics();
     struct error err;
-    struct metrics *m = metrics_new(&err);
     size_t prepared = 3;
     metrics_health_flips(m, 1);
     struct metrics_server *s = metrics_server_bind("127.0.0.1:0", &err);
@@ -410,8 +416,8 @@ static void sleep_ms(long ms)
 static void test_server_connection_limit(void **state)
 {
     (void)state;
+    struct metrics *m = new_metrics();
     struct error err;
-    struct metrics *m = metrics_new(&err);
     struct metrics_server *s = metrics_server_bind("127.0.0.1:0", &err);
     assert_non_null(s);
     metrics_server_test_limits(s, 4, 60000);
@@ -449,16 +455,5 @@ static void test_server_connection_limit(void **state)
     metrics_free(m);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exposition_values),
-        cmocka_unit_test(test_exposition_format),
-        cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_addresses),
-        cmocka_unit_test(test_bind_before_serving),
-        cmocka_unit_test(test_server),
-        cmocka_unit_test(test_server_connection_limit),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/metrics", test_exposition_values, test_exposition_format, test_threads,
+          test_addresses, test_bind_before_serving, test_server, test_server_connection_limit)

@@ -20,6 +20,7 @@
 #include "driver/podresources/podresources_print.h"
 #include "driver/podresources/podresources_reach.h"
 #include "common/tests/as_nobody.h"
+#include "common/tests/test_main.h"
 
 static V1__CDIDevice cdi0 = {PROTOBUF_C_MESSAGE_INIT(&v1__cdidevice__descriptor), "k8s.d/gpu=a"};
 static V1__CDIDevice cdi1 = {PROTOBUF_C_MESSAGE_INIT(&v1__cdidevice__descriptor), "d/meta=b"};
@@ -193,12 +194,4 @@ static void test_unreachable(void **state)
     rmdir(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_unreachable),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/podresources", test_table, test_json, test_unreachable)

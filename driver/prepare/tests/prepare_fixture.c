@@ -17,6 +17,8 @@
 #include "driver/prepare/checkpoint_journal.h"
 #include "driver/prepare/claim_files.h"
 #include "log.h"
+#include "common/tests/test_json.h"
+#include "common/tests/tmp_dir.h"
 
 static int fetch_claim(void *ctx, const struct claim_ref *ref, json_t **claim, struct error *err)
 {
@@ -71,27 +73,28 @@ static void count_unprepared(void *ctx, const struct claim_ref *c)
 static void make_device(struct fixture *f, int i)
 {
     struct fakehw_device *d = &f->devs[i];
-    memset(d, 0, sizeof(*d));
+    *d = (struct fakehw_device){
+        .index = i,
+        .product_name = "NVIDIA A100-SXM4-80GB",
+        .architecture = "Ampere",
+        .brand = "Nvidia",
+        .memory_bytes = 80ull << 30,
+        .compute_capability = "8.0",
+        .driver_version = "550.127.05",
+        .cuda_driver_version = "12.4",
+        .numa_node = i / 2,
+        .minor = i,
+        .healthy = true,
+    };
     snprintf(d->name, sizeof(d->name), "gpu-%d", i);
-    d->index = i;
     snprintf(d->uuid, sizeof(d->uuid), "GPU-%08x-1111-2222-3333-44445555666%d",
              0xa0a0a0a0u + (unsigned)i, i);
-    snprintf(d->product_name, sizeof(d->product_name), "NVIDIA A100-SXM4-80GB");
-    snprintf(d->architecture, sizeof(d->architecture), "Ampere");
-    snprintf(d->brand, sizeof(d->brand), "Nvidia");
-    d->memory_bytes = 80ull << 30;
-    snprintf(d->compute_capability, sizeof(d->compute_capability), "8.0");
-    snprintf(d->driver_version, sizeof(d->driver_version), "550.127.05");
-    snprintf(d->cuda_driver_version, sizeof(d->cuda_driver_version), "12.4");
     snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:%02x:00.0", 0x18 + i);
     snprintf(d->pcie_root, sizeof(d->pcie_root), "pci0000:%02x", 0x17 + i);
-    d->numa_node = i / 2;
-    d->minor = i;
     /* Via a local buffer: d lies inside f, which GCC's -Wrestrict takes for overlap. */
     char path[sizeof(d->device_path)];
     snprintf(path, sizeof(path), "%s/dev/fakegpu%d", f->root, i);
     memcpy(d->device_path, path, sizeof(path));
-    d->healthy = true;
     /* gpu-2 is shared by memory, so claims may hold shares of it. */
     if (i == 2) {
         d->memory_sharing[0] = 10ull << 30;
@@ -103,10 +106,7 @@ static void make_device(struct fixture *f, int i)
 int fixture_setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    if (f == NULL)
-        return -1;
-    snprintf(f->root, sizeof(f->root), "/tmp/test-prepare.XXXXXX");
-    if (mkdtemp(f->root) == NULL)
+    if (f == NULL || !tmp_dir_make(f->root, sizeof(f->root), "test-prepare"))
         return -1;
     fixture_path(f->plugin_dir, sizeof(f->plugin_dir), f->root, "plugins/" FIXTURE_DRIVER);
     fixture_path(f->cdi_root, sizeof(f->cdi_root), f->root, "cdi");
@@ -163,10 +163,7 @@ json_t *fixture_claim(const char *ns, const char *name, const char *uid, const c
                      annotations ? annotations : "", results, config ? ",\"config\":" : "",
                      config ? config : "");
     assert_true(n > 0);
-    json_error_t jerr;
-    json_t *claim = json_loads(text, 0, &jerr);
-    if (claim == NULL)
-        fail_msg("fixture claim is not JSON: %s: %s", jerr.text, text);
+    json_t *claim = test_json(text);
     free(text);
     return claim;
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "driver/prepare/nvidia_config.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define DRIVER "gpu.nvidia.com"
 #define PARAMS(kind, body)                                                                         \
@@ -43,10 +45,7 @@ static int setup(void **state)
 
 static int resolve(const char *config, struct nvidia_config *out, struct error *err)
 {
-    json_error_t jerr;
-    json_t *c = config ? json_loads(config, 0, &jerr) : NULL;
-    if (config != NULL && c == NULL)
-        fail_msg("test config is not JSON: %s", jerr.text);
+    json_t *c = test_json(config);
     int rc = nvidia_config_resolve(DRIVER, c, (const char *const *)reqs, devs, 3, out, err);
     json_decref(c);
     return rc;
@@ -274,66 +273,79 @@ static void test_kind_mismatch(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
+    /* The entry's kind and what follows it, or (kind NULL) its whole text. */
     static const struct {
-        const char *params, *msg;
+        const char *kind, *body, *msg;
     } cases[] = {
-        {"{\"kind\":\"GpuConfig\"}", "field \"apiVersion\" is required (want "
-                                     "resource.nvidia.com/v1beta1)"},
-        {"{\"apiVersion\":\"resource.nvidia.com/v1\",\"kind\":\"GpuConfig\"}",
+        {NULL, "{\"kind\":\"GpuConfig\"}",
+         "field \"apiVersion\" is required (want "
+         "resource.nvidia.com/v1beta1)"},
+        {NULL, "{\"apiVersion\":\"resource.nvidia.com/v1\",\"kind\":\"GpuConfig\"}",
          "apiVersion \"resource.nvidia.com/v1\" is not supported (want "
          "resource.nvidia.com/v1beta1)"},
-        {PARAMS("ComputeDomainChannelConfig", ""),
+        {"ComputeDomainChannelConfig", "",
          "kind \"ComputeDomainChannelConfig\" is not supported (want GpuConfig, MigDeviceConfig "
          "or VfioDeviceConfig)"},
-        {PARAMS("GpuConfig", ",\"shared\":true"), "unknown field \"shared\""},
-        {PARAMS("GpuConfig", ",\"sharing\":{}"),
+        {"GpuConfig", ",\"shared\":true", "unknown field \"shared\""},
+        {"GpuConfig", ",\"sharing\":{}",
          "field \"sharing.strategy\" is required (TimeSlicing or MPS)"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"SpacePartitioning\"}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"SpacePartitioning\"}",
          "field \"sharing.strategy\": \"SpacePartitioning\" is not one of TimeSlicing, MPS"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicing\":{}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicing\":{}}",
          "unknown field \"sharing.timeSlicing\""},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
-                             "\"interval\":\"Forever\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
+         "\"interval\":\"Forever\"}}",
          "field \"sharing.timeSlicingConfig.interval\": \"Forever\" is not one of Default, Short, "
          "Medium, Long"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"mpsConfig\":{}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\",\"mpsConfig\":{}}",
          "field \"sharing.mpsConfig\" is not allowed with strategy TimeSlicing"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"timeSlicingConfig\":{}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"timeSlicingConfig\":{}}",
          "field \"sharing.timeSlicingConfig\" is not allowed with strategy MPS"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultActiveThreadPercentage\":101}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultActiveThreadPercentage\":101}}",
          "field \"sharing.mpsConfig.defaultActiveThreadPercentage\": 101 is not between 0 and "
          "100"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultActiveThreadPercentage\":\"50\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultActiveThreadPercentage\":\"50\"}}",
          "field \"sharing.mpsConfig.defaultActiveThreadPercentage\" must be an integer"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultPinnedDeviceMemoryLimit\":\"512Ki\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultPinnedDeviceMemoryLimit\":\"512Ki\"}}",
          "field \"sharing.mpsConfig.defaultPinnedDeviceMemoryLimit\": 512Ki is below 1Mi "
          "(limits are whole MiB)"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"defaultPerDevicePinnedMemoryLimit\":[]}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"defaultPerDevicePinnedMemoryLimit\":[]}}",
          "field \"sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit\" must be an object "
          "(device UUID or index: quantity)"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                             "\"multiUser\":\"yes\"}}"),
+        {"GpuConfig",
+         ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+         "\"multiUser\":\"yes\"}}",
          "field \"sharing.mpsConfig.multiUser\" must be true or false"},
-        {PARAMS("GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{\"pipe\":1}}"),
+        {"GpuConfig", ",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{\"pipe\":1}}",
          "unknown field \"sharing.mpsConfig.pipe\""},
-        {PARAMS("MigDeviceConfig", ",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                                   "\"timeSlicingConfig\":{}}"),
+        {"MigDeviceConfig",
+         ",\"sharing\":{\"strategy\":\"TimeSlicing\","
+         "\"timeSlicingConfig\":{}}",
          "unknown field \"sharing.timeSlicingConfig\""},
-        {PARAMS("VfioDeviceConfig", ",\"iommu\":{\"backendPolicy\":\"Iommufd\"}"),
+        {"VfioDeviceConfig", ",\"iommu\":{\"backendPolicy\":\"Iommufd\"}",
          "field \"iommu.backendPolicy\": \"Iommufd\" is not one of LegacyOnly, PreferIommuFD"},
-        {PARAMS("VfioDeviceConfig", ",\"iommu\":{\"enableAPIDevice\":1}"),
+        {"VfioDeviceConfig", ",\"iommu\":{\"enableAPIDevice\":1}",
          "field \"iommu.enableAPIDevice\" must be true or false"},
-        {PARAMS("VfioDeviceConfig", ",\"sharing\":{}"), "unknown field \"sharing\""},
-        {"[]", "must be a JSON object"},
+        {"VfioDeviceConfig", ",\"sharing\":{}", "unknown field \"sharing\""},
+        {NULL, "[]", "must be a JSON object"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char want[1024];
+        char params[1024], want[1024];
+        if (cases[i].kind != NULL)
+            snprintf(params, sizeof(params), PARAMS("%s", "%s"), cases[i].kind, cases[i].body);
+        else
+            snprintf(params, sizeof(params), "%s", cases[i].body);
         snprintf(want, sizeof(want), "config[0] (FromClaim): parameters: %s", cases[i].msg);
-        const char *got = refusal(cases[i].params);
+        const char *got = refusal(params);
         if (strcmp(got, want) != 0)
             fail_msg("case %zu:\n got  %s\n want %s", i, got, want);
     }
@@ -381,10 +393,7 @@ static void test_status_data(void **state)
                                     "\"mpsConfig\":{\"defaultActiveThreadPercentage\":"
                                     "25,\"defaultPinnedDeviceMemoryLimit\":\"1Gi\"}}")) "]"
                                                                                         "}}}}";
-    json_error_t jerr;
-    json_t *claim = json_loads(claim_text, 0, &jerr);
-    if (claim == NULL)
-        fail_msg("%s", jerr.text);
+    json_t *claim = test_json(claim_text);
     json_t *d = nvidia_config_claim_data(DRIVER, "n", claim, 2, find, NULL);
     char *text = json_dumps(d, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(text, "{\"entry\":0,\"kind\":\"GpuConfig\",\"sharing\":{\"mpsConfig\":"
@@ -405,19 +414,12 @@ static void test_status_data(void **state)
     json_decref(claim);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_defaults, setup),
-        cmocka_unit_test_setup(test_time_slicing, setup),
-        cmocka_unit_test_setup(test_precedence, setup),
-        cmocka_unit_test_setup(test_mps, setup),
-        cmocka_unit_test_setup(test_vfio, setup),
-        cmocka_unit_test(test_vfio_devices),
-        cmocka_unit_test_setup(test_kind_mismatch, setup),
-        cmocka_unit_test_setup(test_refusals, setup),
-        cmocka_unit_test_setup(test_entry_errors, setup),
-        cmocka_unit_test_setup(test_status_data, setup),
-    };
-    return cmocka_run_group_tests_name("driver/prepare nvidia_config", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("driver/prepare nvidia_config", cmocka_unit_test_setup(test_defaults, setup),
+               cmocka_unit_test_setup(test_time_slicing, setup),
+               cmocka_unit_test_setup(test_precedence, setup),
+               cmocka_unit_test_setup(test_mps, setup), cmocka_unit_test_setup(test_vfio, setup),
+               cmocka_unit_test(test_vfio_devices),
+               cmocka_unit_test_setup(test_kind_mismatch, setup),
+               cmocka_unit_test_setup(test_refusals, setup),
+               cmocka_unit_test_setup(test_entry_errors, setup),
+               cmocka_unit_test_setup(test_status_data, setup))

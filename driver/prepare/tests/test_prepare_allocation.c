@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 /* A result of this driver with extra fields (a JSON text after a comma). */
 #define RESULT_WITH(req, dev, extra)                                                               \
@@ -178,13 +179,5 @@ static void test_mig_overlaps_on_node(void **state)
     prepare_state_close(st);
 }
 
-int main(void)
-{
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        T(test_shares_checked),
-        T(test_mig_overlaps_in_claim),
-        T(test_mig_overlaps_on_node),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("prepare allocation", fixture_setup, fixture_teardown, test_shares_checked,
+                  test_mig_overlaps_in_claim, test_mig_overlaps_on_node)

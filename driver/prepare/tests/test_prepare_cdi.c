@@ -16,6 +16,8 @@
 #include "driver/device/device_attributes.h"
 #include "driver/prepare/device_metadata.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
 
 /* Two devices of two requests: gpu-0 with a device node and the claim's
  * TimeSlicing config plus env, gpu-3 without a node, from a subrequest, with
@@ -51,6 +53,22 @@ static void free_two(struct two *t)
     gpu_config_free(t->g, 2);
 }
 
+/* The claim's spec, which must be made. */
+static json_t *claim_spec(struct cdi_claim *c)
+{
+    struct error err;
+    return MUST(cdi_claim_spec(c, &err), err);
+}
+
+/* As compact text: the containerEdits of the spec (device < 0) or of its
+ * device-th device; of those, only key when key is not NULL. */
+static char *edits_text(const json_t *spec, int device, const char *key)
+{
+    const json_t *of = device < 0 ? spec : json_array_get(json_object_get(spec, "devices"), device);
+    const json_t *edits = json_object_get(of, "containerEdits");
+    return json_dumps(key ? json_object_get(edits, key) : edits, JSON_COMPACT);
+}
+
 #define MOUNT(host, container)                                                                     \
     "{\"hostPath\":\"" host "\",\"containerPath\":\"" container "\",\"options\":[\"ro\",\"bind\"]" \
     "}"
@@ -59,10 +77,8 @@ static void test_claim_spec_exact(void **state)
 {
     (void)state;
     struct two t;
-    struct error err;
     two_devices(&t, "/var/lib/fakehw/bin/fakegpu-smi");
-    json_t *spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
+    json_t *spec = claim_spec(&t.c);
     char *text = json_dumps(spec, JSON_COMPACT);
     const char *want =
         "{\"cdiVersion\":\"0.5.0\",\"kind\":\"k8s.gpu.fakehw.example.com/gpu\","
@@ -184,24 +200,13 @@ static void test_claim_spec_nvidia(void **state)
     t.cd[0].nvidia = &mps;
     t.cd[1].nvidia = &ts;
     t.c.nvidia_smi = true;
-    struct error err;
-    json_t *spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
+    json_t *spec = claim_spec(&t.c);
     json_t *mounts = json_object_get(json_object_get(spec, "containerEdits"), "mounts");
     assert_int_equal(json_array_size(mounts), 2);
     assert_string_equal(
         json_string_value(json_object_get(json_array_get(mounts, 1), "containerPath")),
         "/usr/bin/nvidia-smi");
-    char *env0 = json_dumps(
-        json_object_get(
-            json_object_get(json_array_get(json_object_get(spec, "devices"), 0), "containerEdits"),
-            "env"),
-        JSON_COMPACT);
-    char *env1 = json_dumps(
-        json_object_get(
-            json_object_get(json_array_get(json_object_get(spec, "devices"), 1), "containerEdits"),
-            "env"),
-        JSON_COMPACT);
+    char *env0 = edits_text(spec, 0, "env"), *env1 = edits_text(spec, 1, "env");
     assert_string_equal(env0, "[\"FAKEHW_DEVICE_0_UUID=GPU-a0a0a0a0-1111-2222-3333-444455556660\","
                               "\"FAKEHW_DEVICE_0_NAME=gpu-0\",\"FAKEHW_DEVICE_0_REQUEST=gpus\","
                               "\"FAKEHW_DEVICE_0_SHARING_STRATEGY=MPS\","
@@ -244,13 +249,8 @@ static void test_claim_spec_vfio(void **state)
     t.cd[0].nvidia = &gpu;
     t.cd[1].nvidia = &vfio;
     t.c.nvidia_smi = true;
-    struct error err;
-    json_t *spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
-    char *claim = json_dumps(json_object_get(spec, "containerEdits"), JSON_COMPACT);
-    char *dev = json_dumps(
-        json_object_get(json_array_get(json_object_get(spec, "devices"), 1), "containerEdits"),
-        JSON_COMPACT);
+    json_t *spec = claim_spec(&t.c);
+    char *claim = edits_text(spec, -1, NULL), *dev = edits_text(spec, 1, NULL);
     assert_non_null(strstr(claim, "\"NVIDIA_VISIBLE_DEVICES=void\""));
     assert_non_null(strstr(claim, "\"deviceNodes\":[{\"path\":\"/dev/vfio/vfio\",\"hostPath\":"
                                   "\"/var/run/fakehw-dev/vfio/vfio\"}]"));
@@ -260,20 +260,19 @@ static void test_claim_spec_vfio(void **state)
                              "REQUEST=extra/small\"],\"deviceNodes\":[{\"path\":\"/dev/vfio/3\","
                              "\"hostPath\":\"/var/run/fakehw-dev/vfio/3\"}]}");
     free(claim);
+    free(dev);
     json_decref(spec);
 
     /* Only the VFIO device, without the API device: no smi, no claim node. */
     vfio.iommu_api_device = false;
     t.c.devices = &t.cd[1];
     t.c.n_devices = 1;
-    spec = cdi_claim_spec(&t.c, &err);
-    assert_non_null(spec);
-    claim = json_dumps(json_object_get(spec, "containerEdits"), JSON_COMPACT);
+    spec = claim_spec(&t.c);
+    claim = edits_text(spec, -1, NULL);
     assert_null(strstr(claim, "mounts"));
     assert_null(strstr(claim, "deviceNodes"));
     assert_non_null(strstr(claim, "\"NVIDIA_VISIBLE_DEVICES=void\""));
     free(claim);
-    free(dev);
     json_decref(spec);
     free_two(&t);
 }
@@ -289,8 +288,7 @@ static void test_names_valid(void **state)
         t.c.driver = drivers[i];
         /* The same device twice (two shares of it) gets distinct names. */
         t.cd[1].dev = &t.d[0];
-        json_t *spec = cdi_claim_spec(&t.c, &err);
-        assert_non_null(spec);
+        json_t *spec = claim_spec(&t.c);
         check_valid(spec);
         assert_string_equal(t.cd[0].cdi_name, UID1 "-gpu-0");
         assert_string_equal(t.cd[1].cdi_name, UID1 "-gpu-0_1");
@@ -369,15 +367,7 @@ static void test_metadata_file(void **state)
     json_decref(devices);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_claim_spec_exact),
-        cmocka_unit_test(test_claim_spec_nvidia),
-        cmocka_unit_test(test_claim_spec_vfio),
-        cmocka_unit_test(test_names_valid),
-        cmocka_unit_test(test_metadata_spec_exact),
-        cmocka_unit_test_setup_teardown(test_metadata_file, fixture_setup, fixture_teardown),
-    };
-    return cmocka_run_group_tests_name("prepare CDI specs", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare CDI specs", cmocka_unit_test(test_claim_spec_exact),
+               cmocka_unit_test(test_claim_spec_nvidia), cmocka_unit_test(test_claim_spec_vfio),
+               cmocka_unit_test(test_names_valid), cmocka_unit_test(test_metadata_spec_exact),
+               cmocka_unit_test_setup_teardown(test_metadata_file, fixture_setup, fixture_teardown))

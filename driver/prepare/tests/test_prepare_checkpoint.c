@@ -19,6 +19,9 @@
 #include "driver/prepare/checkpoint.h"
 #include "driver/prepare/checkpoint_journal.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_must.h"
+#include "common/tests/test_json.h"
 
 #define SPEC1 "k8s.gpu.fakehw.example.com-gpu_" UID1 ".json"
 
@@ -32,8 +35,15 @@ static const char record1[] =
 static json_t *claims_with(const char *uid, const char *record)
 {
     json_t *claims = json_object();
-    json_object_set_new(claims, uid, json_loads(record, 0, NULL));
+    json_object_set_new(claims, uid, test_json(record));
     return claims;
+}
+
+/* claims as a checkpoint's text, which must encode. */
+static char *encode(const json_t *claims)
+{
+    struct error err;
+    return MUST(checkpoint_encode(claims, &err), err);
 }
 
 static void test_crc32(void **state)
@@ -49,8 +59,7 @@ static void test_round_trip(void **state)
     (void)state;
     struct error err;
     json_t *claims = claims_with(UID1, record1);
-    char *text = checkpoint_encode(claims, &err);
-    assert_non_null(text);
+    char *text = encode(claims);
     assert_non_null(strstr(text, "\"version\": 1"));
     assert_non_null(strstr(text, "\"checksum\": \"crc32:"));
     json_t *back = NULL;
@@ -60,7 +69,7 @@ static void test_round_trip(void **state)
     free(text);
     /* An empty table is a valid checkpoint too. */
     json_t *empty = json_object();
-    text = checkpoint_encode(empty, &err);
+    text = encode(empty);
     assert_int_equal(checkpoint_decode(text, strlen(text), FIXTURE_DRIVER, &back, &err), 0);
     assert_int_equal(json_object_size(back), 0);
     json_decref(back);
@@ -87,14 +96,8 @@ static char *encode_edited(const char *old, const char *new_text)
     assert_non_null(at);
     snprintf(rec, sizeof(rec), "%.*s%s%s", (int)(at - record1), record1, new_text,
              at + strlen(old));
-    json_error_t jerr;
-    json_t *r = json_loads(rec, 0, &jerr);
-    if (r == NULL)
-        fail_msg("edited record is not JSON: %s", jerr.text);
-    json_t *claims = json_object();
-    json_object_set_new(claims, UID1, r);
-    struct error err;
-    char *text = checkpoint_encode(claims, &err);
+    json_t *claims = claims_with(UID1, rec);
+    char *text = encode(claims);
     json_decref(claims);
     return text;
 }
@@ -102,9 +105,8 @@ static char *encode_edited(const char *old, const char *new_text)
 static void test_corruption(void **state)
 {
     (void)state;
-    struct error err;
     json_t *claims = claims_with(UID1, record1);
-    char *text = checkpoint_encode(claims, &err);
+    char *text = encode(claims);
     json_decref(claims);
 
     expect_corrupt("{\"version\": 1,", "not valid JSON: line 1 column 14");
@@ -159,10 +161,6 @@ static void test_corruption(void **state)
                          "\",\"pool\":\"" FIXTURE_NODE                                             \
                          "\",\"device\":\"gpu-2\",\"shareID\":\"" UID3 "\"}]"
 
-/* Prepares c1 (two requests) and c2, and returns their answers' JSON for
- * comparison after recovery. */
-static void prepare_two(struct fixture *f, char **a1, char **a2);
-
 static char *answer_text(const struct prepared_claim *c)
 {
     char *buf = NULL;
@@ -191,25 +189,54 @@ static char *prepare_text(struct prepare_state *st, const char *name, const char
     return t;
 }
 
-static void prepare_two(struct fixture *f, char **a1, char **a2)
+/* The answers of c1 and c2 when they were first prepared, for comparison
+ * after recovery. */
+struct answers {
+    char *c1, *c2;
+};
+
+static void answers_free(struct answers *a)
+{
+    free(a->c1);
+    free(a->c2);
+}
+
+/* The end of a test: st closed, the answers freed. */
+static void done(struct prepare_state *st, struct answers *a)
+{
+    prepare_state_close(st);
+    answers_free(a);
+}
+
+/* Puts c1 (two requests) and c2 and prepares both on a new state, which it
+ * returns. */
+static struct prepare_state *open_two(struct fixture *f, struct answers *a)
 {
     fixture_put_claim(f, fixture_claim("default", "c1", UID1, TWO_REQUESTS, NULL, NULL));
     fixture_put_claim(
         f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
     struct prepare_state *st = fixture_open_state(f);
-    *a1 = prepare_text(st, "c1", UID1);
-    *a2 = prepare_text(st, "c2", UID2);
-    prepare_state_close(st);
+    a->c1 = prepare_text(st, "c1", UID1);
+    a->c2 = prepare_text(st, "c2", UID2);
+    return st;
 }
 
-/* Both claims come back with the answers they had (a1, a2), without
- * asking the API. */
-static void expect_both(struct fixture *f, struct prepare_state *st, const char *a1, const char *a2)
+/* c1 and c2 prepared, and the state closed. */
+static struct answers prepare_two(struct fixture *f)
+{
+    struct answers a;
+    prepare_state_close(open_two(f, &a));
+    return a;
+}
+
+/* Both claims come back with the answers they had, without asking the
+ * API. */
+static void expect_both(struct fixture *f, struct prepare_state *st, const struct answers *a)
 {
     int fetches = fixture_fetches(f);
     char *b1 = prepare_text(st, "c1", UID1), *b2 = prepare_text(st, "c2", UID2);
-    assert_string_equal(b1, a1);
-    assert_string_equal(b2, a2);
+    assert_string_equal(b1, a->c1);
+    assert_string_equal(b2, a->c2);
     assert_int_equal(fixture_fetches(f), fetches);
     free(b1);
     free(b2);
@@ -239,6 +266,25 @@ static size_t count_prefixed(const struct fixture *f, const char *prefix)
         n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
     closedir(d);
     return n;
+}
+
+/* How many damaged snapshots and journals were kept aside. */
+static void expect_aside(const struct fixture *f, size_t snapshots, size_t journals)
+{
+    size_t s = count_prefixed(f, "checkpoint.json.corrupt-");
+    size_t j = count_prefixed(f, "checkpoint.journal.corrupt-");
+    if (s != snapshots || j != journals)
+        fail_msg("%zu snapshots and %zu journals kept aside, not %zu and %zu", s, j, snapshots,
+                 journals);
+}
+
+/* c1 and c2 unprepared, which must work. */
+static void unprepare_both(struct prepare_state *st)
+{
+    struct error err;
+    if (unprepare_claim(st, "default", "c1", UID1, &err) != 0 ||
+        unprepare_claim(st, "default", "c2", UID2, &err) != 0)
+        fail_msg("unprepare_claim: %s", err.msg);
 }
 
 static size_t count_corrupt_copies(const struct fixture *f)
@@ -279,15 +325,14 @@ static void test_recovery_from_corruption(void **state)
 {
     struct fixture *f = *state;
     for (int how = 0; how < 5; how++) {
-        char *a1, *a2;
-        prepare_two(f, &a1, &a2);
+        struct answers a = prepare_two(f);
         int fetches = fixture_fetches(f);
         damage(f, how);
         struct prepare_state *st = fixture_open_state(f);
         /* The damaged file is kept aside (not for a missing one). */
         assert_int_equal(count_corrupt_copies(f), how < 4 ? (size_t)how + 1 : 4);
         /* Both claims survive with the same answers, without asking the API. */
-        expect_both(f, st, a1, a2);
+        expect_both(f, st, &a);
         assert_int_equal(fixture_fetches(f), fetches);
         assert_int_equal(fixture_count(f->cdi_root), 5); /* 2 claim + 3 metadata specs */
         /* The rebuilt table is saved: a restart needs no recovery. */
@@ -295,13 +340,9 @@ static void test_recovery_from_corruption(void **state)
         st = fixture_open_state(f);
         assert_int_equal(count_corrupt_copies(f), how < 4 ? (size_t)how + 1 : 4);
         /* Unprepare still cleans up everything. */
-        struct error err;
-        assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
-        assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+        unprepare_both(st);
         fixture_assert_no_files(f, st);
-        prepare_state_close(st);
-        free(a1);
-        free(a2);
+        done(st, &a);
     }
 }
 
@@ -309,8 +350,7 @@ static void test_recovery_from_corruption(void **state)
 static void test_started_rolled_back(void **state)
 {
     struct fixture *f = *state;
-    char *a1, *a2;
-    prepare_two(f, &a1, &a2);
+    struct answers a = prepare_two(f);
     char path[PATH_MAX];
     struct error err;
     json_t *claims = NULL;
@@ -341,11 +381,9 @@ static void test_started_rolled_back(void **state)
     int fetches = fixture_fetches(f);
     char *b1 = prepare_text(st, "c1", UID1), *b2 = prepare_text(st, "c2", UID2);
     assert_int_equal(fixture_fetches(f), fetches + 1);
-    assert_string_equal(b1, a1);
-    assert_string_equal(b2, a2);
-    prepare_state_close(st);
-    free(a1);
-    free(a2);
+    assert_string_equal(b1, a.c1);
+    assert_string_equal(b2, a.c2);
+    done(st, &a);
     free(b1);
     free(b2);
 }
@@ -355,8 +393,7 @@ static void test_started_rolled_back(void **state)
 static void test_sweep(void **state)
 {
     struct fixture *f = *state;
-    char *a1, *a2;
-    prepare_two(f, &a1, &a2);
+    struct answers a = prepare_two(f);
     struct error err;
     char path[PATH_MAX];
     const char *orphans[] = {
@@ -396,10 +433,8 @@ static void test_sweep(void **state)
     snprintf(path, sizeof(path), "%s/dra-device-metadata/default_c1/gpus/metadata.json",
              f->plugin_dir);
     assert_true(fixture_exists(path));
-    expect_c1(st, a1);
-    prepare_state_close(st);
-    free(a1);
-    free(a2);
+    expect_c1(st, a.c1);
+    done(st, &a);
 }
 
 /* Rebuilding from specs: a claim spec this driver cannot read is removed
@@ -407,8 +442,7 @@ static void test_sweep(void **state)
 static void test_rebuild_skips_unreadable_spec(void **state)
 {
     struct fixture *f = *state;
-    char *a1, *a2;
-    prepare_two(f, &a1, &a2);
+    struct answers a = prepare_two(f);
     char path[PATH_MAX], bad[PATH_MAX];
     struct error err;
     fixture_spec_path(f, UID3, bad, sizeof(bad));
@@ -416,10 +450,8 @@ static void test_rebuild_skips_unreadable_spec(void **state)
     assert_int_equal(unlink(checkpoint_path(f, path, sizeof(path))), 0);
     struct prepare_state *st = fixture_open_state(f);
     assert_false(fixture_exists(bad));
-    expect_c1(st, a1);
-    prepare_state_close(st);
-    free(a1);
-    free(a2);
+    expect_c1(st, a.c1);
+    done(st, &a);
 }
 
 /* An unreadable checkpoint (I/O error, not bad content) stops the start. */
@@ -437,19 +469,16 @@ static void test_unreadable_checkpoint_fails(void **state)
 
 /* Prepares c1 (two requests) and c2, and leaves the disk as a crash then
  * would: the snapshot from before, and one journal line per claim. */
-static void crash_after_two(struct fixture *f, char **a1, char **a2)
+static struct answers crash_after_two(struct fixture *f)
 {
-    fixture_put_claim(f, fixture_claim("default", "c1", UID1, TWO_REQUESTS, NULL, NULL));
-    fixture_put_claim(
-        f, fixture_claim("default", "c2", UID2, "[" RESULT("gpus", "gpu-3") "]", NULL, NULL));
-    struct prepare_state *st = fixture_open_state(f);
-    *a1 = prepare_text(st, "c1", UID1);
-    *a2 = prepare_text(st, "c2", UID2);
+    struct answers a;
+    struct prepare_state *st = open_two(f, &a);
     struct fixture_disk disk;
     fixture_disk_save(f, &disk);
     prepare_state_close(st);
     fixture_disk_restore(f, &disk);
     assert_int_equal(fixture_journal_lines(f), 2);
+    return a;
 }
 
 static char *journal_path(const struct fixture *f, char *buf, size_t size)
@@ -473,8 +502,8 @@ static void test_torn_journal_line(void **state)
 {
     struct fixture *f = *state;
     for (int how = 0; how < 2; how++) {
-        char *a1, *a2, path[PATH_MAX];
-        crash_after_two(f, &a1, &a2);
+        char path[PATH_MAX];
+        struct answers a = crash_after_two(f);
         struct error err;
         size_t len;
         char *line = checkpoint_journal_line(UID1, NULL, &len, &err);
@@ -486,18 +515,14 @@ static void test_torn_journal_line(void **state)
         }
         free(line);
         struct prepare_state *st = fixture_open_state(f);
-        assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
-        assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 0);
+        expect_aside(f, 0, 0);
         assert_int_equal(fixture_journal_lines(f), 0);
         assert_int_equal(fixture_checkpoint_size(f), 2);
-        expect_both(f, st, a1, a2);
-        assert_int_equal(unprepare_claim(st, "default", "c1", UID1, &err), 0);
-        assert_int_equal(unprepare_claim(st, "default", "c2", UID2, &err), 0);
+        expect_both(f, st, &a);
+        unprepare_both(st);
         prepare_wait_settled(st); /* the metadata specs follow the answer */
         assert_int_equal(fixture_count(f->cdi_root), 0);
-        prepare_state_close(st);
-        free(a1);
-        free(a2);
+        done(st, &a);
     }
 }
 
@@ -506,16 +531,15 @@ static void test_torn_journal_line(void **state)
 static void test_bad_journal_line_is_corruption(void **state)
 {
     struct fixture *f = *state;
-    char *a1, *a2, path[PATH_MAX];
-    crash_after_two(f, &a1, &a2);
+    char path[PATH_MAX];
+    struct answers a = crash_after_two(f);
     char *text = fixture_read(journal_path(f, path, sizeof(path)));
     *strstr(text, "\"gpu-0\"") = 'X'; /* in line 1 */
     struct error err;
     assert_int_equal(atomic_write_file(path, text, strlen(text), 0600, &err), 0);
     int fetches = fixture_fetches(f);
     struct prepare_state *st = fixture_open_state(f);
-    assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 1);
-    assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 1);
+    expect_aside(f, 1, 1);
     /* The damaged journal is kept as it was. */
     DIR *d = opendir(f->plugin_dir);
     struct dirent *e;
@@ -528,45 +552,29 @@ static void test_bad_journal_line_is_corruption(void **state)
     assert_string_equal(kept, text);
     free(kept);
     free(text);
-    expect_both(f, st, a1, a2);
+    expect_both(f, st, &a);
     assert_int_equal(fixture_fetches(f), fetches);
     assert_int_equal(fixture_count(f->cdi_root), 5);
-    prepare_state_close(st);
-    free(a1);
-    free(a2);
+    done(st, &a);
 }
 
 /* A journal without its snapshot cannot be applied: corrupt too. */
 static void test_journal_without_snapshot(void **state)
 {
     struct fixture *f = *state;
-    char *a1, *a2, path[PATH_MAX];
-    crash_after_two(f, &a1, &a2);
+    struct answers a = crash_after_two(f);
+    char path[PATH_MAX];
     assert_int_equal(unlink(checkpoint_path(f, path, sizeof(path))), 0);
     struct prepare_state *st = fixture_open_state(f);
-    assert_int_equal(count_prefixed(f, "checkpoint.json.corrupt-"), 0);
-    assert_int_equal(count_prefixed(f, "checkpoint.journal.corrupt-"), 1);
-    expect_both(f, st, a1, a2);
-    prepare_state_close(st);
-    free(a1);
-    free(a2);
+    expect_aside(f, 0, 1);
+    expect_both(f, st, &a);
+    done(st, &a);
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crc32),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_corruption),
-        T(test_recovery_from_corruption),
-        T(test_started_rolled_back),
-        T(test_sweep),
-        T(test_rebuild_skips_unreadable_spec),
-        T(test_unreadable_checkpoint_fails),
-        T(test_torn_journal_line),
-        T(test_bad_journal_line_is_corruption),
-        T(test_journal_without_snapshot),
-    };
-    return cmocka_run_group_tests_name("prepare checkpoint", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare checkpoint", cmocka_unit_test(test_crc32),
+               cmocka_unit_test(test_round_trip), cmocka_unit_test(test_corruption),
+               T(test_recovery_from_corruption), T(test_started_rolled_back), T(test_sweep),
+               T(test_rebuild_skips_unreadable_spec), T(test_unreadable_checkpoint_fails),
+               T(test_torn_journal_line), T(test_bad_journal_line_is_corruption),
+               T(test_journal_without_snapshot))

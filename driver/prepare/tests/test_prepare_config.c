@@ -13,24 +13,43 @@
 
 #include "driver/prepare/gpu_config.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define PARAMS(body)                                                                               \
     "{\"apiVersion\":\"gpu.fakehw.example.com/v1alpha1\",\"kind\":\"GpuConfig\"" body "}"
 #define ENTRY(source, requests, params)                                                            \
     "{\"source\":\"" source "\",\"requests\":" requests                                            \
     ",\"opaque\":{\"driver\":\"" FIXTURE_DRIVER "\",\"parameters\":" params "}}"
+/* An entry for all requests: a format, its parameters the %s. */
+#define ENTRY_OF(source)                                                                           \
+    "{\"source\":\"" source "\",\"opaque\":{\"driver\":\"" FIXTURE_DRIVER "\",\"parameters\":%s}}"
 
 /* Resolves config (a JSON array text) for results with the given requests. */
-static int resolve(const char *config, const char *const *requests, size_t n,
-                   struct gpu_config *out, struct error *err)
+static int resolve_for(const char *config, const char *const *requests, size_t n,
+                       struct gpu_config *out, struct error *err)
 {
-    json_error_t jerr;
-    json_t *c = config ? json_loads(config, 0, &jerr) : NULL;
-    if (config != NULL && c == NULL)
-        fail_msg("test config is not JSON: %s", jerr.text);
+    json_t *c = test_json(config);
     int rc = gpu_config_resolve(FIXTURE_DRIVER, c, requests, n, out, err);
     json_decref(c);
     return rc;
+}
+
+/* config resolved for the one request "gpus". */
+static int resolve(const char *config, struct gpu_config *g, struct error *err)
+{
+    static const char *const gpus[] = {"gpus"};
+    return resolve_for(config, gpus, 1, g, err);
+}
+
+/* config resolved for "gpus", which must succeed. */
+static struct gpu_config resolved(const char *config)
+{
+    struct gpu_config g;
+    struct error err;
+    if (resolve(config, &g, &err) != 0)
+        fail_msg("%s: %s", config ? config : "no config", err.msg);
+    return g;
 }
 
 static const char *env(const struct gpu_config *g, const char *name)
@@ -41,94 +60,56 @@ static const char *env(const struct gpu_config *g, const char *name)
 static void test_default(void **state)
 {
     (void)state;
-    const char *reqs[] = {"gpus"};
-    struct gpu_config g[1];
-    struct error err;
-    assert_int_equal(resolve(NULL, reqs, 1, g, &err), 0);
-    assert_int_equal(g[0].strategy, GPU_SHARING_TIME_SLICING);
-    assert_string_equal(g[0].interval, "Default");
-    assert_int_equal(json_object_size(g[0].env), 0);
-    gpu_config_free(g, 1);
+    struct gpu_config g = resolved(NULL);
+    assert_int_equal(g.strategy, GPU_SHARING_TIME_SLICING);
+    assert_string_equal(g.interval, "Default");
+    assert_int_equal(json_object_size(g.env), 0);
+    gpu_config_free(&g, 1);
 }
 
 static void test_class_then_claim(void **state)
 {
     (void)state;
     /* The claim entry comes first in the list, yet the class entry applies
-     * first: precedence is by source, not position. */
-    const char *config = "[" ENTRY(
-        "FromClaim", "[]",
-        PARAMS(
-            ",\"env\":{\"LEVEL\":\"claim\",\"ONLY_CLAIM\":\"1\"},"
-            "\"sharing\":{\"strategy\":\"SpacePartitioning\","
-            "\"spacePartitioning\":{\"partitionCount\":4}}")) "," ENTRY("FromClass", "[]",
-                                                                        PARAMS(
-                                                                            ",\"env\":{\"LEVEL\":"
-                                                                            "\"class\",\"ONLY_"
-                                                                            "CLASS\":\"1\"},"
-                                                                            "\"sharing\":{"
-                                                                            "\"strategy\":"
-                                                                            "\"TimeSlicing\","
-                                                                            "\"timeSlicing\":{"
-                                                                            "\"interval\":"
-                                                                            "\"Long\"}}")) ","
-                                                                                           "{\"sour"
-                                                                                           "ce\":"
-                                                                                           "\"FromC"
-                                                                                           "laim\","
-                                                                                           "\"opaqu"
-                                                                                           "e\":{"
-                                                                                           "\"drive"
-                                                                                           "r\":"
-                                                                                           "\"other"
-                                                                                           ".exampl"
-                                                                                           "e."
-                                                                                           "com\","
-                                                                                           "\"param"
-                                                                                           "eters\""
-                                                                                           ":"
-                                                                                           "{\"anyt"
-                                                                                           "hing\":"
-                                                                                           "true}}}"
-                                                                                           "]";
-    const char *reqs[] = {"gpus"};
-    struct gpu_config g[1];
-    struct error err;
-    assert_int_equal(resolve(config, reqs, 1, g, &err), 0);
-    assert_int_equal(g[0].strategy, GPU_SHARING_SPACE_PARTITIONING);
-    assert_int_equal(g[0].partition_count, 4);
-    assert_string_equal(env(&g[0], "LEVEL"), "claim");
-    assert_string_equal(env(&g[0], "ONLY_CLASS"), "1");
-    assert_string_equal(env(&g[0], "ONLY_CLAIM"), "1");
-    gpu_config_free(g, 1);
+     * first: precedence is by source, not position.  The last entry is
+     * another driver's. */
+    const char *claim = ENTRY("FromClaim", "[]",
+                              PARAMS(",\"env\":{\"LEVEL\":\"claim\",\"ONLY_CLAIM\":\"1\"},"
+                                     "\"sharing\":{\"strategy\":\"SpacePartitioning\","
+                                     "\"spacePartitioning\":{\"partitionCount\":4}}"));
+    const char *class = ENTRY("FromClass", "[]",
+                              PARAMS(",\"env\":{\"LEVEL\":\"class\",\"ONLY_CLASS\":\"1\"},"
+                                     "\"sharing\":{\"strategy\":\"TimeSlicing\","
+                                     "\"timeSlicing\":{\"interval\":\"Long\"}}"));
+    const char *other = "{\"source\":\"FromClaim\",\"opaque\":{\"driver\":\"other.example.com\","
+                        "\"parameters\":{\"anything\":true}}}";
+    char config[2048];
+    snprintf(config, sizeof(config), "[%s,%s,%s]", claim, class, other);
+    struct gpu_config g = resolved(config);
+    assert_int_equal(g.strategy, GPU_SHARING_SPACE_PARTITIONING);
+    assert_int_equal(g.partition_count, 4);
+    assert_string_equal(env(&g, "LEVEL"), "claim");
+    assert_string_equal(env(&g, "ONLY_CLASS"), "1");
+    assert_string_equal(env(&g, "ONLY_CLAIM"), "1");
+    gpu_config_free(&g, 1);
 }
 
 static void test_per_request(void **state)
 {
     (void)state;
-    const char *config = "[" ENTRY(
-        "FromClaim", "[\"a\"]",
-        PARAMS(
-            ",\"env\":{\"FOR\":\"a\"},\"sharing\":{\"strategy\":\"TimeSlicing\","
-            "\"timeSlicing\":{\"interval\":\"Short\"}}")) "," ENTRY("FromClaim", "[\"b/small\"]",
-                                                                    PARAMS(
-                                                                        ",\"env\":{\"FOR\":\"b-"
-                                                                        "small\"}")) "," ENTRY("Fro"
-                                                                                               "mCl"
-                                                                                               "ai"
-                                                                                               "m",
-                                                                                               "[\""
-                                                                                               "c\""
-                                                                                               ", "
-                                                                                               "\"a"
-                                                                                               "\""
-                                                                                               "]",
-                                                                                               PARAMS(
-                                                                                                   ",\"env\":{\"ALSO\":\"ac\"}")) "]";
+    const char *a = ENTRY("FromClaim", "[\"a\"]",
+                          PARAMS(",\"env\":{\"FOR\":\"a\"},\"sharing\":{\"strategy\":"
+                                 "\"TimeSlicing\",\"timeSlicing\":{\"interval\":\"Short\"}}"));
+    const char *b_small =
+        ENTRY("FromClaim", "[\"b/small\"]", PARAMS(",\"env\":{\"FOR\":\"b-small\"}"));
+    const char *c_and_a =
+        ENTRY("FromClaim", "[\"c\", \"a\"]", PARAMS(",\"env\":{\"ALSO\":\"ac\"}"));
+    char config[2048];
+    snprintf(config, sizeof(config), "[%s,%s,%s]", a, b_small, c_and_a);
     const char *reqs[] = {"a", "b/small", "b/big", "c/x", "d"};
     struct gpu_config g[5];
     struct error err;
-    assert_int_equal(resolve(config, reqs, 5, g, &err), 0);
+    assert_int_equal(resolve_for(config, reqs, 5, g, &err), 0);
     assert_string_equal(g[0].interval, "Short");
     assert_string_equal(env(&g[0], "FOR"), "a");
     assert_string_equal(env(&g[0], "ALSO"), "ac");
@@ -146,19 +127,12 @@ static void test_per_request(void **state)
 static void expect_error(const char *params, const char *want)
 {
     char *config = NULL;
-    assert_true(
-        asprintf(
-            &config,
-            "[" ENTRY(
-                "FromClass", "[]",
-                PARAMS("")) ","
-                            "{\"source\":\"FromClaim\",\"opaque\":{\"driver\":\"" FIXTURE_DRIVER
-                            "\",\"parameters\":%s}}]",
-            params) > 0);
-    const char *reqs[] = {"gpus"};
+    assert_true(asprintf(&config,
+                         "[" ENTRY("FromClass", "[]", PARAMS("")) "," ENTRY_OF("FromClaim") "]",
+                         params) > 0);
     struct gpu_config g[1];
     struct error err;
-    assert_int_equal(resolve(config, reqs, 1, g, &err), -1);
+    assert_int_equal(resolve(config, g, &err), -1);
     if (strcmp(err.msg, want) != 0)
         fail_msg("error\n  got:  %s\n  want: %s", err.msg, want);
     assert_null(g[0].env);
@@ -215,72 +189,67 @@ static void test_errors(void **state)
     expect_error("[]", "config[1] (FromClaim): parameters: must be a JSON object");
 }
 
+/* The params of an entry whose env has n variables of value, named by
+ * name_format from their number (it may leave the number out): malloc'd. */
+static char *env_params(const char *name_format, int n, const char *value)
+{
+    char *vars = NULL, *params = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&vars, &len);
+    assert_non_null(m);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), name_format, i);
+        fprintf(m, "%s\"%s\":\"%s\"", i ? "," : "", name, value);
+    }
+    fclose(m);
+    assert_true(asprintf(&params, PARAMS(",\"env\":{%s}"), vars) > 0);
+    free(vars);
+    return params;
+}
+
+/* expect_error on params that it frees. */
+static void expect_error_of(char *params, const char *want)
+{
+    expect_error(params, want);
+    free(params);
+}
+
 /* env is bounded: variables, bytes per value, bytes in all; per entry and
  * merged (gpu_config.h). */
 static void test_env_limits(void **state)
 {
     (void)state;
-    char *vars = NULL, *params = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&vars, &len);
-    for (int i = 0; i < GPU_CONFIG_ENV_ENTRIES_MAX + 1; i++)
-        fprintf(m, "%s\"V%d\":\"x\"", i ? "," : "", i);
-    fclose(m);
-    assert_true(asprintf(&params, PARAMS(",\"env\":{%s}"), vars) > 0);
-    expect_error(params, "config[1] (FromClaim): parameters: field \"env\": 65 variables; the "
-                         "limit is 64");
-    free(params);
-    free(vars);
+    expect_error_of(env_params("V%d", GPU_CONFIG_ENV_ENTRIES_MAX + 1, "x"),
+                    "config[1] (FromClaim): parameters: field \"env\": 65 variables; the limit "
+                    "is 64");
 
     char *big = malloc(GPU_CONFIG_ENV_VALUE_MAX + 2);
+    assert_non_null(big);
     memset(big, 'v', GPU_CONFIG_ENV_VALUE_MAX + 1);
     big[GPU_CONFIG_ENV_VALUE_MAX + 1] = '\0';
-    assert_true(asprintf(&params, PARAMS(",\"env\":{\"BIG\":\"%s\"}"), big) > 0);
-    expect_error(params, "config[1] (FromClaim): parameters: field \"env\": the value of BIG has "
-                         "4097 bytes; the limit is 4096");
-    free(params);
+    expect_error_of(env_params("BIG", 1, big),
+                    "config[1] (FromClaim): parameters: field \"env\": the value of BIG has "
+                    "4097 bytes; the limit is 4096");
 
     /* Nine values of 4,000 bytes: each fits, together they do not. */
     big[4000] = '\0';
-    m = open_memstream(&vars, &len);
-    for (int i = 0; i < 9; i++)
-        fprintf(m, "%s\"V%d\":\"%s\"", i ? "," : "", i, big);
-    fclose(m);
-    assert_true(asprintf(&params, PARAMS(",\"env\":{%s}"), vars) > 0);
-    expect_error(params, "config[1] (FromClaim): parameters: field \"env\": names and values have "
-                         "36018 bytes; the limit is 32768");
-    free(params);
-    free(vars);
+    expect_error_of(env_params("V%d", 9, big),
+                    "config[1] (FromClaim): parameters: field \"env\": names and values have "
+                    "36018 bytes; the limit is 32768");
+    free(big);
 
     /* Two entries of 40 variables each: 80 after merging. */
-    char *a = NULL, *b = NULL, *config = NULL;
-    FILE *ma = open_memstream(&a, &len);
-    FILE *mb = open_memstream(&b, &len);
-    for (int i = 0; i < 40; i++) {
-        fprintf(ma, "%s\"A%d\":\"x\"", i ? "," : "", i);
-        fprintf(mb, "%s\"B%d\":\"x\"", i ? "," : "", i);
-    }
-    fclose(ma);
-    fclose(mb);
-    assert_true(asprintf(&config,
-                         "[{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" FIXTURE_DRIVER
-                         "\",\"parameters\":" PARAMS(
-                             ",\"env\":{%s}") "}},"
-                                              "{\"source\":\"FromClaim\",\"opaque\":{\"driver\":"
-                                              "\"" FIXTURE_DRIVER
-                                              "\",\"parameters\":" PARAMS(",\"env\":{%s}") "}}]",
-                         a, b) > 0);
-    const char *reqs[] = {"gpus"};
+    char *a = env_params("A%d", 40, "x"), *b = env_params("B%d", 40, "x"), config[4096];
+    snprintf(config, sizeof(config), "[" ENTRY_OF("FromClass") "," ENTRY_OF("FromClaim") "]", a, b);
+    free(b);
     struct gpu_config g[1];
     struct error err;
-    assert_int_equal(resolve(config, reqs, 1, g, &err), -1);
+    assert_int_equal(resolve(config, g, &err), -1);
     assert_string_equal(err.msg, "request gpus: env merged from its config entries: 80 variables; "
                                  "the limit is 64");
     assert_null(g[0].env);
-    free(config);
     free(a);
-    free(b);
-    free(big);
 }
 
 /* Through prepare_claim: the error names the claim, and nothing is written. */
@@ -302,15 +271,8 @@ static void test_error_names_claim(void **state)
     prepare_state_close(st);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),
-        cmocka_unit_test(test_class_then_claim),
-        cmocka_unit_test(test_per_request),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_env_limits),
-        cmocka_unit_test_setup_teardown(test_error_names_claim, fixture_setup, fixture_teardown),
-    };
-    return cmocka_run_group_tests_name("prepare opaque config", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare opaque config", cmocka_unit_test(test_default),
+               cmocka_unit_test(test_class_then_claim), cmocka_unit_test(test_per_request),
+               cmocka_unit_test(test_errors), cmocka_unit_test(test_env_limits),
+               cmocka_unit_test_setup_teardown(test_error_names_claim, fixture_setup,
+                                               fixture_teardown))

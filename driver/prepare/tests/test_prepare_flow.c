@@ -22,6 +22,7 @@
 #include "driver/prepare/checkpoint.h"
 #include "driver/prepare/claim_files.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define CLAIM_KIND          "k8s.gpu.fakehw.example.com/gpu"
 #define META_KIND           "gpu.fakehw.example.com/metadata"
@@ -1184,34 +1185,14 @@ static void test_parallel_cycles(void **state)
     prepare_state_close(st);
 }
 
-int main(void)
-{
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        T(test_prepare_writes),
-        T(test_longest_names_with_metadata),
-        T(test_planted_journal_link),
-        T(test_planted_metadata_link),
-        T(test_planted_link_at_start),
-        T(test_idempotent_and_restart),
-        T(test_validation_before_paths),
-        T(test_claim_errors),
-        T(test_binding_conditions_need_attached),
-        T(test_zero_results_and_metadata_off),
-        T(test_template_claim_path),
-        T(test_same_name_new_uid),
-        T(test_rollback_on_write_failure),
-        T(test_rollback_blocked),
-        T(test_parallel),
-        T(test_write_pattern),
-        T(test_unprepare_files_follow_answer),
-        T(test_compaction_bound),
-        T(test_missing_file_reprepared),
-        T(test_restart_with_missing_files),
-        T(test_crash_before_journal_line),
-        T(test_compaction_crash_points),
-        T(test_upgrade_from_single_file),
-        T(test_parallel_cycles),
-    };
-    return cmocka_run_group_tests_name("prepare flow", tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("prepare flow", fixture_setup, fixture_teardown, test_prepare_writes,
+                  test_longest_names_with_metadata, test_planted_journal_link,
+                  test_planted_metadata_link, test_planted_link_at_start,
+                  test_idempotent_and_restart, test_validation_before_paths, test_claim_errors,
+                  test_binding_conditions_need_attached, test_zero_results_and_metadata_off,
+                  test_template_claim_path, test_same_name_new_uid, test_rollback_on_write_failure,
+                  test_rollback_blocked, test_parallel, test_write_pattern,
+                  test_unprepare_files_follow_answer, test_compaction_bound,
+                  test_missing_file_reprepared, test_restart_with_missing_files,
+                  test_crash_before_journal_line, test_compaction_crash_points,
+                  test_upgrade_from_single_file, test_parallel_cycles)

@@ -25,6 +25,8 @@
 #include "driver/prepare/checkpoint_journal.h"
 #include "driver/prepare/checkpoint_store.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define SPEC(uid) "k8s.gpu.fakehw.example.com-gpu_" uid ".json"
 #define RECORD(uid, name, dev)                                                                     \
@@ -34,20 +36,11 @@
     "\"k8s.gpu.fakehw.example.com/gpu=" uid "-" dev "\"]}],"                                       \
     "\"cdiSpecs\":[\"" SPEC(uid) "\"]}"
 
-static json_t *record(const char *text)
-{
-    json_error_t jerr;
-    json_t *r = json_loads(text, 0, &jerr);
-    if (r == NULL)
-        fail_msg("record is not JSON: %s", jerr.text);
-    return r;
-}
-
 /* Appends the line of one change to buf (a malloc'd string). */
 static void add_line(char **buf, const char *uid, const char *rec_text)
 {
     struct error err;
-    json_t *rec = rec_text ? record(rec_text) : NULL;
+    json_t *rec = test_json(rec_text);
     size_t len;
     char *line = checkpoint_journal_line(uid, rec, &len, &err);
     assert_non_null(line);
@@ -82,7 +75,7 @@ static void test_line_format(void **state)
 {
     (void)state;
     struct error err;
-    json_t *rec = record(RECORD(UID1, "c1", "gpu-0"));
+    json_t *rec = test_json(RECORD(UID1, "c1", "gpu-0"));
     size_t len;
     char *line = checkpoint_journal_line(UID1, rec, &len, &err);
     /* crc32:<8 hex> then compact JSON with sorted keys, then one newline. */
@@ -121,7 +114,7 @@ static void test_replay(void **state)
     assert_int_equal(r.lines, 4);
     assert_int_equal(r.kept, strlen(j));
     assert_int_equal(r.torn_line, 0);
-    json_t *rec2 = record(RECORD(UID2, "c2", "gpu-1"));
+    json_t *rec2 = test_json(RECORD(UID2, "c2", "gpu-1"));
     assert_true(json_equal(json_object_get(claims, UID2), rec2));
     json_decref(rec2);
 
@@ -133,7 +126,7 @@ static void test_replay(void **state)
     json_decref(again);
     /* Onto a snapshot that still has c1 (written before the unprepare). */
     json_t *older = json_object();
-    json_object_set_new(older, UID1, record(RECORD(UID1, "c1", "gpu-0")));
+    json_object_set_new(older, UID1, test_json(RECORD(UID1, "c1", "gpu-0")));
     assert_int_equal(checkpoint_journal_replay(j, strlen(j), FIXTURE_DRIVER, older, &r, &err), 0);
     assert_true(json_equal(older, claims));
     json_decref(older);
@@ -275,7 +268,7 @@ static void test_corrupt_lines(void **state)
         free(line);
     }
     /* A PrepareStarted record is never journaled. */
-    json_t *r = record(RECORD(UID1, "c1", "gpu-0"));
+    json_t *r = test_json(RECORD(UID1, "c1", "gpu-0"));
     json_object_set_new(r, "state", json_string(CHECKPOINT_STARTED));
     json_t *change = json_pack("{s:s, s:s, s:o}", "op", "prepared", "uid", UID1, "record", r);
     char *js = json_dumps(change, JSON_COMPACT | JSON_SORT_KEYS);
@@ -316,7 +309,7 @@ static void model_apply(void *ctx)
     struct model_change *c = ctx;
     pthread_mutex_lock(&c->m->mu);
     if (c->rec_text)
-        json_object_set_new(c->m->claims, c->uid, record(c->rec_text));
+        json_object_set_new(c->m->claims, c->uid, test_json(c->rec_text));
     else
         json_object_del(c->m->claims, c->uid);
     pthread_mutex_unlock(&c->m->mu);
@@ -325,7 +318,7 @@ static void model_apply(void *ctx)
 static int model_append(struct checkpoint_store *s, struct model *m, const char *uid,
                         const char *rec_text, struct error *err)
 {
-    json_t *rec = rec_text ? record(rec_text) : NULL;
+    json_t *rec = test_json(rec_text);
     size_t len;
     char *line = checkpoint_journal_line(uid, rec, &len, err);
     json_decref(rec);
@@ -334,6 +327,26 @@ static int model_append(struct checkpoint_store *s, struct model *m, const char 
     int rc = checkpoint_store_append(s, line, len, model_apply, &c, err);
     free(line);
     return rc;
+}
+
+/* Appends claim k (1 to 3: UID<k>, "c<k>" on gpu-<k-1>) to s and m, which
+ * must work. */
+static void put(struct checkpoint_store *s, struct model *m, int k)
+{
+    static const char *const uids[] = {UID1, UID2, UID3};
+    static const char *const records[] = {RECORD(UID1, "c1", "gpu-0"), RECORD(UID2, "c2", "gpu-1"),
+                                          RECORD(UID3, "c3", "gpu-2")};
+    struct error err;
+    if (model_append(s, m, uids[k - 1], records[k - 1], &err) != 0)
+        fail_msg("appending c%d: %s", k, err.msg);
+}
+
+/* Appends the removal of uid to s and m, which must work. */
+static void drop(struct checkpoint_store *s, struct model *m, const char *uid)
+{
+    struct error err;
+    if (model_append(s, m, uid, NULL, &err) != 0)
+        fail_msg("removing %s: %s", uid, err.msg);
 }
 
 /* What the directory holds: snapshot + journal, replayed. */
@@ -406,15 +419,15 @@ static void test_store_append_and_compact(void **state)
     assert_int_equal(sb.st_size, 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
 
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
+    put(s, &m, 1);
     assert_non_null(json_object_get(m.claims, UID1)); /* applied */
-    assert_int_equal(model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err), 0);
-    assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0);
+    put(s, &m, 2);
+    drop(s, &m, UID1);
     assert_int_equal(checkpoint_store_lines(s), 3);
     assert_int_equal(m.snapshots, 1);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* The fourth line passes the bound of 3: compacted. */
-    assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
+    put(s, &m, 3);
     assert_int_equal(m.snapshots, 2);
     assert_int_equal(checkpoint_store_lines(s), 0);
     journal_stat(f, &sb);
@@ -422,14 +435,14 @@ static void test_store_append_and_compact(void **state)
     expect_disk_is_model(f->plugin_dir, &m);
     assert_int_equal(json_object_size(m.claims), 2);
     /* Appends continue at the start of the emptied journal. */
-    assert_int_equal(model_append(s, &m, UID2, NULL, &err), 0);
+    drop(s, &m, UID2);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 1);
     checkpoint_store_close(s);
 
     /* The byte bound works the same way. */
     s = checkpoint_store_open(f->plugin_dir, 0, 100, model_snapshot, &m, &err);
     assert_non_null(s);
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
+    put(s, &m, 1);
     assert_int_equal(checkpoint_store_lines(s), 0);
     close_store(s, &m);
 }
@@ -440,10 +453,9 @@ static void test_store_append_and_compact(void **state)
 static void test_store_short_write(void **state)
 {
     struct fixture *f = *state;
-    struct error err;
     struct model m;
     struct checkpoint_store *s = open_store(f, &m, 0, 0);
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
+    put(s, &m, 1);
     struct stat sb;
     journal_stat(f, &sb);
     off_t good = sb.st_size;
@@ -454,6 +466,7 @@ static void test_store_short_write(void **state)
     lim = old;
     lim.rlim_cur = (rlim_t)good + 40;
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    struct error err;
     int rc = model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
     signal(SIGXFSZ, prev);
@@ -464,7 +477,7 @@ static void test_store_short_write(void **state)
     journal_stat(f, &sb);
     assert_int_equal(sb.st_size, good);
 
-    assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
+    put(s, &m, 3);
     struct checkpoint_journal_replay r = expect_disk_is_model(f->plugin_dir, &m);
     assert_int_equal(r.torn_line, 0);
     assert_int_equal(r.lines, 2);
@@ -485,9 +498,9 @@ static void test_store_compaction_fails(void **state)
     char *old = fixture_read(snap);
     assert_int_equal(unlink(snap), 0);
     fixture_block(snap, inside, sizeof(inside));
-    assert_int_equal(model_append(s, &m, UID1, RECORD(UID1, "c1", "gpu-0"), &err), 0);
-    assert_int_equal(model_append(s, &m, UID2, RECORD(UID2, "c2", "gpu-1"), &err), 0);
-    assert_int_equal(model_append(s, &m, UID1, NULL, &err), 0); /* past the bound: fails */
+    put(s, &m, 1);
+    put(s, &m, 2);
+    drop(s, &m, UID1); /* past the bound: fails */
     assert_int_equal(m.snapshots, 2);
     assert_int_equal(checkpoint_store_lines(s), 3);
     assert_int_equal(checkpoint_store_compact(s, &err), -1);
@@ -498,7 +511,7 @@ static void test_store_compaction_fails(void **state)
     assert_int_equal(atomic_write_file(snap, old, strlen(old), 0600, &err), 0);
     assert_int_equal(expect_disk_is_model(f->plugin_dir, &m).lines, 3);
     /* And the next compaction works. */
-    assert_int_equal(model_append(s, &m, UID3, RECORD(UID3, "c3", "gpu-2"), &err), 0);
+    put(s, &m, 3);
     assert_int_equal(checkpoint_store_lines(s), 0);
     expect_disk_is_model(f->plugin_dir, &m);
     free(old);
@@ -540,7 +553,7 @@ static void test_store_concurrent(void **state)
         a[i] = (struct appender){.s = s, .m = &m};
         snprintf(a[i].uid, sizeof(a[i].uid), "%08x-1111-4222-8333-%012x", 0xabcd0000u + i, i);
         /* A record of this uid: RECORD with its uid spliced in. */
-        json_t *r = record(RECORD(UID1, "c1", "gpu-0"));
+        json_t *r = test_json(RECORD(UID1, "c1", "gpu-0"));
         char name[16], spec[128], id[128];
         snprintf(name, sizeof(name), "c%d", i);
         snprintf(spec, sizeof(spec), "k8s.gpu.fakehw.example.com-gpu_%s.json", a[i].uid);
@@ -585,19 +598,8 @@ static void test_store_open_fails(void **state)
     pthread_mutex_destroy(&m.mu);
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_format),
-        cmocka_unit_test(test_replay),
-        cmocka_unit_test(test_torn_last_line),
-        cmocka_unit_test(test_corrupt_lines),
-        T(test_store_append_and_compact),
-        T(test_store_short_write),
-        T(test_store_compaction_fails),
-        T(test_store_concurrent),
-        T(test_store_open_fails),
-    };
-    return cmocka_run_group_tests_name("prepare journal", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare journal", cmocka_unit_test(test_line_format), cmocka_unit_test(test_replay),
+               cmocka_unit_test(test_torn_last_line), cmocka_unit_test(test_corrupt_lines),
+               T(test_store_append_and_compact), T(test_store_short_write),
+               T(test_store_compaction_fails), T(test_store_concurrent), T(test_store_open_fails))

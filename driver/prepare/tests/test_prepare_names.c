@@ -19,6 +19,7 @@
 #include "driver/prepare/k8s_names.h"
 #include "prepare_fixture.h"
 #include "common/tests/check_valid.h"
+#include "common/tests/test_main.h"
 
 static void test_uid_rules(void **state)
 {
@@ -278,16 +279,8 @@ static void test_device_attributes(void **state)
     assert_int_equal(device_attributes_semver("", v, sizeof(v), &err), -1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uid_rules),
-        cmocka_unit_test(test_dns_rules),
-        cmocka_unit_test(test_cdi_rules),
-        cmocka_unit_test(test_spec_file_names),
-        cmocka_unit_test(test_result_selection),
-        cmocka_unit_test(test_claim_checks),
-        cmocka_unit_test_setup_teardown(test_device_attributes, fixture_setup, fixture_teardown),
-    };
-    return cmocka_run_group_tests_name("prepare names", tests, NULL, NULL);
-}
+TEST_MAIN_LIST("prepare names", cmocka_unit_test(test_uid_rules), cmocka_unit_test(test_dns_rules),
+               cmocka_unit_test(test_cdi_rules), cmocka_unit_test(test_spec_file_names),
+               cmocka_unit_test(test_result_selection), cmocka_unit_test(test_claim_checks),
+               cmocka_unit_test_setup_teardown(test_device_attributes, fixture_setup,
+                                               fixture_teardown))

@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "driver/prepare/claim_reaper.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define QUEUED 300
 
@@ -138,13 +139,5 @@ static void test_reclaim_by_uid(void **state)
     assert_true(fixture_exists(mine));
 }
 
-int main(void)
-{
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
-    const struct CMUnitTest tests[] = {
-        T(test_queued_directories_go),
-        T(test_reclaim_removes_now_and_never_later),
-        T(test_reclaim_by_uid),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("prepare reaper", fixture_setup, fixture_teardown, test_queued_directories_go,
+                  test_reclaim_removes_now_and_never_later, test_reclaim_by_uid)

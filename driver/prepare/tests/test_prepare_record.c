@@ -15,6 +15,8 @@
 #include "driver/prepare/checkpoint.h"
 #include "driver/prepare/claim_record.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
+#include "common/tests/test_json.h"
 
 #define SPEC(uid) "k8s." FIXTURE_DRIVER "-gpu_" uid ".json"
 #define META(uid) FIXTURE_DRIVER "_metadata_" uid "_gpus.json"
@@ -29,19 +31,10 @@
     "\"cdiDeviceIDs\":[\"k8s." FIXTURE_DRIVER "/gpu=" uid "-gpu-1\"]}],"                           \
     "\"cdiSpecs\":[\"" META(uid) "\",\"" SPEC(uid) "\"],\"metadataDir\":\"default_c1\"}"
 
-static json_t *parse(const char *text)
-{
-    json_error_t jerr;
-    json_t *j = json_loads(text, 0, &jerr);
-    if (j == NULL)
-        fail_msg("not JSON: %s: %s", jerr.text, text);
-    return j;
-}
-
 static struct claim_record *from(const char *uid, const char *text)
 {
     struct error err;
-    json_t *j = parse(text);
+    json_t *j = test_json(text);
     struct claim_record *r = NULL;
     if (claim_record_from_json(uid, j, &r, &err) < 0)
         fail_msg("claim_record_from_json: %s", err.msg);
@@ -53,7 +46,7 @@ static void test_round_trip(void **state)
 {
     (void)state;
     struct error err;
-    json_t *want = parse(FULL(UID1));
+    json_t *want = test_json(FULL(UID1));
     assert_int_equal(checkpoint_check_record(FIXTURE_DRIVER, UID1, want, &err), 0);
     struct claim_record *r = from(UID1, FULL(UID1));
     assert_string_equal(r->ns, "default");
@@ -103,7 +96,7 @@ static void test_new_record(void **state)
 static void expect_bad(const char *text, const char *want)
 {
     struct error err;
-    json_t *j = parse(text);
+    json_t *j = test_json(text);
     struct claim_record *r = (void *)1;
     assert_int_equal(claim_record_from_json(UID1, j, &r, &err), -1);
     assert_null(r);
@@ -167,13 +160,5 @@ static void test_set(void **state)
     assert_int_equal(t.n, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_new_record),
-        cmocka_unit_test(test_bad_records),
-        cmocka_unit_test(test_set),
-    };
-    return cmocka_run_group_tests_name("driver/prepare claim_record", tests, NULL, NULL);
-}
+TEST_MAIN("driver/prepare claim_record", test_round_trip, test_new_record, test_bad_records,
+          test_set)

@@ -23,6 +23,7 @@
 #include "driver/prepare/prepare.h"
 #include "driver/prepare/serialize_lock.h"
 #include "prepare_fixture.h"
+#include "common/tests/test_main.h"
 
 #define MANY 24 /* claims of the parallel test */
 
@@ -291,17 +292,7 @@ static void test_not_shared(void **state)
     assert_false(fixture_exists(path));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_prepare_on_a_unprepare_on_b, fixture_setup,
-                                        fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_interleaved_writes, fixture_setup, fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_parallel_instances, fixture_setup, fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_waits_for_the_lock, fixture_setup, fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_torn_line_of_the_other, fixture_setup,
-                                        fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_not_shared, fixture_setup, fixture_teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_FIXTURE("prepare shared state dir", fixture_setup, fixture_teardown,
+                  test_prepare_on_a_unprepare_on_b, test_interleaved_writes,
+                  test_parallel_instances, test_waits_for_the_lock, test_torn_line_of_the_other,
+                  test_not_shared)

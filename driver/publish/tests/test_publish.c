@@ -21,6 +21,7 @@
 #include "driver/publish/slice_sync.h"
 #include "common/tests/check_valid.h"
 #include "slice_fixture.h"
+#include "common/tests/test_main.h"
 
 static struct fakehw_device gpu(int i)
 {
@@ -1011,31 +1012,12 @@ static void test_fingerprint(void **state)
     free(d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_partition_type_attribute),
-        cmocka_unit_test(test_nvidia_capacities_and_counters),
-        cmocka_unit_test(test_vfio_device),
-        cmocka_unit_test(test_semver),
-        cmocka_unit_test(test_device_validate),
-        cmocka_unit_test(test_build_one_device),
-        cmocka_unit_test(test_split_at_limits),
-        cmocka_unit_test(test_build_empty_and_order),
-        cmocka_unit_test(test_build_taints_and_policies),
-        cmocka_unit_test(test_build_rejects_bad_device),
-        cmocka_unit_test(test_generate_names),
-        cmocka_unit_test(test_plan_first_publish_and_steady),
-        cmocka_unit_test(test_plan_single_update_keeps_generation),
-        cmocka_unit_test(test_plan_multi_slice_change_bumps),
-        cmocka_unit_test(test_plan_recreates_deleted_slice),
-        cmocka_unit_test(test_plan_removes_stale_and_foreign),
-        cmocka_unit_test(test_plan_duplicate_index_and_owner),
-        cmocka_unit_test(test_plan_dropped_taints_and_equivalents),
-        cmocka_unit_test(test_plan_remove_policy),
-        cmocka_unit_test(test_partitions_layout),
-        cmocka_unit_test(test_fingerprint),
-    };
-    return cmocka_run_group_tests_name("driver/publish", tests, NULL, NULL);
-}
+TEST_MAIN("driver/publish", test_names, test_partition_type_attribute,
+          test_nvidia_capacities_and_counters, test_vfio_device, test_semver, test_device_validate,
+          test_build_one_device, test_split_at_limits, test_build_empty_and_order,
+          test_build_taints_and_policies, test_build_rejects_bad_device, test_generate_names,
+          test_plan_first_publish_and_steady, test_plan_single_update_keeps_generation,
+          test_plan_multi_slice_change_bumps, test_plan_recreates_deleted_slice,
+          test_plan_removes_stale_and_foreign, test_plan_duplicate_index_and_owner,
+          test_plan_dropped_taints_and_equivalents, test_plan_remove_policy, test_partitions_layout,
+          test_fingerprint)

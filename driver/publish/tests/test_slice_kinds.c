@@ -15,6 +15,7 @@
 #include "driver/device/tests/test_gpus.h"
 #include "driver/publish/slice_builder.h"
 #include "slice_fixture.h"
+#include "common/tests/test_main.h"
 
 static struct fakehw_device gpu(int i, bool virtual_gpu, enum fakehw_attach attach)
 {
@@ -34,6 +35,13 @@ static struct slice_build_result build(const struct fakehw_device *devs, size_t 
     return r;
 }
 
+/* Appends prefix and text to the string in buf (size bytes). */
+static void append(char *buf, size_t size, const char *prefix, const char *text)
+{
+    size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "%s%s", prefix, text);
+}
+
 /* "gpu-0,gpu-2|*" : the device names of a slice, and its skipNodeOperations. */
 static void slice_is(const json_t *slices, size_t i, const char *want)
 {
@@ -42,15 +50,10 @@ static void slice_is(const json_t *slices, size_t i, const char *want)
     size_t k;
     const json_t *d;
     json_array_foreach(json_object_get(spec, "devices"), k, d)
-    {
-        size_t used = strlen(got);
-        snprintf(got + used, sizeof(got) - used, "%s%s", used ? "," : "",
-                 json_string_value(json_object_get(d, "name")));
-    }
+        append(got, sizeof(got), k ? "," : "", json_string_value(json_object_get(d, "name")));
     const json_t *skip = json_object_get(spec, "skipNodeOperations");
     if (skip != NULL) {
-        size_t used = strlen(got);
-        snprintf(got + used, sizeof(got) - used, "|%s", json_string_value(json_array_get(skip, 0)));
+        append(got, sizeof(got), "|", json_string_value(json_array_get(skip, 0)));
         assert_int_equal(json_array_size(skip), 1);
     }
     assert_string_equal(got, want);
@@ -125,12 +128,5 @@ static void test_attachable_gpus_carry_binding_conditions(void **state)
     slice_build_result_free(&r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_virtual_gpus_get_their_own_slices),
-        cmocka_unit_test(test_virtual_gpus_split_by_the_slice_limit),
-        cmocka_unit_test(test_attachable_gpus_carry_binding_conditions),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("driver/publish slice kinds", test_virtual_gpus_get_their_own_slices,
+          test_virtual_gpus_split_by_the_slice_limit, test_attachable_gpus_carry_binding_conditions)

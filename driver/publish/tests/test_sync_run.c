@@ -18,6 +18,7 @@
 #include "driver/publish/slice_builder.h"
 #include "driver/publish/slice_sync.h"
 #include "slice_fixture.h"
+#include "common/tests/test_main.h"
 
 #define BUILT_MAX 256
 
@@ -611,16 +612,6 @@ static void test_comparison_cases(void **state)
     json_decref(one);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_slice_at_a_time),
-        cmocka_unit_test(test_order_and_stop),
-        cmocka_unit_test(test_update_shares_and_keeps),
-        cmocka_unit_test(test_dropped_member_dry_run),
-        cmocka_unit_test(test_layout_matches_build),
-        cmocka_unit_test(test_comparison_matches_the_copying_one),
-        cmocka_unit_test(test_comparison_cases),
-    };
-    return cmocka_run_group_tests_name("driver/publish slice-by-slice sync", tests, NULL, NULL);
-}
+TEST_MAIN("driver/publish slice-by-slice sync", test_one_slice_at_a_time, test_order_and_stop,
+          test_update_shares_and_keeps, test_dropped_member_dry_run, test_layout_matches_build,
+          test_comparison_matches_the_copying_one, test_comparison_cases)
