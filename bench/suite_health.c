@@ -139,7 +139,7 @@ static void add_p50_p99(struct bench *b, struct samples *s, const char *what, co
 
 /* The floor of a flip: the plugin re-reads the whole tree on every change
  * (driver/inventory.c), so one read of it from this process (common/
- * fakehw_tree.c, as the plugin reads) is what a flip costs at least.  Taken
+ * fakehw_tree_read.c, as the plugin reads) is what a flip costs at least.  Taken
  * between the flips, so both meet the same load. */
 static int tree_read(struct world *w, size_t want, struct samples *out, struct error *err)
 {

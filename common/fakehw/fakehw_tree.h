@@ -61,7 +61,7 @@
 #define FAKEHW_FILE_SNAPSHOT   "snapshot"
 #define FAKEHW_DIR_DEVICES     "devices"
 
-/* How readers check an attribute's text and store it (fakehw_tree.c). */
+/* How readers check an attribute's text and store it (fakehw_tree_read.c). */
 enum fakehw_attr_kind {
     FAKEHW_KIND_LABEL,          /* DNS label (the name file) */
     FAKEHW_KIND_TEXT,           /* printable, non-empty */
@@ -96,7 +96,7 @@ enum fakehw_attr_kind {
 /* The device attributes: one row each, in tree order (the order of a
  * device's lines in snapshot).  This table is the one list of them: the
  * fakehw writer (fakehw/inventory.c: files, snapshot, reload change check),
- * the tree reader (fakehw_tree.c) and the plugin's published attributes
+ * the tree reader (fakehw_tree_read.c) and the plugin's published attributes
  * (driver/device/device_attributes.c) all expand it.  Adding an attribute is
  * a row here, its field in struct fakehw_device, and its value source in
  * fakehw (render_config_attr or render_attr_locked: -Wswitch names it).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* What the three files of the tree reader share: fakehw_tree_value.c (one
- * value file and the rule of each attribute kind), fakehw_tree.c (devices
+ * value file and the rule of each attribute kind), fakehw_tree_read.c (devices
  * read file by file, listing) and fakehw_tree_snapshot.c (<root>/snapshot).
  * Not for other code: fakehw_tree_read.h is the reader's interface. */
 #ifndef FAKEHW_COMMON_FAKEHW_TREE_INTERNAL_H
@@ -34,7 +34,7 @@ bool tree_parse_u64(const char *s, uint64_t *out);
 int tree_store_attr(const struct fakehw_attr *a, const char *path, const char *v,
                     struct fakehw_device *dev, struct error *err);
 
-/* ---- fakehw_tree.c ---- */
+/* ---- fakehw_tree_list.c ---- */
 
 /* Makes room for one more device in *list, growing with what was read so
  * far (never from a count the input declares), up to

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* fakehw-tree-dump: what fakehw_tree_list (common/fakehw/fakehw_tree.c) reads from
+/* fakehw-tree-dump: what fakehw_tree_list (common/fakehw/fakehw_tree_read.c) reads from
  * a tree, one "device field value" line per attribute, for the bats suite
  * to compare the snapshot read with the per-file walk; with --time N it
  * reads N times and prints the fastest, median and slowest read in ms. */
