@@ -196,12 +196,10 @@ static int make_paths(struct slice_watch *w)
     return 0;
 }
 
-/* Frees a watch whose thread is not running; its condition variable only
- * when it was made. */
-static void release(struct slice_watch *w, bool cond)
+/* Frees a watch whose thread is not running. */
+static void release(struct slice_watch *w)
 {
-    if (cond)
-        pthread_cond_destroy(&w->cond);
+    pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->lock);
     free(w->list_path);
     free(w->watch_path);
@@ -218,6 +216,11 @@ static struct slice_watch *new_watch(struct kube_client *kc, const struct slice_
         error_set(err, "slice watch: out of memory");
         return NULL;
     }
+    if (retry_cond_init(&w->cond) < 0) {
+        free(w);
+        error_set(err, "slice watch: cannot create a condition variable");
+        return NULL;
+    }
     w->kc = kc;
     w->pubs = opts->publishers;
     w->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
@@ -227,12 +230,7 @@ static struct slice_watch *new_watch(struct kube_client *kc, const struct slice_
     w->driver = strdup(opts->driver_name);
     if (w->driver == NULL || make_paths(w) < 0) {
         error_set(err, "slice watch: out of memory");
-        release(w, false);
-        return NULL;
-    }
-    if (retry_cond_init(&w->cond) < 0) {
-        error_set(err, "slice watch: cannot create a condition variable");
-        release(w, false);
+        release(w);
         return NULL;
     }
     return w;
@@ -253,7 +251,7 @@ struct slice_watch *slice_watch_start(struct kube_client *kc,
         return NULL;
     if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
         error_set(err, "slice watch: cannot start its thread");
-        release(w, true);
+        release(w);
         return NULL;
     }
     w->started = true;
@@ -273,5 +271,5 @@ void slice_watch_stop(struct slice_watch *w)
     /* The thread only waits on the API server, whose calls are cancelled. */
     if (w->started)
         pthread_join(w->thread, NULL);
-    release(w, true);
+    release(w);
 }

@@ -96,6 +96,21 @@ wait_for() { # wait_for SECONDS COMMAND...
     grep -q "every slice of 3 pools deleted" "$BATS_TEST_TMPDIR/pub.log"
 }
 
+start_fleet() { # start_fleet CONFIG [FLAG...]: the publisher on three nodes, published
+    "$PUB" --config "$CONFIGS/$1" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
+        --ready-file "$BATS_TEST_TMPDIR/ready" "${@:2}" 2>"$BATS_TEST_TMPDIR/pub.log" &
+    PUB_PID=$!
+    wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
+}
+
+stop_fleet() { # stop_fleet: SIGTERM to the publisher; its exit status
+    local rc=0
+    kill -TERM "$PUB_PID"
+    wait "$PUB_PID" || rc=$?
+    PUB_PID=
+    return "$rc"
+}
+
 # requests_of JQ_FILTER: the stand-in's logged requests that match, as JSON lines.
 requests_of() {
     curl -sSf "$API/standin/requests" | jq -c ".requests[] | select($1)"
@@ -118,10 +133,7 @@ quiet() {
 
 @test "fleet: one slice watch for every pool; a slice deleted or changed on node k is repaired on node k" {
     start_standin
-    "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
-        --ready-file "$BATS_TEST_TMPDIR/ready" 2>"$BATS_TEST_TMPDIR/pub.log" &
-    PUB_PID=$!
-    wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
+    start_fleet fleet-small.yaml
     wait_for 10 node1_flipped
     # One watch of the driver's slices, not one per node.
     run requests_of "$SLICE_GET and (.query | test(\"watch=true\"))"
@@ -159,11 +171,7 @@ quiet() {
     # Every slice read takes 300 ms: pools that talk at once would end theirs together.
     curl -sSf -X POST "$API/standin/faults" \
         -d "{\"delayMs\":300,\"method\":\"GET\",\"path\":\"$SLICES\",\"seconds\":60}" >/dev/null
-    "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --sync-concurrency 1 \
-        --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" --ready-file "$BATS_TEST_TMPDIR/ready" \
-        2>"$BATS_TEST_TMPDIR/pub.log" &
-    PUB_PID=$!
-    wait_for 30 test -f "$BATS_TEST_TMPDIR/ready"
+    start_fleet fleet-small.yaml --sync-concurrency 1
     run cat "$BATS_TEST_TMPDIR/ready"
     assert_line "nodes 3"
     [[ $(pool fleet-node-0) == "8 0" ]]
@@ -178,9 +186,7 @@ t = sorted(int(l.split()[1]) for l in sys.argv[1:])
 gaps = [b - a for a, b in zip(t, t[1:])]
 assert min(gaps) >= 250e6, [g / 1e6 for g in gaps]
 ' "${lines[@]}"
-    kill -TERM "$PUB_PID"
-    wait "$PUB_PID"
-    PUB_PID=
+    stop_fleet
     grep -q "pools talking to the API server at once: at most 1 of 1 allowed" "$BATS_TEST_TMPDIR/pub.log"
     [[ $(all_slices) == 0 ]]
 }
@@ -202,13 +208,6 @@ assert min(gaps) >= 250e6, [g / 1e6 for g in gaps]
 CLAIMS=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
 ATTACHED=$DRIVER/attached
 FAILED=$DRIVER/attach-failed
-
-start_fleet() { # start_fleet CONFIG: the publisher on three nodes, published
-    "$PUB" --config "$CONFIGS/$1" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
-        --ready-file "$BATS_TEST_TMPDIR/ready" 2>"$BATS_TEST_TMPDIR/pub.log" &
-    PUB_PID=$!
-    wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
-}
 
 claim_new() { # claim_new NAME: a claim for one GPU, not allocated
     curl -sSf -X POST -H 'Content-Type: application/json' "$API$CLAIMS" --data-binary \
