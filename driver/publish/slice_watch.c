@@ -11,6 +11,7 @@
 #include "driver/kube/kube_paths.h"
 #include "log.h"
 #include "retry.h"
+#include "worker.h"
 
 /* A watch that the server ends sooner than this, and with no event, is
  * treated as a failure: a server that closes every watch at once gets the
@@ -25,7 +26,9 @@ struct slice_watch {
     char *list_path;  /* watch_path&limit=1: the list only wants the resourceVersion */
     int retry_base_ms, retry_max_ms;
 
-    pthread_t thread;
+    /* The thread; its lock guards st, its cond wakes a pause between
+     * retries. */
+    struct worker wk;
     bool started;
     struct kube_cancel *cancel; /* ends the list and the watch */
 
@@ -34,9 +37,6 @@ struct slice_watch {
     bool relist;   /* an ERROR event came: list again */
     bool got_news; /* an event came since the watch was opened */
 
-    pthread_mutex_t lock; /* guards everything below */
-    pthread_cond_t cond;  /* wakes a pause between retries */
-    bool stopping;
     struct slice_watch_status st;
 };
 
@@ -73,12 +73,12 @@ static int on_event(void *ctx, const char *type, json_t *object)
         return 0;
     const char *node = str_at(object, "spec", "nodeName");
     struct slice_publisher *p = node != NULL ? w->pubs.of_node(w->pubs.ctx, node) : NULL;
-    pthread_mutex_lock(&w->lock);
+    pthread_mutex_lock(&w->wk.lock);
     if (p != NULL)
         w->st.events++;
     else
         w->st.unclaimed++;
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_unlock(&w->wk.lock);
     if (p != NULL)
         slice_publisher_watch_event(p, type, object);
     return 0;
@@ -94,9 +94,9 @@ static int list_version(struct slice_watch *w, struct error *err)
     if (rv == NULL || rv[0] == '\0' || strlen(rv) >= sizeof(w->rv))
         return error_set(err, "GET %s: no usable metadata.resourceVersion", w->list_path);
     snprintf(w->rv, sizeof(w->rv), "%s", rv);
-    pthread_mutex_lock(&w->lock);
+    pthread_mutex_lock(&w->wk.lock);
     w->st.lists++;
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_unlock(&w->wk.lock);
     return 0;
 }
 
@@ -108,10 +108,10 @@ static void pause_after(struct slice_watch *w, int failures, const char *what,
     long delay = retry_backoff_ms(failures, w->retry_base_ms, w->retry_max_ms);
     LOG_V(2, "slice watch: %s (retry in %ld ms): %s", what, delay, err->msg);
     long long until = monotonic_ms() + delay;
-    pthread_mutex_lock(&w->lock);
-    while (!w->stopping && monotonic_ms() < until)
-        retry_cond_wait_until(&w->cond, &w->lock, until);
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_lock(&w->wk.lock);
+    while (!w->wk.stop && monotonic_ms() < until)
+        retry_cond_wait_until(&w->wk.cond, &w->wk.lock, until);
+    pthread_mutex_unlock(&w->wk.lock);
 }
 
 /* How a watch ended. */
@@ -124,9 +124,9 @@ enum watch_end {
 
 static enum watch_end watch_once(struct slice_watch *w, struct error *err)
 {
-    pthread_mutex_lock(&w->lock);
+    pthread_mutex_lock(&w->wk.lock);
     w->st.watches++;
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_unlock(&w->wk.lock);
     w->relist = false;
     w->got_news = false;
     long long opened = monotonic_ms();
@@ -173,9 +173,9 @@ static void *watch_main(void *arg)
 
 void slice_watch_get_status(struct slice_watch *w, struct slice_watch_status *st)
 {
-    pthread_mutex_lock(&w->lock);
+    pthread_mutex_lock(&w->wk.lock);
     *st = w->st;
-    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_unlock(&w->wk.lock);
 }
 
 /* The watch's paths; -1 when out of memory. */
@@ -199,8 +199,7 @@ static int make_paths(struct slice_watch *w)
 /* Frees a watch whose thread is not running. */
 static void release(struct slice_watch *w)
 {
-    pthread_cond_destroy(&w->cond);
-    pthread_mutex_destroy(&w->lock);
+    worker_destroy(&w->wk);
     free(w->list_path);
     free(w->watch_path);
     free(w->driver);
@@ -216,17 +215,12 @@ static struct slice_watch *new_watch(struct kube_client *kc, const struct slice_
         error_set(err, "slice watch: out of memory");
         return NULL;
     }
-    if (retry_cond_init(&w->cond) < 0) {
-        free(w);
-        error_set(err, "slice watch: cannot create a condition variable");
-        return NULL;
-    }
+    worker_init(&w->wk);
     w->kc = kc;
     w->pubs = opts->publishers;
     w->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
     w->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 10000;
     w->cancel = kube_cancel_new();
-    pthread_mutex_init(&w->lock, NULL);
     w->driver = strdup(opts->driver_name);
     if (w->driver == NULL || make_paths(w) < 0) {
         error_set(err, "slice watch: out of memory");
@@ -249,7 +243,7 @@ struct slice_watch *slice_watch_start(struct kube_client *kc,
     struct slice_watch *w = new_watch(kc, opts, err);
     if (w == NULL)
         return NULL;
-    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+    if (worker_start(&w->wk, watch_main, w) != 0) {
         error_set(err, "slice watch: cannot start its thread");
         release(w);
         return NULL;
@@ -263,13 +257,10 @@ void slice_watch_stop(struct slice_watch *w)
 {
     if (w == NULL)
         return;
+    /* The thread only waits on the API server, whose calls are cancelled,
+     * and in a pause, which the worker's stop ends. */
     kube_cancel_fire(w->cancel);
-    pthread_mutex_lock(&w->lock);
-    w->stopping = true;
-    pthread_cond_broadcast(&w->cond);
-    pthread_mutex_unlock(&w->lock);
-    /* The thread only waits on the API server, whose calls are cancelled. */
     if (w->started)
-        pthread_join(w->thread, NULL);
+        worker_stop(&w->wk);
     release(w);
 }
