@@ -35,7 +35,9 @@
  * twenty syncs a second.  A sync that only a device update asked for, whose
  * slices come out as the last successful sync published them
  * (slice_fingerprint.h: a flip undone before it was synced, an attribute
- * that is not published), makes no request at all.
+ * that is not published), makes no request at all.  With a gate (many
+ * publishers in one process, sync_gate.h), a sync that needs the server
+ * and each read of the Node's uid wait for one of its slots first.
  *
  * Unhealthy devices: with policy taint they carry the taint
  * <driver>/unhealthy; with policy remove they are left out of the slices;
