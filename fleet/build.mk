@@ -4,7 +4,7 @@
 # timer (FAKEHW_LIB) feeding the plugin's slice publisher (PUBLISH_LIB), one
 # pool per node, and the plugin's binder (BIND_LIB) on one claim watch
 # (CLAIMS_LIB) for every node.
-FLEET_SRCS := fleet/fleet_node.c fleet/fleet_limits.c fleet/fleet_bind.c
+FLEET_SRCS := fleet/fleet_node.c fleet/fleet_limits.c fleet/fleet_bind.c fleet/fleet_pools.c
 FLEET_OBJS := $(FLEET_SRCS:%.c=$(OBJ)/%.o)
 FLEET_MAIN := $(OBJ)/fleet/fleet_main.o
 FLEET_LINK := $(FLEET_OBJS) $(FAKEHW_LIB) $(PUBLISH_LIB) $(HEALTH_LIB) $(PUBLISH_ATTRS) $(BIND_LIB) \

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleet_pools.h"
 #include "log.h"
 
 struct fleet_bind {
     char *prefix;
-    size_t prefix_len;
     struct fleet_node *const *nodes;
     size_t n;
     bool *engaged; /* by node: on the list */
@@ -30,33 +30,15 @@ struct fleet_bind *fleet_bind_new(const char *prefix, struct fleet_node *const *
         fleet_bind_free(fb);
         return NULL;
     }
-    fb->prefix_len = strlen(prefix);
     fb->nodes = nodes;
     fb->n = n;
     return fb;
 }
 
-/* The index a pool names: prefix, then a decimal without sign or leading
- * zeros; -1 for any other pool. */
-static long pool_index(const struct fleet_bind *fb, const char *pool)
-{
-    if (strncmp(pool, fb->prefix, fb->prefix_len) != 0)
-        return -1;
-    const char *digits = pool + fb->prefix_len;
-    size_t len = strspn(digits, "0123456789");
-    if (len == 0 || len > 9 || digits[len] != '\0' || (digits[0] == '0' && len > 1))
-        return -1;
-    long i = strtol(digits, NULL, 10);
-    return (size_t)i < fb->n ? i : -1;
-}
-
 struct fleet_node *fleet_bind_node(const struct fleet_bind *fb, const char *pool)
 {
-    long i = pool_index(fb, pool);
-    /* The node's own name has the last word (a prefix that ends in digits). */
-    if (i < 0 || strcmp(fleet_node_name(fb->nodes[i]), pool) != 0)
-        return NULL;
-    return fb->nodes[i];
+    long i = fleet_pool_index(fb->prefix, fb->nodes, fb->n, pool);
+    return i >= 0 ? fb->nodes[i] : NULL;
 }
 
 static bool serves(void *ctx, const char *pool)
@@ -82,9 +64,9 @@ static int read_attach(void *ctx, const char *pool, const char *device, enum fak
 static int write_attach(void *ctx, const char *pool, const char *device, const char *command)
 {
     struct fleet_bind *fb = ctx;
-    long i = pool_index(fb, pool);
+    long i = fleet_pool_index(fb->prefix, fb->nodes, fb->n, pool);
     struct error err = {{0}};
-    if (fleet_bind_node(fb, pool) == NULL) {
+    if (i < 0) {
         LOG_W("binder: writing \"%s\" to %s/%s: no such node", command, pool, device);
         return -1;
     }

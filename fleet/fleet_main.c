@@ -21,10 +21,13 @@
 #include "driver/claims/claim_watch.h"
 #include "driver/kube/kube_client.h"
 #include "driver/publish/slice_publisher.h"
+#include "driver/publish/slice_watch.h"
+#include "driver/publish/sync_gate.h"
 #include "error.h"
 #include "fleet_bind.h"
 #include "fleet_limits.h"
 #include "fleet_node.h"
+#include "fleet_pools.h"
 #include "flags.h"
 #include "log.h"
 #include "monotonic.h"
@@ -36,6 +39,11 @@
 #define PUBLISH_TIMEOUT_MS (30 * 60 * 1000)
 /* A reconcile pass reads every claim of the driver: at most ten a second. */
 #define RECONCILE_GAP_MS 100
+/* Pools that talk to the API server at once: as many as the kube client
+ * keeps connections for (KUBE_POOL_MAX), so none is opened and dropped per
+ * sync. */
+#define SYNC_CONCURRENCY_DEFAULT 8
+#define SYNC_CONCURRENCY_MAX     256
 
 static const char description[] =
     "Publishes the ResourceSlices of --nodes fake nodes named <node-prefix><i> (i = 0 ..\n"
@@ -54,6 +62,7 @@ struct options {
     const char *config, *prefix, *kubeconfig, *driver_name, *personality, *taint_effect,
         *ready_file;
     long nodes, resync_ms, verbosity;
+    long sync_concurrency;
     bool check, list, bind;
 };
 
@@ -73,6 +82,9 @@ struct fleet {
     size_t n;
     size_t devices;
     struct kube_client *kc;
+    /* Publishing: one slice watch and one gate for all. */
+    struct slice_watch *slices;
+    struct sync_gate *gate;
     /* Binding: one attach timer, one claim watch and one binder for all. */
     struct fleet_node **nodes; /* the members' nodes, for the timer and the binder */
     struct attacher *attacher;
@@ -103,6 +115,8 @@ static int read_flags(struct options *o, int argc, char **argv)
          "effect of the taint on unhealthy devices: NoSchedule, NoExecute or None"},
         {"resync-ms", "FLEET_RESYNC_MS", FLAG_INT, &o->resync_ms,
          "each pool's periodic full sync, in ms (the watch repairs sooner)"},
+        {"sync-concurrency", "FLEET_SYNC_CONCURRENCY", FLAG_INT, &o->sync_concurrency,
+         "how many pools talk to the API server at once (a sync, a read of the Node)"},
         {"bind", "FLEET_BIND", FLAG_BOOL, &o->bind,
          "attach allocated attachable devices and set their claims' binding conditions "
          "(--bind=false: no claim watch, no binder)"},
@@ -140,6 +154,9 @@ static int check_options(struct fleet *f, struct error *err)
         return error_set(err, "--nodes %ld: must be 1..%d", o->nodes, FLEET_MAX_NODES);
     if (o->resync_ms < 1000)
         return error_set(err, "--resync-ms %ld: must be at least 1000", o->resync_ms);
+    if (o->sync_concurrency < 1 || o->sync_concurrency > SYNC_CONCURRENCY_MAX)
+        return error_set(err, "--sync-concurrency %ld: must be 1..%d", o->sync_concurrency,
+                         SYNC_CONCURRENCY_MAX);
     if (personality_parse(o->personality, &f->personality, err) < 0)
         return error_prefix(err, "--personality");
     if (o->driver_name == NULL || *o->driver_name == '\0')
@@ -226,7 +243,9 @@ static int start_member(struct fleet *f, struct member *m, struct error *err)
                                          .taint_effect = f->effect,
                                          .policy = UNHEALTHY_POLICY_TAINT,
                                          .personality = f->personality,
-                                         .resync_ms = (int)f->o.resync_ms};
+                                         .resync_ms = (int)f->o.resync_ms,
+                                         .shared_watch = true,
+                                         .gate = f->gate};
     m->pub = slice_publisher_start(f->kc, &so, err);
     if (m->pub == NULL)
         return error_prefix(err, "node %s", fleet_node_name(m->node));
@@ -322,13 +341,62 @@ static int write_ready(struct fleet *f, long long ms, struct error *err)
     return atomic_write_file(f->o.ready_file, text, strlen(text), 0644, err);
 }
 
+static struct slice_publisher *member_publisher(void *ctx, size_t i)
+{
+    struct fleet *f = ctx;
+    return f->m[i].pub;
+}
+
+/* The publisher of a node's pool: its index read from the name. */
+static struct slice_publisher *pool_publisher(void *ctx, const char *node)
+{
+    struct fleet *f = ctx;
+    long i = fleet_pool_index(f->o.prefix, f->nodes, f->n, node);
+    return i >= 0 ? f->m[i].pub : NULL;
+}
+
+/* One watch of the driver's slices for every pool, once every publisher
+ * exists: each event goes to its node's publisher. */
+static int start_slice_watch(struct fleet *f, struct error *err)
+{
+    struct slice_watch_options wo = {
+        .driver_name = f->o.driver_name,
+        .publishers = {.n = f->n, .at = member_publisher, .of_node = pool_publisher, .ctx = f}};
+    f->slices = slice_watch_start(f->kc, &wo, err);
+    if (f->slices == NULL)
+        return -1;
+    LOG_I("fleet: one slice watch of %s for %zu pools, %ld of them talking to the API server "
+          "at once",
+          f->o.driver_name, f->n, f->o.sync_concurrency);
+    return 0;
+}
+
+/* Before the nodes and publishers it reads; again is fine. */
+static void stop_slice_watch(struct fleet *f)
+{
+    if (f->slices == NULL)
+        return;
+    struct slice_watch_status st;
+    slice_watch_get_status(f->slices, &st);
+    slice_watch_stop(f->slices);
+    f->slices = NULL;
+    LOG_I("fleet: the slice watch listed %lu times, watched %lu times and handed on %lu events "
+          "(%lu of no pool of the fleet)",
+          st.lists, st.watches, st.events, st.unclaimed);
+}
+
 /* Every publisher started, then waited for until each has published. */
 static int publish_all(struct fleet *f, struct error *err)
 {
     long long t0 = monotonic_ms();
+    f->gate = sync_gate_new((unsigned)f->o.sync_concurrency);
+    if (f->gate == NULL)
+        return error_set(err, "out of memory");
     for (size_t i = 0; i < f->n; i++)
         if (start_member(f, &f->m[i], err) < 0)
             return -1;
+    if (start_slice_watch(f, err) < 0)
+        return -1;
     for (size_t i = 0; i < f->n; i++) {
         long long left = t0 + PUBLISH_TIMEOUT_MS - monotonic_ms();
         if (slice_publisher_wait_published(f->m[i].pub, left > 0 ? (int)left : 0) < 0)
@@ -356,10 +424,12 @@ static void *delete_worker(void *arg)
     }
 }
 
-/* Flips first (nothing asks for a sync any more), then every publisher
- * stopped with its slices deleted, DELETE_WORKERS at a time. */
+/* The slice watch and the flips first (nothing asks for a sync any more),
+ * then every publisher stopped with its slices deleted, DELETE_WORKERS at a
+ * time. */
 static int stop_all(struct fleet *f)
 {
+    stop_slice_watch(f);
     stop_binding(f);
     for (size_t i = 0; i < f->n; i++) {
         fleet_node_free(f->m[i].node);
@@ -376,6 +446,9 @@ static int stop_all(struct fleet *f)
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
     size_t failed = atomic_load(&f->delete_failures);
+    if (f->gate != NULL)
+        LOG_I("fleet: pools talking to the API server at once: at most %u of %ld allowed",
+              sync_gate_peak(f->gate), f->o.sync_concurrency);
     if (failed == 0)
         LOG_I("fleet: every slice of %zu pools deleted", f->n);
     return failed == 0 ? 0 : -1;
@@ -430,6 +503,7 @@ int main(int argc, char **argv)
                             .nodes = 1,
                             .resync_ms = 300000,
                             .verbosity = 0,
+                            .sync_concurrency = SYNC_CONCURRENCY_DEFAULT,
                             .bind = true}};
     if (read_flags(&f.o, argc, argv) < 0)
         return 2;
@@ -449,12 +523,14 @@ int main(int argc, char **argv)
     int rc = run(&f, &err);
     if (rc < 0)
         fprintf(stderr, "fakehw-fleet-publisher: %s\n", err.msg);
+    stop_slice_watch(&f);
     stop_binding(&f);
     for (size_t i = 0; i < f.n; i++) {
         fleet_node_free(f.m[i].node);
         slice_publisher_stop(f.m[i].pub, false, NULL);
     }
     free(f.m);
+    sync_gate_free(f.gate);
     kube_client_free(f.kc);
     return rc < 0 ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# driver/publish/: ResourceSlice building, the pool sync plan and the slice
-# publisher threads.  Built as $(PUBLISH_LIB).  It uses device_attributes_json
+# driver/publish/: ResourceSlice building, the pool sync plan, the slice
+# publisher threads, and the slice watch and sync gate that many publishers
+# share (the fleet's).  Built as $(PUBLISH_LIB).  It uses device_attributes_json
 # from driver/device/ (one definition of the attributes for slices and device
 # metadata), so programs that use it link:
 #   $(PUBLISH_LIB) $(HEALTH_LIB) $(DEVICE_LIB) $(KUBE_LIB) $(COMMON_LIB)
@@ -27,7 +28,8 @@ $(PUBLISH_LIB): $(PUBLISH_OBJS)
 #                     attachable GPUs (binding conditions) in the slices
 #   test_sync_run     the slice-by-slice sync (one desired slice at a time, call
 #                     order, sharing without changing the LIST answer, the comparison)
-PUBLISH_TESTS := test_publish test_slice_kinds test_sync_run
+#   test_sync_gate    the gate many publishers share (slots, order, giving up)
+PUBLISH_TESTS := test_publish test_slice_kinds test_sync_run test_sync_gate
 UNIT_TESTS += $(PUBLISH_TESTS:%=$(BIN)/%)
 $(PUBLISH_TESTS:%=$(BIN)/%): $(BIN)/%: $(OBJ)/driver/publish/tests/%.o \
     $(OBJ)/driver/publish/tests/slice_fixture.o $(PUBLISH_LIB) $(PUBLISH_HEALTH) $(PUBLISH_ATTRS) \

@@ -3,6 +3,7 @@
 #include "slice_publisher.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ struct slice_publisher {
     pthread_t sync_thread, watch_thread;
     bool sync_started, watch_started;
     struct kube_cancel *watch_cancel; /* ends the watch */
+    bool shared_watch;                /* the owner watches: no watch thread */
+    struct sync_gate *gate;           /* shared; NULL: no limit */
+    atomic_bool halting;              /* set by halt: a wait at the gate gives up */
 
     /* Held while a LIST answer is in memory, so the sync's and the watch's
      * (on servers that ignore limit: the whole pool) are never both there. */
@@ -483,6 +487,8 @@ struct sync_input {
 
 /* sync_once's answer when nothing published changed: no request made. */
 #define SYNC_SKIPPED 1
+/* sync_once's answer when the publisher stopped while waiting at the gate. */
+#define SYNC_HALTED 2
 
 /* The run's builder and writer (slice_sync_run): one slice of the layout at
  * a time, one API call at a time. */
@@ -509,7 +515,7 @@ static int write_slice(void *ctx, enum slice_sync_op op, size_t index, const jso
 }
 
 /* What one round of sync_once came to. */
-enum round { ROUND_DONE, ROUND_SKIPPED, ROUND_AGAIN, ROUND_FAILED };
+enum round { ROUND_DONE, ROUND_SKIPPED, ROUND_AGAIN, ROUND_FAILED, ROUND_HALTED };
 
 /* The builder's input as the publisher's state stands: what the server
  * dropped decides whether unhealthy devices are left out (*remove) and
@@ -603,8 +609,17 @@ static int list_and_run(struct slice_publisher *p, const struct sync_input *in,
     return rc;
 }
 
+/* Takes the gate's slot for the rest of the sync (sync_once gives it
+ * back); false when the publisher is stopping. */
+static bool hold_gate(struct slice_publisher *p, bool *held)
+{
+    if (!*held)
+        *held = sync_gate_enter(p->gate, &p->halting);
+    return *held;
+}
+
 static enum round sync_round(struct slice_publisher *p, const struct sync_input *in, int round,
-                             struct error *err)
+                             bool *held, struct error *err)
 {
     struct slice_build_input bin;
     bool remove, ignore_taints;
@@ -622,6 +637,10 @@ static enum round sync_round(struct slice_publisher *p, const struct sync_input 
         slice_fingerprint_equal(&fp, &p->published)) {
         slice_layout_free(&layout);
         return ROUND_SKIPPED;
+    }
+    if (!hold_gate(p, held)) {
+        slice_layout_free(&layout);
+        return ROUND_HALTED;
     }
     p->have_published = false; /* until this sync succeeds */
     if (round == 0) {
@@ -644,21 +663,35 @@ static enum round sync_round(struct slice_publisher *p, const struct sync_input 
     return rc == 0 ? ROUND_DONE : rc < 0 ? ROUND_FAILED : ROUND_AGAIN;
 }
 
-static int sync_once(struct slice_publisher *p, const struct sync_input *in, struct error *err)
+static int sync_rounds(struct slice_publisher *p, const struct sync_input *in, bool *held,
+                       struct error *err)
 {
     for (int round = 0; round <= QUICK_REPLANS; round++) {
-        switch (sync_round(p, in, round, err)) {
+        switch (sync_round(p, in, round, held, err)) {
         case ROUND_DONE:
             return 0;
         case ROUND_SKIPPED:
             return SYNC_SKIPPED;
         case ROUND_FAILED:
             return -1;
+        case ROUND_HALTED:
+            return SYNC_HALTED;
         case ROUND_AGAIN:
             break;
         }
     }
     return error_set(err, "pool %s: still conflicting after %d re-reads", p->node, QUICK_REPLANS);
+}
+
+/* One sync, its re-reads included; the gate's slot is taken once it needs
+ * the server and held to the end (a re-read does not queue again). */
+static int sync_once(struct slice_publisher *p, const struct sync_input *in, struct error *err)
+{
+    bool held = false;
+    int rc = sync_rounds(p, in, &held, err);
+    if (held)
+        sync_gate_leave(p->gate);
+    return rc;
 }
 
 /* --- the sync thread --- */
@@ -696,6 +729,16 @@ static int fetch_node_uid(struct slice_publisher *p, struct error *err)
     return rc;
 }
 
+/* fetch_node_uid within a slot of the gate; -1 with err when stopping. */
+static int fetch_node_uid_gated(struct slice_publisher *p, struct error *err)
+{
+    if (!sync_gate_enter(p->gate, &p->halting))
+        return error_set(err, "slice publisher: stopping");
+    int rc = fetch_node_uid(p, err);
+    sync_gate_leave(p->gate);
+    return rc;
+}
+
 /* The sync thread's own state: failed attempts in a row and when the next
  * may start. */
 struct sync_loop {
@@ -709,12 +752,14 @@ static void read_node_uid_locked(struct slice_publisher *p, struct sync_loop *l)
 {
     pthread_mutex_unlock(&p->lock);
     struct error err = {{0}};
-    int rc = fetch_node_uid(p, &err);
+    int rc = fetch_node_uid_gated(p, &err);
     pthread_mutex_lock(&p->lock);
     if (rc == 0) {
         l->failures = 0;
         return;
     }
+    if (p->stopping)
+        return; /* the gate gave up: nothing to retry */
     l->failures++;
     long delay = retry_backoff_ms(l->failures, p->retry_base_ms, p->retry_max_ms);
     LOG_W("slice publisher: reading the node's uid (retry in %ld ms): %s", delay, err.msg);
@@ -799,6 +844,10 @@ static void sync_locked(struct slice_publisher *p, struct sync_loop *l, long lon
     int rc = sync_once(p, &in, &err);
     device_snapshot_put(in.snap);
     pthread_mutex_lock(&p->lock);
+    if (rc == SYNC_HALTED) {
+        p->dirty = true; /* stopping: not a failure, nothing to report */
+        return;
+    }
     settle_sync_locked(p, l, rc, since, &err);
 }
 
@@ -839,7 +888,7 @@ static void *sync_thread(void *arg)
         if (now - p->uid_checked_at >= p->resync_ms) {
             pthread_mutex_unlock(&p->lock);
             struct error uerr;
-            if (fetch_node_uid(p, &uerr) < 0)
+            if (fetch_node_uid_gated(p, &uerr) < 0)
                 LOG_V(2, "slice publisher: re-reading the node's uid: %s", uerr.msg);
             pthread_mutex_lock(&p->lock);
             p->uid_checked_at = monotonic_ms(); /* also after a failure: once per period */
@@ -853,9 +902,8 @@ static void *sync_thread(void *arg)
 
 /* --- the watch thread --- */
 
-static int on_event(void *ctx, const char *type, json_t *object)
+int slice_publisher_watch_event(struct slice_publisher *p, const char *type, json_t *object)
 {
-    struct slice_publisher *p = ctx;
     if (strcmp(type, "ERROR") == 0) {
         LOG_V(2, "slice publisher: watch error event: %s",
               str_at(object, "message", NULL) ? str_at(object, "message", NULL) : "?");
@@ -880,6 +928,16 @@ static int on_event(void *ctx, const char *type, json_t *object)
     }
     pthread_mutex_unlock(&p->lock);
     return 0;
+}
+
+static int on_event(void *ctx, const char *type, json_t *object)
+{
+    return slice_publisher_watch_event(ctx, type, object);
+}
+
+void slice_publisher_watch_listed(struct slice_publisher *p)
+{
+    kick(p, 0);
 }
 
 /* Sleeps up to ms, returning early when stop is requested. */
@@ -987,6 +1045,9 @@ static struct slice_publisher *new_publisher(struct kube_client *kc,
         opts->min_sync_interval_ms > 0 ? opts->min_sync_interval_ms : MIN_SYNC_INTERVAL_MS;
     p->on_published = opts->on_published;
     p->on_published_ctx = opts->on_published_ctx;
+    p->shared_watch = opts->shared_watch;
+    p->gate = opts->gate;
+    atomic_init(&p->halting, false);
     p->kick_at = -1;
     p->pending_since = -1;
     p->equivalents = json_array();
@@ -1024,8 +1085,9 @@ struct slice_publisher *slice_publisher_start(struct kube_client *kc,
     }
     bool sync = pthread_create(&p->sync_thread, NULL, sync_thread, p) == 0;
     p->sync_started = sync;
-    bool watch = sync && pthread_create(&p->watch_thread, NULL, watch_thread, p) == 0;
-    p->watch_started = watch;
+    bool watch =
+        sync && (p->shared_watch || pthread_create(&p->watch_thread, NULL, watch_thread, p) == 0);
+    p->watch_started = watch && !p->shared_watch;
     if (!watch) {
         error_set(err, "slice publisher: cannot start the %s thread", sync ? "watch" : "sync");
         slice_publisher_stop(p, false, NULL);
@@ -1125,6 +1187,9 @@ void slice_publisher_halt(struct slice_publisher *p)
     p->stopping = true;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
+    /* After stopping: a sync thread that gives up at the gate finds it set. */
+    atomic_store(&p->halting, true);
+    sync_gate_wake(p->gate, &p->halting);
     if (p->watch_started)
         pthread_join(p->watch_thread, NULL);
     if (p->sync_started)

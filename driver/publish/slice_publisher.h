@@ -20,8 +20,9 @@
  *
  * It syncs again when:
  *  - slice_publisher_update brings a new device list (health included);
- *  - a watch on the same list (its own thread) reports any change to the
- *    driver's slices of this node, e.g. the kubelet wiping them at its start
+ *  - a watch on the same list (its own thread; with shared_watch the
+ *    owner's one watch of many nodes, slice_watch.h) reports any change to
+ *    the driver's slices of this node, e.g. the kubelet wiping them at its start
  *    or 30 s after losing the plugin: the pool is back within about a
  *    second.  The publisher's own writes come back through the watch too;
  *    those echoes (same name and resourceVersion as a write's answer, or the
@@ -34,7 +35,9 @@
  * twenty syncs a second.  A sync that only a device update asked for, whose
  * slices come out as the last successful sync published them
  * (slice_fingerprint.h: a flip undone before it was synced, an attribute
- * that is not published), makes no request at all.
+ * that is not published), makes no request at all.  With a gate (many
+ * publishers in one process, sync_gate.h), a sync that needs the server
+ * and each read of the Node's uid wait for one of its slots first.
  *
  * Unhealthy devices: with policy taint they carry the taint
  * <driver>/unhealthy; with policy remove they are left out of the slices;
@@ -54,6 +57,7 @@
 #include "driver/kube/kube_client.h"
 #include "error.h"
 #include "fakehw_tree.h"
+#include "sync_gate.h"
 
 struct slice_publisher_options {
     const char *driver_name; /* copied */
@@ -77,6 +81,15 @@ struct slice_publisher_options {
      * Must not block or call the publisher.  NULL = none. */
     void (*on_published)(void *ctx, long latency_ms);
     void *on_published_ctx;
+    /* The owner watches the slices for many publishers (slice_watch.h) and
+     * hands this one its node's events (slice_publisher_watch_event) and
+     * the kick after each list (slice_publisher_watch_listed): no watch
+     * thread of its own.  false: the publisher's own watch (the plugin). */
+    bool shared_watch;
+    /* Held around every exchange with the API server (a sync, a read of
+     * the Node's uid), shared by the publishers it bounds (sync_gate.h);
+     * must outlive the publisher.  NULL: no limit (the plugin). */
+    struct sync_gate *gate;
 };
 
 struct slice_publisher_status {
@@ -107,7 +120,8 @@ struct slice_publisher_status {
 
 struct slice_publisher;
 
-/* Starts the sync and watch threads; returns at once (no API call is made
+/* Starts the sync and watch threads (no watch thread with shared_watch);
+ * returns at once (no API call is made
  * here).  Nothing is published before the first slice_publisher_update.  kc
  * must outlive the publisher.  -1/NULL with err for bad options (driver or
  * node not a DNS subdomain). */
@@ -132,6 +146,18 @@ int slice_publisher_wait_published(struct slice_publisher *p, int timeout_ms);
 int slice_publisher_wait_in_sync(struct slice_publisher *p, int timeout_ms);
 
 void slice_publisher_get_status(struct slice_publisher *p, struct slice_publisher_status *st);
+
+/* With shared_watch: one event of the owner's watch about this
+ * publisher's node (type and object as kube_watch gives them; object
+ * borrowed).  Our own writes coming back are no news; anything else asks
+ * for a sync after a short debounce.  1 for an ERROR event (the owner
+ * lists again), else 0.  Safe from any thread. */
+int slice_publisher_watch_event(struct slice_publisher *p, const char *type, json_t *object);
+
+/* With shared_watch: the owner's watch listed again; anything may have
+ * happened while no watch was open, so a sync is due whatever the echoes
+ * say.  Safe from any thread. */
+void slice_publisher_watch_listed(struct slice_publisher *p);
 
 /* Stops both threads (waits for them); nothing is published after it.
  * Idempotent; slice_publisher_stop does it too.  NULL is fine. */

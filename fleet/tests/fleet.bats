@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # fakehw-fleet-publisher against the API server stand-in (three fake nodes):
-# its slices, flips and binder (the test plays the scheduler: it writes the
-# allocations, binding conditions copied from the slice, and reads the
-# conditions back), the Node objects scripts/fleet/fleet.sh makes for KWOK,
-# and the quantiles bench/fleet/sched.sh reads from the scheduler's
-# histograms. No cluster.
+# its slices, flips, one slice watch for every pool, the bound on pools
+# syncing at once (--sync-concurrency) and binder (the test plays the
+# scheduler: it writes the allocations, binding conditions copied from the
+# slice, and reads the conditions back), the Node objects
+# scripts/fleet/fleet.sh makes for KWOK, and the quantiles
+# bench/fleet/sched.sh reads from the scheduler's histograms. No cluster.
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -58,6 +59,8 @@ pool() {
 
 node1_flipped() { [[ $(pool fleet-node-1) == "2 1" ]]; }
 
+pool_is() { [[ $(pool "$1") == "$2" ]]; } # pool_is NODE "DEVICES TAINTED"
+
 all_slices() { curl -sS "$API$SLICES" | jq '.items | length'; }
 
 wait_for() { # wait_for SECONDS COMMAND...
@@ -92,16 +95,118 @@ wait_for() { # wait_for SECONDS COMMAND...
     grep -q "every slice of 3 pools deleted" "$BATS_TEST_TMPDIR/pub.log"
 }
 
-CLAIMS=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
-ATTACHED=$DRIVER/attached
-FAILED=$DRIVER/attach-failed
-
-start_fleet() { # start_fleet CONFIG: the publisher on three nodes, published
+start_fleet() { # start_fleet CONFIG [FLAG...]: the publisher on three nodes, published
     "$PUB" --config "$CONFIGS/$1" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
-        --ready-file "$BATS_TEST_TMPDIR/ready" 2>"$BATS_TEST_TMPDIR/pub.log" &
+        --ready-file "$BATS_TEST_TMPDIR/ready" "${@:2}" 2>"$BATS_TEST_TMPDIR/pub.log" &
     PUB_PID=$!
     wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
 }
+
+stop_fleet() { # stop_fleet: SIGTERM to the publisher; its exit status
+    local rc=0
+    kill -TERM "$PUB_PID"
+    wait "$PUB_PID" || rc=$?
+    PUB_PID=
+    return "$rc"
+}
+
+# requests_of JQ_FILTER: the stand-in's logged requests that match, as JSON lines.
+requests_of() {
+    curl -sSf "$API/standin/requests" | jq -c ".requests[] | select($1)"
+}
+
+SLICE_GET='.method == "GET" and .path == "'$SLICES'"'
+
+# The pools' own LISTs (field selector spec.nodeName=...): "node timeNs" lines.
+pool_lists() {
+    requests_of "$SLICE_GET and (.query | test(\"watch=true\") | not) and (.query | test(\"spec.nodeName\"))" |
+        jq -r '"\(.query | capture("spec.nodeName=(?<n>[^,&]+)").n) \(.timeNs)"'
+}
+
+# The request log cleared, then quiet for half a second: nothing is syncing.
+quiet() {
+    curl -sSf -X DELETE "$API/standin/requests" >/dev/null
+    sleep 0.5
+    [[ -z $(pool_lists) ]]
+}
+
+@test "fleet: one slice watch for every pool; a slice deleted or changed on node k is repaired on node k" {
+    start_standin
+    start_fleet fleet-small.yaml
+    wait_for 10 node1_flipped
+    # One watch of the driver's slices, not one per node.
+    run requests_of "$SLICE_GET and (.query | test(\"watch=true\"))"
+    assert_equal "${#lines[@]}" 1
+    assert_equal "$(jq -r .query <<<"${lines[0]}" | grep -o 'fieldSelector=[^&]*')" \
+        "fieldSelector=spec.driver=$DRIVER"
+    # Someone deletes fleet-node-2's slice: back within seconds (the resync
+    # is 300 s away) by one sync of that pool alone; its own write coming
+    # back through the watch starts no other.
+    wait_for 10 quiet
+    local name
+    name=$(curl -sS "$API$SLICES" | jq -r '.items[] | select(.spec.nodeName == "fleet-node-2") | .metadata.name')
+    curl -sSf -X DELETE "$API$SLICES/$name" >/dev/null
+    wait_for 5 pool_is fleet-node-2 "8 0"
+    sleep 0.5
+    assert_equal "$(pool_lists | cut -d' ' -f1)" fleet-node-2
+    # Someone drops a device from fleet-node-0's slice: put back the same way.
+    wait_for 10 quiet
+    curl -sS "$API$SLICES" | jq '.items[] | select(.spec.nodeName == "fleet-node-0") | .spec.devices |= .[1:]' \
+        >"$BATS_TEST_TMPDIR/changed.json"
+    name=$(jq -r .metadata.name "$BATS_TEST_TMPDIR/changed.json")
+    curl -sSf -X PUT -H 'Content-Type: application/json' "$API$SLICES/$name" \
+        --data-binary @"$BATS_TEST_TMPDIR/changed.json" >/dev/null
+    wait_for 5 pool_is fleet-node-0 "8 0"
+    sleep 0.5
+    assert_equal "$(pool_lists | cut -d' ' -f1)" fleet-node-0
+    [[ $(pool fleet-node-1) == "2 1" ]]
+    # The one watch stayed open all along: none was opened again.
+    run requests_of "$SLICE_GET and (.query | test(\"watch=true\"))"
+    assert_equal "${#lines[@]}" 0
+}
+
+@test "fleet: --sync-concurrency 1 syncs one pool at a time, and publishes every pool" {
+    start_standin
+    # Every slice read takes 300 ms: pools that talk at once would end theirs together.
+    curl -sSf -X POST "$API/standin/faults" \
+        -d "{\"delayMs\":300,\"method\":\"GET\",\"path\":\"$SLICES\",\"seconds\":60}" >/dev/null
+    start_fleet fleet-small.yaml --sync-concurrency 1
+    run cat "$BATS_TEST_TMPDIR/ready"
+    assert_line "nodes 3"
+    [[ $(pool fleet-node-0) == "8 0" ]]
+    [[ $(pool fleet-node-2) == "8 0" ]]
+    wait_for 10 node1_flipped
+    # The pools' reads end at least 300 ms apart (250: the clock's slack).
+    run pool_lists
+    ((${#lines[@]} >= 3))
+    python3 -c '
+import sys
+t = sorted(int(l.split()[1]) for l in sys.argv[1:])
+gaps = [b - a for a, b in zip(t, t[1:])]
+assert min(gaps) >= 250e6, [g / 1e6 for g in gaps]
+' "${lines[@]}"
+    stop_fleet
+    grep -q "pools talking to the API server at once: at most 1 of 1 allowed" "$BATS_TEST_TMPDIR/pub.log"
+    [[ $(all_slices) == 0 ]]
+}
+
+@test "fleet: a bad --sync-concurrency is refused, naming the flag" {
+    run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check --sync-concurrency 0
+    assert_failure 2
+    assert_output --partial "--sync-concurrency 0: must be 1..256"
+    run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check --sync-concurrency 257
+    assert_failure 2
+    assert_output --partial "--sync-concurrency 257: must be 1..256"
+    FLEET_SYNC_CONCURRENCY=many run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check
+    assert_failure 2
+    assert_output --partial 'FLEET_SYNC_CONCURRENCY: "many" is not an integer'
+    FLEET_SYNC_CONCURRENCY=4 run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check
+    assert_success
+}
+
+CLAIMS=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
+ATTACHED=$DRIVER/attached
+FAILED=$DRIVER/attach-failed
 
 claim_new() { # claim_new NAME: a claim for one GPU, not allocated
     curl -sSf -X POST -H 'Content-Type: application/json' "$API$CLAIMS" --data-binary \

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests of fleet/: a node's devices from its section of one config,
- * its flips reaching the listener, the binder's devices (a pool to its
- * node, attaches by fakehw's code in that node alone, the one attach timer
- * of many nodes), and the API server's limits. */
+ * its flips reaching the listener, a pool's node read from its name, the
+ * binder's devices (a pool to its node, attaches by fakehw's code in that
+ * node alone, the one attach timer of many nodes), and the API server's
+ * limits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "fleet/fleet_bind.h"
 #include "fleet/fleet_limits.h"
 #include "fleet/fleet_node.h"
+#include "fleet/fleet_pools.h"
 #include "common/tests/test_main.h"
 
 static char *slurp(const char *name, size_t *len)
@@ -193,6 +195,25 @@ static void test_bind_pools(void **state)
         fleet_node_free(nodes[i]);
 }
 
+/* A pool's index from its name (prefix + index), for the binder and the
+ * slice watch alike; the node's own name has the last word. */
+static void test_pool_index(void **state)
+{
+    (void)state;
+    struct fleet_node *nodes[2] = {node_of("fleet-small.yaml", "n10"),
+                                   node_of("fleet-small.yaml", "n11")};
+    assert_int_equal(fleet_pool_index("n1", nodes, 2, "n10"), 0);
+    assert_int_equal(fleet_pool_index("n1", nodes, 2, "n11"), 1);
+    const char *others[] = {"n12", "n1", "n100", "n1-1", "n1+1", "m10", ""};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        if (fleet_pool_index("n1", nodes, 2, others[i]) != -1)
+            fail_msg("pool \"%s\" names a node", others[i]);
+    /* Index 0 under prefix "n", but node 0 is n10. */
+    assert_int_equal(fleet_pool_index("n", nodes, 2, "n0"), -1);
+    for (int i = 0; i < 2; i++)
+        fleet_node_free(nodes[i]);
+}
+
 /* One attach timer for every node ends a delayed attach on its node. */
 static void test_attach_delay(void **state)
 {
@@ -318,5 +339,5 @@ static void test_slice_limits(void **state)
     expect_limit(slice_of(0, 0, 0, 0, 9), "ResourceSliceMaxCounterSets");
 }
 
-TEST_MAIN("fleet", test_sections, test_flips_reach_their_node, test_bind_pools, test_attach_delay,
-          test_pool_check, test_slice_limits)
+TEST_MAIN("fleet", test_sections, test_flips_reach_their_node, test_bind_pools, test_pool_index,
+          test_attach_delay, test_pool_check, test_slice_limits)
