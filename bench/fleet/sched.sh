@@ -16,7 +16,8 @@
 # scheduler_pod_scheduling_sli_duration_seconds (the scheduler's own
 # histogram, the difference across the run), the API server's RSS (MiB),
 # the 1-minute load average, "busy" when it is above the cores (else
-# "quiet"), and how long making the pods took (ms).
+# "quiet"), how long making the pods took (ms) and KWOK's heartbeat
+# (lease or status, scripts/fleet/fleet.sh FLEET_HEARTBEAT).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${REAL_NODE_STATE:=/var/lib/fakehw-fleet}"
@@ -86,6 +87,14 @@ scheduled() { # how many pods of NS have a node
     kctl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
 }
 
+heartbeat() { # the Stage KWOK runs: lease or status
+    if tr '\0' ' ' <"/proc/$(cat "$REAL_NODE_RUN/kwok.pid")/cmdline" | grep -q heartbeat-with-lease; then
+        echo lease
+    else
+        echo status
+    fi
+}
+
 apiserver_rss_mib() {
     awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$(cat "$REAL_NODE_RUN/kube-apiserver.pid")/status"
 }
@@ -127,11 +136,11 @@ running=$(kctl get pods -n "$NS" --field-selector status.phase=Running --no-head
 line=$({ python3 "$HERE/quantiles.py" "$before" "$after" | tr '\n' ' '
     python3 "$HERE/quantiles.py" "$before" "$after" scheduler_scheduling_attempt_duration_seconds; } | awk -v nodes="$nodes" -v mode="$MODE" \
     -v pods="$PODS" -v n="$n" -v secs="$secs" -v rss="$(apiserver_rss_mib)" -v load="$load" \
-    -v running="$running" -v cores="$(nproc)" -v cms="$((created / 1000000))" \
+    -v running="$running" -v cores="$(nproc)" -v cms="$((created / 1000000))" -v hb="$(heartbeat)" \
     '{busy = (load > cores) ? "busy" : "quiet";
-      printf "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", nodes, mode, pods, n, running,
-             secs, n / secs, $1, $2, $3, $4, rss, load, busy, cms}')
-printf 'nodes\tmode\tpods\tscheduled\trunning\tseconds\tpods/s\tsli_p50_s\tsli_p99_s\tattempt_p50_s\tattempt_p99_s\tapiserver_rss_mib\tload1\tmachine\tcreate_ms\n'
+      printf "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", nodes, mode, pods, n, running,
+             secs, n / secs, $1, $2, $3, $4, rss, load, busy, cms, hb}')
+printf 'nodes\tmode\tpods\tscheduled\trunning\tseconds\tpods/s\tsli_p50_s\tsli_p99_s\tattempt_p50_s\tattempt_p99_s\tapiserver_rss_mib\tload1\tmachine\tcreate_ms\theartbeat\n'
 printf '%s\n' "$line"
 [[ -z $RESULTS ]] || printf '%s\n' "$line" >>"$RESULTS"
 kctl delete namespace "$NS" --wait=false >/dev/null

@@ -13,7 +13,11 @@
 # Settings (environment): FLEET_K8S_VERSION (default v1.37.2), KWOK_VERSION
 # (default v0.8.0), ETCD_VERSION (default v3.7.0), FAKEHW_BIN (the programs, default build/bin), CLIENT_QPS
 # (the scheduler's and controller manager's client rate, default 5000),
-# FLEET_TAINT_EFFECT (default NoSchedule), REAL_NODE_STATE (default
+# FLEET_TAINT_EFFECT (default NoSchedule), FLEET_HEARTBEAT (lease: a
+# node lease renewed every quarter of FLEET_LEASE_SECONDS, default 40, and
+# the node status every 10-20 minutes, as kwokctl runs KWOK and as a
+# kubelet reports; status: the node status every 20-45 s besides the lease,
+# which is what the first fleet figures ran with), REAL_NODE_STATE (default
 # /var/lib/fakehw-fleet) and REAL_NODE_RUN (default /run/fakehw-fleet).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,6 +30,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 : "${FAKEHW_BIN:=$REPO/build/bin}"
 : "${CLIENT_QPS:=5000}"
 : "${FLEET_TAINT_EFFECT:=NoSchedule}"
+: "${FLEET_HEARTBEAT:=lease}"
+: "${FLEET_LEASE_SECONDS:=40}"
 export REAL_NODE_STATE REAL_NODE_RUN CLIENT_QPS ETCD_VERSION
 # shellcheck source=../real-node/lib.sh source-path=SCRIPTDIR
 source "$REPO/scripts/real-node/lib.sh"
@@ -70,14 +76,19 @@ kwok_bin() {
     echo "$dir/kwok"
 }
 
-# kwok_stages: the Stage files KWOK's module ships (the same as its
-# kwok.yaml's defaults): nodes made Ready at once and kept so by a
-# heartbeat, pods made Running once scheduled and deleted when asked.
+# kwok_stages: the Stage files KWOK's module ships (the ones kwokctl
+# picks): nodes made Ready at once and kept so by the FLEET_HEARTBEAT
+# stage, pods made Running once scheduled and deleted when asked.
 kwok_stages() {
-    local dir
+    local dir heartbeat
     dir=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
     [[ -d $dir ]] || die "no $dir (the kwok module; go install fetched it)"
-    local files=("$dir"/node/fast/node-initialize.yaml "$dir"/node/heartbeat/node-heartbeat.yaml
+    case $FLEET_HEARTBEAT in
+    lease) heartbeat="heartbeat-with-lease/node-heartbeat-with-lease.yaml" ;;
+    status) heartbeat="heartbeat/node-heartbeat.yaml" ;;
+    *) die "FLEET_HEARTBEAT '$FLEET_HEARTBEAT' is not lease or status" ;;
+    esac
+    local files=("$dir"/node/fast/node-initialize.yaml "$dir/node/$heartbeat"
         "$dir"/pod/general/pod-{create,ready,complete,delete}.yaml)
     local IFS=,
     echo "${files[*]}"
@@ -103,6 +114,7 @@ up() {
     local n=${1:?usage: fleet.sh up NODES [CONFIG]} config=${2:-$DEFAULT_CONFIG} kwok
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "NODES '$n' is not a positive number"
     [[ -x $FAKEHW_BIN/fakehw-fleet-publisher ]] || die "no $FAKEHW_BIN/fakehw-fleet-publisher (make all)"
+    [[ $FLEET_LEASE_SECONDS =~ ^[1-9][0-9]*$ ]] || die "FLEET_LEASE_SECONDS '$FLEET_LEASE_SECONDS' is not a positive number"
     # The config first: a fleet that would break an API limit starts nothing.
     "$FAKEHW_BIN/fakehw-fleet-publisher" --config "$config" --nodes "$n" --check >&2
     kwok=$(kwok_bin)
@@ -110,7 +122,10 @@ up() {
     "$REPO/scripts/real-node/node.sh" control-plane "$FLEET_K8S_VERSION"
     kctl apply -f "$REPO/manifests/base/deviceclasses.yaml" >/dev/null
     nodes "$n" "$config" | kctl apply -f - >/dev/null
-    start_in "$REAL_NODE_RUN" kwok "$kwok" --kubeconfig "$KUBECONFIG_FILE" --config "$(kwok_stages)" \
+    local stages
+    stages=$(kwok_stages)
+    start_in "$REAL_NODE_RUN" kwok "$kwok" --kubeconfig "$KUBECONFIG_FILE" --config "$stages" \
+        --node-lease-duration-seconds "$FLEET_LEASE_SECONDS" \
         --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.0/16
     wait_until "$n nodes Ready" 600 ready_nodes "$n"
     log "$n KWOK nodes Ready"
