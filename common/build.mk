@@ -20,6 +20,10 @@ $(eval $(call unit_test,test_idiom,$(OBJ)/common/base/tests/test_idiom.o $(COMMO
 # SHA-1 and SHA-256 over their shared block framing (md_block.h).
 $(eval $(call unit_test,test_sha,$(OBJ)/common/base/tests/test_sha.o $(COMMON_LIB),))
 
+# What the programs' mains share: flags_main, flags_usage_error, stop_signals.h.
+$(eval $(call unit_test,test_main_helpers,$(OBJ)/common/base/tests/test_main_helpers.o \
+  $(COMMON_LIB),-pthread))
+
 # Backoff, the signal-proof sleep, the monotonic clock and its waits.
 $(eval $(call unit_test,test_retry,$(OBJ)/common/base/tests/test_retry.o $(COMMON_LIB),-pthread))
 
