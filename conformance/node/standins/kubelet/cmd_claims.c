@@ -361,6 +361,15 @@ static int call(const char *cmd, bool prepare, enum api api, const char *endpoin
     return status;
 }
 
+static const struct flags_program prepare_program = {
+    "kubelet-standin prepare", "--endpoint SOCK [flags] NS/NAME/UID...",
+    "Calls NodePrepareResources for the claims, in one call, and prints\n"
+    "one line per prepared device or failed claim."};
+static const struct flags_program unprepare_program = {
+    "kubelet-standin unprepare", "--endpoint SOCK [flags] NS/NAME/UID...",
+    "Calls NodeUnprepareResources for the claims, in one call, and\n"
+    "prints one line per claim."};
+
 static int run(int argc, char **argv, bool prepare)
 {
     const char *cmd = prepare ? "prepare" : "unprepare";
@@ -374,42 +383,29 @@ static int run(int argc, char **argv, bool prepare)
          "call deadline in seconds (the kubelet uses 45)"},
         {"json", "KUBELET_STANDIN_JSON", FLAG_BOOL, &o.json, "print the answer as JSON"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
-    struct error err;
+    const struct flags_program *program = prepare ? &prepare_program : &unprepare_program;
     int next;
-    const struct flags_program program = {
-        prepare ? "kubelet-standin prepare" : "kubelet-standin unprepare",
-        "--endpoint SOCK [flags] NS/NAME/UID...",
-        prepare ? "Calls NodePrepareResources for the claims, in one call, and prints\n"
-                  "one line per prepared device or failed claim."
-                : "Calls NodeUnprepareResources for the claims, in one call, and\n"
-                  "prints one line per claim."};
-    int rc = flags_read(flags, nflags, argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP)
-        return EXIT_OK;
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     enum api api;
     double timeout;
-    const char *bad = rc < 0                               ? err.msg
-                      : o.endpoint == NULL                 ? "--endpoint is required"
+    const char *bad = o.endpoint == NULL                   ? "--endpoint is required"
                       : parse_api(o.api, &api) < 0         ? "--api must be v1 or v1beta1"
                       : parse_seconds(o.timeout, &timeout) ? "--timeout wants seconds"
                       : next >= argc                       ? "no claims given (NS/NAME/UID)"
                                                            : NULL;
-    if (bad) {
-        fprintf(stderr, "kubelet-standin %s: %s\n", cmd, bad);
-        return EXIT_USAGE;
-    }
+    if (bad)
+        return flags_usage_error(program, "%s", bad);
     size_t n = (size_t)(argc - next);
     __attribute__((cleanup(batch_free))) struct batch b = {n, xcalloc(n, sizeof(*b.claims)),
                                                            xcalloc(n, sizeof(*b.copies)),
                                                            xcalloc(n, sizeof(*b.views))};
     for (size_t i = 0; i < n; i++) {
         b.copies[i] = xstrdup(argv[next + (int)i]);
-        if (parse_claim(b.copies[i], &b.claims[i]) < 0) {
-            fprintf(stderr, "kubelet-standin %s: claim \"%s\" is not NAMESPACE/NAME/UID\n", cmd,
-                    argv[next + (int)i]);
-            return EXIT_USAGE;
-        }
+        if (parse_claim(b.copies[i], &b.claims[i]) < 0)
+            return flags_usage_error(program, "claim \"%s\" is not NAMESPACE/NAME/UID",
+                                     argv[next + (int)i]);
     }
     int status = call(cmd, prepare, api, o.endpoint, timeout, o.json, &b);
     fflush(stdout);
