@@ -128,12 +128,19 @@ static int find_claim(const struct claim_arg *claims, size_t n, const char *uid)
     return -1;
 }
 
-static bool known_claim(const struct claim_arg *claims, size_t n, const char *uid)
+/* The view of the request's claim uid, marked present: the answer has an
+ * entry for it.  NULL, said on stderr, when uid is not in the request. */
+static struct claim_view *answered(const struct claim_arg *claims, size_t n,
+                                   struct claim_view *views, const char *uid)
 {
-    if (find_claim(claims, n, uid) >= 0)
-        return true;
-    fprintf(stderr, "kubelet-standin: the answer has claim %s, which is not in the request\n", uid);
-    return false;
+    int i = find_claim(claims, n, uid);
+    if (i < 0) {
+        fprintf(stderr, "kubelet-standin: the answer has claim %s, which is not in the request\n",
+                uid);
+        return NULL;
+    }
+    views[i].present = true;
+    return &views[i];
 }
 
 /* Fills views[] from a decoded prepare answer (v1 types, see pack_request);
@@ -145,13 +152,9 @@ static size_t fill_prepare(enum api api, const V1PrepareResp *r, const struct cl
     size_t problems = 0;
     for (size_t e = 0; e < r->n_claims; e++) {
         const V1PrepareEntry *entry = r->claims[e];
-        if (!known_claim(claims, n, entry->key)) {
-            problems++;
-            continue;
-        }
-        struct claim_view *v = &views[find_claim(claims, n, entry->key)];
-        v->present = true;
-        if (entry->value == NULL)
+        struct claim_view *v = answered(claims, n, views, entry->key);
+        problems += v == NULL;
+        if (v == NULL || entry->value == NULL)
             continue;
         v->error = entry->value->error;
         v->n_devs = entry->value->n_devices;
@@ -179,13 +182,9 @@ static size_t fill_unprepare(const V1UnprepareResp *r, const struct claim_arg *c
     size_t problems = 0;
     for (size_t e = 0; e < r->n_claims; e++) {
         const V1UnprepareEntry *entry = r->claims[e];
-        if (!known_claim(claims, n, entry->key)) {
-            problems++;
-            continue;
-        }
-        struct claim_view *v = &views[find_claim(claims, n, entry->key)];
-        v->present = true;
-        if (entry->value)
+        struct claim_view *v = answered(claims, n, views, entry->key);
+        problems += v == NULL;
+        if (v != NULL && entry->value != NULL)
             v->error = entry->value->error;
     }
     return problems;

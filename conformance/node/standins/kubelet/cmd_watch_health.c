@@ -42,6 +42,14 @@ struct watch_message {
     size_t n;
 };
 
+/* The line of a DeviceHealth d of either version: a macro, as the two
+ * generated types share the field names but not a type. */
+#define DEVICE_LINE(d)                                                                             \
+    ((struct device_line){(d)->device ? (d)->device->pool_name : "",                               \
+                          (d)->device ? (d)->device->device_name : "", (d)->message,               \
+                          (int)(d)->health, (d)->last_updated_time,                                \
+                          (d)->health_check_timeout_seconds})
+
 static int message_decode(bool v1, const uint8_t *data, size_t len, struct watch_message *m)
 {
     *m = (struct watch_message){0};
@@ -58,26 +66,8 @@ static int message_decode(bool v1, const uint8_t *data, size_t len, struct watch
         n = m->v1alpha1->n_devices;
     }
     m->lines = xcalloc(n, sizeof(*m->lines));
-    for (size_t i = 0; i < n; i++) {
-        struct device_line *l = &m->lines[i];
-        if (v1) {
-            const V1__DeviceHealth *d = m->v1->devices[i];
-            *l = (struct device_line){d->device ? d->device->pool_name : "",
-                                      d->device ? d->device->device_name : "",
-                                      d->message,
-                                      (int)d->health,
-                                      d->last_updated_time,
-                                      d->health_check_timeout_seconds};
-        } else {
-            const V1alpha1__DeviceHealth *d = m->v1alpha1->devices[i];
-            *l = (struct device_line){d->device ? d->device->pool_name : "",
-                                      d->device ? d->device->device_name : "",
-                                      d->message,
-                                      (int)d->health,
-                                      d->last_updated_time,
-                                      d->health_check_timeout_seconds};
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        m->lines[i] = v1 ? DEVICE_LINE(m->v1->devices[i]) : DEVICE_LINE(m->v1alpha1->devices[i]);
     m->n = n;
     return 0;
 }
