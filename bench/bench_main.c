@@ -40,9 +40,11 @@ static const struct suite all_suites[] = {
 };
 #define N_SUITES (sizeof(all_suites) / sizeof(all_suites[0]))
 
-void bench_world_name(struct bench *b, const char *what, char *buf, size_t len)
+int bench_world_init(struct bench *b, struct world *w, const char *what, struct error *err)
 {
-    snprintf(buf, len, "%s-%d", what, ++b->world_seq);
+    char name[64];
+    snprintf(name, sizeof(name), "%s-%d", what, ++b->world_seq);
+    return world_init(w, b->bin_dir, b->base, b->cdi_base, name, err);
 }
 
 /* "floors,prepare" -> which suites; -1 with err on an unknown name. */
