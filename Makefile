@@ -52,6 +52,29 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The two rules every fragment writes, as functions for $(eval $(call ...)).
+# static_lib,VAR,NAME,SOURCES: VAR_OBJS, the objects of SOURCES, and VAR_LIB,
+# $(BUILD)/lib/libNAME.a made of them (afresh: no object of a deleted source
+# lingers in it).
+define static_lib
+$(1)_OBJS := $$(patsubst %.c,$$(OBJ)/%.o,$(3))
+$(1)_LIB  := $$(BUILD)/lib/lib$(2).a
+$$($(1)_LIB): $$($(1)_OBJS)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+
+# unit_test,NAME,INPUTS,LIBS: the cmocka program $(BIN)/NAME, linked from
+# INPUTS (objects and libraries, users before providers) with LIBS;
+# `make unit` runs it.
+define unit_test
+UNIT_TESTS += $$(BIN)/$(1)
+$$(BIN)/$(1): $(2)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ -lcmocka $(3) $$(LDLIBS)
+endef
+
 # Plain include: a missing fragment is an error, never a silently dropped
 # component.  DEPS_ONLY=1 reads none of them, for the Dockerfile's cached
 # layer that runs `make deps-debian` with only this file and the installer.

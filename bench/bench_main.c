@@ -40,9 +40,11 @@ static const struct suite all_suites[] = {
 };
 #define N_SUITES (sizeof(all_suites) / sizeof(all_suites[0]))
 
-void bench_world_name(struct bench *b, const char *what, char *buf, size_t len)
+int bench_world_init(struct bench *b, struct world *w, const char *what, struct error *err)
 {
-    snprintf(buf, len, "%s-%d", what, ++b->world_seq);
+    char name[64];
+    snprintf(name, sizeof(name), "%s-%d", what, ++b->world_seq);
+    return world_init(w, b->bin_dir, b->base, b->cdi_base, name, err);
 }
 
 /* "floors,prepare" -> which suites; -1 with err on an unknown name. */
@@ -105,8 +107,12 @@ struct run_opts {
     bool quick, keep;
 };
 
-/* 0 with the options read and checked (suites picked, sizes in b), 1 after
- * --help, 2 after a usage error (said on stderr). */
+static const struct flags_program run_program = {
+    "fakehw-bench run", "--bin DIR [flags]",
+    "Runs the benchmark suites and prints the results as Markdown tables."};
+
+/* FLAGS_GO_ON with the options read and checked (suites picked, sizes in
+ * b), else the exit status (flags_main). */
 static int read_run_flags(int argc, char **argv, struct run_opts *o, bool *picked, struct bench *b)
 {
     *o = (struct run_opts){.suites = "floors,prepare,startup,health,flap",
@@ -132,27 +138,19 @@ static int read_run_flags(int argc, char **argv, struct run_opts *o, bool *picke
         {"keep", "BENCH_KEEP", FLAG_BOOL, &o->keep, "keep the scratch directory and its logs"},
         {"v", "BENCH_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
     };
-    const struct flags_program program = {
-        "fakehw-bench run", "--bin DIR [flags]",
-        "Runs the benchmark suites and prints the results as Markdown tables."};
-    struct error err;
     int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP)
-        return 1;
-    const char *bad = rc < 0           ? err.msg
-                      : next != argc   ? "takes no arguments"
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &run_program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
+    struct error err;
+    const char *bad = next != argc     ? "takes no arguments"
                       : o->bin == NULL ? "--bin is required"
                       : o->runs < (o->quick ? 1 : 3) || o->runs > REPORT_MAX_RUNS
                           ? "--runs: 3..64 (1.. with --quick)"
                       : pick_suites(o->suites, picked, &err) < 0 ? err.msg
                       : parse_sizes(o->sizes, b, &err) < 0       ? err.msg
                                                                  : NULL;
-    if (bad) {
-        fprintf(stderr, "fakehw-bench run: %s\n", bad);
-        return 2;
-    }
-    return 0;
+    return bad ? flags_usage_error(&run_program, "%s", bad) : FLAGS_GO_ON;
 }
 
 /* The scratch directory and the CDI base (on a tmpfs when there is one). */
@@ -215,9 +213,9 @@ static int cmd_run(int argc, char **argv, const char *self)
     struct run_opts o;
     bool picked[N_SUITES];
     struct bench b = {0};
-    int rc = read_run_flags(argc, argv, &o, picked, &b);
-    if (rc != 0)
-        return rc == 1 ? 0 : rc;
+    int parsed = read_run_flags(argc, argv, &o, picked, &b);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     log_verbosity = (int)o.verbosity;
     bool plugin = false;
     for (size_t i = 0; i < N_SUITES; i++)

@@ -30,13 +30,9 @@ bench: all $(BENCH_PROGRAM) ## benchmarks on loopback (latency, start-up, RSS, f
 	BENCH_COMMIT="$$(git describe --always --dirty 2>/dev/null || echo unknown)" \
 	  $(BENCH_PROGRAM) run --bin $(BIN) --out $(BENCH_OUT) --runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
-UNIT_TESTS += $(BIN)/test_bench_stats
 # bench/ takes common/'s headers by bare name; test_main.h is common/tests/'s.
 $(OBJ)/bench/tests/test_bench_stats.o: CPPFLAGS += -Icommon/tests
-$(BIN)/test_bench_stats: $(OBJ)/bench/tests/test_bench_stats.o \
-                         $(OBJ)/bench/stats.o
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm $(LDLIBS)
+$(eval $(call unit_test,test_bench_stats,$(OBJ)/bench/tests/test_bench_stats.o $(OBJ)/bench/stats.o,-lm))
 
 # White-box tests of the plugin in the conformance kit's node environment:
 # they read the plugin's own log (the kit's tests never do).

@@ -238,9 +238,7 @@ static int flap_runs(struct bench *b, struct world *w, struct error *err)
 int suite_flap(struct bench *b, struct error *err)
 {
     struct world w;
-    char name[64];
-    bench_world_name(b, "flap", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+    if (bench_world_init(b, &w, "flap", err) < 0)
         return -1;
     w.last_attachable = true;
     int rc = world_finish(&w, flap_runs(b, &w, err), false, err);

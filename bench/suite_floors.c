@@ -59,28 +59,44 @@ static int op_http(void *ctx, int caller, int i, struct samples *sets, struct er
     return samples_add(&sets[0], ms_since(t0)) < 0 ? error_set(err, "out of memory") : 0;
 }
 
-static int op_fsync(void *ctx, int caller, int i, struct samples *sets, struct error *err)
+/* A write of buf (len bytes) to the floor's file: fsync_write or
+ * atomic_write. */
+typedef int write_fn(struct floor_ctx *f, const char *buf, size_t len, struct error *err);
+
+static int fsync_write(struct floor_ctx *f, const char *buf, size_t len, struct error *err)
 {
-    (void)caller;
-    struct floor_ctx *f = ctx;
+    if (pwrite(f->fd, buf, len, 0) != (ssize_t)len || fsync(f->fd) < 0)
+        return error_set_errno(err, errno, "writing and syncing %s", f->file);
+    return 0;
+}
+
+static int atomic_write(struct floor_ctx *f, const char *buf, size_t len, struct error *err)
+{
+    return atomic_write_file(f->file, buf, len, 0644, err);
+}
+
+/* The sample of one write of 256 bytes, a letter that changes with i. */
+static int timed_write(struct floor_ctx *f, int i, write_fn *write_op, struct samples *sets,
+                       struct error *err)
+{
     char buf[256];
     memset(buf, 'a' + i % 26, sizeof(buf));
     int64_t t0 = now_mono_ns();
-    if (pwrite(f->fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) || fsync(f->fd) < 0)
-        return error_set_errno(err, errno, "writing and syncing %s", f->file);
+    if (write_op(f, buf, sizeof(buf), err) < 0)
+        return -1;
     return samples_add(&sets[0], ms_since(t0)) < 0 ? error_set(err, "out of memory") : 0;
+}
+
+static int op_fsync(void *ctx, int caller, int i, struct samples *sets, struct error *err)
+{
+    (void)caller;
+    return timed_write(ctx, i, fsync_write, sets, err);
 }
 
 static int op_atomic(void *ctx, int caller, int i, struct samples *sets, struct error *err)
 {
     (void)caller;
-    struct floor_ctx *f = ctx;
-    char buf[256];
-    memset(buf, 'a' + i % 26, sizeof(buf));
-    int64_t t0 = now_mono_ns();
-    if (atomic_write_file(f->file, buf, sizeof(buf), 0644, err) < 0)
-        return -1;
-    return samples_add(&sets[0], ms_since(t0)) < 0 ? error_set(err, "out of memory") : 0;
+    return timed_write(ctx, i, atomic_write, sets, err);
 }
 
 /* Runs op `n` times over `callers` callers after a warm-up; adds p50 and
@@ -112,10 +128,8 @@ static int measure(struct bench *b, struct floor_ctx *f, load_op_fn op, int call
 static int floors_run(struct bench *b, struct world *w, struct proc *echo, struct floor_ctx *f,
                       struct error *err)
 {
-    char name[64], sock[2400], log[2400];
-    bench_world_name(b, "floors", name, sizeof(name));
-    if (world_init(w, b->bin_dir, b->base, b->cdi_base, name, err) < 0 ||
-        world_start_api(w, err) < 0)
+    char sock[2400], log[2400];
+    if (bench_world_init(b, w, "floors", err) < 0 || world_start_api(w, err) < 0)
         return -1;
 
     /* The GET of the floor is the GET prepare does: one allocated claim. */

@@ -323,9 +323,7 @@ static int node_measure(struct bench *b, struct world *w, const struct flip_node
 static int one_node(struct bench *b, const struct flip_node *fn, struct error *err)
 {
     struct world w;
-    char name[64];
-    bench_world_name(b, fn->mig ? "health-mig" : "health", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+    if (bench_world_init(b, &w, fn->mig ? "health-mig" : "health", err) < 0)
         return -1;
     w.mig_dynamic = fn->mig;
     return world_finish(&w, node_measure(b, &w, fn, err), false, err);

@@ -156,11 +156,9 @@ static int measure_world(struct bench *b, bool lean, struct error *err)
 {
     struct world w;
     struct prep_ctx *p = calloc(1, sizeof(*p));
-    char name[64];
     if (p == NULL)
         return error_set(err, "out of memory");
-    bench_world_name(b, lean ? "prepare-lean" : "prepare", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0) {
+    if (bench_world_init(b, &w, lean ? "prepare-lean" : "prepare", err) < 0) {
         free(p);
         return -1;
     }

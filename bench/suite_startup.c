@@ -148,9 +148,7 @@ static int mig_measure(struct bench *b, struct world *w, int gpus, struct error 
 static int mig_run(struct bench *b, int gpus, struct error *err)
 {
     struct world w;
-    char name[64];
-    bench_world_name(b, "startup-mig", name, sizeof(name));
-    if (world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err) < 0)
+    if (bench_world_init(b, &w, "startup-mig", err) < 0)
         return -1;
     w.mig_dynamic = true;
     return world_finish(&w, mig_measure(b, &w, gpus, err), !b->keep, err);
@@ -196,9 +194,7 @@ static int one_measure(struct bench *b, struct world *w, int gpus, struct error 
 static int one_run(struct bench *b, int gpus, struct error *err)
 {
     struct world w;
-    char name[64];
-    bench_world_name(b, "startup", name, sizeof(name));
-    int rc = world_init(&w, b->bin_dir, b->base, b->cdi_base, name, err);
+    int rc = bench_world_init(b, &w, "startup", err);
     if (rc == 0)
         rc = one_measure(b, &w, gpus, err);
     return world_finish(&w, rc, !b->keep, err);

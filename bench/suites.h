@@ -43,7 +43,10 @@ int suite_flap(struct bench *b, struct error *err);   /* a flapping device's API
 /* `fakehw-bench echo-server`: the bare gRPC server of the floor. */
 int echo_server_main(int argc, char **argv);
 
-/* A fresh directory name for a world of this invocation ("prepare-3"). */
-void bench_world_name(struct bench *b, const char *what, char *buf, size_t len);
+struct world;
+
+/* world_init for a world of this invocation, in a fresh directory named
+ * after what ("prepare-3"). */
+int bench_world_init(struct bench *b, struct world *w, const char *what, struct error *err);
 
 #endif

@@ -10,47 +10,31 @@
 # release from common/version.h.  Headers are included by bare name.
 CPPFLAGS    += -Icommon/base -Icommon/fakehw
 COMMON_SRCS := $(wildcard common/*.c common/base/*.c common/fakehw/*.c)
-COMMON_OBJS := $(COMMON_SRCS:%.c=$(OBJ)/%.o)
-COMMON_LIB  := $(BUILD)/lib/libcommon.a
+$(eval $(call static_lib,COMMON,common,$(COMMON_SRCS)))
 
-$(COMMON_LIB): $(COMMON_OBJS)
-	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
-
-UNIT_TESTS += $(BIN)/test_common
-$(BIN)/test_common: $(OBJ)/common/tests/test_common.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(eval $(call unit_test,test_common,$(OBJ)/common/tests/test_common.o $(COMMON_LIB),))
 
 # The shared idiom: cleanup.h, xalloc.h, error_setv.
-UNIT_TESTS += $(BIN)/test_idiom
-$(BIN)/test_idiom: $(OBJ)/common/base/tests/test_idiom.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(eval $(call unit_test,test_idiom,$(OBJ)/common/base/tests/test_idiom.o $(COMMON_LIB),))
 
 # SHA-1 and SHA-256 over their shared block framing (md_block.h).
-UNIT_TESTS += $(BIN)/test_sha
-$(BIN)/test_sha: $(OBJ)/common/base/tests/test_sha.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(eval $(call unit_test,test_sha,$(OBJ)/common/base/tests/test_sha.o $(COMMON_LIB),))
+
+# What the programs' mains share: flags_main, flags_usage_error, stop_signals.h.
+$(eval $(call unit_test,test_main_helpers,$(OBJ)/common/base/tests/test_main_helpers.o \
+  $(COMMON_LIB),-pthread))
 
 # Backoff, the signal-proof sleep, the monotonic clock and its waits.
-UNIT_TESTS += $(BIN)/test_retry
-$(BIN)/test_retry: $(OBJ)/common/base/tests/test_retry.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(LDLIBS)
+$(eval $(call unit_test,test_retry,$(OBJ)/common/base/tests/test_retry.o $(COMMON_LIB),-pthread))
 
 # The tree reader and watcher that fakegpu-smi and the plugin share.
-UNIT_TESTS += $(BIN)/test_fakehw_tree $(BIN)/test_fakehw_watch
-$(BIN)/test_fakehw_tree: $(OBJ)/common/fakehw/tests/test_fakehw_tree.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(eval $(call unit_test,test_fakehw_tree,$(OBJ)/common/fakehw/tests/test_fakehw_tree.o \
+  $(COMMON_LIB),))
 
 # The watcher test runs a tiny FUSE server (libfuse3) to test FUSE poll.
 $(OBJ)/common/fakehw/tests/test_fakehw_watch.o: CPPFLAGS += $(shell pkg-config --cflags fuse3)
-$(BIN)/test_fakehw_watch: $(OBJ)/common/fakehw/tests/test_fakehw_watch.o $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -pthread -o $@ $^ -lcmocka $(shell pkg-config --libs fuse3) $(LDLIBS)
+$(eval $(call unit_test,test_fakehw_watch,$(OBJ)/common/fakehw/tests/test_fakehw_watch.o \
+  $(COMMON_LIB),$(shell pkg-config --libs fuse3) -pthread))
 
 # The commit the programs report (common/version.h): FAKEHW_GIT_COMMIT when
 # given (the image build, whose context has no .git), else git describe.

@@ -351,8 +351,8 @@ static void option_defaults(struct options *o)
     };
 }
 
-/* The flags (with their environment variables) into *o; exits after
- * --help and --version.  -1 after a usage error (said on stderr). */
+/* The flags (with their environment variables) into *o: FLAGS_GO_ON, or
+ * the exit status after --help, --version or a usage error (flags_main). */
 static int read_flags(struct options *o, int argc, char **argv)
 {
     const struct flag flags[] = {
@@ -414,21 +414,7 @@ static int read_flags(struct options *o, int argc, char **argv)
         FLAG_VERSION_ENTRY,
     };
     const struct flags_program program = {"fakehw-kubelet-plugin", "[flags]", description};
-    struct error err;
-    int next;
-    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
-        exit(0);
-    if (rc < 0) {
-        fprintf(stderr, "fakehw-kubelet-plugin: %s\n", err.msg);
-        return -1;
-    }
-    if (next < argc) {
-        fprintf(stderr, "fakehw-kubelet-plugin: unexpected argument \"%s\" (see --help)\n",
-                argv[next]);
-        return -1;
-    }
-    return 0;
+    return flags_main(flags_read_versioned, flags, FLAGS_COUNT(flags), argc, argv, &program, NULL);
 }
 
 /* The flags checked and resolved: the personality, the taint effect and
@@ -478,13 +464,15 @@ static int check_options(struct plugin *p)
     return name_sockets(p);
 }
 
+/* FLAGS_GO_ON, or the exit status (a bad option said on stderr). */
 static int parse_options(struct plugin *p, int argc, char **argv)
 {
     option_defaults(&p->opt);
-    if (read_flags(&p->opt, argc, argv) < 0)
-        return -1;
+    int status = read_flags(&p->opt, argc, argv);
+    if (status != FLAGS_GO_ON)
+        return status;
     log_verbosity = (int)p->opt.verbosity;
-    return check_options(p);
+    return check_options(p) < 0 ? FLAGS_EXIT_USAGE : FLAGS_GO_ON;
 }
 
 static int start_servers(struct plugin *p, struct error *err)
@@ -763,8 +751,9 @@ int main(int argc, char **argv)
     mallopt(M_ARENA_MAX, 1);
     rpc_process_setup();
     struct plugin p = {0};
-    if (parse_options(&p, argc, argv) < 0)
-        return 2;
+    int parsed = parse_options(&p, argc, argv);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
 
     /* Before any other thread: they all inherit the blocked signals, which
      * the signal thread takes; from a signal on, the process ends within

@@ -17,11 +17,8 @@ $(BIN)/fakehw-kubelet-plugin: $(PLUGIN_OBJS) $(PLUGIN_LIBS)
 
 # Unit test of the inventory on a plain tree (shared, immutable snapshots).
 # Its source is driver/tests/test_inventory.c.
-UNIT_TESTS += $(BIN)/test_inventory
-$(BIN)/test_inventory: $(OBJ)/driver/tests/test_inventory.o $(OBJ)/driver/inventory.o \
-    $(DEVICE_LIB) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(HEALTH_LDLIBS) $(LDLIBS)
+$(eval $(call unit_test,test_inventory,$(OBJ)/driver/tests/test_inventory.o $(OBJ)/driver/inventory.o \
+  $(DEVICE_LIB) $(COMMON_LIB),$(HEALTH_LDLIBS)))
 
 # The integration test program of driver/publish and driver/health: the
 # publisher, the claim status writer and the inventory, no gRPC (source

@@ -15,6 +15,8 @@
 #include "fakehw_tree.h"
 #include "flags.h"
 
+static const char name[] = "fakehw attach";
+
 static const char description[] =
     "Shows the attach state of DEVICE (a device name, or \"all\") in a running fakehw tree, or\n"
     "changes it: attach, detach, script the outcome of attaches with fail next (the next\n"
@@ -23,8 +25,6 @@ static const char description[] =
     "only.  Prints DEVICE: STATE (attachFailure FAILURE, attachDelayMs MS) for each device.  Exit\n"
     "status 1 when a device is missing, not attachable or refused the command, 2 for bad\n"
     "usage.  Reference: \"Attachable devices\" in fakehw.md of the fakehw-dra documentation.";
-
-static const char name[] = "fakehw attach";
 
 /* Prints a device's state; -1 (reported) when it cannot be read. */
 static int show(const char *mount, const char *device)
@@ -104,59 +104,56 @@ static int run_attachable(const char *mount, const char *device, void *ctx)
     return run(mount, device, cmd);
 }
 
-int attach_main(int argc, char **argv)
+static const struct cli_command attach_cli = {
+    name,        "[--mount DIR] DEVICE|all [attach|detach|fail next|always|never|delay DURATION]",
+    description, 3,
+    1,           "DEVICE"};
+
+/* The attach command the n words after DEVICE make into cmd ("" for none:
+ * only show): 0, or EXIT_USAGE after a message. */
+static int parse_command(char *const *words, int n, char *cmd, size_t size)
 {
-    const char *mount = cli_default_mount;
-    const struct flag flags[] = {
-        CLI_MOUNT_FLAG(mount),
-    };
-    const struct cli_command line = {
-        .name = name,
-        .usage = "[--mount DIR] DEVICE|all [attach|detach|fail next|always|never|delay DURATION]",
-        .description = description,
-        .flags = flags,
-        .nflags = FLAGS_COUNT(flags),
-        .maxpos = 3,
-        .minpos = 1,
-        .need = "DEVICE",
-    };
-    char *pos[3];
-    int npos;
-    int parsed = cli_parse(&line, argc, argv, pos, &npos);
-    if (parsed >= 0)
-        return parsed;
-    const char *device = pos[0];
-    char cmd[32];
-    const char *command = NULL;
-    if (npos > 1) {
+    cmd[0] = '\0';
+    if (n == 0)
+        return 0;
+    bool ok;
+    if (!strcmp(words[0], "fail")) {
         enum fakehw_attach_failure failure;
-        bool ok;
+        ok = n == 2 && fakehw_attach_failure_parse(words[1], &failure);
+    } else if (!strcmp(words[0], "delay")) {
         int64_t ms;
         struct error derr;
-        if (!strcmp(pos[1], "fail"))
-            ok = npos == 3 && fakehw_attach_failure_parse(pos[2], &failure);
-        else if (!strcmp(pos[1], "delay")) {
-            if (npos == 3 && duration_parse_ms(pos[2], &ms, &derr) < 0) {
-                fprintf(stderr, "fakehw attach: delay: %s\n", derr.msg);
-                return EXIT_USAGE;
-            }
-            ok = npos == 3;
-        } else
-            ok = npos == 2 && (!strcmp(pos[1], "attach") || !strcmp(pos[1], "detach"));
-        if (!ok) {
-            char given[64];
-            snprintf(given, sizeof(given), "%s%s%s", pos[1], npos == 3 ? " " : "",
-                     npos == 3 ? pos[2] : "");
-            fprintf(stderr,
-                    "fakehw attach: \"%s\" is not an attach command (attach, detach, fail "
-                    "next|always|never, delay DURATION)\n",
-                    given);
+        if (n == 2 && duration_parse_ms(words[1], &ms, &derr) < 0) {
+            fprintf(stderr, "%s: delay: %s\n", name, derr.msg);
             return EXIT_USAGE;
         }
-        snprintf(cmd, sizeof(cmd), "%s%s%s", pos[1], npos == 3 ? " " : "", npos == 3 ? pos[2] : "");
-        command = cmd;
+        ok = n == 2;
+    } else {
+        ok = n == 1 && (!strcmp(words[0], "attach") || !strcmp(words[0], "detach"));
     }
-    if (strcmp(device, FLIP_ALL_DEVICES) != 0)
-        return run(mount, device, command) < 0 ? 1 : 0;
-    return cli_for_each_device(name, mount, run_attachable, (void *)command);
+    char given[64];
+    snprintf(given, sizeof(given), "%s%s%s", words[0], n == 2 ? " " : "", n == 2 ? words[1] : "");
+    if (!ok) {
+        fprintf(stderr,
+                "%s: \"%s\" is not an attach command (attach, detach, fail next|always|never, "
+                "delay DURATION)\n",
+                name, given);
+        return EXIT_USAGE;
+    }
+    snprintf(cmd, size, "%s", given);
+    return 0;
+}
+
+int attach_main(int argc, char **argv)
+{
+    struct cli_args a = cli_parse(&attach_cli, NULL, 0, argc, argv);
+    if (a.status != FLAGS_GO_ON)
+        return a.status;
+    char cmd[32];
+    if (parse_command(a.pos + 1, a.npos - 1, cmd, sizeof(cmd)) != 0)
+        return EXIT_USAGE;
+    const char *command = cmd[0] != '\0' ? cmd : NULL;
+    if (strcmp(a.pos[0], FLIP_ALL_DEVICES) != 0)
+        return run(a.mount, a.pos[0], command) < 0 ? 1 : 0;
+    return cli_for_each_device(name, a.mount, run_attachable, (void *)command);
 }

@@ -26,24 +26,19 @@ int check_main(int argc, char **argv)
     };
     const struct flags_program program = {"fakehw check", "--config FILE [--node NAME]",
                                           check_description};
-    struct error err;
     int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP)
-        return 0;
-    if (rc < 0 || next < argc || config == NULL) {
-        fprintf(stderr, "fakehw check: %s\n",
-                rc < 0 ? err.msg : "usage: fakehw check --config FILE [--node NAME]");
-        return EXIT_USAGE;
-    }
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
+    if (next < argc || config == NULL)
+        return flags_usage_error(&program, "usage: fakehw check --config FILE [--node NAME]");
     char hostname[256];
     if (node == NULL || *node == '\0') {
-        if (default_node_name(hostname, sizeof(hostname)) < 0) {
-            fprintf(stderr, "fakehw check: no --node given and the hostname is unknown\n");
-            return EXIT_USAGE;
-        }
+        if (default_node_name(hostname, sizeof(hostname)) < 0)
+            return flags_usage_error(&program, "no --node given and the hostname is unknown");
         node = hostname;
     }
+    struct error err;
     struct config cfg;
     if (config_load_file(config, node, &cfg, &err) < 0) {
         fprintf(stderr, "fakehw check: %s\n", err.msg);

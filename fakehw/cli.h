@@ -10,7 +10,7 @@
 #include "flags.h"
 
 /* Exit code for bad usage (unknown flag, missing argument). */
-#define EXIT_USAGE 2
+#define EXIT_USAGE FLAGS_EXIT_USAGE
 
 struct daemon_options {
     const char *config;    /* YAML config path */
@@ -45,11 +45,6 @@ int profiles_main(int argc, char **argv);
 /* The node name to use when none was given: the hostname. */
 int default_node_name(char *buf, unsigned long size);
 
-/* The default of --mount for the tree commands: a command that starts its
- * mount from this pointer and finds no tree there says how to name
- * another (--mount, FAKEHW_MOUNT). */
-extern const char cli_default_mount[];
-
 /* The first line of a tree file, without its newline; -1 with errno. */
 int cli_read_line(const char *path, char *buf, size_t size);
 
@@ -61,30 +56,34 @@ const char *cli_explain(int e);
 void cli_report_missing(const char *cmd, const char *mount, const char *device, const char *path,
                         int e);
 
-/* A tree command's command line: its flags and up to maxpos positionals. */
+/* The most positionals a tree command takes. */
+#define CLI_MAX_POS 3
+
+/* A tree command's command line: what --help says, and its positionals. */
 struct cli_command {
     const char *name;        /* "fakehw flip", the prefix of every message */
     const char *usage;       /* what --help shows after the name */
     const char *description; /* the --help text */
-    const struct flag *flags;
-    size_t nflags;
-    int maxpos;
-    int minpos;       /* fewer positionals: "<name>: need <need> (see --help)" */
-    const char *need; /* what the first minpos positionals are: "DEVICE and STATE" */
+    int maxpos;              /* at most CLI_MAX_POS */
+    int minpos;              /* fewer positionals: "<name>: need <need> (see --help)" */
+    const char *need;        /* what the first minpos positionals are: "DEVICE and STATE" */
 };
 
-/* The --mount flag of the commands that act on a mounted tree. */
-#define CLI_MOUNT_FLAG(var)                                                                        \
-    {                                                                                              \
-        "mount", "FAKEHW_MOUNT", FLAG_STRING, &(var), "where the fakehw tree is mounted"           \
-    }
+/* A tree command's command line as parsed. */
+struct cli_args {
+    int status;             /* FLAGS_GO_ON, else the exit code (0 after --help) */
+    const char *mount;      /* --mount DIR (FAKEHW_MOUNT), where the tree is */
+    char *pos[CLI_MAX_POS]; /* the positionals, DEVICE|all first */
+    int npos;
+};
 
-/* Parses argv (argv[0] is the command name): flags may come before, between
- * or after the positionals, which go to pos (room for c->maxpos), at least
- * c->minpos of them, the first, DEVICE|all, checked as a device.
- * Returns -1 with *npos set to go on, or the exit code: 0 after --help,
- * EXIT_USAGE after a message. */
-int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos);
+/* Parses argv (argv[0] is the command name): --mount and the command's own
+ * flags (nflags of them, after --mount in --help) may come before, between
+ * or after the positionals, of which there are c->minpos to c->maxpos, the
+ * first, DEVICE|all, checked as a device.  A status of EXIT_USAGE comes
+ * after a message. */
+struct cli_args cli_parse(const struct cli_command *c, const struct flag *flags, size_t nflags,
+                          int argc, char **argv);
 
 /* Checks a device argument before any path is built from it: "all" when
  * all_ok, else a device name as fakehw makes them (a DNS label), so that

@@ -17,7 +17,9 @@
 #include "fakehw_tree.h"
 #include "xalloc.h"
 
-const char cli_default_mount[] = FAKEHW_DEFAULT_ROOT;
+/* The default of --mount: a command whose mount is still this pointer and
+ * finds no tree there says how to name another (--mount, FAKEHW_MOUNT). */
+static const char cli_default_mount[] = FAKEHW_DEFAULT_ROOT;
 
 /* Prints that mount holds no tree, and how to name another when nobody
  * named this one. */
@@ -70,21 +72,28 @@ void cli_report_missing(const char *cmd, const char *mount, const char *device, 
         fprintf(stderr, "%s: %s: %s\n", cmd, path, cli_explain(e));
 }
 
-int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, int *npos)
+/* cli_parse into *a: its status. */
+static int parse_args(const struct cli_command *c, const struct flag *flags, size_t nflags,
+                      int argc, char **argv, struct cli_args *a)
 {
-    struct error err;
+    size_t n = nflags + 1;
+    cleanup_free struct flag *first = xcalloc(n, sizeof(*first));
+    first[0] = (struct flag){"mount", "FAKEHW_MOUNT", FLAG_STRING, &a->mount,
+                             "where the fakehw tree is mounted"};
+    for (size_t i = 0; i < nflags; i++)
+        first[i + 1] = flags[i];
     /* Later rounds must not re-apply the environment over the command line. */
-    cleanup_free struct flag *later = xcalloc(c->nflags, sizeof(*later));
-    for (size_t i = 0; i < c->nflags; i++) {
-        later[i] = c->flags[i];
+    cleanup_free struct flag *later = xcalloc(n, sizeof(*later));
+    for (size_t i = 0; i < n; i++) {
+        later[i] = first[i];
         later[i].env = NULL;
     }
-    *npos = 0;
+    struct error err;
     for (int i = 0; i < argc;) {
         int next;
-        int rc = flags_parse(i == 0 ? c->flags : later, c->nflags, argc - i, argv + i, &next, &err);
+        int rc = flags_parse(i == 0 ? first : later, n, argc - i, argv + i, &next, &err);
         if (rc == FLAGS_HELP) {
-            flags_usage(stdout, c->name, c->usage, c->description, c->flags, c->nflags);
+            flags_usage(stdout, c->name, c->usage, c->description, first, n);
             return 0;
         }
         if (rc < 0) {
@@ -94,20 +103,28 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, char **pos, in
         i += next;
         if (i >= argc)
             break;
-        if (*npos == c->maxpos) {
+        if (a->npos == c->maxpos) {
             fprintf(stderr, "%s: unexpected argument \"%s\" (see --help)\n", c->name, argv[i]);
             return EXIT_USAGE;
         }
-        pos[(*npos)++] = argv[i];
+        a->pos[a->npos++] = argv[i];
         /* argv[i] becomes the argv[0] flags_parse skips on the next round. */
     }
-    if (*npos < c->minpos) {
+    if (a->npos < c->minpos) {
         fprintf(stderr, "%s: need %s (see --help)\n", c->name, c->need);
         return EXIT_USAGE;
     }
-    if (*npos > 0 && cli_check_device(c->name, pos[0], true) != 0)
+    if (a->npos > 0 && cli_check_device(c->name, a->pos[0], true) != 0)
         return EXIT_USAGE;
-    return -1;
+    return FLAGS_GO_ON;
+}
+
+struct cli_args cli_parse(const struct cli_command *c, const struct flag *flags, size_t nflags,
+                          int argc, char **argv)
+{
+    struct cli_args a = {.mount = cli_default_mount};
+    a.status = parse_args(c, flags, nflags, argc, argv, &a);
+    return a;
 }
 
 int cli_check_device(const char *cmd, const char *device, bool all_ok)

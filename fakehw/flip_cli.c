@@ -13,6 +13,8 @@
 #include "flags.h"
 #include "inventory.h"
 
+static const char name[] = "fakehw flip";
+
 static const char description[] =
     "Sets the health of DEVICE (a device name, or \"all\") in a running fakehw tree:\n"
     "STATE is healthy or unhealthy; --reason sets healthReason (e.g. \"XID 79: GPU has fallen\n"
@@ -20,7 +22,7 @@ static const char description[] =
 
 static int flip_one(const char *mount, const char *device, void *ctx)
 {
-    const char *cmd = ctx, *name = "fakehw flip";
+    const char *cmd = ctx;
     char path[PATH_MAX], rpath[PATH_MAX];
     if (cli_device_path(path, sizeof(path), name, mount, device, FAKEHW_ATTR(HEALTH)) < 0 ||
         cli_device_path(rpath, sizeof(rpath), name, mount, device, FAKEHW_ATTR(HEALTH_REASON)) < 0)
@@ -43,32 +45,20 @@ static int flip_one(const char *mount, const char *device, void *ctx)
     return 0;
 }
 
+static const struct cli_command flip_cli = {
+    name, "[--mount DIR] DEVICE|all STATE [--reason TEXT]", description, 2, 2, "DEVICE and STATE"};
+
 int flip_main(int argc, char **argv)
 {
-    const char *mount = cli_default_mount, *reason = NULL;
-    const struct flag flags[] = {
-        CLI_MOUNT_FLAG(mount),
-        {"reason", NULL, FLAG_STRING, &reason, "reason text, shown in healthReason"},
-    };
-    const struct cli_command command = {
-        .name = "fakehw flip",
-        .usage = "[--mount DIR] DEVICE|all STATE [--reason TEXT]",
-        .description = description,
-        .flags = flags,
-        .nflags = FLAGS_COUNT(flags),
-        .maxpos = 2,
-        .minpos = 2,
-        .need = "DEVICE and STATE",
-    };
-    char *pos[2];
-    int npos;
-    int rc = cli_parse(&command, argc, argv, pos, &npos);
-    if (rc >= 0)
-        return rc;
-    const char *device = pos[0], *state = pos[1];
+    const char *reason = NULL;
+    const struct flag reason_flag = {"reason", NULL, FLAG_STRING, &reason,
+                                     "reason text, shown in healthReason"};
+    struct cli_args a = cli_parse(&flip_cli, &reason_flag, 1, argc, argv);
+    if (a.status != FLAGS_GO_ON)
+        return a.status;
+    const char *device = a.pos[0], *state = a.pos[1];
     if (strcmp(state, FAKEHW_HEALTHY) != 0 && strcmp(state, FAKEHW_UNHEALTHY) != 0) {
-        fprintf(stderr, "fakehw flip: \"%s\" is not a health state (healthy or unhealthy)\n",
-                state);
+        fprintf(stderr, "%s: \"%s\" is not a health state (healthy or unhealthy)\n", name, state);
         return EXIT_USAGE;
     }
     char cmd[FAKEHW_REASON_MAX + 32];
@@ -79,11 +69,11 @@ int flip_main(int argc, char **argv)
     struct error err;
     if (n < 0 || (size_t)n >= sizeof(cmd) ||
         health_parse_command(cmd, (size_t)n, &healthy, parsed, sizeof(parsed), &err) < 0) {
-        fprintf(stderr, "fakehw flip: --reason must be one line of at most %d bytes\n",
+        fprintf(stderr, "%s: --reason must be one line of at most %d bytes\n", name,
                 FAKEHW_REASON_MAX - 1);
         return EXIT_USAGE;
     }
     if (strcmp(device, FLIP_ALL_DEVICES) != 0)
-        return flip_one(mount, device, cmd) < 0 ? 1 : 0;
-    return cli_for_each_device("fakehw flip", mount, flip_one, cmd);
+        return flip_one(a.mount, device, cmd) < 0 ? 1 : 0;
+    return cli_for_each_device(name, a.mount, flip_one, cmd);
 }

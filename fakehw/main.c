@@ -7,7 +7,6 @@
  *   fakehw xid --mount DIR DEVICE [CODE | --clear]
  *   fakehw check --config FILE [--node NAME]
  *   fakehw profiles */
-#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -76,32 +75,17 @@ int main(int argc, char **argv)
         FLAG_VERSION_ENTRY,
     };
     const struct flags_program program = {"fakehw", "--config FILE [flags]", description};
-    struct error err;
-    int next;
-    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
-        return 0;
-    if (rc < 0) {
-        fprintf(stderr, "fakehw: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    if (next < argc) {
-        fprintf(stderr, "fakehw: unexpected argument \"%s\" (see --help)\n", argv[next]);
-        return EXIT_USAGE;
-    }
-    if (o.config == NULL || *o.config == '\0') {
-        fprintf(stderr, "fakehw: --config is required (or FAKEHW_CONFIG; see --help)\n");
-        return EXIT_USAGE;
-    }
-    if (o.mount == NULL || *o.mount == '\0') {
-        fprintf(stderr, "fakehw: --mount must not be empty\n");
-        return EXIT_USAGE;
-    }
-    if (o.takeover_timeout < 0 || o.takeover_timeout > TAKEOVER_TIMEOUT_MAX) {
-        fprintf(stderr, "fakehw: --takeover-timeout %ld: must be 0..%d seconds\n",
-                o.takeover_timeout, TAKEOVER_TIMEOUT_MAX);
-        return EXIT_USAGE;
-    }
+    int parsed =
+        flags_main(flags_read_versioned, flags, FLAGS_COUNT(flags), argc, argv, &program, NULL);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
+    if (o.config == NULL || *o.config == '\0')
+        return flags_usage_error(&program, "--config is required (or FAKEHW_CONFIG; see --help)");
+    if (o.mount == NULL || *o.mount == '\0')
+        return flags_usage_error(&program, "--mount must not be empty");
+    if (o.takeover_timeout < 0 || o.takeover_timeout > TAKEOVER_TIMEOUT_MAX)
+        return flags_usage_error(&program, "--takeover-timeout %ld: must be 0..%d seconds",
+                                 o.takeover_timeout, TAKEOVER_TIMEOUT_MAX);
     log_verbosity = (int)verbosity;
     return daemon_run(&o);
 }

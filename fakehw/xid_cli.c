@@ -13,6 +13,8 @@
 #include "flags.h"
 #include "inventory.h"
 
+static const char name[] = "fakehw xid";
+
 static const char description[] =
     "Reports XID CODE (an NVIDIA driver error code, 1..99999, e.g. 79: GPU has fallen off the\n"
     "bus) on DEVICE (a device name, or \"all\") in a running fakehw tree, clears it with\n"
@@ -21,8 +23,6 @@ static const char description[] =
     "(fatal, or an ignored application error).  Prints DEVICE: xid CODE, or DEVICE: no xid.\n"
     "Exit status 1 when a device is missing or refused the write, 2 for bad usage.\n"
     "Reference: \"XIDs\" in fakehw.md of the fakehw-dra documentation.";
-
-static const char name[] = "fakehw xid";
 
 /* Prints a device's XID; -1 (reported) when it cannot be read. */
 static int show(const char *mount, const char *device)
@@ -56,44 +56,33 @@ static int apply(const char *mount, const char *device, void *ctx)
     return rc < 0 ? -1 : show(mount, device);
 }
 
+static const struct cli_command xid_cli = {
+    name, "[--mount DIR] DEVICE|all [CODE | --clear]", description, 2, 1, "DEVICE"};
+
 int xid_main(int argc, char **argv)
 {
-    const char *mount = cli_default_mount;
     bool clear = false;
-    const struct flag flags[] = {
-        CLI_MOUNT_FLAG(mount),
-        {"clear", NULL, FLAG_BOOL, &clear, "clear the device's XID (it reads 0)"},
-    };
-    const struct cli_command command = {
-        .name = name,
-        .usage = "[--mount DIR] DEVICE|all [CODE | --clear]",
-        .description = description,
-        .flags = flags,
-        .nflags = FLAGS_COUNT(flags),
-        .maxpos = 2,
-        .minpos = 1,
-        .need = "DEVICE",
-    };
-    char *pos[2];
-    int npos;
-    int rc = cli_parse(&command, argc, argv, pos, &npos);
-    if (rc >= 0)
-        return rc;
-    if (clear && npos == 2) {
+    const struct flag clear_flag = {"clear", NULL, FLAG_BOOL, &clear,
+                                    "clear the device's XID (it reads 0)"};
+    struct cli_args a = cli_parse(&xid_cli, &clear_flag, 1, argc, argv);
+    if (a.status != FLAGS_GO_ON)
+        return a.status;
+    if (clear && a.npos == 2) {
         fprintf(stderr, "%s: give CODE or --clear, not both\n", name);
         return EXIT_USAGE;
     }
     char cmd[32];
     long code = 0;
     struct error err;
-    if (npos == 2 && (xid_parse_command(pos[1], strlen(pos[1]), &code, &err) < 0 || code == 0)) {
+    if (a.npos == 2 &&
+        (xid_parse_command(a.pos[1], strlen(a.pos[1]), &code, &err) < 0 || code == 0)) {
         fprintf(stderr, "%s: \"%.16s%s\" is not an XID (a decimal 1..%d; --clear clears it)\n",
-                name, pos[1], strlen(pos[1]) > 16 ? "..." : "", FAKEHW_XID_MAX);
+                name, a.pos[1], strlen(a.pos[1]) > 16 ? "..." : "", FAKEHW_XID_MAX);
         return EXIT_USAGE;
     }
     snprintf(cmd, sizeof(cmd), "%ld\n", code);
-    void *ctx = npos == 2 || clear ? cmd : NULL;
-    if (strcmp(pos[0], FLIP_ALL_DEVICES) != 0)
-        return apply(mount, pos[0], ctx) < 0 ? 1 : 0;
-    return cli_for_each_device(name, mount, apply, ctx);
+    void *ctx = a.npos == 2 || clear ? cmd : NULL;
+    if (strcmp(a.pos[0], FLIP_ALL_DEVICES) != 0)
+        return apply(a.mount, a.pos[0], ctx) < 0 ? 1 : 0;
+    return cli_for_each_device(name, a.mount, apply, ctx);
 }

@@ -21,11 +21,8 @@ $(BIN)/fakehw-fleet-publisher: $(FLEET_MAIN) $(FLEET_LINK)
 
 # Unit tests: a node's devices from its config section, flips reaching its
 # listener, the API server's limits on the built slices.
-UNIT_TESTS += $(BIN)/test_fleet
-$(BIN)/test_fleet: $(OBJ)/fleet/tests/test_fleet.o $(FLEET_LINK)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(FAKEHW_PKG_LIBS) $(KUBE_LDLIBS) $(HEALTH_LDLIBS) \
-	  -lpthread $(LDLIBS)
+$(eval $(call unit_test,test_fleet,$(OBJ)/fleet/tests/test_fleet.o $(FLEET_LINK),$(FAKEHW_PKG_LIBS) \
+  $(KUBE_LDLIBS) $(HEALTH_LDLIBS) -lpthread))
 
 BATS_SUITES += fleet/tests
 LINT_SHELL  += scripts/fleet/fleet.sh bench/fleet/sched.sh bench/fleet/binding.sh

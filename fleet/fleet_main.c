@@ -31,6 +31,7 @@
 #include "flags.h"
 #include "log.h"
 #include "monotonic.h"
+#include "stop_signals.h"
 #include "version.h"
 
 #define FLEET_MAX_NODES    100000
@@ -96,8 +97,12 @@ struct fleet {
     struct binder *binder;
     atomic_size_t next_delete;
     atomic_size_t delete_failures;
+    sigset_t stop; /* SIGTERM and SIGINT, blocked in every thread */
 };
 
+static const struct flags_program program = {"fakehw-fleet-publisher", "[flags]", description};
+
+/* FLAGS_GO_ON with o filled in, else the exit status. */
 static int read_flags(struct options *o, int argc, char **argv)
 {
     const struct flag flags[] = {
@@ -131,18 +136,12 @@ static int read_flags(struct options *o, int argc, char **argv)
         {"v", "LOG_VERBOSITY", FLAG_INT, &o->verbosity, "log verbosity"},
         FLAG_VERSION_ENTRY,
     };
-    const struct flags_program program = {"fakehw-fleet-publisher", "[flags]", description};
-    struct error err;
     int next;
-    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
-        exit(0);
-    if (rc < 0 || next < argc) {
-        fprintf(stderr, "fakehw-fleet-publisher: %s\n",
-                rc < 0 ? err.msg : "unexpected argument (see --help)");
-        return -1;
-    }
-    return 0;
+    int parsed =
+        flags_main(flags_read_versioned, flags, FLAGS_COUNT(flags), argc, argv, &program, &next);
+    if (parsed == FLAGS_GO_ON && next < argc)
+        return flags_usage_error(&program, "unexpected argument (see --help)");
+    return parsed;
 }
 
 static int check_options(struct fleet *f, struct error *err)
@@ -454,16 +453,9 @@ static int stop_all(struct fleet *f)
     return failed == 0 ? 0 : -1;
 }
 
-static int wait_for_signal(void)
+static void wait_for_signal(const struct fleet *f)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    int sig = 0;
-    sigwait(&set, &sig);
-    LOG_I("fleet: signal %d, stopping", sig);
-    return 0;
+    LOG_I("fleet: signal %d, stopping", stop_signals_wait(&f->stop));
 }
 
 static int run(struct fleet *f, struct error *err)
@@ -487,7 +479,7 @@ static int run(struct fleet *f, struct error *err)
     if (rc == 0 && f->o.bind)
         rc = start_binder(f, err);
     if (rc == 0)
-        wait_for_signal();
+        wait_for_signal(f);
     if (f->o.ready_file != NULL && *f->o.ready_file != '\0')
         remove(f->o.ready_file);
     if (stop_all(f) < 0 && rc == 0)
@@ -505,21 +497,16 @@ int main(int argc, char **argv)
                             .verbosity = 0,
                             .sync_concurrency = SYNC_CONCURRENCY_DEFAULT,
                             .bind = true}};
-    if (read_flags(&f.o, argc, argv) < 0)
-        return 2;
+    int parsed = read_flags(&f.o, argc, argv);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     pthread_mutex_init(&f.binder_lock, NULL);
     log_verbosity = (int)f.o.verbosity;
     struct error err = {{0}};
-    if (check_options(&f, &err) < 0) {
-        fprintf(stderr, "fakehw-fleet-publisher: %s\n", err.msg);
-        return 2;
-    }
-    /* Blocked in every thread: sigwait takes them. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (check_options(&f, &err) < 0)
+        return flags_usage_error(&program, "%s", err.msg);
+    /* Blocked in every thread: wait_for_signal takes them. */
+    stop_signals_block(&f.stop);
     int rc = run(&f, &err);
     if (rc < 0)
         fprintf(stderr, "fakehw-fleet-publisher: %s\n", err.msg);

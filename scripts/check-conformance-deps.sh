@@ -51,7 +51,7 @@ quoted_includes() {
 }
 # common/ headers beyond the generic idioms (a kit header of the same name,
 # next to the including file, is the kit's own).
-COMMON_OK=" error.h log.h flags.h xalloc.h cleanup.h atomic_file.h monotonic.h grow.h "
+COMMON_OK=" error.h log.h flags.h xalloc.h cleanup.h atomic_file.h monotonic.h grow.h stop_signals.h "
 while IFS= read -r hit; do
     file=${hit%%:*}
     header=$(included "$hit")

@@ -48,10 +48,12 @@ GO_TOOLCHAIN=go1.26.8
 GO_TOOLCHAIN_SHA256=30c2b1bf7dcc88d3eb0a1364e47ddd9128edb3110a30e8a0ef61cd5856b31de7 # linux-amd64
 
 TOOLS_BIN=${TOOLS_BIN:-/usr/local/bin}
-GO_TOOLCHAIN_DIR=${GO_TOOLCHAIN_DIR:-/usr/local/lib/fakehw-dra-go}
 KUBECTL_VERSION=${KUBECTL_VERSION:-v1.37.2}
 export GOPROXY=${GOPROXY:-https://proxy.golang.org}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# go_ok, local_go and GO_TOOLCHAIN_DIR.
+# shellcheck source=node-image/go-toolchain.sh source-path=SCRIPTDIR
+source "$HERE/node-image/go-toolchain.sh"
 
 say() { printf 'install-go-tools: %s\n' "$*"; }
 die() {
@@ -107,25 +109,6 @@ module() {
     kind) echo "sigs.k8s.io/kind@$KIND_VERSION" ;;
     kubectl) echo "k8s.io/kubernetes@$KUBECTL_VERSION" ;;
     esac
-}
-
-# go_ok GO: GO runs and is 1.$GO_MIN_MINOR or newer.
-go_ok() {
-    local v
-    v=$("$1" env GOVERSION 2>/dev/null) || return 1
-    [[ $v =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= GO_MIN_MINOR))
-}
-
-# local_go: prints a usable go that is already here, or fails.
-local_go() {
-    local g
-    for g in "$(command -v go 2>/dev/null || true)" /usr/local/go/bin/go "$GO_TOOLCHAIN_DIR/go/bin/go"; do
-        if [[ -n $g && -x $g ]] && go_ok "$g"; then
-            echo "$g"
-            return 0
-        fi
-    done
-    return 1
 }
 
 # find_go: prints a usable go, fetching the pinned toolchain if needed.

@@ -18,28 +18,25 @@
 # Exits non-zero when a pod is not Running within BIND_TIMEOUT seconds
 # (default 120) or a check fails.
 set -euo pipefail
-: "${REAL_NODE_STATE:=/var/lib/fakehw-fleet}"
+PROG=binding
+# shellcheck source=lib.bash source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${BIND_TIMEOUT:=120}"
-: "${DRIVER:=gpu.fakehw.example.com}"
 LOGS=${LOGS:-$REAL_NODE_STATE/logs}
 NS=fleet-binding
-kctl() { "$REAL_NODE_STATE/bin/kubectl" --kubeconfig "$REAL_NODE_STATE/admin.kubeconfig" "$@"; }
-die() { echo "binding: $*" >&2; exit 1; }
 
 # claim_and_pod NAME NODE: a claim for one GB200 and a pod on NODE using it.
 claim_and_pod() {
-    kctl apply -f - >/dev/null <<YAML
+    {
+        cat <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: $1, namespace: $NS}
 spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: $DRIVER
-        selectors:
-        - cel: {expression: 'device.attributes["$DRIVER"].productName == "NVIDIA GB200"'}
+YAML
+        gpu_claim_spec 2 "selectors:" \
+            "- cel: {expression: 'device.attributes[\"$DRIVER\"].productName == \"NVIDIA GB200\"'}"
+        cat <<YAML
 ---
 apiVersion: v1
 kind: Pod
@@ -51,6 +48,7 @@ spec:
   resourceClaims:
   - {name: gpu, resourceClaimName: $1}
 YAML
+    } | kctl apply -f - >/dev/null
 }
 
 running() { [[ $(kctl get pod -n "$NS" "$1" -o jsonpath='{.status.phase}') == Running ]]; }
@@ -78,8 +76,7 @@ bound_time() { # when the pod was bound (PodScheduled True)
         '.status.conditions[]? | select(.type == "PodScheduled" and .status == "True") | .lastTransitionTime'
 }
 
-kctl delete namespace "$NS" --wait=true >/dev/null 2>&1 || true
-kctl create namespace "$NS" >/dev/null
+fresh_namespace "$NS"
 claim_and_pod attach-me fleet-node-1
 claim_and_pod fail-once fleet-node-2
 

@@ -20,17 +20,16 @@
 # (lease or status, scripts/fleet/fleet.sh FLEET_HEARTBEAT).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${REAL_NODE_STATE:=/var/lib/fakehw-fleet}"
+PROG=sched
+# shellcheck source=lib.bash source-path=SCRIPTDIR
+source "$HERE/lib.bash"
 : "${REAL_NODE_RUN:=/run/fakehw-fleet}"
 : "${SCHED_TIMEOUT:=900}"
-: "${DRIVER:=gpu.fakehw.example.com}"
 MODE=${1:?usage: sched.sh dra|taints|mig|ext PODS [RESULTS]}
 PODS=${2:?usage: sched.sh MODE PODS [RESULTS]}
 RESULTS=${3:-}
 PKI=$REAL_NODE_STATE/pki
 NS=fleet-bench-$MODE
-kctl() { "$REAL_NODE_STATE/bin/kubectl" --kubeconfig "$REAL_NODE_STATE/admin.kubeconfig" "$@"; }
-die() { echo "sched: $*" >&2; exit 1; }
 [[ $PODS =~ ^[1-9][0-9]*$ ]] || die "PODS '$PODS' is not a positive number"
 
 metrics() { # the scheduler's metrics, with the admin certificate
@@ -39,14 +38,11 @@ metrics() { # the scheduler's metrics, with the admin certificate
 
 # The claim template of MODE (none for ext).
 template() {
-    local extra=""
+    local extra=()
     case $MODE in
     ext) return 0 ;;
-    taints) extra="
-          tolerations: [{key: $DRIVER/unhealthy, operator: Exists}]" ;;
-    mig) extra="
-          selectors:
-          - cel: {expression: 'device.attributes[\"$DRIVER\"].profile == \"1g.10gb\"'}" ;;
+    taints) extra=("tolerations: [{key: $DRIVER/unhealthy, operator: Exists}]") ;;
+    mig) extra=("selectors:" "- cel: {expression: 'device.attributes[\"$DRIVER\"].profile == \"1g.10gb\"'}") ;;
     dra) ;;
     *) die "unknown MODE $MODE" ;;
     esac
@@ -56,13 +52,8 @@ kind: ResourceClaimTemplate
 metadata: {name: gpu, namespace: $NS}
 spec:
   spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: $DRIVER
-          count: 1$extra
 EOF
+    gpu_claim_spec 4 "count: 1" "${extra[@]}"
 }
 
 pods() { # PODS pods: one claim each from the template, or nvidia.com/gpu: 1
@@ -99,8 +90,7 @@ apiserver_rss_mib() {
     awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$(cat "$REAL_NODE_RUN/kube-apiserver.pid")/status"
 }
 
-kctl delete namespace "$NS" --wait=true >/dev/null 2>&1 || true
-kctl create namespace "$NS" >/dev/null
+fresh_namespace "$NS"
 if [[ $MODE != ext ]]; then template | kctl apply -f - >/dev/null; fi
 before=$(mktemp) after=$(mktemp)
 trap 'rm -f "$before" "$after"' EXIT

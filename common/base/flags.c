@@ -2,6 +2,7 @@
 #include "flags.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,12 +158,47 @@ int flags_read(const struct flag *flags, size_t nflags, int argc, char **argv,
     return rc;
 }
 
+/* flags_read_all's check of what follows the flags. */
+static int no_arguments(int argc, char **argv, int next, struct error *err)
+{
+    if (next != argc)
+        return error_set(err, "unexpected argument \"%s\" (see --help)", argv[next]);
+    return 0;
+}
+
 int flags_read_all(const struct flag *flags, size_t nflags, int argc, char **argv,
                    const struct flags_program *program, struct error *err)
 {
     int next;
     int rc = flags_read(flags, nflags, argc, argv, program, &next, err);
-    if (rc == 0 && next != argc)
-        return error_set(err, "unexpected argument \"%s\" (see --help)", argv[next]);
-    return rc;
+    return rc == 0 ? no_arguments(argc, argv, next, err) : rc;
+}
+
+int flags_main(flags_reader *reader, const struct flag *flags, size_t nflags, int argc, char **argv,
+               const struct flags_program *program, int *next)
+{
+    struct error err;
+    int first;
+    int rc = reader(flags, nflags, argc, argv, program, &first, &err);
+    if (rc == 0 && next == NULL)
+        rc = no_arguments(argc, argv, first, &err);
+    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
+        return 0;
+    if (rc < 0)
+        return flags_usage_error(program, "%s", err.msg);
+    if (next != NULL)
+        *next = first;
+    return FLAGS_GO_ON;
+}
+
+int flags_usage_error(const struct flags_program *program, const char *fmt, ...)
+{
+    struct error what;
+    va_list ap;
+    va_start(ap, fmt);
+    error_setv(&what, fmt, ap);
+    va_end(ap);
+    /* One write, so that the line is never split by another writer. */
+    fprintf(stderr, "%s: %s\n", program->name, what.msg);
+    return FLAGS_EXIT_USAGE;
 }

@@ -72,6 +72,31 @@ int flags_read(const struct flag *flags, size_t nflags, int argc, char **argv,
 int flags_read_all(const struct flag *flags, size_t nflags, int argc, char **argv,
                    const struct flags_program *program, struct error *err);
 
+/* What flags_main returns when the program goes on; any other result is the
+ * status to exit with. */
+#define FLAGS_GO_ON (-1)
+
+/* The exit status of every program after a bad command line. */
+#define FLAGS_EXIT_USAGE 2
+
+/* A reader of a flag table: flags_read, or flags_read_versioned
+ * (version.h), which answers --version too. */
+typedef int flags_reader(const struct flag *flags, size_t nflags, int argc, char **argv,
+                         const struct flags_program *program, int *next, struct error *err);
+
+/* A program's main reading its flags with reader: FLAGS_GO_ON, or the exit
+ * status: 0 after --help or --version, FLAGS_EXIT_USAGE after a bad flag,
+ * said on stderr as "<name>: <what>".  With next NULL the program takes no
+ * positional argument (one is flags_read_all's error); else *next is the
+ * index of the first. */
+int flags_main(flags_reader *reader, const struct flag *flags, size_t nflags, int argc, char **argv,
+               const struct flags_program *program, int *next);
+
+/* Says "<name>: <what>" on stderr about a bad command line: returns
+ * FLAGS_EXIT_USAGE, for `return flags_usage_error(...)`. */
+int flags_usage_error(const struct flags_program *program, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* The number of entries of a flag table (an array, not a pointer). */
 #define FLAGS_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 

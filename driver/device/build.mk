@@ -6,29 +6,17 @@
 # provider of publish/, health/, bind/ and prepare/: link it after them.
 # driver/build.mk includes this fragment first, so the others can name
 # $(DEVICE_LIB) in their rules.
-DEVICE_SRCS   := $(wildcard driver/device/*.c)
-DEVICE_OBJS   := $(DEVICE_SRCS:%.c=$(OBJ)/%.o)
-DEVICE_LIB    := $(BUILD)/lib/libdevice.a
+$(eval $(call static_lib,DEVICE,device,$(wildcard driver/device/*.c)))
 DEVICE_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null)
 
 $(DEVICE_OBJS): CPPFLAGS += $(shell pkg-config --cflags jansson 2>/dev/null)
 
-$(DEVICE_LIB): $(DEVICE_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
-
 # Unit tests: the shared device snapshot (ownership, reference counting
 # across threads).
-UNIT_TESTS += $(BIN)/test_device_snapshot
-$(BIN)/test_device_snapshot: $(OBJ)/driver/device/tests/test_device_snapshot.o $(DEVICE_LIB) \
-    $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpthread $(LDLIBS)
+$(eval $(call unit_test,test_device_snapshot,$(OBJ)/driver/device/tests/test_device_snapshot.o \
+  $(DEVICE_LIB) $(COMMON_LIB),-lpthread))
 
 # Unit tests: the personalities (flag values, NVIDIA's device names,
 # renaming a snapshot) and the nvidia personality's attributes.
-UNIT_TESTS += $(BIN)/test_personality
-$(BIN)/test_personality: $(OBJ)/driver/device/tests/test_personality.o $(DEVICE_LIB) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(DEVICE_LDLIBS) $(LDLIBS)
+$(eval $(call unit_test,test_personality,$(OBJ)/driver/device/tests/test_personality.o \
+  $(DEVICE_LIB) $(COMMON_LIB),$(DEVICE_LDLIBS)))

@@ -10,19 +10,13 @@ DRIVER_GRPC_SRCS := driver/grpc/rpc_server.c driver/grpc/rpc_call.c driver/grpc/
                     driver/grpc/dra_service.c driver/grpc/dra_codec.c \
                     driver/grpc/health_service.c driver/grpc/health_codec.c \
                     driver/grpc/wire_strings.c driver/grpc/socket_names.c
-DRIVER_GRPC_OBJS := $(DRIVER_GRPC_SRCS:%.c=$(OBJ)/%.o)
-DRIVER_GRPC_LIB  := $(BUILD)/lib/libdrivergrpc.a
+$(eval $(call static_lib,DRIVER_GRPC,drivergrpc,$(DRIVER_GRPC_SRCS)))
 DRIVER_GRPC_LIBS := $(DRIVER_GRPC_LIB) $(PROTO_LIB) $(COMMON_LIB)
 DRIVER_GRPC_LDLIBS := $(PKG_GRPC) $(PKG_PROTOBUF) -lpthread
 # The grpc core helpers fakehw-podresources' client shares with the server.
 DRIVER_GRPC_WIRE_OBJ := $(OBJ)/driver/grpc/rpc_wire.o
 
 $(DRIVER_GRPC_OBJS): | $(PROTO_HEADERS)
-
-$(DRIVER_GRPC_LIB): $(DRIVER_GRPC_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
 
 # Test-only programs (never installed): a server made of this module and a
 # fake prepare implementation (answers are freed by the real
@@ -38,15 +32,10 @@ $(DRIVER_GRPC_TEST_BIN)/grpc-test-server: $(DRIVER_GRPC_TEST_OBJS) $(DRIVER_GRPC
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(DRIVER_GRPC_LDLIBS) -ljansson $(LDLIBS)
 
-UNIT_TESTS += $(BIN)/test_grpc_codec
-$(BIN)/test_grpc_codec: $(OBJ)/driver/grpc/tests/test_grpc_codec.o $(DRIVER_GRPC_LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(DRIVER_GRPC_LDLIBS) $(LDLIBS)
-
-UNIT_TESTS += $(BIN)/test_socket_names
-$(BIN)/test_socket_names: $(OBJ)/driver/grpc/tests/test_socket_names.o $(DRIVER_GRPC_LIB) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(eval $(call unit_test,test_grpc_codec,$(OBJ)/driver/grpc/tests/test_grpc_codec.o \
+  $(DRIVER_GRPC_LIBS),$(DRIVER_GRPC_LDLIBS)))
+$(eval $(call unit_test,test_socket_names,$(OBJ)/driver/grpc/tests/test_socket_names.o \
+  $(DRIVER_GRPC_LIB) $(COMMON_LIB),))
 
 BATS_SUITES += driver/grpc/tests
 # The bats target builds `all`; the suite also needs the test server.

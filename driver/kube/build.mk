@@ -1,18 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # driver/kube/: the Kubernetes API client, built as $(KUBE_LIB).
 # Programs that use it link:  $(KUBE_LIB) $(COMMON_LIB) $(KUBE_LDLIBS)
-KUBE_SRCS   := $(wildcard driver/kube/*.c)
-KUBE_OBJS   := $(KUBE_SRCS:%.c=$(OBJ)/%.o)
-KUBE_LIB    := $(BUILD)/lib/libkube.a
+$(eval $(call static_lib,KUBE,kube,$(wildcard driver/kube/*.c)))
 KUBE_CFLAGS := $(shell pkg-config --cflags libcurl jansson yaml-0.1 2>/dev/null)
 KUBE_LDLIBS := $(shell pkg-config --libs libcurl jansson yaml-0.1 2>/dev/null) -lpthread
 
 $(KUBE_OBJS): CPPFLAGS += -Idriver/kube $(KUBE_CFLAGS)
-
-$(KUBE_LIB): $(KUBE_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
 
 # Unit tests: kubeconfig / in-cluster loading; backoff, escaping, base64, error text.
 KUBE_TEST_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(wildcard driver/kube/tests/*.c))

@@ -3,22 +3,13 @@
 # their HTTP endpoint on libmicrohttpd (metrics_server.h), off unless
 # --metrics-address is given.  Built as $(METRICS_LIB); programs link
 #   $(METRICS_LIB) $(COMMON_LIB) $(METRICS_LDLIBS)
-METRICS_SRCS   := driver/metrics/metrics.c driver/metrics/metrics_server.c
-METRICS_OBJS   := $(METRICS_SRCS:%.c=$(OBJ)/%.o)
-METRICS_LIB    := $(BUILD)/lib/libmetrics.a
+$(eval $(call static_lib,METRICS,metrics,driver/metrics/metrics.c driver/metrics/metrics_server.c))
 METRICS_LDLIBS := $(shell pkg-config --libs libmicrohttpd 2>/dev/null) -lpthread
 
 $(METRICS_OBJS) $(OBJ)/driver/metrics/tests/test_metrics.o: \
   CPPFLAGS += $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 
-$(METRICS_LIB): $(METRICS_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
-
 # Unit tests: the exposition format, recording from threads, addresses, and
 # the endpoint answering over a socket.
-UNIT_TESTS += $(BIN)/test_metrics
-$(BIN)/test_metrics: $(OBJ)/driver/metrics/tests/test_metrics.o $(METRICS_LIB) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(METRICS_LDLIBS) $(LDLIBS)
+$(eval $(call unit_test,test_metrics,$(OBJ)/driver/metrics/tests/test_metrics.o $(METRICS_LIB) \
+  $(COMMON_LIB),$(METRICS_LDLIBS)))

@@ -16,12 +16,9 @@ $(BIN)/fakehw-podresources: $(PODRES_MAIN) $(PODRES_OBJS) $(DRIVER_GRPC_WIRE_OBJ
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_GRPC) $(PKG_PROTOBUF) -ljansson -lpthread $(LDLIBS)
 
 # Unit tests: the table and JSON output, why a socket does not answer.
-UNIT_TESTS += $(BIN)/test_podresources
-$(BIN)/test_podresources: $(OBJ)/driver/podresources/tests/test_podresources.o \
-    $(OBJ)/driver/podresources/podresources_print.o $(OBJ)/driver/podresources/podresources_reach.o \
-    $(PROTO_LIB) $(COMMON_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PKG_PROTOBUF) -ljansson $(LDLIBS)
+$(eval $(call unit_test,test_podresources,$(OBJ)/driver/podresources/tests/test_podresources.o \
+  $(OBJ)/driver/podresources/podresources_print.o $(OBJ)/driver/podresources/podresources_reach.o \
+  $(PROTO_LIB) $(COMMON_LIB),$(PKG_PROTOBUF) -ljansson))
 
 # The bats suite runs it against a fake PodResources server in Python
 # (python3-grpcio, raw bytes: an independent implementation of the wire).

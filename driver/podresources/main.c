@@ -22,13 +22,15 @@ static const char description[] =
     "NAMESPACE/POD` for one.  One row per device: namespace, pod, container, claim,\n"
     "driver, pool, device and CDI device ids; --json for the same as JSON.";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "fakehw-podresources: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see --help)\n");
-    return 2;
-}
+static const struct flags_program program = {"fakehw-podresources",
+                                             "[flags] [list | get NAMESPACE/POD]", description};
+
+/* What the command line asks of every call. */
+struct query {
+    const char *socket_path;
+    long timeout; /* seconds */
+    bool as_json;
+};
 
 static int print(V1__PodResources *const *pods, size_t n, bool as_json)
 {
@@ -43,77 +45,92 @@ static int print(V1__PodResources *const *pods, size_t n, bool as_json)
     return podres_print_text(stdout, pods, n);
 }
 
-int main(int argc, char **argv)
+/* One call of the kubelet: 0 with *answer, 1 after the error on stderr. */
+static int call(const struct query *q, const char *method, const ProtobufCMessage *req,
+                const ProtobufCMessageDescriptor *answer_desc, ProtobufCMessage **answer)
 {
-    const char *socket_path = DEFAULT_SOCKET;
-    bool as_json = false;
-    long timeout = 10;
-    const struct flag flags[] = {
-        {"socket", "PODRESOURCES_SOCKET", FLAG_STRING, &socket_path,
-         "the kubelet's PodResources socket"},
-        {"json", "PODRESOURCES_JSON", FLAG_BOOL, &as_json, "print JSON instead of a table"},
-        {"timeout", "PODRESOURCES_TIMEOUT", FLAG_INT, &timeout, "seconds to wait for the kubelet"},
-        FLAG_VERSION_ENTRY,
-    };
-    const struct flags_program program = {"fakehw-podresources",
-                                          "[flags] [list | get NAMESPACE/POD]", description};
     struct error err;
-    int next;
-    int rc = flags_read_versioned(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP || rc == FLAGS_VERSION)
-        return 0;
-    if (rc < 0) {
+    double timeout = (double)q->timeout;
+    if (podres_call(q->socket_path, method, req, answer_desc, timeout, answer, &err) < 0) {
         fprintf(stderr, "fakehw-podresources: %s\n", err.msg);
-        return 2;
+        return 1;
     }
-    if (timeout < 1 || timeout > 3600) {
-        fprintf(stderr, "fakehw-podresources: --timeout %ld: must be 1..3600 seconds\n", timeout);
-        return 2;
-    }
-    const char *cmd = next < argc ? argv[next++] : "list";
-    ProtobufCMessage *answer = NULL;
-    if (!strcmp(cmd, "list")) {
-        if (next < argc)
-            return usage_error("list takes no argument, got \"%s\"", argv[next]);
-        V1__ListPodResourcesRequest req = V1__LIST_POD_RESOURCES_REQUEST__INIT;
-        if (podres_call(socket_path, "/v1.PodResourcesLister/List", &req.base,
-                        &v1__list_pod_resources_response__descriptor, (double)timeout, &answer,
-                        &err) < 0) {
-            fprintf(stderr, "fakehw-podresources: %s\n", err.msg);
-            return 1;
-        }
-        V1__ListPodResourcesResponse *list = (V1__ListPodResourcesResponse *)answer;
-        rc = print(list->pod_resources, list->n_pod_resources, as_json);
-    } else if (!strcmp(cmd, "get")) {
-        if (next + 1 != argc)
-            return usage_error("get takes one NAMESPACE/POD%s", "");
-        char ns[256], name[256];
-        const char *slash = strchr(argv[next], '/');
-        if (slash == NULL || slash == argv[next] || slash[1] == '\0' ||
-            (size_t)(slash - argv[next]) >= sizeof(ns) || strlen(slash + 1) >= sizeof(name) ||
-            strchr(slash + 1, '/') != NULL)
-            return usage_error("get: \"%s\" is not NAMESPACE/POD", argv[next]);
-        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - argv[next]), argv[next]);
-        snprintf(name, sizeof(name), "%s", slash + 1);
-        V1__GetPodResourcesRequest req = V1__GET_POD_RESOURCES_REQUEST__INIT;
-        req.pod_name = name;
-        req.pod_namespace = ns;
-        if (podres_call(socket_path, "/v1.PodResourcesLister/Get", &req.base,
-                        &v1__get_pod_resources_response__descriptor, (double)timeout, &answer,
-                        &err) < 0) {
-            fprintf(stderr, "fakehw-podresources: %s\n", err.msg);
-            return 1;
-        }
-        V1__GetPodResourcesResponse *got = (V1__GetPodResourcesResponse *)answer;
-        V1__PodResources *one[1] = {got->pod_resources};
-        rc = print(one, got->pod_resources != NULL ? 1 : 0, as_json);
-    } else {
-        return usage_error("unknown command \"%s\" (list or get)", cmd);
-    }
+    return 0;
+}
+
+/* Prints the pods of an answer and frees it: the exit status. */
+static int print_answer(const struct query *q, ProtobufCMessage *answer,
+                        V1__PodResources *const *pods, size_t n)
+{
+    int rc = print(pods, n, q->as_json);
     protobuf_c_message_free_unpacked(answer, NULL);
     if (rc < 0) {
         fprintf(stderr, "fakehw-podresources: out of memory\n");
         return 1;
     }
     return 0;
+}
+
+static int list(const struct query *q)
+{
+    V1__ListPodResourcesRequest req = V1__LIST_POD_RESOURCES_REQUEST__INIT;
+    ProtobufCMessage *answer = NULL;
+    if (call(q, "/v1.PodResourcesLister/List", &req.base,
+             &v1__list_pod_resources_response__descriptor, &answer) != 0)
+        return 1;
+    V1__ListPodResourcesResponse *l = (V1__ListPodResourcesResponse *)answer;
+    return print_answer(q, answer, l->pod_resources, l->n_pod_resources);
+}
+
+static int get(const struct query *q, const char *pod)
+{
+    char ns[256], name[256];
+    const char *slash = strchr(pod, '/');
+    if (slash == NULL || slash == pod || slash[1] == '\0' || (size_t)(slash - pod) >= sizeof(ns) ||
+        strlen(slash + 1) >= sizeof(name) || strchr(slash + 1, '/') != NULL)
+        return flags_usage_error(&program, "get: \"%s\" is not NAMESPACE/POD (see --help)", pod);
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - pod), pod);
+    snprintf(name, sizeof(name), "%s", slash + 1);
+    V1__GetPodResourcesRequest req = V1__GET_POD_RESOURCES_REQUEST__INIT;
+    req.pod_name = name;
+    req.pod_namespace = ns;
+    ProtobufCMessage *answer = NULL;
+    if (call(q, "/v1.PodResourcesLister/Get", &req.base,
+             &v1__get_pod_resources_response__descriptor, &answer) != 0)
+        return 1;
+    V1__PodResources *one[1] = {((V1__GetPodResourcesResponse *)answer)->pod_resources};
+    return print_answer(q, answer, one, one[0] != NULL ? 1 : 0);
+}
+
+int main(int argc, char **argv)
+{
+    struct query q = {DEFAULT_SOCKET, 10, false};
+    const struct flag flags[] = {
+        {"socket", "PODRESOURCES_SOCKET", FLAG_STRING, &q.socket_path,
+         "the kubelet's PodResources socket"},
+        {"json", "PODRESOURCES_JSON", FLAG_BOOL, &q.as_json, "print JSON instead of a table"},
+        {"timeout", "PODRESOURCES_TIMEOUT", FLAG_INT, &q.timeout,
+         "seconds to wait for the kubelet"},
+        FLAG_VERSION_ENTRY,
+    };
+    int next;
+    int parsed =
+        flags_main(flags_read_versioned, flags, FLAGS_COUNT(flags), argc, argv, &program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
+    if (q.timeout < 1 || q.timeout > 3600)
+        return flags_usage_error(&program, "--timeout %ld: must be 1..3600 seconds", q.timeout);
+    const char *cmd = next < argc ? argv[next++] : "list";
+    if (!strcmp(cmd, "list")) {
+        if (next < argc)
+            return flags_usage_error(&program, "list takes no argument, got \"%s\" (see --help)",
+                                     argv[next]);
+        return list(&q);
+    }
+    if (!strcmp(cmd, "get")) {
+        if (next + 1 != argc)
+            return flags_usage_error(&program, "get takes one NAMESPACE/POD (see --help)");
+        return get(&q, argv[next]);
+    }
+    return flags_usage_error(&program, "unknown command \"%s\" (list or get) (see --help)", cmd);
 }

@@ -3,15 +3,8 @@
 # config, CDI specs, device metadata, checkpoint), independent of gRPC.
 # docs/prepare.md describes what it writes.
 
-PREPARE_SRCS := $(wildcard driver/prepare/*.c)
-PREPARE_OBJS := $(PREPARE_SRCS:%.c=$(OBJ)/%.o)
-PREPARE_LIB  := $(BUILD)/lib/libprepare.a
+$(eval $(call static_lib,PREPARE,prepare,$(wildcard driver/prepare/*.c)))
 PREPARE_LIBS := -ljansson -pthread
-
-$(PREPARE_LIB): $(PREPARE_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
 
 PREPARE_TESTS := test_prepare_names test_prepare_config test_prepare_cdi test_prepare_flow \
                  test_prepare_checkpoint test_prepare_journal test_prepare_record \

@@ -6,9 +6,7 @@
 # metadata), so programs that use it link:
 #   $(PUBLISH_LIB) $(HEALTH_LIB) $(DEVICE_LIB) $(KUBE_LIB) $(COMMON_LIB)
 #   $(HEALTH_LDLIBS) $(KUBE_LDLIBS)
-PUBLISH_SRCS   := $(wildcard driver/publish/*.c)
-PUBLISH_OBJS   := $(PUBLISH_SRCS:%.c=$(OBJ)/%.o)
-PUBLISH_LIB    := $(BUILD)/lib/libpublish.a
+$(eval $(call static_lib,PUBLISH,publish,$(wildcard driver/publish/*.c)))
 # What slices take from bind/ (binding conditions) and device/ (attributes).
 PUBLISH_ATTRS  := $(OBJ)/driver/bind/binding_conditions.o $(DEVICE_LIB)
 # driver/build.mk includes health/ after publish/: name its library directly.
@@ -16,11 +14,6 @@ PUBLISH_HEALTH := $(BUILD)/lib/libhealth.a
 PUBLISH_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 
 $(PUBLISH_OBJS): CPPFLAGS += $(PUBLISH_CFLAGS)
-
-$(PUBLISH_LIB): $(PUBLISH_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
 
 # The unit tests below, each with what they share (tests/slice_fixture.c):
 #   test_publish      API name rules, slice building and splitting, the sync plan

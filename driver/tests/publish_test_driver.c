@@ -34,6 +34,7 @@
 #include "error.h"
 #include "flags.h"
 #include "log.h"
+#include "stop_signals.h"
 
 struct options {
     const char *kubeconfig;
@@ -167,6 +168,7 @@ static char *status_json(struct driver *d)
     return text;
 }
 
+/* The options into *o: FLAGS_GO_ON, or the exit status (flags_main). */
 static int parse(struct options *o, int argc, char **argv)
 {
     *o = (struct options){
@@ -203,20 +205,13 @@ static int parse(struct options *o, int argc, char **argv)
         argv[0], "[flags]",
         "Publishes a fakehw tree as ResourceSlices and writes claim device status "
         "(test program for driver/publish and driver/health)."};
-    struct error err;
-    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
-    if (rc == FLAGS_HELP)
-        exit(0);
-    if (rc < 0) {
-        fprintf(stderr, "%s: %s\n", argv[0], err.msg);
-        return -1;
-    }
-    if (o->node_name == NULL || o->node_name[0] == '\0') {
-        fprintf(stderr, "%s: --node-name is required\n", argv[0]);
-        return -1;
-    }
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, NULL);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
+    if (o->node_name == NULL || o->node_name[0] == '\0')
+        return flags_usage_error(&program, "--node-name is required");
     log_verbosity = (int)o->verbosity;
-    return 0;
+    return FLAGS_GO_ON;
 }
 
 /* The claim status writer (with the claims file queued), the publisher,
@@ -284,8 +279,9 @@ static void run(struct driver *d, const sigset_t *sigs)
 int main(int argc, char **argv)
 {
     struct driver d = {0};
-    if (parse(&d.o, argc, argv) < 0)
-        return 2;
+    int parsed = parse(&d.o, argc, argv);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     struct error err;
     enum taint_effect effect;
     enum unhealthy_policy policy;
@@ -296,10 +292,7 @@ int main(int argc, char **argv)
     }
 
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    stop_signals_block(&sigs);
     signal(SIGPIPE, SIG_IGN);
 
     struct kube_config cfg = {0};

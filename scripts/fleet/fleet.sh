@@ -20,8 +20,7 @@
 # which is what the first fleet figures ran with), REAL_NODE_STATE (default
 # /var/lib/fakehw-fleet) and REAL_NODE_RUN (default /run/fakehw-fleet).
 set -euo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${REAL_NODE_STATE:=/var/lib/fakehw-fleet}"
 : "${REAL_NODE_RUN:=/run/fakehw-fleet}"
 : "${FLEET_K8S_VERSION:=v1.37.2}"

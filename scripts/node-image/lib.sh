@@ -99,28 +99,21 @@ libseccomp libseccomp-dev
 debootstrap debootstrap"
 # As scripts/install-go-tools.sh's GO_MIN_MINOR: the Go it fetches will do.
 NODE_IMAGE_GO_MIN_MINOR=26
-
-# go_ok GO: GO runs and is new enough.
-go_ok() {
-    local v
-    v=$("$1" env GOVERSION 2>/dev/null) || return 1
-    [[ $v =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= NODE_IMAGE_GO_MIN_MINOR))
-}
+GO_MIN_MINOR=$NODE_IMAGE_GO_MIN_MINOR
+# go_ok and local_go, as install-go-tools.sh looks for a Go.
+# shellcheck source=go-toolchain.sh source-path=SCRIPTDIR
+source "$NODE_IMAGE_DIR/go-toolchain.sh"
 
 # use_local_go: when the go on PATH is missing or too old, puts the first
 # new enough one of /usr/local/go and the toolchain install-go-tools.sh
 # fetches (GO_TOOLCHAIN_DIR) first on PATH.
 use_local_go() {
     local g
-    g=$(command -v go 2>/dev/null) && go_ok "$g" && return 0
-    for g in /usr/local/go/bin/go "${GO_TOOLCHAIN_DIR:-/usr/local/lib/fakehw-dra-go}/go/bin/go"; do
-        if [[ -x $g ]] && go_ok "$g"; then
-            PATH=$(dirname "$g"):$PATH
-            export PATH
-            return 0
-        fi
-    done
-    return 1
+    g=$(local_go) || return 1
+    if [[ $g != "$(command -v go 2>/dev/null)" ]]; then
+        PATH=$(dirname "$g"):$PATH
+        export PATH
+    fi
 }
 
 # need_packages NAME...: the Debian packages of those NAMEs of NODE_IMAGE_NEEDS.

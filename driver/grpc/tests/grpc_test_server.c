@@ -26,15 +26,12 @@
 #include "fake_prepare.h"
 #include "flags.h"
 #include "log.h"
+#include "stop_signals.h"
 
+/* The command line. */
 struct opts {
-    const char *registry_dir;
-    const char *plugin_dir;
-    const char *driver;
-    const char *health_file;
-    const char *ready_file;
-    long workers;
-    long verbosity;
+    const char *registry_dir, *plugin_dir, *driver, *health_file, *ready_file;
+    long workers, verbosity;
 };
 
 static const char *ready_file;
@@ -185,24 +182,19 @@ int main(int argc, char **argv)
     const struct flags_program program = {
         "grpc-test-server", "[flags]",
         "The plugin's gRPC layer with a fake prepare path, for tests."};
-    struct error err;
     int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP)
-        return 0;
-    if (rc < 0 || next != argc || !o.registry_dir || !o.plugin_dir) {
-        fprintf(stderr, "grpc-test-server: %s\n",
-                rc < 0 ? err.msg : "--registry-dir and --plugin-dir are required, no arguments");
-        return 2;
-    }
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
+    if (next != argc || !o.registry_dir || !o.plugin_dir)
+        return flags_usage_error(&program,
+                                 "--registry-dir and --plugin-dir are required, no arguments");
     log_verbosity = (int)o.verbosity;
     ready_file = o.ready_file;
 
-    /* Signals are taken by sigwait in this thread only. */
+    /* Signals are taken by sigwait in this thread only: SIGUSR1 as well. */
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
+    stop_signals_block(&set);
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
@@ -211,6 +203,7 @@ int main(int argc, char **argv)
     snprintf(dra_sock, sizeof(dra_sock), "%s/dra.sock", o.plugin_dir);
 
     struct servers s = {.st = fake_prepare_new()};
+    struct error err;
     int status = 0;
     if (servers_start(&s, &o, reg_sock, dra_sock, &err) == 0) {
         LOG_I("serving %s and %s", reg_sock, dra_sock);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "reqlog.h"
 #include "server.h"
+#include "stop_signals.h"
 #include "xalloc.h"
 
 static const char *const description =
@@ -55,7 +56,7 @@ static const char *options_problem(const struct options *o)
     return NULL;
 }
 
-/* Fills o from the flags: -1 to go on, else the exit status (--help, or a
+/* Fills o from the flags: FLAGS_GO_ON, else the exit status (--help, or a
  * bad command line, already reported). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -100,29 +101,19 @@ static int parse_options(int argc, char **argv, struct options *o)
          "log verbosity (1: faults, 2: every request)"},
     };
     const struct flags_program program = {"apiserver-standin", "[flags]", description};
-    struct error err;
     int next;
-    int rc = flags_read(flags, FLAGS_COUNT(flags), argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP)
-        return 0;
-    if (rc < 0) {
-        fprintf(stderr, "apiserver-standin: %s\n", err.msg);
-        return 2;
-    }
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     const char *bad = next < argc ? "takes no arguments" : options_problem(o);
-    if (bad) {
-        fprintf(stderr, "apiserver-standin: %s (see --help)\n", bad);
-        return 2;
-    }
+    if (bad)
+        return flags_usage_error(&program, "%s (see --help)", bad);
     if (strcmp(o->partitionable, "on") != 0 && strcmp(o->partitionable, "drop") != 0 &&
-        strcmp(o->partitionable, "refuse") != 0) {
-        fprintf(stderr,
-                "apiserver-standin: --partitionable-devices: \"%s\" is not on, drop or "
-                "refuse\n",
-                o->partitionable);
-        return 2;
-    }
-    return -1;
+        strcmp(o->partitionable, "refuse") != 0)
+        return flags_usage_error(&program,
+                                 "--partitionable-devices: \"%s\" is not on, drop or refuse",
+                                 o->partitionable);
+    return FLAGS_GO_ON;
 }
 
 /* The --node objects: 0, or 2 (reported) for a bad name. */
@@ -168,8 +159,7 @@ static int serve(struct api *api, struct faults *faults, struct reqlog *reqlog,
     fflush(stdout);
     LOG_I("apiserver-standin listening on 127.0.0.1:%d", bound);
 
-    int sig = 0;
-    sigwait(sigs, &sig);
+    int sig = stop_signals_wait(sigs);
     LOG_I("apiserver-standin: %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
     return 0;
 }
@@ -177,17 +167,14 @@ static int serve(struct api *api, struct faults *faults, struct reqlog *reqlog,
 int main(int argc, char **argv)
 {
     struct options o;
-    int exit_now = parse_options(argc, argv, &o);
-    if (exit_now >= 0)
-        return exit_now;
+    int parsed = parse_options(argc, argv, &o);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     log_verbosity = (int)o.verbosity;
 
     /* Every thread (libmicrohttpd's too) inherits this mask; main waits. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    stop_signals_block(&sigs);
     signal(SIGPIPE, SIG_IGN);
 
     struct api api = {.drop_device_taints = o.drop_taints, .watch_timeout_s = o.watch_timeout};

@@ -32,6 +32,11 @@ static int unhex(const char *hex, uint8_t **out, size_t *len)
     return 0;
 }
 
+static const struct flags_program program = {
+    "kubelet-standin call", "--endpoint SOCK --method PATH [--hex HEX]",
+    "Sends one request of raw bytes and prints status, message and the answer\n"
+    "in hex."};
+
 int cmd_call(int argc, char **argv)
 {
     const char *endpoint = NULL, *method = NULL, *hex = "", *timeout_s = "5";
@@ -42,26 +47,19 @@ int cmd_call(int argc, char **argv)
         {"hex", "KUBELET_STANDIN_HEX", FLAG_STRING, &hex, "request bytes in hex (default empty)"},
         {"timeout", "KUBELET_STANDIN_TIMEOUT", FLAG_STRING, &timeout_s, "deadline in seconds"},
     };
-    const struct flags_program program = {
-        "kubelet-standin call", "--endpoint SOCK --method PATH [--hex HEX]",
-        "Sends one request of raw bytes and prints status, message and the answer\n"
-        "in hex."};
-    struct error err;
-    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
-    if (rc == FLAGS_HELP)
-        return EXIT_OK;
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, NULL);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     double timeout;
     cleanup_free uint8_t *req = NULL;
     size_t len = 0;
-    const char *bad = rc < 0                               ? err.msg
-                      : endpoint == NULL || method == NULL ? "--endpoint and --method are required"
+    const char *bad = endpoint == NULL || method == NULL ? "--endpoint and --method are required"
                       : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
                       : unhex(hex, &req, &len) < 0 ? "--hex is not an even-length hex string"
                                                    : NULL;
-    if (bad) {
-        fprintf(stderr, "kubelet-standin call: %s\n", bad);
-        return EXIT_USAGE;
-    }
+    if (bad)
+        return flags_usage_error(&program, "%s", bad);
+    struct error err;
     __attribute__((cleanup(rpc_answer_free))) struct rpc_answer a = {0};
     cleanup_rpc_client struct rpc_client *c = rpc_client_new(endpoint, &err);
     if (c == NULL || rpc_client_call(c, method, req, len, timeout, &a, &err) < 0) {

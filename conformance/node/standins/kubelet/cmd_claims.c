@@ -128,12 +128,19 @@ static int find_claim(const struct claim_arg *claims, size_t n, const char *uid)
     return -1;
 }
 
-static bool known_claim(const struct claim_arg *claims, size_t n, const char *uid)
+/* The view of the request's claim uid, marked present: the answer has an
+ * entry for it.  NULL, said on stderr, when uid is not in the request. */
+static struct claim_view *answered(const struct claim_arg *claims, size_t n,
+                                   struct claim_view *views, const char *uid)
 {
-    if (find_claim(claims, n, uid) >= 0)
-        return true;
-    fprintf(stderr, "kubelet-standin: the answer has claim %s, which is not in the request\n", uid);
-    return false;
+    int i = find_claim(claims, n, uid);
+    if (i < 0) {
+        fprintf(stderr, "kubelet-standin: the answer has claim %s, which is not in the request\n",
+                uid);
+        return NULL;
+    }
+    views[i].present = true;
+    return &views[i];
 }
 
 /* Fills views[] from a decoded prepare answer (v1 types, see pack_request);
@@ -145,13 +152,9 @@ static size_t fill_prepare(enum api api, const V1PrepareResp *r, const struct cl
     size_t problems = 0;
     for (size_t e = 0; e < r->n_claims; e++) {
         const V1PrepareEntry *entry = r->claims[e];
-        if (!known_claim(claims, n, entry->key)) {
-            problems++;
-            continue;
-        }
-        struct claim_view *v = &views[find_claim(claims, n, entry->key)];
-        v->present = true;
-        if (entry->value == NULL)
+        struct claim_view *v = answered(claims, n, views, entry->key);
+        problems += v == NULL;
+        if (v == NULL || entry->value == NULL)
             continue;
         v->error = entry->value->error;
         v->n_devs = entry->value->n_devices;
@@ -179,13 +182,9 @@ static size_t fill_unprepare(const V1UnprepareResp *r, const struct claim_arg *c
     size_t problems = 0;
     for (size_t e = 0; e < r->n_claims; e++) {
         const V1UnprepareEntry *entry = r->claims[e];
-        if (!known_claim(claims, n, entry->key)) {
-            problems++;
-            continue;
-        }
-        struct claim_view *v = &views[find_claim(claims, n, entry->key)];
-        v->present = true;
-        if (entry->value)
+        struct claim_view *v = answered(claims, n, views, entry->key);
+        problems += v == NULL;
+        if (v != NULL && entry->value != NULL)
             v->error = entry->value->error;
     }
     return problems;
@@ -361,6 +360,15 @@ static int call(const char *cmd, bool prepare, enum api api, const char *endpoin
     return status;
 }
 
+static const struct flags_program prepare_program = {
+    "kubelet-standin prepare", "--endpoint SOCK [flags] NS/NAME/UID...",
+    "Calls NodePrepareResources for the claims, in one call, and prints\n"
+    "one line per prepared device or failed claim."};
+static const struct flags_program unprepare_program = {
+    "kubelet-standin unprepare", "--endpoint SOCK [flags] NS/NAME/UID...",
+    "Calls NodeUnprepareResources for the claims, in one call, and\n"
+    "prints one line per claim."};
+
 static int run(int argc, char **argv, bool prepare)
 {
     const char *cmd = prepare ? "prepare" : "unprepare";
@@ -374,42 +382,29 @@ static int run(int argc, char **argv, bool prepare)
          "call deadline in seconds (the kubelet uses 45)"},
         {"json", "KUBELET_STANDIN_JSON", FLAG_BOOL, &o.json, "print the answer as JSON"},
     };
-    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
-    struct error err;
+    const struct flags_program *program = prepare ? &prepare_program : &unprepare_program;
     int next;
-    const struct flags_program program = {
-        prepare ? "kubelet-standin prepare" : "kubelet-standin unprepare",
-        "--endpoint SOCK [flags] NS/NAME/UID...",
-        prepare ? "Calls NodePrepareResources for the claims, in one call, and prints\n"
-                  "one line per prepared device or failed claim."
-                : "Calls NodeUnprepareResources for the claims, in one call, and\n"
-                  "prints one line per claim."};
-    int rc = flags_read(flags, nflags, argc, argv, &program, &next, &err);
-    if (rc == FLAGS_HELP)
-        return EXIT_OK;
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, program, &next);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     enum api api;
     double timeout;
-    const char *bad = rc < 0                               ? err.msg
-                      : o.endpoint == NULL                 ? "--endpoint is required"
+    const char *bad = o.endpoint == NULL                   ? "--endpoint is required"
                       : parse_api(o.api, &api) < 0         ? "--api must be v1 or v1beta1"
                       : parse_seconds(o.timeout, &timeout) ? "--timeout wants seconds"
                       : next >= argc                       ? "no claims given (NS/NAME/UID)"
                                                            : NULL;
-    if (bad) {
-        fprintf(stderr, "kubelet-standin %s: %s\n", cmd, bad);
-        return EXIT_USAGE;
-    }
+    if (bad)
+        return flags_usage_error(program, "%s", bad);
     size_t n = (size_t)(argc - next);
     __attribute__((cleanup(batch_free))) struct batch b = {n, xcalloc(n, sizeof(*b.claims)),
                                                            xcalloc(n, sizeof(*b.copies)),
                                                            xcalloc(n, sizeof(*b.views))};
     for (size_t i = 0; i < n; i++) {
         b.copies[i] = xstrdup(argv[next + (int)i]);
-        if (parse_claim(b.copies[i], &b.claims[i]) < 0) {
-            fprintf(stderr, "kubelet-standin %s: claim \"%s\" is not NAMESPACE/NAME/UID\n", cmd,
-                    argv[next + (int)i]);
-            return EXIT_USAGE;
-        }
+        if (parse_claim(b.copies[i], &b.claims[i]) < 0)
+            return flags_usage_error(program, "claim \"%s\" is not NAMESPACE/NAME/UID",
+                                     argv[next + (int)i]);
     }
     int status = call(cmd, prepare, api, o.endpoint, timeout, o.json, &b);
     fflush(stdout);

@@ -272,6 +272,14 @@ static int register_all(const char *dir, const char *driver, double timeout, con
     return status;
 }
 
+static const struct flags_program program = {
+    "kubelet-standin register", "--registry-dir DIR [flags]",
+    "Finds DRA plugin sockets in DIR and registers them as the kubelet does.\n"
+    "Prints socket, type, driver, endpoint, supported_versions, version,\n"
+    "health_service (true/false), health_version (the health service picked),\n"
+    "registered (and error) as key=value lines, one block\n"
+    "per plugin, blocks separated by an empty line."};
+
 int cmd_register(int argc, char **argv)
 {
     const char *dir = NULL, *driver = NULL, *timeout_s = "10";
@@ -291,25 +299,14 @@ int cmd_register(int argc, char **argv)
          "health services this kubelet supports, newest first, comma-separated (1.37: v1 "
          "and v1alpha1; 1.34-1.36: v1alpha1; \"\" = none)"},
     };
-    const struct flags_program program = {
-        "kubelet-standin register", "--registry-dir DIR [flags]",
-        "Finds DRA plugin sockets in DIR and registers them as the kubelet does.\n"
-        "Prints socket, type, driver, endpoint, supported_versions, version,\n"
-        "health_service (true/false), health_version (the health service picked),\n"
-        "registered (and error) as key=value lines, one block\n"
-        "per plugin, blocks separated by an empty line."};
-    struct error err;
-    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
-    if (rc == FLAGS_HELP)
-        return EXIT_OK;
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, NULL);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     double timeout;
-    if (rc < 0 || dir == NULL || parse_seconds(timeout_s, &timeout) < 0) {
-        fprintf(stderr, "kubelet-standin register: %s\n",
-                rc < 0        ? err.msg
-                : dir == NULL ? "--registry-dir is required"
-                              : "--timeout wants seconds, e.g. 10 or 0.5");
-        return EXIT_USAGE;
-    }
+    if (dir == NULL)
+        return flags_usage_error(&program, "--registry-dir is required");
+    if (parse_seconds(timeout_s, &timeout) < 0)
+        return flags_usage_error(&program, "--timeout wants seconds, e.g. 10 or 0.5");
     cleanup_free char *svc_copy = xstrdup(services);
     cleanup_free char *health_copy = xstrdup(health_services);
     struct kubelet_services ks;

@@ -42,6 +42,14 @@ struct watch_message {
     size_t n;
 };
 
+/* The line of a DeviceHealth d of either version: a macro, as the two
+ * generated types share the field names but not a type. */
+#define DEVICE_LINE(d)                                                                             \
+    ((struct device_line){(d)->device ? (d)->device->pool_name : "",                               \
+                          (d)->device ? (d)->device->device_name : "", (d)->message,               \
+                          (int)(d)->health, (d)->last_updated_time,                                \
+                          (d)->health_check_timeout_seconds})
+
 static int message_decode(bool v1, const uint8_t *data, size_t len, struct watch_message *m)
 {
     *m = (struct watch_message){0};
@@ -58,26 +66,8 @@ static int message_decode(bool v1, const uint8_t *data, size_t len, struct watch
         n = m->v1alpha1->n_devices;
     }
     m->lines = xcalloc(n, sizeof(*m->lines));
-    for (size_t i = 0; i < n; i++) {
-        struct device_line *l = &m->lines[i];
-        if (v1) {
-            const V1__DeviceHealth *d = m->v1->devices[i];
-            *l = (struct device_line){d->device ? d->device->pool_name : "",
-                                      d->device ? d->device->device_name : "",
-                                      d->message,
-                                      (int)d->health,
-                                      d->last_updated_time,
-                                      d->health_check_timeout_seconds};
-        } else {
-            const V1alpha1__DeviceHealth *d = m->v1alpha1->devices[i];
-            *l = (struct device_line){d->device ? d->device->pool_name : "",
-                                      d->device ? d->device->device_name : "",
-                                      d->message,
-                                      (int)d->health,
-                                      d->last_updated_time,
-                                      d->health_check_timeout_seconds};
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        m->lines[i] = v1 ? DEVICE_LINE(m->v1->devices[i]) : DEVICE_LINE(m->v1alpha1->devices[i]);
     m->n = n;
     return 0;
 }
@@ -187,6 +177,11 @@ static int watch(const char *endpoint, const char *service, double timeout, long
     return got == 0 ? EXIT_RPC : EXIT_FAILED;
 }
 
+static const struct flags_program program = {
+    "kubelet-standin watch-health", "--endpoint SOCK [flags]",
+    "Opens the health stream (NodeWatchResources) and prints every message:\n"
+    "one line per device, then \"--- update=N devices=M\"."};
+
 int cmd_watch_health(int argc, char **argv)
 {
     const char *endpoint = NULL, *timeout_s = "0", *service = SERVICE_V1;
@@ -204,25 +199,17 @@ int cmd_watch_health(int argc, char **argv)
          "the health service to call: " SERVICE_V1 " (1.37 kubelets, when the plugin "
          "advertises it; see register's health_version) or " SERVICE_V1ALPHA1 " (1.34-1.36)"},
     };
-    const struct flags_program program = {
-        "kubelet-standin watch-health", "--endpoint SOCK [flags]",
-        "Opens the health stream (NodeWatchResources) and prints every message:\n"
-        "one line per device, then \"--- update=N devices=M\"."};
-    struct error err;
-    int rc = flags_read_all(flags, FLAGS_COUNT(flags), argc, argv, &program, &err);
-    if (rc == FLAGS_HELP)
-        return EXIT_OK;
+    int parsed = flags_main(flags_read, flags, FLAGS_COUNT(flags), argc, argv, &program, NULL);
+    if (parsed != FLAGS_GO_ON)
+        return parsed;
     double timeout;
-    const char *bad = rc < 0                                   ? err.msg
-                      : endpoint == NULL                       ? "--endpoint is required"
+    const char *bad = endpoint == NULL                         ? "--endpoint is required"
                       : count < 0                              ? "--count must be >= 0"
                       : parse_seconds(timeout_s, &timeout) < 0 ? "--timeout wants seconds"
                       : strcmp(service, SERVICE_V1) != 0 && strcmp(service, SERVICE_V1ALPHA1) != 0
                           ? "--service wants " SERVICE_V1 " or " SERVICE_V1ALPHA1
                           : NULL;
-    if (bad) {
-        fprintf(stderr, "kubelet-standin watch-health: %s\n", bad);
-        return EXIT_USAGE;
-    }
+    if (bad)
+        return flags_usage_error(&program, "%s", bad);
     return watch(endpoint, service, timeout, count, json);
 }
