@@ -4,8 +4,10 @@
 
     plot.py RESULTS.tsv OUT.png
 
-One line per mode (dra, taints, mig, ext): pods scheduled per second at
-each fleet size. Needs python3-matplotlib (Debian).
+One line per mode (dra, taints, mig, ext) and KWOK heartbeat: pods
+scheduled per second at each fleet size, solid for the lease heartbeat,
+dashed for the status heartbeat (rows without the column ran with it).
+Needs python3-matplotlib (Debian).
 """
 import csv
 import sys
@@ -16,7 +18,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 FIELDS = ["nodes", "mode", "pods", "scheduled", "running", "seconds", "pods_s", "sli_p50",
-          "sli_p99", "attempt_p50", "attempt_p99", "rss", "load", "machine", "create_ms"]
+          "sli_p99", "attempt_p50", "attempt_p99", "rss", "load", "machine", "create_ms",
+          "heartbeat"]
 LABELS = {"dra": "one claim (whole GPU)", "taints": "one claim, every device tainted",
           "mig": "one claim (MIG 1g.10gb, counters)", "ext": "nvidia.com/gpu: 1 (no DRA)"}
 
@@ -28,12 +31,15 @@ def main():
             if not row or row[0] == "nodes":
                 continue
             r = dict(zip(FIELDS, row))
-            series.setdefault(r["mode"], []).append((int(r["nodes"]), float(r["pods_s"])))
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for mode in ("ext", "dra", "taints", "mig"):
-        pts = sorted(series.get(mode, []))
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=LABELS[mode])
+            key = (r["mode"], r.get("heartbeat", "status"))
+            series.setdefault(key, []).append((int(r["nodes"]), float(r["pods_s"])))
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    for i, mode in enumerate(("ext", "dra", "taints", "mig")):
+        for heartbeat, style in (("lease", "-"), ("status", "--")):
+            pts = sorted(series.get((mode, heartbeat), []))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle=style,
+                        color="C%d" % i, label="%s, %s heartbeat" % (LABELS[mode], heartbeat))
     ax.set_xscale("log")
     ax.set_xlabel("KWOK nodes (8 fake GPUs each)")
     ax.set_ylabel("pods scheduled per second")

@@ -120,14 +120,22 @@ up() {
     rm -rf "$REAL_NODE_STATE/etcd" # a fresh cluster every time
     "$REPO/scripts/real-node/node.sh" control-plane "$FLEET_K8S_VERSION"
     kctl apply -f "$REPO/manifests/base/deviceclasses.yaml" >/dev/null
-    nodes "$n" "$config" | kctl apply -f - >/dev/null
+    # KWOK first, so every Node is made Ready as it is created: thousands
+    # of NotReady Nodes put the node lifecycle controller in full
+    # disruption mode, and kube-controller-manager v1.37.2 dies with a nil
+    # pointer when it leaves that mode while Nodes are still being added.
     local stages
     stages=$(kwok_stages)
     start_in "$REAL_NODE_RUN" kwok "$kwok" --kubeconfig "$KUBECONFIG_FILE" --config "$stages" \
         --node-lease-duration-seconds "$FLEET_LEASE_SECONDS" \
         --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.0/16
+    nodes "$n" "$config" | kctl apply -f - >/dev/null
     wait_until "$n nodes Ready" 600 ready_nodes "$n"
     log "$n KWOK nodes Ready"
+    local p
+    for p in kube-apiserver kube-controller-manager kube-scheduler kwok; do
+        kill -0 "$(cat "$REAL_NODE_RUN/$p.pid")" 2>/dev/null || die "$p exited (log in $LOGS/$p.log)"
+    done
     publish "$n" "$config"
     log "export KUBECONFIG=$KUBECONFIG_FILE"
 }
