@@ -38,6 +38,11 @@
 #define CONFIG_MAX_BYTES   (4 << 20)
 #define DELETE_WORKERS     8
 #define PUBLISH_TIMEOUT_MS (30 * 60 * 1000)
+/* How often the first publish looks for a stop signal. */
+#define STOP_POLL_MS 200
+/* publish_all's result when a stop signal came before every pool was
+ * published: the slices are deleted and the program exits with success. */
+#define PUBLISH_STOPPED 1
 /* A reconcile pass reads every claim of the driver: at most ten a second. */
 #define RECONCILE_GAP_MS 100
 /* Pools that talk to the API server at once: as many as the kube client
@@ -140,7 +145,7 @@ static int read_flags(struct options *o, int argc, char **argv)
     int parsed =
         flags_main(flags_read_versioned, flags, FLAGS_COUNT(flags), argc, argv, &program, &next);
     if (parsed == FLAGS_GO_ON && next < argc)
-        return flags_usage_error(&program, "unexpected argument (see --help)");
+        return flags_usage_error(&program, "unexpected argument \"%s\" (see --help)", argv[next]);
     return parsed;
 }
 
@@ -384,23 +389,52 @@ static void stop_slice_watch(struct fleet *f)
           st.lists, st.watches, st.events, st.unclaimed);
 }
 
-/* Every publisher started, then waited for until each has published. */
+/* A stop signal that came during the first publish: logged, true. */
+static bool stop_asked(const struct fleet *f)
+{
+    int sig = stop_signals_take_pending(&f->stop);
+    if (sig != 0)
+        LOG_I("fleet: signal %d before every pool was published, stopping", sig);
+    return sig != 0;
+}
+
+/* Until node i has published (0), a stop signal came (PUBLISH_STOPPED) or
+ * the publish timeout passed (-1), in steps short enough to stop at once. */
+static int wait_published(const struct fleet *f, size_t i, long long t0, struct error *err)
+{
+    for (;;) {
+        if (stop_asked(f))
+            return PUBLISH_STOPPED;
+        long long left = t0 + PUBLISH_TIMEOUT_MS - monotonic_ms();
+        if (left <= 0)
+            return error_set(err, "node %s: not published after %d s",
+                             fleet_node_name(f->m[i].node), PUBLISH_TIMEOUT_MS / 1000);
+        int step = left < STOP_POLL_MS ? (int)left : STOP_POLL_MS;
+        if (slice_publisher_wait_published(f->m[i].pub, step) == 0)
+            return 0;
+    }
+}
+
+/* Every publisher started, then waited for until each has published: 0,
+ * PUBLISH_STOPPED when a stop signal came first, or -1. */
 static int publish_all(struct fleet *f, struct error *err)
 {
     long long t0 = monotonic_ms();
     f->gate = sync_gate_new((unsigned)f->o.sync_concurrency);
     if (f->gate == NULL)
         return error_set(err, "out of memory");
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->n; i++) {
+        if (stop_asked(f))
+            return PUBLISH_STOPPED;
         if (start_member(f, &f->m[i], err) < 0)
             return -1;
+    }
     if (start_slice_watch(f, err) < 0)
         return -1;
     for (size_t i = 0; i < f->n; i++) {
-        long long left = t0 + PUBLISH_TIMEOUT_MS - monotonic_ms();
-        if (slice_publisher_wait_published(f->m[i].pub, left > 0 ? (int)left : 0) < 0)
-            return error_set(err, "node %s: not published after %d s",
-                             fleet_node_name(f->m[i].node), PUBLISH_TIMEOUT_MS / 1000);
+        int rc = wait_published(f, i, t0, err);
+        if (rc != 0)
+            return rc;
         if ((i + 1) % 500 == 0)
             LOG_I("fleet: %zu of %zu pools published", i + 1, f->n);
     }
@@ -480,6 +514,8 @@ static int run(struct fleet *f, struct error *err)
         rc = start_binder(f, err);
     if (rc == 0)
         wait_for_signal(f);
+    if (rc == PUBLISH_STOPPED)
+        rc = 0;
     if (f->o.ready_file != NULL && *f->o.ready_file != '\0')
         remove(f->o.ready_file);
     if (stop_all(f) < 0 && rc == 0)

@@ -16,4 +16,8 @@ void stop_signals_block(sigset_t *set);
  * 0 when set is not a valid set. */
 int stop_signals_wait(const sigset_t *set);
 
+/* A signal of set that is pending, taken: its number; 0 when none is (no
+ * wait), for a program that must stop during a long start-up. */
+int stop_signals_take_pending(const sigset_t *set);
+
 #endif

@@ -95,10 +95,14 @@ wait_for() { # wait_for SECONDS COMMAND...
     grep -q "every slice of 3 pools deleted" "$BATS_TEST_TMPDIR/pub.log"
 }
 
-start_fleet() { # start_fleet CONFIG [FLAG...]: the publisher on three nodes, published
+launch_fleet() { # launch_fleet CONFIG [FLAG...]: the publisher on three nodes, started
     "$PUB" --config "$CONFIGS/$1" --nodes 3 --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" \
         --ready-file "$BATS_TEST_TMPDIR/ready" "${@:2}" 2>"$BATS_TEST_TMPDIR/pub.log" &
     PUB_PID=$!
+}
+
+start_fleet() { # start_fleet CONFIG [FLAG...]: launch_fleet, then published
+    launch_fleet "$@"
     wait_for 20 test -f "$BATS_TEST_TMPDIR/ready"
 }
 
@@ -190,6 +194,24 @@ assert min(gaps) >= 250e6, [g / 1e6 for g in gaps]
     [[ $(all_slices) == 0 ]]
 }
 
+@test "fleet: SIGTERM during the first publish stops it and deletes what was published" {
+    start_standin
+    # Every slice read takes 2 s and one pool talks at a time: the first
+    # publish of three pools takes several seconds.
+    curl -sSf -X POST "$API/standin/faults" \
+        -d "{\"delayMs\":2000,\"method\":\"GET\",\"path\":\"$SLICES\",\"seconds\":60}" >/dev/null
+    launch_fleet fleet-small.yaml --sync-concurrency 1
+    wait_for 10 grep -q "one slice watch" "$BATS_TEST_TMPDIR/pub.log"
+    [[ ! -e $BATS_TEST_TMPDIR/ready ]]
+    stop_fleet
+    run cat "$BATS_TEST_TMPDIR/pub.log"
+    assert_line --partial "signal 15 before every pool was published, stopping"
+    refute_line --partial "published in"
+    assert_line --partial "every slice of 3 pools deleted"
+    [[ ! -e $BATS_TEST_TMPDIR/ready ]]
+    [[ $(all_slices) == 0 ]]
+}
+
 @test "fleet: a bad --sync-concurrency is refused, naming the flag" {
     run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check --sync-concurrency 0
     assert_failure 2
@@ -202,6 +224,12 @@ assert min(gaps) >= 250e6, [g / 1e6 for g in gaps]
     assert_output --partial 'FLEET_SYNC_CONCURRENCY: "many" is not an integer'
     FLEET_SYNC_CONCURRENCY=4 run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check
     assert_success
+}
+
+@test "fleet: an argument after the flags is refused, naming it" {
+    run "$PUB" --config "$CONFIGS/fleet-small.yaml" --nodes 3 --check extra
+    assert_failure 2
+    assert_output 'fakehw-fleet-publisher: unexpected argument "extra" (see --help)'
 }
 
 CLAIMS=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
@@ -245,7 +273,7 @@ not_logged() { ! logged "$1"; }
     start_fleet fleet-attach.yaml
     claim_new c1
     allocate c1 fleet-node-1 gpu-1
-    # gpu-1 takes 300 ms to attach: no condition before that.
+    # gpu-1 takes 2 s to attach: no condition before that.
     wait_for 5 logged "needs fleet-node-1/gpu-1 attached"
     [[ $(conditions c1) == "" ]]
     wait_for 10 conditions_are c1 "fleet-node-1/gpu-1 $ATTACHED True Attached"

@@ -341,7 +341,10 @@ control_plane() {
     source "$NODE_IMAGE/versions.sh"
     use_kube_toolchain "$version"
     KUBE_BIN=$(cache_dir)/kube-$version
-    "$NODE_IMAGE/kube-binaries.sh" "$version" "$KUBE_BIN" >&2
+    # Only what runs here (and kubectl): no kubelet, kube-proxy or kubeadm
+    # to build on a fresh machine.
+    KUBE_PROGRAMS="kube-apiserver kube-controller-manager kube-scheduler kubectl" \
+        "$NODE_IMAGE/kube-binaries.sh" "$version" "$KUBE_BIN" >&2
     ETCD_BIN=$("$NODE_IMAGE/go-programs.sh" etcd "$ETCD_VERSION")
     start_control_plane "$version" "$MINOR"
     log "control plane up (Kubernetes $version, no kubelet); export KUBECONFIG=$ADMIN_KUBECONFIG"

@@ -144,6 +144,20 @@ static void test_stop_signals(void **state)
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* A pending stop signal is taken without waiting; none pending is 0 at
+ * once. */
+static void test_stop_signals_take_pending(void **state)
+{
+    (void)state;
+    sigset_t set;
+    stop_signals_block(&set);
+    assert_int_equal(stop_signals_take_pending(&set), 0);
+    assert_int_equal(raise(SIGTERM), 0);
+    assert_int_equal(stop_signals_take_pending(&set), SIGTERM);
+    assert_int_equal(stop_signals_take_pending(&set), 0);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_stop_signals),
+        cmocka_unit_test(test_stop_signals_take_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
