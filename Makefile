@@ -243,3 +243,7 @@ fleet: all ## a control plane without a kubelet, NODES (100) KWOK nodes and fake
 
 fleet-down: ## delete every slice of the fleet and stop every process make fleet started
 	FAKEHW_BIN=$(abspath $(BIN)) scripts/fleet/fleet.sh down
+
+.PHONY: fleet-scenarios
+fleet-scenarios: all ## the scale scenarios on the fleet make fleet brought up with NODES (docs/fleet.md)
+	FAKEHW_BIN=$(abspath $(BIN)) FLEET_CONFIG=$(abspath $(FLEET_CONFIG)) bench/fleet/scenarios.sh "$(NODES)"

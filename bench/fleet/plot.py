@@ -7,7 +7,8 @@
 One line per mode (dra, taints, mig, ext) and KWOK heartbeat: pods
 scheduled per second at each fleet size, solid for the lease heartbeat,
 dashed for the status heartbeat (rows without the column ran with it).
-Needs python3-matplotlib (Debian).
+Where a fleet size was run more than once, its last row counts (the rows
+are appended in the order they ran). Needs python3-matplotlib (Debian).
 """
 import csv
 import sys
@@ -32,11 +33,11 @@ def main():
                 continue
             r = dict(zip(FIELDS, row))
             key = (r["mode"], r.get("heartbeat", "status"))
-            series.setdefault(key, []).append((int(r["nodes"]), float(r["pods_s"])))
+            series.setdefault(key, {})[int(r["nodes"])] = float(r["pods_s"])
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     for i, mode in enumerate(("ext", "dra", "taints", "mig")):
         for heartbeat, style in (("lease", "-"), ("status", "--")):
-            pts = sorted(series.get((mode, heartbeat), []))
+            pts = sorted(series.get((mode, heartbeat), {}).items())
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle=style,
                         color="C%d" % i, label="%s, %s heartbeat" % (LABELS[mode], heartbeat))

@@ -413,3 +413,21 @@ M
     assert_output --partial "node fleet-node-2: device gpu-0"
     refute_output --partial "control plane up"
 }
+
+@test "scenarios.sh and flips.sh: bad arguments, or no fleet, are refused before anything runs" {
+    run bash "$REPO/bench/fleet/scenarios.sh" abc
+    assert_failure
+    assert_output "scenarios: usage: scenarios.sh NODES (NODES: the fleet's nodes, at least 3)"
+    run bash "$REPO/bench/fleet/scenarios.sh" 2
+    assert_failure
+    assert_output "scenarios: NODES: 2: the scenarios' configs need fleet-node-0 .. fleet-node-2"
+    REAL_NODE_STATE=$BATS_TEST_TMPDIR run bash "$REPO/bench/fleet/scenarios.sh" 3
+    assert_failure
+    assert_output "scenarios: no $BATS_TEST_TMPDIR/admin.kubeconfig: bring a fleet up first (make fleet NODES=3)"
+    run bash "$REPO/bench/fleet/flips.sh" 1
+    assert_failure
+    assert_output "flips: NODES: 1: the config's flips need fleet-node-1"
+    run bash "$REPO/bench/fleet/flips.sh" -5
+    assert_failure
+    assert_output 'flips: NODES: "-5" is not a positive integer'
+}
