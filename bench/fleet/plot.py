@@ -34,7 +34,7 @@ def main():
             r = dict(zip(FIELDS, row))
             key = (r["mode"], r.get("heartbeat", "status"))
             series.setdefault(key, {})[int(r["nodes"])] = float(r["pods_s"])
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    fig, ax = plt.subplots(figsize=(10, 4.6))
     for i, mode in enumerate(("ext", "dra", "taints", "mig")):
         for heartbeat, style in (("lease", "-"), ("status", "--")):
             pts = sorted(series.get((mode, heartbeat), {}).items())
@@ -44,9 +44,9 @@ def main():
     ax.set_xscale("log")
     ax.set_xlabel("KWOK nodes (8 fake GPUs each)")
     ax.set_ylabel("pods scheduled per second")
-    ax.set_title("kube-scheduler 1.37.2 on a fakehw fleet (2 shared cores)")
+    ax.set_title("kube-scheduler 1.37.2 on a fakehw fleet (2 cores, the whole control plane on them)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
 
