@@ -29,6 +29,16 @@ watch_has() {
     return 1
 }
 
+# watch_events_until REGEX: once a line of the watch matches, ends it and
+# prints [type, name] per event: a test that waits for its last event
+# rather than for the watch's timeout, however slow the host.
+watch_events_until() {
+    watch_has "$1" || return 1
+    kill "$WATCH_PID" 2>/dev/null || true
+    wait "$WATCH_PID" 2>/dev/null || true
+    jq -c '[.type, .object.metadata.name]' "$BATS_TEST_TMPDIR/watch"
+}
+
 # watch_events: waits for the watch to end (not under `run`: a subshell
 # cannot wait for it) and prints [type, name] per event.
 watch_events() {
@@ -41,11 +51,11 @@ watch_events() {
     api GET "$SLICES"
     local rv
     rv=$(jq -r .metadata.resourceVersion <<<"$BODY")
-    watch_bg "$SLICES?watch=true&resourceVersion=$rv&timeoutSeconds=1"
+    watch_bg "$SLICES?watch=true&resourceVersion=$rv&timeoutSeconds=9"
     api POST "$SLICES" "$(slice s1 node-1 gpu.example.com)"
     api PUT "$SLICES/s1" "$(jq -c '.spec.pool.generation = 2' <<<"$BODY")"
     api DELETE "$SLICES/s1"
-    watch_events >"$BATS_TEST_TMPDIR/events"
+    watch_events_until '"DELETED"' >"$BATS_TEST_TMPDIR/events"
     run cat "$BATS_TEST_TMPDIR/events"
     assert_output '["ADDED","s1"]
 ["MODIFIED","s1"]
@@ -70,13 +80,16 @@ ResourceSlice"
 }
 
 @test "a watch with a field selector sees only its objects" {
-    watch_bg "$SLICES?watch=1&resourceVersion=0&timeoutSeconds=1&fieldSelector=spec.nodeName%3Dnode-1"
-    sleep 0.2
+    watch_bg "$SLICES?watch=1&resourceVersion=0&timeoutSeconds=9&fieldSelector=spec.nodeName%3Dnode-1"
     api POST "$SLICES" "$(slice mine node-1 gpu.example.com)"
     api POST "$SLICES" "$(slice theirs node-2 gpu.example.com)"
-    watch_events >"$BATS_TEST_TMPDIR/events"
+    # One more of node-1's after theirs: once it is there, theirs was
+    # either sent already or never will be.
+    api POST "$SLICES" "$(slice mine-last node-1 gpu.example.com)"
+    watch_events_until '"mine-last"' >"$BATS_TEST_TMPDIR/events"
     run cat "$BATS_TEST_TMPDIR/events"
-    assert_output '["ADDED","mine"]'
+    assert_output '["ADDED","mine"]
+["ADDED","mine-last"]'
 }
 
 @test "a resourceVersion older than the history ends the watch with a 410 ERROR event" {
