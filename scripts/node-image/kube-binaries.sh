@@ -34,7 +34,8 @@ if ((have_all)) && [[ $(cat "$out/.version" 2>/dev/null) == "$version" ]]; then
 fi
 
 use_kube_toolchain "$version"
-work=$(cache_dir)/kube-module-$version${KUBE_PROGRAMS:+-${programs[*]// /-}}
+# A module per set of programs, named after them with dashes.
+work=$(cache_dir)/kube-module-$version${KUBE_PROGRAMS:+-$(IFS=-; echo "${programs[*]}")}
 mkdir -p "$work" "$out"
 log "resolving k8s.io/kubernetes@$version through the Go module proxy"
 modfile=$(module_field "k8s.io/kubernetes@$version" GoMod)
