@@ -41,14 +41,14 @@ await() {
     local want=$1 allowed=$2 what=$3 now extra deadline=$((SECONDS + FLIP_TIMEOUT))
     while :; do
         now=$(tainted)
-        extra=$(comm -23 <(echo "$now" | sed '/^$/d') <(echo "$allowed" | sed '/^$/d'))
-        [[ -z $extra ]] || die "tainted, and no flip of the config makes it: $(echo "$extra" | head -5 | tr '\n' ' ')"
+        extra=$(comm -23 <(grep . <<<"$now") <(grep . <<<"$allowed"))
+        [[ -z $extra ]] || die "tainted, and no flip of the config makes it: $(head -5 <<<"$extra" | tr '\n' ' ')"
         [[ $now == "$want" ]] && break
         ((SECONDS < deadline)) ||
-            die "$what: not reached after $FLIP_TIMEOUT s ($(echo "$now" | sed '/^$/d' | wc -l) devices tainted)"
+            die "$what: not reached after $FLIP_TIMEOUT s ($(grep -c . <<<"$now") devices tainted)"
         sleep 2
     done
-    echo "$what: $(echo "$want" | sed '/^$/d' | wc -l) devices tainted, as the flips say"
+    echo "$what: $(grep -c . <<<"$want") devices tainted, as the flips say"
 }
 
 await "$both" "$both" "fleet-node-1/gpu-0 and gpu-3 of fleet-node-7*"

@@ -191,14 +191,6 @@ static void start_sync_locked(struct slice_publisher *p, long long now)
 
 /* --- one sync --- */
 
-static const char *str_at(const json_t *obj, const char *a, const char *b)
-{
-    const json_t *v = json_object_get(obj, a);
-    if (b != NULL)
-        v = json_object_get(v, b);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 static int list_slices(struct slice_publisher *p, const char *path, json_t **items, char *rv,
                        size_t rv_size, struct error *err)
 {
@@ -213,7 +205,7 @@ static int list_slices(struct slice_publisher *p, const char *path, json_t **ite
         return error_set(err, "GET %s: items is not a list", path);
     }
     if (rv != NULL) {
-        const char *v = str_at(answer, "metadata", "resourceVersion");
+        const char *v = slice_json_string(answer, "metadata", "resourceVersion");
         snprintf(rv, rv_size, "%s", v ? v : "");
     }
     *items = list ? json_incref(list) : json_array();
@@ -333,7 +325,9 @@ static bool check_stored(struct slice_publisher *p, const json_t *sent, const js
         !slice_spec_equal(sent_spec, stored_spec, ignore_taints)) {
         LOG_W("slice publisher: the API server stored slice %s differently from what was sent; "
               "accepting its form",
-              str_at(stored, "metadata", "name") ? str_at(stored, "metadata", "name") : "?");
+              slice_json_string(stored, "metadata", "name")
+                  ? slice_json_string(stored, "metadata", "name")
+                  : "?");
         remember_equivalent(p, sent_spec, stored_spec);
     }
     return switch_policy;
@@ -348,8 +342,8 @@ static void log_rejected(struct slice_publisher *p, const json_t *rejected)
         size_t i;
         const json_t *r;
         json_array_foreach(rejected, i, r)
-            LOG_E("slice publisher: device %s is not published: %s", str_at(r, "device", NULL),
-                  str_at(r, "error", NULL));
+            LOG_E("slice publisher: device %s is not published: %s",
+                  slice_json_string(r, "device", NULL), slice_json_string(r, "error", NULL));
         snprintf(p->last_rejected, sizeof(p->last_rejected), "%s", text);
     }
     free(text);
@@ -379,7 +373,7 @@ static enum step apply_one(struct slice_publisher *p, enum slice_sync_op op, con
     const enum kube_method m = op_method(op);
     const char *method = kube_method_name(m);    /* for the log */
     const bool writes = op != SLICE_SYNC_DELETE; /* the object is the body, the answer stored */
-    const char *name = str_at(obj, "metadata", "name");
+    const char *name = slice_json_string(obj, "metadata", "name");
     long status = 0;
     json_t *answer = NULL, *body = NULL;
     if (op != SLICE_SYNC_CREATE &&
@@ -393,8 +387,8 @@ static enum step apply_one(struct slice_publisher *p, enum slice_sync_op op, con
     } else if (op == SLICE_SYNC_UPDATE) {
         body = json_incref((json_t *)obj);
     } else {
-        const char *uid = str_at(obj, "metadata", "uid");
-        const char *rv = str_at(obj, "metadata", "resourceVersion");
+        const char *uid = slice_json_string(obj, "metadata", "uid");
+        const char *rv = slice_json_string(obj, "metadata", "resourceVersion");
         body = json_pack("{s:s, s:s, s:{s:s?, s:s?}}", "apiVersion", "v1", "kind", "DeleteOptions",
                          "preconditions", "uid", uid, "resourceVersion", rv);
     }
@@ -432,8 +426,8 @@ static enum step apply_one(struct slice_publisher *p, enum slice_sync_op op, con
     pthread_mutex_unlock(&p->lock);
     LOG_V(3, "slice publisher: %s %s: %ld", method, name ? name : path, status);
     if (writes)
-        remember_echo(p, false, str_at(answer, "metadata", "name"),
-                      str_at(answer, "metadata", "resourceVersion"));
+        remember_echo(p, false, slice_json_string(answer, "metadata", "name"),
+                      slice_json_string(answer, "metadata", "resourceVersion"));
     else
         remember_echo(p, true, name, NULL);
     if (writes && json_is_object(answer) && check_stored(p, obj, answer, ignore_taints))
@@ -449,7 +443,7 @@ static int dry_run_update(void *ctx, const json_t *obj, json_t **stored_spec)
 {
     struct slice_publisher *p = ctx;
     char path[KUBE_PATH_MAX];
-    const char *name = str_at(obj, "metadata", "name");
+    const char *name = slice_json_string(obj, "metadata", "name");
     struct error err = {0};
     long status = 0;
     json_t *answer = NULL;
@@ -706,7 +700,7 @@ static int fetch_node_uid(struct slice_publisher *p, struct error *err)
         json_decref(node);
         return -1;
     }
-    const char *uid = str_at(node, "metadata", "uid");
+    const char *uid = slice_json_string(node, "metadata", "uid");
     int rc = 0;
     if (uid == NULL || uid[0] == '\0' || strlen(uid) >= sizeof(p->node_uid)) {
         rc = error_set(err, "GET %s: the node has no usable metadata.uid", path);
@@ -906,16 +900,18 @@ int slice_publisher_watch_event(struct slice_publisher *p, const char *type, jso
 {
     if (strcmp(type, "ERROR") == 0) {
         LOG_V(2, "slice publisher: watch error event: %s",
-              str_at(object, "message", NULL) ? str_at(object, "message", NULL) : "?");
+              slice_json_string(object, "message", NULL)
+                  ? slice_json_string(object, "message", NULL)
+                  : "?");
         return 1; /* e.g. 410 Gone: list again */
     }
     if (strcmp(type, "BOOKMARK") == 0)
         return 0;
-    const char *name = str_at(object, "metadata", "name");
+    const char *name = slice_json_string(object, "metadata", "name");
     LOG_V(4, "slice publisher: watch: %s %s", type, name ? name : "?");
     char key[512];
     bool keyed = echo_key(key, sizeof(key), strcmp(type, "DELETED") == 0, name,
-                          str_at(object, "metadata", "resourceVersion")) == 0;
+                          slice_json_string(object, "metadata", "resourceVersion")) == 0;
     pthread_mutex_lock(&p->lock);
     if (keyed && json_object_get(p->echoes, key) != NULL) {
         /* Our own write coming back: no news. */
@@ -1143,9 +1139,9 @@ static int delete_all(struct slice_publisher *p, struct error *err)
             const json_t *s;
             json_array_foreach(items, i, s)
             {
-                const char *drv = str_at(s, "spec", "driver"),
-                           *node = str_at(s, "spec", "nodeName");
-                const char *name = str_at(s, "metadata", "name");
+                const char *drv = slice_json_string(s, "spec", "driver"),
+                           *node = slice_json_string(s, "spec", "nodeName");
+                const char *name = slice_json_string(s, "metadata", "name");
                 if (!drv || !node || !name || strcmp(drv, p->driver) != 0 ||
                     strcmp(node, p->node) != 0)
                     continue;

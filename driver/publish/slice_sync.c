@@ -9,7 +9,7 @@
 #include "cleanup.h"
 #include "slice_builder.h"
 
-static const char *str_at(const json_t *obj, const char *a, const char *b)
+const char *slice_json_string(const json_t *obj, const char *a, const char *b)
 {
     const json_t *v = json_object_get(obj, a);
     if (b != NULL)
@@ -114,7 +114,7 @@ static const json_t *find_device(const json_t *devices, const char *name)
     const json_t *d;
     json_array_foreach(devices, i, d)
     {
-        const char *n = str_at(d, "name", NULL);
+        const char *n = slice_json_string(d, "name", NULL);
         if (n && strcmp(n, name) == 0)
             return d;
     }
@@ -132,7 +132,7 @@ bool slice_taints_dropped(const json_t *desired_slice, const json_t *returned_sl
         size_t n_want = json_array_size(json_object_get(d, "taints"));
         if (n_want == 0)
             continue;
-        const json_t *r = find_device(got, str_at(d, "name", NULL));
+        const json_t *r = find_device(got, slice_json_string(d, "name", NULL));
         if (r != NULL && json_array_size(json_object_get(r, "taints")) < n_want)
             return true;
     }
@@ -149,7 +149,7 @@ static int64_t generation_of(const json_t *slice)
 /* The desired-slice index slice's name stands for, or -1. */
 static long match_index(const json_t *slice, size_t n_desired, const char *driver, const char *node)
 {
-    const char *name = str_at(slice, "metadata", "name");
+    const char *name = slice_json_string(slice, "metadata", "name");
     if (name == NULL)
         return -1;
     int digits = slice_index_digits(n_desired);
@@ -176,8 +176,10 @@ static bool owner_ok(const json_t *slice, const char *node, const char *uid)
     const json_t *r;
     json_array_foreach(refs, i, r)
     {
-        const char *api = str_at(r, "apiVersion", NULL), *kind = str_at(r, "kind", NULL);
-        const char *name = str_at(r, "name", NULL), *ruid = str_at(r, "uid", NULL);
+        const char *api = slice_json_string(r, "apiVersion", NULL),
+                   *kind = slice_json_string(r, "kind", NULL);
+        const char *name = slice_json_string(r, "name", NULL),
+                   *ruid = slice_json_string(r, "uid", NULL);
         if (api && kind && name && ruid && strcmp(api, "v1") == 0 && strcmp(kind, "Node") == 0 &&
             strcmp(name, node) == 0 && strcmp(ruid, uid) == 0 &&
             json_is_true(json_object_get(r, "controller")))
@@ -206,7 +208,8 @@ static bool same_taint(const json_t *a, const json_t *b)
 {
     static const char *const keys[] = {"key", "value", "effect"};
     for (size_t i = 0; i < 3; i++) {
-        const char *x = str_at(a, keys[i], NULL), *y = str_at(b, keys[i], NULL);
+        const char *x = slice_json_string(a, keys[i], NULL),
+                   *y = slice_json_string(b, keys[i], NULL);
         if (strcmp(x ? x : "", y ? y : "") != 0)
             return false;
     }
@@ -221,7 +224,7 @@ static void keep_time_added(json_t *spec, const json_t *existing_spec)
     json_t *d;
     json_array_foreach(json_object_get(spec, "devices"), i, d)
     {
-        const json_t *old = find_device(old_devs, str_at(d, "name", NULL));
+        const json_t *old = find_device(old_devs, slice_json_string(d, "name", NULL));
         if (old == NULL)
             continue;
         size_t j;
@@ -268,7 +271,7 @@ static json_t *updated_object(const json_t *existing, json_t *want)
     json_t *r;
     json_array_foreach(json_object_get(old_meta, "ownerReferences"), i, r)
     {
-        const char *kind = str_at(r, "kind", NULL);
+        const char *kind = slice_json_string(r, "kind", NULL);
         if ((kind == NULL || strcmp(kind, "Node") != 0) && json_array_append(refs, r) < 0)
             return NULL;
     }
@@ -316,10 +319,11 @@ static int pool_match(const struct slice_sync_input *in, size_t n_desired, struc
     const json_t *s;
     json_array_foreach(in->existing, i, s)
     {
-        const char *drv = str_at(s, "spec", "driver"), *node = str_at(s, "spec", "nodeName");
+        const char *drv = slice_json_string(s, "spec", "driver"),
+                   *node = slice_json_string(s, "spec", "nodeName");
         if (!drv || !node || strcmp(drv, in->driver) != 0 || strcmp(node, in->node) != 0)
             continue; /* not ours to touch */
-        const char *name = str_at(json_object_get(s, "spec"), "pool", "name");
+        const char *name = slice_json_string(json_object_get(s, "spec"), "pool", "name");
         if (name && strcmp(name, in->node) == 0)
             pool[n_pool++] = s;
         else

@@ -134,4 +134,8 @@ bool slice_devices_equal(const json_t *a, const json_t *b, bool ignore_taints);
  * the server dropped the field (DRADeviceTaints off). */
 bool slice_taints_dropped(const json_t *desired_slice, const json_t *returned_slice);
 
+/* obj[a][b] (obj[a] when b is NULL) when it is a string, else NULL: the
+ * fields of a slice or an event object that the publishers read. */
+const char *slice_json_string(const json_t *obj, const char *a, const char *b);
+
 #endif

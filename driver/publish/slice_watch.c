@@ -11,6 +11,7 @@
 #include "driver/kube/kube_paths.h"
 #include "log.h"
 #include "retry.h"
+#include "slice_sync.h"
 #include "worker.h"
 
 /* A watch that the server ends sooner than this, and with no event, is
@@ -40,12 +41,6 @@ struct slice_watch {
     struct slice_watch_status st;
 };
 
-static const char *str_at(const json_t *obj, const char *a, const char *b)
-{
-    const json_t *v = json_object_get(json_object_get(obj, a), b);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 /* Every publisher: a sync is due, whatever the echoes say. */
 static void kick_all(struct slice_watch *w)
 {
@@ -66,12 +61,12 @@ static int on_event(void *ctx, const char *type, json_t *object)
         w->relist = true;
         return 1; /* e.g. 410 Gone: list again */
     }
-    const char *rv = str_at(object, "metadata", "resourceVersion");
+    const char *rv = slice_json_string(object, "metadata", "resourceVersion");
     if (rv != NULL && rv[0] != '\0' && strlen(rv) < sizeof(w->rv))
         snprintf(w->rv, sizeof(w->rv), "%s", rv);
     if (strcmp(type, "BOOKMARK") == 0)
         return 0;
-    const char *node = str_at(object, "spec", "nodeName");
+    const char *node = slice_json_string(object, "spec", "nodeName");
     struct slice_publisher *p = node != NULL ? w->pubs.of_node(w->pubs.ctx, node) : NULL;
     pthread_mutex_lock(&w->wk.lock);
     if (p != NULL)
@@ -90,7 +85,7 @@ static int list_version(struct slice_watch *w, struct error *err)
     json_auto_t *answer = NULL;
     if (kube_request(w->kc, KUBE_GET, w->list_path, NULL, NULL, NULL, &answer, err) < 0)
         return -1;
-    const char *rv = str_at(answer, "metadata", "resourceVersion");
+    const char *rv = slice_json_string(answer, "metadata", "resourceVersion");
     if (rv == NULL || rv[0] == '\0' || strlen(rv) >= sizeof(w->rv))
         return error_set(err, "GET %s: no usable metadata.resourceVersion", w->list_path);
     snprintf(w->rv, sizeof(w->rv), "%s", rv);
@@ -107,10 +102,8 @@ static void pause_after(struct slice_watch *w, int failures, const char *what,
 {
     long delay = retry_backoff_ms(failures, w->retry_base_ms, w->retry_max_ms);
     LOG_V(2, "slice watch: %s (retry in %ld ms): %s", what, delay, err->msg);
-    long long until = monotonic_ms() + delay;
     pthread_mutex_lock(&w->wk.lock);
-    while (!w->wk.stop && monotonic_ms() < until)
-        retry_cond_wait_until(&w->wk.cond, &w->wk.lock, until);
+    retry_cond_pause_until(&w->wk.cond, &w->wk.lock, &w->wk.stop, monotonic_ms() + delay);
     pthread_mutex_unlock(&w->wk.lock);
 }
 
